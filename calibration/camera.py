@@ -1,0 +1,170 @@
+"""The camera model: intrinsics and lens distortion.
+
+Read from and written to OpenCV's own calibration YAML (`camera_matrix`,
+`distortion_coefficients`, `image_width`, `image_height`), as OpenCV's
+calibration samples write it, so a file made by any OpenCV tool works here.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+# Undistortion is iterative; the default 5 iterations leave up to a pixel of
+# error at a webcam's corners, far more than a millimetre on the table.
+_UNDISTORT_CRITERIA = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-12)
+
+
+class CameraFileError(ValueError):
+    """A camera file that cannot be read, or that does not fit the frames."""
+
+
+@dataclass(frozen=True, eq=False)
+class CameraModel:
+    """A pinhole camera with OpenCV's lens distortion model.
+
+    `estimated` is True when the intrinsics were guessed (from the anchors, or a
+    typical webcam's field of view) instead of calibrated; `focal_rel_sigma` is
+    the relative one-sigma doubt of the focal length, which the locator carries
+    into each car's sigma.
+    """
+
+    camera_matrix: np.ndarray
+    dist_coeffs: np.ndarray
+    image_size: tuple[int, int]  # (width, height) in pixels
+    estimated: bool = False
+    focal_rel_sigma: float = 0.002
+    source: str = "<camera>"
+
+    def __post_init__(self) -> None:
+        k = np.asarray(self.camera_matrix, dtype=np.float64).reshape(3, 3)
+        d = np.asarray(self.dist_coeffs, dtype=np.float64).reshape(-1)
+        k.setflags(write=False)
+        d.setflags(write=False)
+        object.__setattr__(self, "camera_matrix", k)
+        object.__setattr__(self, "dist_coeffs", d)
+
+    @property
+    def focal_px(self) -> float:
+        return float((self.camera_matrix[0, 0] + self.camera_matrix[1, 1]) / 2)
+
+    @property
+    def principal_point_px(self) -> tuple[float, float]:
+        return float(self.camera_matrix[0, 2]), float(self.camera_matrix[1, 2])
+
+    @classmethod
+    def from_fov(cls, width: int, height: int, horizontal_fov_deg: float,
+                 dist_coeffs: np.ndarray | None = None, **kwargs) -> "CameraModel":
+        """A camera with square pixels and a centred principal point."""
+        f = (width / 2) / math.tan(math.radians(horizontal_fov_deg) / 2)
+        k = np.array([[f, 0, (width - 1) / 2], [0, f, (height - 1) / 2], [0, 0, 1]])
+        d = np.zeros(5) if dist_coeffs is None else np.asarray(dist_coeffs, dtype=np.float64)
+        return cls(k, d, (int(width), int(height)), **kwargs)
+
+    # --- files -----------------------------------------------------------------
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "CameraModel":
+        """Read OpenCV's calibration YAML (or XML/JSON, which FileStorage also reads)."""
+        p = Path(path)
+        if not p.is_file():
+            raise CameraFileError(f"{p}: no such camera file")
+        try:
+            fs = cv2.FileStorage(str(p), cv2.FILE_STORAGE_READ)
+        except cv2.error as exc:
+            raise CameraFileError(f"{p}: not a readable OpenCV calibration file "
+                                  f"({_first_line(exc)})") from None
+        try:
+            if not fs.isOpened():
+                raise CameraFileError(f"{p}: not a readable OpenCV calibration file")
+            k = _read_matrix(fs, "camera_matrix", p)
+            d = _read_matrix(fs, "distortion_coefficients", p)
+            width = _read_int(fs, "image_width", p)
+            height = _read_int(fs, "image_height", p)
+        finally:
+            fs.release()
+        if k.shape != (3, 3):
+            raise CameraFileError(f"{p}: camera_matrix must be 3 x 3, not {k.shape[0]} x "
+                                  f"{k.shape[1] if k.ndim > 1 else 1}")
+        if d.size not in (4, 5, 8, 12, 14):
+            raise CameraFileError(f"{p}: distortion_coefficients must hold 4, 5, 8, 12 or 14 "
+                                  f"numbers, not {d.size}")
+        if not np.all(np.isfinite(k)) or k[0, 0] <= 0 or k[1, 1] <= 0:
+            raise CameraFileError(f"{p}: camera_matrix has no positive focal length")
+        if width <= 0 or height <= 0:
+            raise CameraFileError(f"{p}: image_width and image_height must be positive")
+        return cls(k, d.reshape(-1), (width, height), source=str(p))
+
+    def to_yaml(self, path: str | Path, **extra: float) -> None:
+        """Write OpenCV's calibration YAML, atomically (a crash leaves the old file)."""
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".yml", dir=p.parent)
+        os.close(fd)
+        try:
+            fs = cv2.FileStorage(tmp, cv2.FILE_STORAGE_WRITE)
+            fs.write("image_width", int(self.image_size[0]))
+            fs.write("image_height", int(self.image_size[1]))
+            fs.write("camera_matrix", np.asarray(self.camera_matrix))
+            fs.write("distortion_coefficients", np.asarray(self.dist_coeffs).reshape(1, -1))
+            for key, value in extra.items():
+                fs.write(key, float(value))
+            fs.release()
+            os.replace(tmp, p)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    # --- use -------------------------------------------------------------------
+
+    def check_frame(self, image: np.ndarray, where: str = "frame") -> None:
+        """Refuse a frame whose size is not the size this camera was calibrated at."""
+        h, w = image.shape[:2]
+        if (w, h) != tuple(self.image_size):
+            raise CameraFileError(
+                f"{self.source}: calibrated for {self.image_size[0]} x {self.image_size[1]} "
+                f"pixels, but the {where} is {w} x {h}; calibrate at this resolution or set the "
+                f"camera to {self.image_size[0]} x {self.image_size[1]}")
+
+    def rays_from_pixels(self, points_px: np.ndarray) -> np.ndarray:
+        """Undistorted normalized rays (x, y) for pixel points, shape (N, 2)."""
+        pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 1, 2)
+        out = cv2.undistortPoints(pts, self.camera_matrix, self.dist_coeffs,
+                                  criteria=_UNDISTORT_CRITERIA)
+        return out.reshape(-1, 2)
+
+    def project(self, points_xyz: np.ndarray, rvec: np.ndarray, tvec: np.ndarray) -> np.ndarray:
+        """Pixels of 3-D points, shape (N, 2), with the lens distortion applied."""
+        pts = np.asarray(points_xyz, dtype=np.float64).reshape(-1, 1, 3)
+        out, _ = cv2.projectPoints(pts, np.asarray(rvec, np.float64), np.asarray(tvec, np.float64),
+                                   self.camera_matrix, self.dist_coeffs)
+        return out.reshape(-1, 2)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[-1].strip() if text else type(exc).__name__
+
+
+def _read_matrix(fs: cv2.FileStorage, key: str, path: Path) -> np.ndarray:
+    node = fs.getNode(key)
+    if node.empty():
+        raise CameraFileError(f"{path}: missing '{key}'")
+    mat = node.mat()
+    if mat is None:
+        raise CameraFileError(f"{path}: '{key}' is not an OpenCV matrix")
+    return np.asarray(mat, dtype=np.float64)
+
+
+def _read_int(fs: cv2.FileStorage, key: str, path: Path) -> int:
+    node = fs.getNode(key)
+    if node.empty() or not node.isInt() and not node.isReal():
+        raise CameraFileError(f"{path}: missing '{key}' (the image size the camera was "
+                              f"calibrated at)")
+    return int(node.real())

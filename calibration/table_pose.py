@@ -1,0 +1,197 @@
+"""Where the table is, seen from the camera.
+
+The anchors lie flat on the table at known places (the table file), so their
+corners in the image give the table's pose: a rotation and translation from the
+table frame (origin at the near-left corner, +x right, +y away, +z up) to the
+camera.  With the pose, any pixel maps to a point on the table, or on a plane a
+given height above it, such as a car's roof.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+import cv2
+import numpy as np
+
+from .camera import CameraModel
+from .tablefile import TableSpec
+
+#: A typical webcam's horizontal field of view, used when the anchors cannot
+#: tell the focal length (a camera looking straight down sees no perspective).
+FALLBACK_HORIZONTAL_FOV_DEG = 65.0
+#: Fewer anchors than this and the table's pose is a guess, not a measurement.
+MIN_ANCHORS = 3
+
+
+class TablePoseError(ValueError):
+    """The table could not be found in a frame; the message says which anchors are missing."""
+
+
+@dataclass(frozen=True, eq=False)
+class TablePose:
+    """The table's pose in the camera: x_camera = R @ x_table + t."""
+
+    camera: CameraModel
+    rvec: np.ndarray
+    tvec: np.ndarray
+    anchors_used: tuple[int, ...]
+    reprojection_px: float   # RMS over the anchor corners
+    reprojection_mm: float   # the same residuals, measured on the table
+
+    @cached_property
+    def rotation(self) -> np.ndarray:
+        r, _ = cv2.Rodrigues(np.asarray(self.rvec, dtype=np.float64))
+        return r
+
+    @cached_property
+    def camera_centre_mm(self) -> np.ndarray:
+        """The camera's optical centre in table coordinates (x, y, z)."""
+        return -self.rotation.T @ np.asarray(self.tvec, dtype=np.float64).reshape(3)
+
+    def table_from_image(self, points_px: np.ndarray, height_mm: float | np.ndarray = 0.0) -> np.ndarray:
+        """Table (x, y) in mm of pixels seen on the plane `height_mm` above the table.
+
+        Each pixel's ray leaves the camera centre; where it meets the plane
+        z = height is the point.  `height_mm` may be one value or one per point.
+        """
+        rays = self.camera.rays_from_pixels(points_px)
+        dirs = np.column_stack([rays, np.ones(len(rays))]) @ self.rotation  # = (R.T @ d).T
+        centre = self.camera_centre_mm
+        heights = np.broadcast_to(np.asarray(height_mm, dtype=np.float64), (len(rays),))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = (heights - centre[2]) / dirs[:, 2]
+        return centre[:2] + lam[:, None] * dirs[:, :2]
+
+    def image_from_table(self, points_xyz: np.ndarray) -> np.ndarray:
+        """Pixels of table points (x, y, z) in mm."""
+        return self.camera.project(points_xyz, self.rvec, self.tvec)
+
+    def mm_per_px(self, x_mm: float, y_mm: float, height_mm: float = 0.0) -> float:
+        """How many millimetres one pixel spans at a table point (along the image axes)."""
+        p = self.rotation @ np.array([x_mm, y_mm, height_mm]) + np.asarray(self.tvec).reshape(3)
+        return float(p[2] / self.camera.focal_px)
+
+    @property
+    def camera_height_mm(self) -> float:
+        return float(self.camera_centre_mm[2])
+
+
+def anchor_object_points(table: TableSpec, ids: list[int]) -> np.ndarray:
+    """The table-frame corners (N*4, 3) of the anchors named, in OpenCV's corner order."""
+    pts = []
+    for marker_id in ids:
+        anchor = table.anchor(marker_id)
+        assert anchor is not None
+        pts.extend((x, y, 0.0) for x, y in anchor.corners_mm())
+    return np.array(pts, dtype=np.float64)
+
+
+def solve_table_pose(anchor_corners: Mapping[int, np.ndarray], table: TableSpec,
+                     camera: CameraModel | None, *, min_anchors: int = MIN_ANCHORS,
+                     image_size: tuple[int, int] | None = None) -> TablePose:
+    """The table's pose from every anchor corner in view.
+
+    `anchor_corners` maps an anchor's id to its four corners in pixels.  Without
+    a camera, the intrinsics are estimated from the same corners
+    (:func:`estimate_camera`); `image_size` is then needed.
+    """
+    ids = sorted(i for i in anchor_corners if table.anchor(i) is not None)
+    if len(ids) < min_anchors:
+        missing = [a for a in table.anchor_ids if a not in ids]
+        seen = ", ".join(map(str, ids)) or "none"
+        raise TablePoseError(
+            f"too few anchors in view to find the table: saw {seen}; missing "
+            f"{', '.join(map(str, missing))} (need at least {min_anchors} of "
+            f"{len(table.anchors)})")
+    obj = anchor_object_points(table, ids)
+    img = np.concatenate([np.asarray(anchor_corners[i], dtype=np.float64).reshape(4, 2) for i in ids])
+    if camera is None:
+        if image_size is None:
+            raise ValueError("image_size is needed to estimate the camera")
+        camera = estimate_camera(obj[:, :2], img, image_size)
+
+    ok, rvec, tvec = cv2.solvePnP(obj, img, camera.camera_matrix, camera.dist_coeffs,
+                                  flags=cv2.SOLVEPNP_IPPE)
+    if not ok:
+        raise TablePoseError("the anchors' corners do not fit any pose of the table; "
+                             "are the anchors where the table file says?")
+    rvec, tvec = cv2.solvePnPRefineLM(obj, img, camera.camera_matrix, camera.dist_coeffs, rvec, tvec)
+    pose = TablePose(camera, rvec.reshape(3), tvec.reshape(3), tuple(ids), 0.0, 0.0)
+    if pose.camera_centre_mm[2] <= 0:
+        raise TablePoseError("the anchors put the camera below the table; check the anchors' "
+                             "positions and that the table file's ids match the printed markers")
+    residual_px = pose.image_from_table(obj) - img
+    residual_mm = pose.table_from_image(img) - obj[:, :2]
+    return TablePose(camera, pose.rvec, pose.tvec, tuple(ids),
+                     float(np.sqrt(np.mean(np.sum(residual_px ** 2, axis=1)))),
+                     float(np.sqrt(np.mean(np.sum(residual_mm ** 2, axis=1)))))
+
+
+def estimate_camera(object_xy: np.ndarray, image_px: np.ndarray,
+                    image_size: tuple[int, int]) -> CameraModel:
+    """Guess a camera's intrinsics from one view of points on the table.
+
+    Assumes square pixels, a centred principal point and a radial lens (k1);
+    the focal length comes from the view's perspective.  When the camera looks
+    too squarely down for the perspective to tell, a typical webcam's field of
+    view is assumed and the doubt said to be large.  The result is marked
+    `estimated`: a calibrated camera file is always better.
+    """
+    width, height = image_size
+    centre = np.array([(width - 1) / 2, (height - 1) / 2])
+    fallback_f = (width / 2) / math.tan(math.radians(FALLBACK_HORIZONTAL_FOV_DEG) / 2)
+    f0 = _focal_from_homography(object_xy, image_px - centre)
+    perspective_tells = f0 is not None and 0.3 * width < f0 < 5.0 * width
+
+    obj = [np.column_stack([object_xy, np.zeros(len(object_xy))]).astype(np.float32)]
+    img = [np.asarray(image_px, dtype=np.float32).reshape(-1, 1, 2)]
+    flags = (cv2.CALIB_USE_INTRINSIC_GUESS | cv2.CALIB_FIX_PRINCIPAL_POINT
+             | cv2.CALIB_FIX_ASPECT_RATIO | cv2.CALIB_ZERO_TANGENT_DIST
+             | cv2.CALIB_FIX_K2 | cv2.CALIB_FIX_K3)
+    if not perspective_tells:
+        flags |= cv2.CALIB_FIX_FOCAL_LENGTH
+    f_start = f0 if perspective_tells else fallback_f
+    k0 = np.array([[f_start, 0, centre[0]], [0, f_start, centre[1]], [0, 0, 1]], dtype=np.float64)
+    try:
+        _, k, d, _, _, std_intr, _, _ = cv2.calibrateCameraExtended(
+            obj, img, (width, height), k0, np.zeros(5), flags=flags)
+        f = float(k[0, 0])
+        f_sigma = float(std_intr.reshape(-1)[0]) if perspective_tells else 0.0
+    except cv2.error:
+        k, d, f, f_sigma = k0, np.zeros(5), f_start, 0.0
+    if perspective_tells and not (0.3 * width < f < 5.0 * width and abs(d.reshape(-1)[0]) < 1.0):
+        perspective_tells = False
+        k, d, f = k0.copy(), np.zeros(5), fallback_f
+        k[0, 0] = k[1, 1] = f
+    if perspective_tells:
+        # The statistical sigma ignores model error (a real lens is not pure k1); floor it.
+        rel = max(f_sigma / f, 0.02)
+    else:
+        rel = 0.25
+    return CameraModel(np.asarray(k), np.asarray(d).reshape(-1), (int(width), int(height)),
+                       estimated=True, focal_rel_sigma=rel,
+                       source="estimated from the anchors" if perspective_tells
+                       else f"assumed ({FALLBACK_HORIZONTAL_FOV_DEG:g} degree webcam)")
+
+
+def _focal_from_homography(object_xy: np.ndarray, centred_px: np.ndarray) -> float | None:
+    """Zhang's two constraints on one plane's homography, with K = diag(f, f, 1)."""
+    h, _ = cv2.findHomography(np.asarray(object_xy, np.float64), np.asarray(centred_px, np.float64))
+    if h is None:
+        return None
+    h = h / np.linalg.norm(h[:, 0])
+    h1, h2 = h[:, 0], h[:, 1]
+    a = np.array([h1[0] * h2[0] + h1[1] * h2[1],
+                  h1[0] ** 2 + h1[1] ** 2 - h2[0] ** 2 - h2[1] ** 2])
+    b = np.array([-h1[2] * h2[2], -(h1[2] ** 2 - h2[2] ** 2)])
+    denom = float(a @ a)
+    if denom <= 0:
+        return None
+    w = float(a @ b) / denom
+    if not w > 0:
+        return None
+    return 1.0 / math.sqrt(w)

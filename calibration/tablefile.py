@@ -1,0 +1,321 @@
+"""The table file: one TOML file that describes a play space.
+
+It names the table's size, the anchor markers lying on it and the cars with
+their roof markers (DESIGN.md, "The table file").  Loading it gives small
+immutable objects; anything wrong in it is a :class:`TableFileError` that names
+the file, the entry, the line where we can find it, and the problem.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+#: ArUco dictionaries a table may use, with how many ids each holds.
+DICTIONARY_SIZES: dict[str, int] = {
+    f"DICT_{bits}X{bits}_{n}": n for bits in (4, 5, 6, 7) for n in (50, 100, 250, 1000)
+}
+DICTIONARY_SIZES.update({"DICT_ARUCO_ORIGINAL": 1024, "DICT_APRILTAG_16H5": 30,
+                         "DICT_APRILTAG_25H9": 35, "DICT_APRILTAG_36H10": 2320,
+                         "DICT_APRILTAG_36H11": 587})
+
+
+class TableFileError(ValueError):
+    """A table file that cannot describe a real table; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class AnchorSpec:
+    """A marker lying flat on the table, upright for a player on the near side."""
+
+    id: int
+    x_mm: float
+    y_mm: float
+    size_mm: float
+
+    def corners_mm(self) -> tuple[tuple[float, float], ...]:
+        """Its four corners in OpenCV's order (top-left first, clockwise seen from above).
+
+        The marker's top edge (corner 0 to corner 1) faces +y (DESIGN.md).
+        """
+        h = self.size_mm / 2.0
+        x, y = self.x_mm, self.y_mm
+        return ((x - h, y + h), (x + h, y + h), (x + h, y - h), (x - h, y - h))
+
+
+@dataclass(frozen=True)
+class CarSpec:
+    """A car with a marker on its roof, its top edge towards the car's front."""
+
+    id: int
+    name: str
+    length_mm: float
+    width_mm: float
+    roof_mm: float
+    marker_mm: float
+    offset_mm: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def forward_offset_mm(self) -> float:
+        return self.offset_mm[0]
+
+    @property
+    def left_offset_mm(self) -> float:
+        return self.offset_mm[1]
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A whole table: its size, anchors and cars."""
+
+    width_mm: float
+    depth_mm: float
+    dictionary: str = "DICT_4X4_50"
+    anchors: tuple[AnchorSpec, ...] = ()
+    cars: tuple[CarSpec, ...] = ()
+    source: str = "<table>"
+
+    def car(self, marker_id: int) -> CarSpec | None:
+        return self._cars_by_id.get(marker_id)
+
+    def anchor(self, marker_id: int) -> AnchorSpec | None:
+        return self._anchors_by_id.get(marker_id)
+
+    @cached_property
+    def _cars_by_id(self) -> dict[int, CarSpec]:
+        return {c.id: c for c in self.cars}
+
+    @cached_property
+    def _anchors_by_id(self) -> dict[int, AnchorSpec]:
+        return {a.id: a for a in self.anchors}
+
+    @property
+    def anchor_ids(self) -> tuple[int, ...]:
+        return tuple(a.id for a in self.anchors)
+
+    @property
+    def car_ids(self) -> tuple[int, ...]:
+        return tuple(c.id for c in self.cars)
+
+
+# --- loading -----------------------------------------------------------------
+
+@dataclass
+class _Where:
+    """Where an entry sits in the file, for error messages."""
+
+    path: str
+    text: str
+    section: str                  # "table", "anchor", "car"
+    index: int | None = None      # position among [[section]] entries, 0-based
+    label: str = ""
+    _lines: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._lines = self.text.splitlines()
+
+    def entry(self) -> str:
+        if self.index is None:
+            return f"[{self.section}]"
+        return f"[[{self.section}]] #{self.index + 1}{self.label}"
+
+    def line_of(self, key: str | None = None) -> int | None:
+        """The 1-based line of this entry's header, or of `key` inside it."""
+        header = (re.compile(rf"^\s*\[\s*{self.section}\s*\]")
+                  if self.index is None else re.compile(rf"^\s*\[\[\s*{self.section}\s*\]\]"))
+        seen = -1
+        start = None
+        for n, line in enumerate(self._lines):
+            if header.match(line):
+                seen += 1
+                if self.index is None or seen == self.index:
+                    start = n
+                    break
+        if start is None:
+            return None
+        if key is None:
+            return start + 1
+        key_re = re.compile(rf"^\s*{re.escape(key)}\s*=")
+        for n in range(start + 1, len(self._lines)):
+            if re.match(r"^\s*\[", self._lines[n]):
+                break
+            if key_re.match(self._lines[n]):
+                return n + 1
+        return start + 1
+
+    def error(self, problem: str, key: str | None = None) -> TableFileError:
+        line = self.line_of(key)
+        at = f"{self.path}:{line}" if line else self.path
+        what = f"{self.entry()} {key}" if key else self.entry()
+        return TableFileError(f"{at}: {what}: {problem}")
+
+
+_TABLE_KEYS = {"width_mm": float, "depth_mm": float, "dictionary": str}
+_ANCHOR_KEYS = {"id": int, "x_mm": float, "y_mm": float, "size_mm": float}
+_CAR_KEYS = {"id": int, "name": str, "length_mm": float, "width_mm": float,
+             "roof_mm": float, "marker_mm": float, "offset_mm": list}
+_OPTIONAL = {"dictionary", "offset_mm"}
+_TOP_LEVEL = {"table", "anchor", "car"}
+
+# Bounds that keep a table physical: a table bigger than a room, a car bigger
+# than a table or a roof higher than a camera is a typo, not a game.
+_MAX_TABLE_MM = 20_000.0
+_MAX_ROOF_MM = 500.0
+
+
+def _suggest(key: str, known: set[str]) -> str:
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _check_keys(raw: dict[str, Any], allowed: dict[str, type], where: _Where) -> None:
+    for key in raw:
+        if key not in allowed:
+            known = ", ".join(allowed)
+            raise where.error(f"unknown key '{key}'{_suggest(key, set(allowed))}; "
+                              f"known keys are {known}", key)
+    for key in allowed:
+        if key not in raw and key not in _OPTIONAL:
+            raise where.error(f"missing value '{key}'")
+
+
+def _number(raw: dict[str, Any], key: str, where: _Where, *, positive: bool = True,
+            at_most: float | None = None) -> float:
+    value = raw[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise where.error(f"must be a number of millimetres, not {value!r}", key)
+    value = float(value)
+    if not math.isfinite(value):
+        raise where.error(f"must be a finite number, not {value!r}", key)
+    if positive and value <= 0:
+        raise where.error(f"must be more than 0 mm, not {value:g}", key)
+    if at_most is not None and value > at_most:
+        raise where.error(f"{value:g} mm is impossible here (at most {at_most:g} mm)", key)
+    return value
+
+
+def _marker_id(raw: dict[str, Any], where: _Where, dictionary: str) -> int:
+    value = raw["id"]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise where.error(f"must be a whole marker id, not {value!r}", "id")
+    size = DICTIONARY_SIZES[dictionary]
+    if not 0 <= value < size:
+        raise where.error(f"marker id {value} is not in {dictionary} (ids 0 to {size - 1})", "id")
+    return value
+
+
+def parse_table(text: str, path: str = "<table>") -> TableSpec:
+    """Parse a table file's text into a validated :class:`TableSpec`."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TableFileError(f"{path}: not valid TOML: {exc}") from None
+
+    top = _Where(path, text, "table")
+    for key in raw:
+        if key not in _TOP_LEVEL:
+            raise TableFileError(f"{path}: unknown section '{key}'{_suggest(key, _TOP_LEVEL)}; "
+                                 f"a table file has [table], [[anchor]] and [[car]]")
+    if "table" not in raw or not isinstance(raw["table"], dict):
+        raise TableFileError(f"{path}: missing the [table] section (width_mm, depth_mm)")
+    table_raw = raw["table"]
+    _check_keys(table_raw, _TABLE_KEYS, top)
+    width = _number(table_raw, "width_mm", top, at_most=_MAX_TABLE_MM)
+    depth = _number(table_raw, "depth_mm", top, at_most=_MAX_TABLE_MM)
+    dictionary = table_raw.get("dictionary", "DICT_4X4_50")
+    if dictionary not in DICTIONARY_SIZES:
+        raise top.error(f"unknown ArUco dictionary '{dictionary}'"
+                        f"{_suggest(str(dictionary), set(DICTIONARY_SIZES))}", "dictionary")
+
+    anchors = _parse_anchors(raw.get("anchor", []), path, text, dictionary, width, depth)
+    cars = _parse_cars(raw.get("car", []), path, text, dictionary)
+
+    seen: dict[int, str] = {a.id: f"anchor #{n + 1}" for n, a in enumerate(anchors)}
+    for n, car in enumerate(cars):
+        if car.id in seen:
+            where = _Where(path, text, "car", n, f" ({car.name})")
+            raise where.error(f"marker id {car.id} is already used by {seen[car.id]}", "id")
+        seen[car.id] = f"car #{n + 1} ({car.name})"
+    return TableSpec(width, depth, dictionary, anchors, cars, source=path)
+
+
+def _entries(value: Any, section: str, path: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise TableFileError(f"{path}: '{section}' must be written as [[{section}]] entries")
+    return value
+
+
+def _parse_anchors(value: Any, path: str, text: str, dictionary: str,
+                   width: float, depth: float) -> tuple[AnchorSpec, ...]:
+    entries = _entries(value, "anchor", path)
+    if len(entries) < 3:
+        raise TableFileError(f"{path}: a table needs at least 3 [[anchor]] markers to be found "
+                             f"by the camera; this file has {len(entries)}")
+    anchors: list[AnchorSpec] = []
+    for n, raw in enumerate(entries):
+        where = _Where(path, text, "anchor", n, f" (id {raw.get('id', '?')})")
+        _check_keys(raw, _ANCHOR_KEYS, where)
+        marker_id = _marker_id(raw, where, dictionary)
+        size = _number(raw, "size_mm", where, at_most=min(width, depth))
+        x = _number(raw, "x_mm", where, positive=False)
+        y = _number(raw, "y_mm", where, positive=False)
+        half = size / 2
+        if not (half <= x <= width - half and half <= y <= depth - half):
+            raise where.error(f"the marker (centre {x:g}, {y:g}, side {size:g} mm) does not lie "
+                              f"wholly on the {width:g} x {depth:g} mm table")
+        anchor = AnchorSpec(marker_id, x, y, size)
+        for other in anchors:
+            if other.id == marker_id:
+                raise where.error(f"anchor id {marker_id} appears twice", "id")
+            gap = max(abs(other.x_mm - x), abs(other.y_mm - y)) - (other.size_mm + size) / 2
+            if gap < 0:
+                raise where.error(f"overlaps anchor {other.id}")
+        anchors.append(anchor)
+    return tuple(anchors)
+
+
+def _parse_cars(value: Any, path: str, text: str, dictionary: str) -> tuple[CarSpec, ...]:
+    cars: list[CarSpec] = []
+    for n, raw in enumerate(_entries(value, "car", path)):
+        where = _Where(path, text, "car", n, f" ({raw.get('name', raw.get('id', '?'))})")
+        _check_keys(raw, _CAR_KEYS, where)
+        marker_id = _marker_id(raw, where, dictionary)
+        name = raw["name"]
+        if not isinstance(name, str) or not name.strip():
+            raise where.error("must be a non-empty name", "name")
+        length = _number(raw, "length_mm", where, at_most=2000.0)
+        width = _number(raw, "width_mm", where, at_most=2000.0)
+        roof = _number(raw, "roof_mm", where, at_most=_MAX_ROOF_MM)
+        marker = _number(raw, "marker_mm", where, at_most=min(length, width))
+        offset_raw = raw.get("offset_mm", [0.0, 0.0])
+        if (not isinstance(offset_raw, list) or len(offset_raw) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in offset_raw)):
+            raise where.error(f"must be two numbers [forward, left] in mm, not {offset_raw!r}",
+                              "offset_mm")
+        offset = (float(offset_raw[0]), float(offset_raw[1]))
+        # The marker must sit on the car's roof: its centre inside the footprint.
+        if abs(offset[0]) > length / 2 or abs(offset[1]) > width / 2:
+            raise where.error(f"offset {list(offset)} puts the marker off the "
+                              f"{length:g} x {width:g} mm car", "offset_mm")
+        if any(c.id == marker_id for c in cars):
+            raise where.error(f"car id {marker_id} appears twice", "id")
+        cars.append(CarSpec(marker_id, name.strip(), length, width, roof, marker, offset))
+    return tuple(cars)
+
+
+def load_table(path: str | Path) -> TableSpec:
+    """Load and validate a table file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TableFileError(f"{p}: no such table file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TableFileError(f"{p}: cannot read the table file: {exc}") from None
+    return parse_table(text, str(p))

@@ -1,0 +1,1 @@
+"""Vision: frame sources, marker detection, the locator and the synthetic table renderer."""

@@ -1,0 +1,110 @@
+"""The demo's scripted game: cars taking turns to drive round a track.
+
+Like a real activation sequence, one car moves at a time while the others
+stand: it pauses, drives a template's length (accelerating and braking), stops,
+and the next car goes.  The track is a stadium (two straights, two bends), so
+the cars turn as well as drive straight.  The script is a pure function of
+time, so any frame can be rendered again.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from importlib import resources
+
+from calibration.tablefile import TableSpec, parse_table
+
+from .render import CarTruth
+
+#: How far each car drives on its turn, round after round (mm).
+STEPS_MM = (180.0, 120.0, 240.0, 150.0, 210.0, 90.0)
+SPEED_MM_S = 260.0
+PAUSE_BEFORE_S = 0.35
+PAUSE_AFTER_S = 0.25
+
+
+def demo_table() -> TableSpec:
+    """The built-in demo table (a 4 ft x 2 ft 8 in mat, six anchors, five cars)."""
+    text = resources.files("vision").joinpath("data/demo_table.toml").read_text(encoding="utf-8")
+    return parse_table(text, "<built-in demo table>")
+
+
+@dataclass(frozen=True)
+class Stadium:
+    """A closed track: straights along x joined by half-circle bends, driven anticlockwise."""
+
+    cx: float
+    cy: float
+    half_straight: float
+    radius: float
+
+    @property
+    def length(self) -> float:
+        return 4 * self.half_straight + 2 * math.pi * self.radius
+
+    def pose_at(self, s: float) -> tuple[float, float, float]:
+        """(x, y, heading_deg) at arc length s from the start of the near straight."""
+        s %= self.length
+        straight = 2 * self.half_straight
+        bend = math.pi * self.radius
+        if s < straight:                                    # near straight, driving +x
+            return self.cx - self.half_straight + s, self.cy - self.radius, 0.0
+        s -= straight
+        if s < bend:                                        # right-hand bend
+            a = -math.pi / 2 + s / self.radius
+            return (self.cx + self.half_straight + self.radius * math.cos(a),
+                    self.cy + self.radius * math.sin(a), _deg(a + math.pi / 2))
+        s -= bend
+        if s < straight:                                    # far straight, driving -x
+            return self.cx + self.half_straight - s, self.cy + self.radius, 180.0
+        s -= straight
+        a = math.pi / 2 + s / self.radius                   # left-hand bend
+        return (self.cx - self.half_straight + self.radius * math.cos(a),
+                self.cy + self.radius * math.sin(a), _deg(a + math.pi / 2))
+
+
+def _deg(rad: float) -> float:
+    d = math.degrees(rad) % 360.0
+    return d - 360.0 if d > 180.0 else d
+
+
+class DemoScript:
+    """Poses of the table's cars at any time, taking turns round a stadium."""
+
+    def __init__(self, table: TableSpec) -> None:
+        self.car_ids = table.car_ids
+        self.track = Stadium(table.width_mm / 2, table.depth_mm / 2,
+                             0.25 * table.width_mm, 0.30 * table.depth_mm)
+        self._turns = [(PAUSE_BEFORE_S, step / SPEED_MM_S * 1.5, PAUSE_AFTER_S) for step in STEPS_MM]
+        n = max(len(self.car_ids), 1)
+        self._round_s = [n * sum(t) for t in self._turns]
+        self._cycle_s = sum(self._round_s)
+
+    def progress_mm(self, index: int, t: float) -> float:
+        """How far car number `index` has driven along the track by time t."""
+        n = len(self.car_ids)
+        cycles, t = divmod(max(t, 0.0), self._cycle_s)
+        done = cycles * sum(STEPS_MM)
+        for step, turn, round_s in zip(STEPS_MM, self._turns, self._round_s):
+            if t >= round_s:
+                done += step
+                t -= round_s
+                continue
+            per_car = sum(turn)
+            active, t_in = divmod(t, per_car)
+            if index < active:
+                done += step
+            elif index == active:
+                pause, drive, _ = turn
+                u = min(max((t_in - pause) / drive, 0.0), 1.0)
+                done += step * u * u * (3 - 2 * u)          # smoothstep: accelerate, brake
+            break
+        return done + index * self.track.length / n
+
+    def poses_at(self, t: float) -> list[CarTruth]:
+        out = []
+        for i, car_id in enumerate(self.car_ids):
+            x, y, heading = self.track.pose_at(self.progress_mm(i, t))
+            out.append(CarTruth(car_id, x, y, heading))
+        return out

@@ -1,0 +1,241 @@
+"""Frame sources behind one interface: a webcam, a video file, a folder of
+images, a single image, or the built-in synthetic table.
+
+`open_source("0")` opens webcam 0, `open_source("game.mp4")` a video,
+`open_source("shots/")` a folder, `open_source("demo")` the synthetic table.
+Every source gives :class:`Frame` objects from `read()` and `None` once it has
+ended; a source that cannot be opened raises :class:`SourceError` saying why.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from calibration.tablefile import TableSpec
+
+from .demo import DemoScript, demo_table
+from .render import RenderedFrame, RenderOptions, TableRenderer
+
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
+
+
+class SourceError(RuntimeError):
+    """A frame source that cannot be opened or read."""
+
+
+@dataclass(frozen=True, eq=False)
+class Frame:
+    """One frame: its number in the source, the image (BGR), its time, and the
+    truth behind it when the source is synthetic."""
+
+    index: int
+    image: np.ndarray
+    time_s: float
+    name: str = ""
+    truth: RenderedFrame | None = None
+
+
+class FrameSource(ABC):
+    """Where frames come from."""
+
+    #: Frames per second the source is meant to be played at, if it says.
+    fps: float | None = None
+    #: True for a live camera (frames come at the camera's own pace).
+    live: bool = False
+
+    def __init__(self, description: str) -> None:
+        self.description = description
+
+    @abstractmethod
+    def read(self) -> Frame | None:
+        """The next frame, or None when the source has ended."""
+
+    def close(self) -> None:  # noqa: B027 (sources with nothing to release)
+        pass
+
+    def __enter__(self) -> "FrameSource":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self):
+        while (frame := self.read()) is not None:
+            yield frame
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.description!r})"
+
+
+class _CaptureSource(FrameSource):
+    """Frames from an OpenCV VideoCapture (a camera or a video file)."""
+
+    def __init__(self, capture: cv2.VideoCapture, description: str) -> None:
+        super().__init__(description)
+        self._cap = capture
+        self._index = 0
+        self._start = time.monotonic()
+        fps = capture.get(cv2.CAP_PROP_FPS)
+        self.fps = float(fps) if fps and 0 < fps < 1000 else None
+
+    def read(self) -> Frame | None:
+        if self._cap is None:
+            return None
+        ok, image = self._cap.read()
+        if not ok or image is None:
+            return None
+        frame = Frame(self._index, image, self._time(), f"{self.description}#{self._index}")
+        self._index += 1
+        return frame
+
+    def _time(self) -> float:
+        return time.monotonic() - self._start
+
+    def close(self) -> None:
+        if self._cap is not None:
+            self._cap.release()
+            self._cap = None
+
+
+class CameraSource(_CaptureSource):
+    """A webcam by index (0 is the first), optionally asked for a resolution."""
+
+    live = True
+
+    def __init__(self, index: int, width: int | None = None, height: int | None = None) -> None:
+        cap = cv2.VideoCapture(index)
+        if not cap.isOpened():
+            cap.release()
+            raise SourceError(f"camera {index}: cannot be opened (is it plugged in, and not in "
+                              f"use by another program?)")
+        if width and height:
+            cap.set(cv2.CAP_PROP_FRAME_WIDTH, width)
+            cap.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
+        super().__init__(cap, f"camera {index}")
+
+
+class VideoSource(_CaptureSource):
+    """A video file, frame by frame."""
+
+    def __init__(self, path: str | Path) -> None:
+        p = Path(path)
+        if not p.is_file():
+            raise SourceError(f"{p}: no such video file")
+        cap = cv2.VideoCapture(str(p))
+        if not cap.isOpened():
+            cap.release()
+            raise SourceError(f"{p}: not a video OpenCV can read")
+        super().__init__(cap, str(p))
+        self._frames = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+
+    def _time(self) -> float:
+        return self._index / self.fps if self.fps else float(self._index)
+
+
+class ImageFolderSource(FrameSource):
+    """Every image in a folder, in name order."""
+
+    def __init__(self, path: str | Path) -> None:
+        p = Path(path)
+        if not p.is_dir():
+            raise SourceError(f"{p}: no such folder")
+        self.paths = sorted(q for q in p.iterdir() if q.suffix.lower() in IMAGE_SUFFIXES)
+        if not self.paths:
+            raise SourceError(f"{p}: no images in the folder (looked for "
+                              f"{', '.join(sorted(IMAGE_SUFFIXES))})")
+        super().__init__(str(p))
+        self._index = 0
+
+    def read(self) -> Frame | None:
+        if self._index >= len(self.paths):
+            return None
+        path = self.paths[self._index]
+        frame = Frame(self._index, read_image(path), float(self._index), path.name)
+        self._index += 1
+        return frame
+
+
+class ImageSource(ImageFolderSource):
+    """A single image file: one frame."""
+
+    def __init__(self, path: str | Path) -> None:
+        p = Path(path)
+        if not p.is_file():
+            raise SourceError(f"{p}: no such image file")
+        FrameSource.__init__(self, str(p))
+        self.paths = [p]
+        self._index = 0
+
+
+def read_image(path: str | Path) -> np.ndarray:
+    """An image file as BGR pixels, or a SourceError naming the file."""
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if image is None:
+        raise SourceError(f"{path}: not an image OpenCV can read (corrupt, or not an image)")
+    return image
+
+
+class SyntheticSource(FrameSource):
+    """The built-in synthetic table: the demo's scripted game, rendered.
+
+    With `paced`, frames come in real time at `fps` (as a camera's would);
+    without, as fast as they render.  `duration_s` ends the source; by default
+    it runs for ever.
+    """
+
+    def __init__(self, table: TableSpec | None = None, fps: float = 15.0, paced: bool = True,
+                 duration_s: float | None = None, options: RenderOptions = RenderOptions(),
+                 seed: int = 0) -> None:
+        self.table = table or demo_table()
+        super().__init__("demo")
+        self.renderer = TableRenderer.overhead(self.table, options=options, seed=seed)
+        self.script = DemoScript(self.table)
+        self.fps = fps
+        self.paced = paced
+        self.duration_s = duration_s
+        self._index = 0
+        self._start = time.monotonic()
+        self._rng = np.random.default_rng(seed)
+
+    @property
+    def camera(self):
+        """The synthetic camera, as a calibration file would describe it."""
+        return self.renderer.camera
+
+    def read(self) -> Frame | None:
+        t = self._index / self.fps
+        if self.duration_s is not None and t > self.duration_s:
+            return None
+        if self.paced:
+            delay = self._start + t - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+        truth = self.renderer.render(self.script.poses_at(t), self._rng)
+        frame = Frame(self._index, truth.image, t, f"demo#{self._index}", truth)
+        self._index += 1
+        return frame
+
+
+def open_source(spec: str, table: TableSpec | None = None, **synthetic_kwargs) -> FrameSource:
+    """Open a source from what a player types: `demo`, a camera index, a folder,
+    an image or a video file."""
+    text = str(spec).strip()
+    if text == "demo":
+        return SyntheticSource(table, **synthetic_kwargs)
+    if text.isdigit():
+        return CameraSource(int(text))
+    p = Path(text).expanduser()
+    if p.is_dir():
+        return ImageFolderSource(p)
+    if not p.exists():
+        raise SourceError(f"{text}: no such file, folder or camera (a camera is a number such "
+                          f"as 0; the synthetic table is 'demo')")
+    if p.suffix.lower() in IMAGE_SUFFIXES:
+        return ImageSource(p)
+    return VideoSource(p)
