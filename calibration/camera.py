@@ -77,7 +77,9 @@ class CameraModel:
             raise CameraFileError(f"{p}: no such camera file")
         try:
             fs = cv2.FileStorage(str(p), cv2.FILE_STORAGE_READ)
-        except cv2.error as exc:
+        # OpenCV's parser reports bad syntax as cv2.error, or (OpenCV 5) as a
+        # SystemError from its binding.
+        except (cv2.error, SystemError) as exc:
             raise CameraFileError(f"{p}: not a readable OpenCV calibration file "
                                   f"({_first_line(exc)})") from None
         try:

@@ -170,7 +170,7 @@ _MAX_ROOF_MM = 500.0
 
 
 def _suggest(key: str, known: set[str]) -> str:
-    close = difflib.get_close_matches(key, sorted(known), n=1)
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.5)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 

@@ -45,7 +45,13 @@ def detector_parameters() -> cv2.aruco.DetectorParameters:
     """
     p = cv2.aruco.DetectorParameters()
     p.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
-    p.cornerRefinementWinSize = 3
+    # OpenCV caps the refinement window at a fraction of a marker cell; its
+    # default (0.3) leaves a 24 px roof marker about a one-pixel window, and
+    # corners off by a pixel.  Half a cell, at most 2 px, keeps the window on
+    # the corner's two edges and off the next cell (corner p95 1.1 -> 0.4 px
+    # on rendered roofs; larger windows reach the inner cells and get worse).
+    p.relativeCornerRefinmentWinSize = 0.5
+    p.cornerRefinementWinSize = 2
     p.cornerRefinementMaxIterations = 50
     p.cornerRefinementMinAccuracy = 0.01
     # A 20 mm roof marker is about 25 px on a 1080p table view; the default

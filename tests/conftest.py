@@ -1,0 +1,67 @@
+"""Shared fixtures: the demo table, a rendered camera and frames with known poses."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from vision.demo import demo_table as _demo_table
+from vision.render import CarTruth, RenderOptions, TableRenderer
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+
+
+@pytest.fixture(scope="session")
+def demo_table():
+    return _demo_table()
+
+
+@pytest.fixture(scope="session")
+def renderer(demo_table):
+    """The demo's webcam: 1080p, 1.1 m up, tilted a little, with barrel distortion."""
+    return TableRenderer.overhead(demo_table, options=RenderOptions(), seed=1)
+
+
+#: Poses that reach every part of the table: near and far edges, corners, all headings.
+SPREAD_POSES = (
+    CarTruth(10, 160.0, 150.0, 30.0),
+    CarTruth(11, 1060.0, 160.0, 135.0),
+    CarTruth(12, 1080.0, 660.0, -100.0),
+    CarTruth(13, 150.0, 670.0, -45.0),
+    CarTruth(14, 610.0, 400.0, 179.0),
+)
+
+
+@pytest.fixture(scope="session")
+def spread_frame(renderer):
+    return renderer.render(SPREAD_POSES)
+
+
+@pytest.fixture(scope="session")
+def camera_file(renderer, tmp_path_factory):
+    path = tmp_path_factory.mktemp("camera") / "webcam.yml"
+    renderer.camera.to_yaml(path)
+    return path
+
+
+def chromium_path() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    path = chromium_path()
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("Chromium is not installed, and CI must run the browser tests "
+                        "(.ci/run installs it with apt-get)")
+        pytest.skip("Chromium is not installed (apt-get install chromium); CI runs these tests")
+    return path
