@@ -25,6 +25,8 @@ from .tablefile import TableSpec
 FALLBACK_HORIZONTAL_FOV_DEG = 65.0
 #: Fewer anchors than this and the table's pose is a guess, not a measurement.
 MIN_ANCHORS = 3
+#: An anchor is only dropped as an outlier when it is off by more than this (px RMS).
+OUTLIER_FLOOR_PX = 0.6
 
 
 class TablePoseError(ValueError):
@@ -41,6 +43,7 @@ class TablePose:
     anchors_used: tuple[int, ...]
     reprojection_px: float   # RMS over the anchor corners
     reprojection_mm: float   # the same residuals, measured on the table
+    anchors_rejected: tuple[int, ...] = ()   # seen, but disagreeing with the rest
 
     @cached_property
     def rotation(self) -> np.ndarray:
@@ -114,6 +117,31 @@ def solve_table_pose(anchor_corners: Mapping[int, np.ndarray], table: TableSpec,
             raise ValueError("image_size is needed to estimate the camera")
         camera = estimate_camera(obj[:, :2], img, image_size)
 
+    rejected: list[int] = []
+    while True:
+        pose, per_anchor = _solve(obj, img, ids, camera)
+        worst = int(np.argmax(per_anchor))
+        # A car or a hand over part of an anchor bends one corner; the others
+        # agree. Drop the anchor that stands out, while enough remain.
+        limit = max(3.0 * float(np.median(per_anchor)), OUTLIER_FLOOR_PX)
+        if per_anchor[worst] <= limit or len(ids) <= min_anchors:
+            break
+        rejected.append(ids[worst])
+        keep = [k for k in range(len(ids)) if k != worst]
+        ids = [ids[k] for k in keep]
+        obj = obj.reshape(-1, 4, 3)[keep].reshape(-1, 3)
+        img = img.reshape(-1, 4, 2)[keep].reshape(-1, 2)
+    residual_px = pose.image_from_table(obj) - img
+    residual_mm = pose.table_from_image(img) - obj[:, :2]
+    return TablePose(camera, pose.rvec, pose.tvec, tuple(ids),
+                     float(np.sqrt(np.mean(np.sum(residual_px ** 2, axis=1)))),
+                     float(np.sqrt(np.mean(np.sum(residual_mm ** 2, axis=1)))),
+                     tuple(sorted(rejected)))
+
+
+def _solve(obj: np.ndarray, img: np.ndarray, ids: list[int],
+           camera: CameraModel) -> tuple[TablePose, np.ndarray]:
+    """The pose from these corners, and each anchor's RMS residual in pixels."""
     ok, rvec, tvec = cv2.solvePnP(obj, img, camera.camera_matrix, camera.dist_coeffs,
                                   flags=cv2.SOLVEPNP_IPPE)
     if not ok:
@@ -124,11 +152,8 @@ def solve_table_pose(anchor_corners: Mapping[int, np.ndarray], table: TableSpec,
     if pose.camera_centre_mm[2] <= 0:
         raise TablePoseError("the anchors put the camera below the table; check the anchors' "
                              "positions and that the table file's ids match the printed markers")
-    residual_px = pose.image_from_table(obj) - img
-    residual_mm = pose.table_from_image(img) - obj[:, :2]
-    return TablePose(camera, pose.rvec, pose.tvec, tuple(ids),
-                     float(np.sqrt(np.mean(np.sum(residual_px ** 2, axis=1)))),
-                     float(np.sqrt(np.mean(np.sum(residual_mm ** 2, axis=1)))))
+    residual = np.sum((pose.image_from_table(obj) - img) ** 2, axis=1).reshape(-1, 4)
+    return pose, np.sqrt(residual.mean(axis=1))
 
 
 def estimate_camera(object_xy: np.ndarray, image_px: np.ndarray,

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from .refine import refine_outlines
+
 
 class DetectionError(ValueError):
     """An image the detector cannot read."""
@@ -14,10 +16,15 @@ class DetectionError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class MarkerDetection:
-    """One marker found in a frame: its id and corners (4, 2) in OpenCV's order."""
+    """One marker found in a frame: its id and corners (4, 2) in OpenCV's order.
+
+    `edge_sigma_px` is the RMS scatter of its outline's edge points about the
+    fitted edge lines (None when the outline could not be refined and the
+    corners are OpenCV's own)."""
 
     id: int
     corners_px: np.ndarray
+    edge_sigma_px: float | None = None
 
     @property
     def centre_px(self) -> np.ndarray:
@@ -73,17 +80,38 @@ class MarkerDetector:
     """Finds the markers of one dictionary in a frame."""
 
     def __init__(self, dictionary_name: str = "DICT_4X4_50",
-                 parameters: cv2.aruco.DetectorParameters | None = None) -> None:
+                 parameters: cv2.aruco.DetectorParameters | None = None, refine: bool = True) -> None:
         self.dictionary_name = dictionary_name
-        self._detector = cv2.aruco.ArucoDetector(dictionary(dictionary_name),
-                                                 parameters or detector_parameters())
+        d = dictionary(dictionary_name)
+        self.cells = d.markerSize + 2
+        self.refine = refine
+        self._detector = cv2.aruco.ArucoDetector(d, parameters or detector_parameters())
 
-    def detect(self, image: np.ndarray) -> list[MarkerDetection]:
-        if image is None or not isinstance(image, np.ndarray) or image.size == 0:
-            raise DetectionError("the frame is empty or could not be decoded")
-        gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    def detect(self, image: np.ndarray, offset_px: tuple[int, int] = (0, 0)) -> list[MarkerDetection]:
+        """Markers in a frame (or a crop of one: `offset_px` is the crop's top-left
+        corner in the frame, added to every corner)."""
+        gray = to_gray(image)
         corners, ids, _ = self._detector.detectMarkers(gray)
         if ids is None:
             return []
-        return [MarkerDetection(int(i), np.asarray(c, dtype=np.float64).reshape(4, 2))
-                for i, c in zip(ids.reshape(-1), corners)]
+        corners = np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2)
+        ids = ids.reshape(-1)
+        sigmas: list[float | None] = [None] * len(ids)
+        if self.refine:
+            outlines = refine_outlines(gray, corners, self.cells)
+            corners = outlines.corners_px
+            sigmas = [float(s) if ok else None for s, ok in zip(outlines.edge_sigma_px, outlines.ok)]
+        corners = corners + np.asarray(offset_px, dtype=np.float64)
+        return [MarkerDetection(int(i), c, s) for i, c, s in zip(ids, corners, sigmas)]
+
+
+def to_gray(image: np.ndarray) -> np.ndarray:
+    """The frame as 8-bit grey, or a DetectionError for a frame that is not an image."""
+    if image is None or not isinstance(image, np.ndarray) or image.size == 0:
+        raise DetectionError("the frame is empty or could not be decoded")
+    if image.ndim == 2:
+        return image if image.dtype == np.uint8 else np.clip(image, 0, 255).astype(np.uint8)
+    if image.ndim == 3 and image.shape[2] in (3, 4):
+        code = cv2.COLOR_BGR2GRAY if image.shape[2] == 3 else cv2.COLOR_BGRA2GRAY
+        return cv2.cvtColor(image, code)
+    raise DetectionError(f"the frame has an unexpected shape {image.shape}; expected a colour or grey image")

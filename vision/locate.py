@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from calibration.camera import CameraModel
-from calibration.table_pose import TablePose, TablePoseError, solve_table_pose
+from calibration.table_pose import MIN_ANCHORS, TablePose, TablePoseError, solve_table_pose
 from calibration.tablefile import CarSpec, TableSpec
 
 from .detect import MarkerDetection, MarkerDetector
@@ -132,8 +132,12 @@ class Locator:
         unknown = tuple(sorted(i for i in by_id if self.table.anchor(i) is None
                                and self.table.car(i) is None))
         error = None
+        # An anchor whose outline would not refine is partly covered or smudged:
+        # leave it out while enough clean ones remain.
+        clean = [i for i in anchors_seen if single[i].edge_sigma_px is not None]
+        use = clean if len(clean) >= MIN_ANCHORS else list(anchors_seen)
         try:
-            pose = solve_table_pose({i: single[i].corners_px for i in anchors_seen}, self.table,
+            pose = solve_table_pose({i: single[i].corners_px for i in use}, self.table,
                                     self.camera, image_size=(w, h))
             if self.camera is None:
                 self.camera = pose.camera
