@@ -44,6 +44,8 @@ class TablePose:
     reprojection_px: float   # RMS over the anchor corners
     reprojection_mm: float   # the same residuals, measured on the table
     anchors_rejected: tuple[int, ...] = ()   # seen, but disagreeing with the rest
+    #: Covariance (6 x 6) of (rvec, tvec) from the anchors' residuals, or None.
+    covariance: np.ndarray | None = None
 
     @cached_property
     def rotation(self) -> np.ndarray:
@@ -68,6 +70,21 @@ class TablePose:
         with np.errstate(divide="ignore", invalid="ignore"):
             lam = (heights - centre[2]) / dirs[:, 2]
         return centre[:2] + lam[:, None] * dirs[:, :2]
+
+    def table_covariance(self, points_px: np.ndarray, height_mm: np.ndarray) -> np.ndarray:
+        """Covariance (N, 2, 2) of `table_from_image` that comes from the pose's own doubt."""
+        n = len(points_px)
+        if self.covariance is None or n == 0:
+            return np.zeros((n, 2, 2))
+        base = self.table_from_image(points_px, height_mm)
+        jac = np.empty((n, 2, 6))
+        for k in range(6):
+            step = 1e-6 if k < 3 else 1e-3           # radians, millimetres
+            params = np.concatenate([self.rvec, self.tvec])
+            params[k] += step
+            moved = TablePose(self.camera, params[:3], params[3:], self.anchors_used, 0.0, 0.0)
+            jac[:, :, k] = (moved.table_from_image(points_px, height_mm) - base) / step
+        return jac @ self.covariance @ jac.transpose(0, 2, 1)
 
     def image_from_table(self, points_xyz: np.ndarray) -> np.ndarray:
         """Pixels of table points (x, y, z) in mm."""
@@ -136,7 +153,27 @@ def solve_table_pose(anchor_corners: Mapping[int, np.ndarray], table: TableSpec,
     return TablePose(camera, pose.rvec, pose.tvec, tuple(ids),
                      float(np.sqrt(np.mean(np.sum(residual_px ** 2, axis=1)))),
                      float(np.sqrt(np.mean(np.sum(residual_mm ** 2, axis=1)))),
-                     tuple(sorted(rejected)))
+                     tuple(sorted(rejected)), _pose_covariance(obj, residual_px, pose))
+
+
+#: Floor on the anchors' corner noise when judging the pose's doubt: a handful
+#: of anchors that happen to agree perfectly do not make the pose perfect.
+MIN_ANCHOR_NOISE_PX = 0.05
+
+
+def _pose_covariance(obj: np.ndarray, residual_px: np.ndarray, pose: TablePose) -> np.ndarray | None:
+    """Gauss-Newton covariance of (rvec, tvec): sigma^2 (J^T J)^-1."""
+    _, jac = cv2.projectPoints(obj.reshape(-1, 1, 3), pose.rvec, pose.tvec,
+                               pose.camera.camera_matrix, pose.camera.dist_coeffs)
+    j = jac[:, :6]
+    dof = residual_px.size - 6
+    if dof <= 0:
+        return None
+    noise = max(float(np.sum(residual_px ** 2) / dof), MIN_ANCHOR_NOISE_PX ** 2)
+    try:
+        return noise * np.linalg.inv(j.T @ j)
+    except np.linalg.LinAlgError:
+        return None
 
 
 def _solve(obj: np.ndarray, img: np.ndarray, ids: list[int],

@@ -80,6 +80,10 @@ class TableSpec:
     anchors: tuple[AnchorSpec, ...] = ()
     cars: tuple[CarSpec, ...] = ()
     source: str = "<table>"
+    #: How well the cars' roof heights are known (one sigma): a ruler against a
+    #: diecast roof is good to about half a millimetre. It becomes position doubt
+    #: far from the camera's nadir.
+    roof_sigma_mm: float = 0.5
 
     def car(self, marker_id: int) -> CarSpec | None:
         return self._cars_by_id.get(marker_id)
@@ -156,11 +160,11 @@ class _Where:
         return TableFileError(f"{at}: {what}: {problem}")
 
 
-_TABLE_KEYS = {"width_mm": float, "depth_mm": float, "dictionary": str}
+_TABLE_KEYS = {"width_mm": float, "depth_mm": float, "dictionary": str, "roof_sigma_mm": float}
 _ANCHOR_KEYS = {"id": int, "x_mm": float, "y_mm": float, "size_mm": float}
 _CAR_KEYS = {"id": int, "name": str, "length_mm": float, "width_mm": float,
              "roof_mm": float, "marker_mm": float, "offset_mm": list}
-_OPTIONAL = {"dictionary", "offset_mm"}
+_OPTIONAL = {"dictionary", "offset_mm", "roof_sigma_mm"}
 _TOP_LEVEL = {"table", "anchor", "car"}
 
 # Bounds that keep a table physical: a table bigger than a room, a car bigger
@@ -233,6 +237,11 @@ def parse_table(text: str, path: str = "<table>") -> TableSpec:
         raise top.error(f"unknown ArUco dictionary '{dictionary}'"
                         f"{_suggest(str(dictionary), set(DICTIONARY_SIZES))}", "dictionary")
 
+    roof_sigma = 0.5
+    if "roof_sigma_mm" in table_raw:
+        roof_sigma = _number(table_raw, "roof_sigma_mm", top, positive=False, at_most=20.0)
+        if roof_sigma < 0:
+            raise top.error(f"must be 0 mm or more, not {roof_sigma:g}", "roof_sigma_mm")
     anchors = _parse_anchors(raw.get("anchor", []), path, text, dictionary, width, depth)
     cars = _parse_cars(raw.get("car", []), path, text, dictionary)
 
@@ -242,7 +251,7 @@ def parse_table(text: str, path: str = "<table>") -> TableSpec:
             where = _Where(path, text, "car", n, f" ({car.name})")
             raise where.error(f"marker id {car.id} is already used by {seen[car.id]}", "id")
         seen[car.id] = f"car #{n + 1} ({car.name})"
-    return TableSpec(width, depth, dictionary, anchors, cars, source=path)
+    return TableSpec(width, depth, dictionary, anchors, cars, source=path, roof_sigma_mm=roof_sigma)
 
 
 def _entries(value: Any, section: str, path: str) -> list[dict[str, Any]]:

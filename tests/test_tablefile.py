@@ -111,3 +111,10 @@ def test_error_gives_the_line_of_the_key(tmp_path):
 def test_missing_file_is_named(tmp_path):
     with pytest.raises(TableFileError, match="no such table file"):
         load_table(tmp_path / "nope.toml")
+
+
+def test_roof_sigma_defaults_to_half_a_millimetre_and_can_be_set(tmp_path):
+    assert parse_table(GOOD).roof_sigma_mm == 0.5
+    assert parse_table(_with("depth_mm = 800", "depth_mm = 800\nroof_sigma_mm = 0.2")).roof_sigma_mm == 0.2
+    with pytest.raises(TableFileError, match="roof_sigma_mm: must be 0 mm or more"):
+        parse_table(_with("depth_mm = 800", "depth_mm = 800\nroof_sigma_mm = -1"))

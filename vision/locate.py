@@ -18,12 +18,6 @@ from calibration.tablefile import CarSpec, TableSpec
 
 from .detect import MarkerDetection, MarkerDetector
 
-#: One-sigma doubt of a car's configured roof height: a ruler against a diecast roof.
-ROOF_SIGMA_MM = 0.5
-#: Floor on the corner noise assumed for a car marker, in pixels.
-MIN_CORNER_SIGMA_PX = 0.25
-#: Radial 2-D error: per-axis sigma times this is the radius holding 95 % at 2 sigma_mm.
-_RADIAL_95_OVER_2 = math.sqrt(-2 * math.log(0.05)) / 2
 
 
 @dataclass(frozen=True)
@@ -148,49 +142,87 @@ class Locator:
                                      duplicates, tuple(detections), str(exc))
             error = f"{exc}; using the table's last known pose"
         pose = self.table_pose
-        cars = []
-        for spec in self.table.cars:
-            det = single.get(spec.id)
-            if det is not None:
-                cars.append(locate_car(spec, det.corners_px, pose))
+        seen = [spec for spec in self.table.cars if spec.id in single]
+        cars = locate_cars(seen, [single[spec.id] for spec in seen], pose, self.table.roof_sigma_mm)
         found = {c.id for c in cars}
         missing = tuple(i for i in self.table.car_ids if i not in found)
         return FrameLocation(frame, tuple(cars), missing, anchors_seen, pose, unknown, duplicates,
                              tuple(detections), error)
 
 
-def locate_car(spec: CarSpec, corners_px: np.ndarray, pose: TablePose) -> CarLocation:
-    """A car's footprint centre and heading from its roof marker's corners."""
-    corners_mm = pose.table_from_image(corners_px, spec.roof_mm)
-    marker_centre = corners_mm.mean(axis=0)
-    heading = heading_from_corners(corners_mm)
-    t = math.radians(heading)
-    fwd = np.array([math.cos(t), math.sin(t)])
-    left = np.array([-fwd[1], fwd[0]])
-    centre = marker_centre + spec.forward_offset_mm * fwd + spec.left_offset_mm * left
-    sigma_mm, sigma_deg = _car_sigma(spec, corners_px, marker_centre, pose)
-    return CarLocation(spec.id, spec.name, float(centre[0]), float(centre[1]),
-                       normalize_deg(heading), sigma_mm, sigma_deg)
+#: Centre error per axis, in units of the marker's edge scatter (measured on
+#: rendered tables: see docs/benchmarks.md, "two-sigma coverage").
+CENTRE_PER_EDGE_SIGMA = 0.42
+#: Heading error (radians), in units of edge scatter over the marker's side.
+HEADING_PER_EDGE_SIGMA = 0.95
+#: Corner noise assumed when a marker's outline could not be refined.
+UNREFINED_CENTRE_SIGMA_PX = 0.3
+UNREFINED_HEADING_SIGMA_RAD = math.radians(1.0)
+#: Floors: no single frame knows a pose better than this.
+MIN_SIGMA_MM = 0.01
+MIN_SIGMA_DEG = 0.02
 
 
-def _car_sigma(spec: CarSpec, corners_px: np.ndarray, marker_centre: np.ndarray,
-               pose: TablePose) -> tuple[float, float]:
-    """First-order doubt of one frame's pose.
+def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: TablePose,
+                roof_sigma_mm: float = 0.5) -> list[CarLocation]:
+    """Each car's footprint centre and heading from its roof marker, with its doubt.
 
-    Sources: corner noise (the anchors' residual, floored), the roof height's
-    doubt and the focal length's doubt, both of which move a roof point along
-    the ray from the camera's nadir.
+    The doubt is a 2 x 2 covariance per car, summed from where it comes from:
+    the marker's own outline (its edge scatter), the table's pose (the anchors'
+    residuals, propagated), the roof height's doubt and, for an estimated
+    camera, the focal length's (both move a roof point along the line from
+    the camera's nadir).  `sigma_mm` is half the radius that holds 95 % of it.
     """
-    corner_px = max(pose.reprojection_px, MIN_CORNER_SIGMA_PX)
-    mm_per_px = pose.mm_per_px(marker_centre[0], marker_centre[1], spec.roof_mm)
-    per_axis = corner_px * mm_per_px / 2.0          # the mean of four corners
+    if not specs:
+        return []
+    n = len(specs)
+    corners_px = np.array([d.corners_px for d in detections])                 # (N, 4, 2)
+    roofs = np.array([s.roof_mm for s in specs])
+    corners_mm = pose.table_from_image(corners_px.reshape(-1, 2), np.repeat(roofs, 4)).reshape(n, 4, 2)
+    centres_px = corners_px.mean(axis=1)
+    marker_centres = corners_mm.mean(axis=1)
+    pose_cov = pose.table_covariance(centres_px, roofs)
     cam = pose.camera_centre_mm
-    radius = float(np.hypot(marker_centre[0] - cam[0], marker_centre[1] - cam[1]))
-    height = max(cam[2] - spec.roof_mm, 1.0)
-    roof_term = radius * ROOF_SIGMA_MM / height
-    # A wrong focal length scales the camera's height, so a roof point's parallax.
-    focal_term = radius * spec.roof_mm / height * pose.camera.focal_rel_sigma
-    sigma_mm = math.sqrt((per_axis * _RADIAL_95_OVER_2) ** 2 + roof_term ** 2 + focal_term ** 2)
-    side_px = float(np.mean(np.linalg.norm(corners_px - np.roll(corners_px, -1, axis=0), axis=1)))
-    sigma_deg = math.degrees(corner_px / max(side_px, 1.0) / math.sqrt(2))
-    return sigma_mm, sigma_deg
+    out = []
+    for i, (spec, det) in enumerate(zip(specs, detections)):
+        heading = heading_from_corners(corners_mm[i])
+        t = math.radians(heading)
+        fwd = np.array([math.cos(t), math.sin(t)])
+        left = np.array([-fwd[1], fwd[0]])
+        centre = marker_centres[i] + spec.forward_offset_mm * fwd + spec.left_offset_mm * left
+        side_px = float(np.mean(np.linalg.norm(corners_px[i] - np.roll(corners_px[i], -1, axis=0), axis=1)))
+        if det.edge_sigma_px is not None:
+            centre_px = CENTRE_PER_EDGE_SIGMA * det.edge_sigma_px
+            heading_rad = HEADING_PER_EDGE_SIGMA * det.edge_sigma_px / max(side_px, 1.0)
+        else:
+            centre_px, heading_rad = UNREFINED_CENTRE_SIGMA_PX, UNREFINED_HEADING_SIGMA_RAD
+        mm_per_px = pose.mm_per_px(marker_centres[i][0], marker_centres[i][1], spec.roof_mm)
+        offset_mm = math.hypot(*spec.offset_mm)
+        cov = np.eye(2) * ((centre_px * mm_per_px) ** 2 + (offset_mm * heading_rad) ** 2)
+        cov = cov + pose_cov[i]
+        radial = marker_centres[i] - cam[:2]
+        radius = float(np.linalg.norm(radial))
+        if radius > 1e-6:
+            u = radial / radius
+            height = max(cam[2] - spec.roof_mm, 1.0)
+            along = (radius * roof_sigma_mm / height) ** 2
+            along += (radius * spec.roof_mm / height * pose.camera.focal_rel_sigma) ** 2
+            cov = cov + along * np.outer(u, u)
+        sigma_mm = max(_radius_95(cov) / 2, MIN_SIGMA_MM)
+        sigma_deg = max(math.degrees(heading_rad), MIN_SIGMA_DEG)
+        out.append(CarLocation(spec.id, spec.name, float(centre[0]), float(centre[1]),
+                               normalize_deg(heading), sigma_mm, sigma_deg))
+    return out
+
+
+def _radius_95(cov: np.ndarray) -> float:
+    """Radius of the circle holding 95 % of a 2-D Gaussian with this covariance.
+
+    1.96 sigma for a line-like spread, 2.448 sigma for a round one; between the
+    two, interpolated on the ratio of the axes (within a few per cent)."""
+    evals = np.linalg.eigvalsh(cov)
+    major = math.sqrt(max(evals[1], 0.0))
+    minor = math.sqrt(max(evals[0], 0.0))
+    if major == 0:
+        return 0.0
+    return major * (1.96 + 0.488 * minor / major)
