@@ -76,8 +76,12 @@ class DemoScript:
         self.car_ids = table.car_ids
         self.track = Stadium(table.width_mm / 2, table.depth_mm / 2,
                              0.25 * table.width_mm, 0.30 * table.depth_mm)
-        self._turns = [(PAUSE_BEFORE_S, step / SPEED_MM_S * 1.5, PAUSE_AFTER_S) for step in STEPS_MM]
         n = max(len(self.car_ids), 1)
+        # A turn must not drive a car into the next one: with many cars on the
+        # track, every step shrinks to fit the gap (less a car and a margin).
+        gap_mm = self.track.length / n - 110.0
+        self._steps = tuple(step * min(1.0, max(gap_mm, 20.0) / max(STEPS_MM)) for step in STEPS_MM)
+        self._turns = [(PAUSE_BEFORE_S, step / SPEED_MM_S * 1.5, PAUSE_AFTER_S) for step in self._steps]
         self._round_s = [n * sum(t) for t in self._turns]
         self._cycle_s = sum(self._round_s)
 
@@ -85,8 +89,8 @@ class DemoScript:
         """How far car number `index` has driven along the track by time t."""
         n = len(self.car_ids)
         cycles, t = divmod(max(t, 0.0), self._cycle_s)
-        done = cycles * sum(STEPS_MM)
-        for step, turn, round_s in zip(STEPS_MM, self._turns, self._round_s):
+        done = cycles * sum(self._steps)
+        for step, turn, round_s in zip(self._steps, self._turns, self._round_s):
             if t >= round_s:
                 done += step
                 t -= round_s

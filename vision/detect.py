@@ -61,9 +61,9 @@ def detector_parameters() -> cv2.aruco.DetectorParameters:
     p.cornerRefinementWinSize = 2
     p.cornerRefinementMaxIterations = 50
     p.cornerRefinementMinAccuracy = 0.01
-    # A 20 mm roof marker is about 25 px on a 1080p table view; the default
-    # lower bound (3% of the image's larger side) would drop markers under 15 px.
-    p.minMarkerPerimeterRate = 0.015
+    # The lower bound on a marker's size is set per image (MIN_PERIMETER_PX):
+    # OpenCV states it relative to the image, and a fixed rate on a small crop
+    # lets every speck of noise in as a candidate.
     # Blurred, noisy, JPEG'd roofs under uneven light: reading the bits from
     # the middle 40 % of each cell at 8 px per cell, and thresholding at three
     # scales (5, 15, 25 px) instead of three larger ones, lifts detection on
@@ -76,6 +76,13 @@ def detector_parameters() -> cv2.aruco.DetectorParameters:
     return p
 
 
+#: Smallest marker outline looked at, in pixels (a side of 7 px). A 20 mm roof
+#: marker is about 25 px across on a 1080p table view; OpenCV's default lower
+#: bound (3 % of the image's larger side, 58 px at 1080p) would drop markers
+#: under 15 px, and the same rate on a 130 px crop would be 4 px.
+MIN_PERIMETER_PX = 28.0
+
+
 class MarkerDetector:
     """Finds the markers of one dictionary in a frame."""
 
@@ -85,23 +92,53 @@ class MarkerDetector:
         d = dictionary(dictionary_name)
         self.cells = d.markerSize + 2
         self.refine = refine
-        self._detector = cv2.aruco.ArucoDetector(d, parameters or detector_parameters())
+        self._parameters = parameters or detector_parameters()
+        self._detector = cv2.aruco.ArucoDetector(d, self._parameters)
+        self._sized_for = 0
 
-    def detect(self, image: np.ndarray, offset_px: tuple[int, int] = (0, 0)) -> list[MarkerDetection]:
-        """Markers in a frame (or a crop of one: `offset_px` is the crop's top-left
-        corner in the frame, added to every corner)."""
+    def detect(self, image: np.ndarray) -> list[MarkerDetection]:
+        """Every marker in the frame."""
         gray = to_gray(image)
+        corners, ids = self._raw(gray)
+        return self._finish(gray, corners, ids)
+
+    def detect_regions(self, image: np.ndarray, regions: list[tuple[int, int, int, int]]) -> list[MarkerDetection]:
+        """Markers inside the given regions (x0, y0, x1, y1) only: where cars were.
+
+        Each region is searched alone (a few hundred pixels, not two million);
+        the outlines are then refined together on the whole frame."""
+        gray = to_gray(image)
+        h, w = gray.shape
+        all_corners, all_ids = [], []
+        for x0, y0, x1, y1 in regions:
+            x0, y0, x1, y1 = max(int(x0), 0), max(int(y0), 0), min(int(x1), w), min(int(y1), h)
+            if x1 - x0 < 8 or y1 - y0 < 8:
+                continue
+            corners, ids = self._raw(gray[y0:y1, x0:x1])
+            if len(ids):
+                all_corners.append(corners + np.array([x0, y0], dtype=np.float64))
+                all_ids.append(ids)
+        if not all_ids:
+            return []
+        return self._finish(gray, np.concatenate(all_corners), np.concatenate(all_ids))
+
+    def _raw(self, gray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        size = max(gray.shape[:2])
+        if size != self._sized_for:
+            self._parameters.minMarkerPerimeterRate = MIN_PERIMETER_PX / size
+            self._detector.setDetectorParameters(self._parameters)
+            self._sized_for = size
         corners, ids, _ = self._detector.detectMarkers(gray)
         if ids is None:
-            return []
-        corners = np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2)
-        ids = ids.reshape(-1)
+            return np.zeros((0, 4, 2)), np.zeros(0, dtype=int)
+        return np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2), ids.reshape(-1)
+
+    def _finish(self, gray: np.ndarray, corners: np.ndarray, ids: np.ndarray) -> list[MarkerDetection]:
         sigmas: list[float | None] = [None] * len(ids)
-        if self.refine:
+        if self.refine and len(ids):
             outlines = refine_outlines(gray, corners, self.cells)
             corners = outlines.corners_px
             sigmas = [float(s) if ok else None for s, ok in zip(outlines.edge_sigma_px, outlines.ok)]
-        corners = corners + np.asarray(offset_px, dtype=np.float64)
         return [MarkerDetection(int(i), c, s) for i, c, s in zip(ids, corners, sigmas)]
 
 

@@ -31,6 +31,13 @@ class CarLocation:
     heading_deg: float
     sigma_mm: float     # about 95 % of position errors fall within 2 sigma_mm
     sigma_deg: float    # about 95 % of heading errors fall within 2 sigma_deg
+    #: The part of sigma_mm that changes from frame to frame (the marker's own
+    #: noise); the rest (table pose, roof height, lens) is the same every frame
+    #: and does not average away.
+    random_sigma_mm: float = 0.0
+    #: The marker outline's edge scatter in pixels (None: not refined, e.g. blurred
+    #: or partly covered); the tracker does not let a poor outline move a car alone.
+    edge_sigma_px: float | None = None
 
     def to_json(self) -> dict:
         return {"id": self.id, "name": self.name, "x_mm": round(self.x_mm, 2),
@@ -112,10 +119,16 @@ class Locator:
         self.table_pose: TablePose | None = None
 
     def locate(self, image: np.ndarray, frame: int = 0) -> FrameLocation:
+        """Find the table and every car in a whole frame."""
         h, w = image.shape[:2]
         if self.camera is not None:
             self.camera.check_frame(image)
-        detections = self.detector.detect(image)
+        return self.locate_detections(self.detector.detect(image), (w, h), frame)
+
+    def locate_detections(self, detections: list[MarkerDetection], image_size: tuple[int, int],
+                          frame: int = 0, solve_pose: bool = True) -> FrameLocation:
+        """Table and cars from markers already found.  With `solve_pose` False
+        (the frame was searched only where cars were), the last pose is kept."""
         by_id: dict[int, list[MarkerDetection]] = {}
         for d in detections:
             by_id.setdefault(d.id, []).append(d)
@@ -126,21 +139,22 @@ class Locator:
         unknown = tuple(sorted(i for i in by_id if self.table.anchor(i) is None
                                and self.table.car(i) is None))
         error = None
-        # An anchor whose outline would not refine is partly covered or smudged:
-        # leave it out while enough clean ones remain.
-        clean = [i for i in anchors_seen if single[i].edge_sigma_px is not None]
-        use = clean if len(clean) >= MIN_ANCHORS else list(anchors_seen)
-        try:
-            pose = solve_table_pose({i: single[i].corners_px for i in use}, self.table,
-                                    self.camera, image_size=(w, h))
-            if self.camera is None:
-                self.camera = pose.camera
-            self.table_pose = pose
-        except TablePoseError as exc:
-            if self.table_pose is None:
-                return FrameLocation(frame, (), self.table.car_ids, anchors_seen, None, unknown,
-                                     duplicates, tuple(detections), str(exc))
-            error = f"{exc}; using the table's last known pose"
+        if solve_pose or self.table_pose is None:
+            # An anchor whose outline would not refine is partly covered or smudged:
+            # leave it out while enough clean ones remain.
+            clean = [i for i in anchors_seen if single[i].edge_sigma_px is not None]
+            use = clean if len(clean) >= MIN_ANCHORS else list(anchors_seen)
+            try:
+                pose = solve_table_pose({i: single[i].corners_px for i in use}, self.table,
+                                        self.camera, image_size=image_size)
+                if self.camera is None:
+                    self.camera = pose.camera
+                self.table_pose = pose
+            except TablePoseError as exc:
+                if self.table_pose is None:
+                    return FrameLocation(frame, (), self.table.car_ids, anchors_seen, None, unknown,
+                                         duplicates, tuple(detections), str(exc))
+                error = f"{exc}; using the table's last known pose"
         pose = self.table_pose
         seen = [spec for spec in self.table.cars if spec.id in single]
         cars = locate_cars(seen, [single[spec.id] for spec in seen], pose, self.table.roof_sigma_mm)
@@ -198,8 +212,8 @@ def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: T
             centre_px, heading_rad = UNREFINED_CENTRE_SIGMA_PX, UNREFINED_HEADING_SIGMA_RAD
         mm_per_px = pose.mm_per_px(marker_centres[i][0], marker_centres[i][1], spec.roof_mm)
         offset_mm = math.hypot(*spec.offset_mm)
-        cov = np.eye(2) * ((centre_px * mm_per_px) ** 2 + (offset_mm * heading_rad) ** 2)
-        cov = cov + pose_cov[i]
+        random_cov = np.eye(2) * ((centre_px * mm_per_px) ** 2 + (offset_mm * heading_rad) ** 2)
+        cov = random_cov + pose_cov[i]
         radial = marker_centres[i] - cam[:2]
         radius = float(np.linalg.norm(radial))
         if radius > 1e-6:
@@ -211,7 +225,8 @@ def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: T
         sigma_mm = max(_radius_95(cov) / 2, MIN_SIGMA_MM)
         sigma_deg = max(math.degrees(heading_rad), MIN_SIGMA_DEG)
         out.append(CarLocation(spec.id, spec.name, float(centre[0]), float(centre[1]),
-                               normalize_deg(heading), sigma_mm, sigma_deg))
+                               normalize_deg(heading), sigma_mm, sigma_deg,
+                               min(_radius_95(random_cov) / 2, sigma_mm), det.edge_sigma_px))
     return out
 
 

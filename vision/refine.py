@@ -20,8 +20,8 @@ import numpy as np
 
 #: Where along each edge to probe (fractions of its length): clear of the corners.
 _ALONG = np.linspace(0.14, 0.86, 12)
-#: Probe step across the edge, in pixels.
-_STEP_PX = 0.25
+#: Probes across each edge (spanning about a cell: the border and the margin).
+_PROBES_ACROSS = 17
 #: Least contrast (grey levels) between border and margin for a probe to count.
 MIN_CONTRAST = 12.0
 #: Fewest good probes an edge needs.
@@ -34,7 +34,7 @@ class RefinedOutlines:
 
     corners_px: np.ndarray      # (N, 4, 2), OpenCV's order
     edge_sigma_px: np.ndarray   # (N,) RMS distance of edge crossings from their lines
-    contrast: np.ndarray        # (N,) grey levels between black border and white margin
+    contrast: np.ndarray        # (N,) mean grey levels between black border and white margin
     ok: np.ndarray              # (N,) bool
 
 
@@ -83,7 +83,7 @@ def refine_outlines(gray: np.ndarray, corners_px: np.ndarray, cells: int,
     `gray` is the frame (float32 preferred); `corners_px` is (N, 4, 2) from the
     detector; `cells` is the marker's grid with its border (6 for 4x4 markers).
     """
-    g = gray if gray.dtype == np.float32 else gray.astype(np.float32)
+    g = gray        # sampled where needed; converting the whole frame costs more
     corners = np.asarray(corners_px, dtype=np.float64).reshape(-1, 4, 2)
     n = len(corners)
     if n == 0:
@@ -108,7 +108,7 @@ def refine_outlines(gray: np.ndarray, corners_px: np.ndarray, cells: int,
         # Probe about half a cell either side: the black border inside, the
         # white margin outside, both a cell wide.
         reach = np.clip(0.6 * cell_px, 1.0, 4.0)
-        n_off = int(np.ceil(4.0 / _STEP_PX)) * 2 + 1
+        n_off = _PROBES_ACROSS
         unit = np.linspace(-1.0, 1.0, n_off)                            # scaled per marker
         offsets = unit[None, :] * reach[:, None]                        # (N, K)
         base = a[:, :, None, :] + _ALONG[None, None, :, None] * along[:, :, None, :]   # (N,4,M,2)
@@ -146,6 +146,7 @@ def refine_outlines(gray: np.ndarray, corners_px: np.ndarray, cells: int,
                & (moved < np.maximum(2.0, 0.5 * cell_px)) & np.isfinite(new).all(axis=(1, 2)))
         corners = np.where(ok[:, None, None], new, original)
         sigma = np.sqrt(np.mean(rms ** 2, axis=1))
-        with np.errstate(invalid="ignore"):
-            contrast_out = np.nanmedian(np.where(good, contrast, np.nan).reshape(n, -1), axis=1)
+        good_count = good.reshape(n, -1).sum(axis=1)
+        contrast_out = (np.where(good, contrast, 0.0).reshape(n, -1).sum(axis=1)
+                        / np.maximum(good_count, 1))
     return RefinedOutlines(corners, sigma, np.nan_to_num(contrast_out), ok)

@@ -9,6 +9,8 @@ ended; a source that cannot be opened raises :class:`SourceError` saying why.
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -132,7 +134,6 @@ class VideoSource(_CaptureSource):
             cap.release()
             raise SourceError(f"{p}: not a video OpenCV can read")
         super().__init__(cap, str(p))
-        self._frames = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
 
     def _time(self) -> float:
         return self._index / self.fps if self.fps else float(self._index)
@@ -220,6 +221,59 @@ class SyntheticSource(FrameSource):
         frame = Frame(self._index, truth.image, t, f"demo#{self._index}", truth)
         self._index += 1
         return frame
+
+
+class PrefetchSource(FrameSource):
+    """Reads another source ahead on a thread of its own.
+
+    Decoding a 1080p frame takes a core several milliseconds; read ahead, it
+    overlaps with the detection of the frame before (OpenCV lets go of
+    Python's lock while it decodes), so the pipeline runs at the pace of the
+    slower of the two, not their sum."""
+
+    def __init__(self, inner: FrameSource, depth: int = 3) -> None:
+        super().__init__(inner.description)
+        self.inner = inner
+        self.fps = inner.fps
+        self.live = inner.live
+        self._queue: queue.Queue = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="frame-reader", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                frame = self.inner.read()
+                self._put(frame)
+                if frame is None:
+                    return
+        except Exception as exc:            # handed to the reader, who reports it
+            self._put(exc)
+
+    def _put(self, item) -> None:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def read(self) -> Frame | None:
+        if self._stop.is_set() and self._queue.empty():
+            return None
+        item = self._queue.get()
+        if isinstance(item, Exception):
+            self._stop.set()
+            raise item
+        if item is None:
+            self._stop.set()
+        return item
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2.0)
+        self.inner.close()
 
 
 def open_source(spec: str, table: TableSpec | None = None, **synthetic_kwargs) -> FrameSource:

@@ -1,0 +1,109 @@
+"""Speed of the whole pipeline over a 1080p video, against a bare detectMarkers loop.
+
+    python -m bench.speed [--frames 600] [--cars 12] [--codec MJPG]
+
+Renders a 1080p video of the demo game on a table of `--cars` cars (MJPEG, as a
+webcam sends 1080p), then times, over the same frames in the same run:
+
+- bare: decode + grey + OpenCV's detectMarkers with default parameters;
+- pipeline: decode (on a reader thread, as `companion serve` does) + detect +
+  refine + locate + track, every car's pose out.
+
+Prints frames per second for both and the process's peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.demo import DemoScript
+from vision.pipeline import TablePipeline
+from vision.render import TableRenderer
+from vision.sources import PrefetchSource, VideoSource
+
+from .scenes import EASY, bench_table
+
+
+def write_video(path: Path, frames: int, cars: int, codec: str, fps: float = 30.0):
+    table = bench_table(cars, np.random.default_rng(7))
+    renderer = TableRenderer.overhead(table, options=EASY, seed=7)
+    script = DemoScript(table)
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*codec), fps, renderer.camera.image_size)
+    if not writer.isOpened():
+        raise SystemExit(f"cannot write {codec} video here")
+    for i in range(frames):
+        writer.write(renderer.render(script.poses_at(i / fps)).image)
+    writer.release()
+    return table, renderer.camera
+
+
+def bare_loop(path: Path) -> tuple[float, int]:
+    cap = cv2.VideoCapture(str(path))
+    detector = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50),
+                                       cv2.aruco.DetectorParameters())
+    n, found = 0, 0
+    start = time.perf_counter()
+    while True:
+        ok, frame = cap.read()
+        if not ok:
+            break
+        gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        _, ids, _ = detector.detectMarkers(gray)
+        found += 0 if ids is None else len(ids)
+        n += 1
+    elapsed = time.perf_counter() - start
+    cap.release()
+    return n / elapsed, found
+
+
+def pipeline_loop(path: Path, table, camera) -> tuple[float, int, int]:
+    pipeline = TablePipeline(table, camera)
+    n, full, cars_seen = 0, 0, 0
+    start = time.perf_counter()
+    with PrefetchSource(VideoSource(path)) as source:
+        for frame in source:
+            tracked = pipeline.process(frame.image, frame.index, frame.time_s)
+            n += 1
+            full += tracked.full_scan
+            cars_seen += sum(c.seen for c in tracked.cars)
+    elapsed = time.perf_counter() - start
+    return n / elapsed, full, cars_seen
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--frames", type=int, default=600)
+    ap.add_argument("--cars", type=int, default=12)
+    ap.add_argument("--codec", default="MJPG")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each loop; the best is kept")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "table.avi"
+        table, camera = write_video(path, args.frames, args.cars, args.codec)
+        bare, pipe = [], []
+        for _ in range(args.repeat):          # interleaved, so both see the same machine
+            bare.append(bare_loop(path))
+            pipe.append(pipeline_loop(path, table, camera))
+        best_bare = max(bare)
+        best_pipe = max(pipe)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({
+        "frames": args.frames, "cars": args.cars, "codec": args.codec,
+        "bare_detect_fps": round(best_bare[0], 1),
+        "pipeline_fps": round(best_pipe[0], 1),
+        "pipeline_full_scans": best_pipe[1],
+        "car_sightings_per_frame": round(best_pipe[2] / args.frames, 2),
+        "peak_rss_mb": round(rss_mb, 1),
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""The per-frame pipeline: detect, locate, track, as fast as the frames come.
+
+Most frames are searched only where the cars were (a few small regions, the
+table's pose kept from the last full look); every `full_scan_every` frames, and
+at once after a car goes missing from its region, the whole frame is scanned,
+the table's pose solved again and new cars found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from calibration.camera import CameraModel
+from calibration.tablefile import TableSpec
+
+from .detect import MarkerDetector
+from .locate import FrameLocation, Locator
+from .track import TrackedCar, Tracker, TrackerSettings
+
+
+@dataclass(frozen=True, eq=False)
+class TrackedFrame:
+    """One frame through the pipeline."""
+
+    frame: int
+    time_s: float
+    cars: tuple[TrackedCar, ...]
+    located: FrameLocation
+    full_scan: bool
+
+    @property
+    def missing(self) -> tuple[int, ...]:
+        """Cars never seen yet."""
+        known = {c.id for c in self.cars}
+        return tuple(i for i in self.located.missing if i not in known)
+
+    def to_json(self) -> dict:
+        out = self.located.to_json()
+        out["cars"] = [c.to_json() for c in self.cars]
+        out["missing"] = list(self.missing)
+        out["stale"] = [c.id for c in self.cars if c.stale]
+        out["scan"] = "full" if self.full_scan else "regions"
+        return out
+
+
+class TablePipeline:
+    """Frames in, tracked cars out."""
+
+    def __init__(self, table: TableSpec, camera: CameraModel | None = None, *,
+                 full_scan_every: int = 15, tracker: TrackerSettings = TrackerSettings(),
+                 detector: MarkerDetector | None = None) -> None:
+        self.table = table
+        self.locator = Locator(table, camera, detector)
+        self.tracker = Tracker(table, tracker)
+        self.full_scan_every = max(int(full_scan_every), 1)
+        self._since_full = self.full_scan_every          # the first frame is a full scan
+        self._regions: dict[int, tuple[float, float, float, float]] = {}
+        self._last_seen: dict[int, tuple[np.ndarray, float, int]] = {}   # corners, side, frames lost
+        self._full_next = True
+
+    @property
+    def camera(self) -> CameraModel | None:
+        return self.locator.camera
+
+    def process(self, image: np.ndarray, frame: int = 0, time_s: float = 0.0) -> TrackedFrame:
+        h, w = image.shape[:2]
+        if self.locator.camera is not None:
+            self.locator.camera.check_frame(image)
+        full = (self._full_next or self._since_full >= self.full_scan_every
+                or self.locator.table_pose is None or not self._regions)
+        detector = self.locator.detector
+        if full:
+            detections = detector.detect(image)
+            self._since_full = 1
+        else:
+            detections = detector.detect_regions(image, _merge(list(self._regions.values())))
+            self._since_full += 1
+        located = self.locator.locate_detections(detections, (w, h), frame, solve_pose=full)
+        cars = self.tracker.update(located, time_s)
+        self._plan(located, full)
+        return TrackedFrame(frame, time_s, cars, located, full)
+
+    def _plan(self, located: FrameLocation, full: bool) -> None:
+        """Where to look next frame: around each car seen, wide enough for it to
+        move; around a car lost lately, wider each frame it stays lost."""
+        seen = {d.id: d for d in located.detections if self.table.car(d.id) is not None}
+        newly_lost = [i for i in self._regions if i not in seen]
+        for car_id, det in seen.items():
+            self._last_seen[car_id] = (det.corners_px, det.side_px, 0)
+        self._regions = {}
+        for car_id, (corners, side, lost) in list(self._last_seen.items()):
+            if car_id not in seen:
+                lost += 1
+                if lost > LOST_REGION_FRAMES:
+                    del self._last_seen[car_id]     # the regular full scans will find it
+                    continue
+                self._last_seen[car_id] = (corners, side, lost)
+            # A car at a brisk 0.5 m/s moves about 20 px between frames at 30 fps.
+            margin = min(max(2.0 * side, 40.0) + 20.0 * lost, 300.0)
+            x0, y0 = corners.min(axis=0) - margin
+            x1, y1 = corners.max(axis=0) + margin
+            self._regions[car_id] = (x0, y0, x1, y1)
+        # A car that slipped out of its region (lifted, fast, covered) is also
+        # looked for over the whole frame next time, as is any frame that lost the table.
+        self._full_next = (bool(newly_lost) and not full) or located.table_pose is None
+
+
+#: How many frames a lost car's region is kept (widening) before only full scans look for it.
+LOST_REGION_FRAMES = 30
+
+
+def _merge(regions: list[tuple[float, float, float, float]]) -> list[tuple[int, int, int, int]]:
+    """Overlapping regions joined, so a marker is never cut by a region's edge twice."""
+    boxes = [list(r) for r in regions]
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                a, b = boxes[i], boxes[j]
+                if a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]:
+                    boxes[i] = [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
+                    del boxes[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    return [(int(np.floor(x0)), int(np.floor(y0)), int(np.ceil(x1)), int(np.ceil(y1))) for x0, y0, x1, y1 in boxes]
