@@ -1,10 +1,14 @@
 """The live table: frames in, the current table snapshot out.
 
-A background thread reads the frame source, locates the cars and publishes a
-snapshot (a JSON-ready dict) with a version number.  Readers either take the
-latest (`snapshot()`) or wait for the next (`wait_for()`); the web page's
-stream does the latter.  A car not found in the latest frame keeps its last
-pose, marked stale with its age: nothing is moved without being seen.
+A background thread reads the frame source, runs each frame through the
+tracking pipeline and publishes a snapshot (a JSON-ready dict) with a version
+number.  Readers either take the latest (`snapshot()`) or wait for the next
+(`wait_for()`); the web page's stream does the latter.  A car not seen keeps
+its last pose, marked stale with its age: nothing is moved without being seen.
+
+When the source stops (a camera unplugged, a file ended, a read error), that is
+said in the snapshot and the source is opened again with growing pauses
+(back-off); the page and everything else keep running meanwhile.
 """
 
 from __future__ import annotations
@@ -13,45 +17,52 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from calibration.camera import CameraFileError, CameraModel
 from calibration.tablefile import TableSpec
-from vision.locate import CarLocation, FrameLocation, Locator
-from vision.sources import FrameSource, SourceError
+from vision.detect import DetectionError
+from vision.pipeline import TablePipeline, TrackedFrame
+from vision.sources import FrameSource, PrefetchSource, SourceError
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class SeenCar:
-    """A car's last located pose and when (source time) it was seen."""
-
-    location: CarLocation
-    seen_s: float
+#: Pauses before reopening a stopped source, in seconds; the last repeats.
+REOPEN_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
 
 
 class LiveTable:
-    """Runs a frame source through the locator on a thread of its own."""
+    """Runs a frame source through the pipeline on a thread of its own.
 
-    def __init__(self, source: FrameSource, table: TableSpec, camera: CameraModel | None = None,
-                 *, paced: bool = False, on_frame: Callable[[FrameLocation], None] | None = None) -> None:
-        self.source = source
+    `source` is an open source, or a function that opens one (then a stopped
+    source is reopened with back-off).
+    """
+
+    def __init__(self, source: FrameSource | Callable[[], FrameSource], table: TableSpec,
+                 camera: CameraModel | None = None, *, paced: bool = False,
+                 on_frame: Callable[[TrackedFrame], None] | None = None,
+                 backoff_s: tuple[float, ...] = REOPEN_BACKOFF_S) -> None:
+        if callable(source) and not isinstance(source, FrameSource):
+            self._open: Callable[[], FrameSource] | None = source
+            self.source: FrameSource | None = None
+            self.description = "source"
+        else:
+            self._open = None
+            self.source = source
+            self.description = source.description
         self.table = table
-        self.locator = Locator(table, camera)
-        self.paced = paced and not source.live and bool(source.fps)
+        self.pipeline = TablePipeline(table, camera)
+        self.paced = paced
+        self.backoff_s = backoff_s
         self._on_frame = on_frame
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._version = 0
-        self._seen: dict[int, SeenCar] = {}
         self._status = "starting"
         self._error: str | None = None
-        self._frame = -1
-        self._time_s = 0.0
-        self._last: FrameLocation | None = None
+        self._last: TrackedFrame | None = None
         self._fps = 0.0
+        self._reopens = 0
         self._snapshot = self._build_snapshot()
 
     # --- running -------------------------------------------------------------------
@@ -63,22 +74,52 @@ class LiveTable:
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
         if self._thread is not None:
             self._thread.join(timeout)
-        self.source.close()
+        if self.source is not None:
+            self.source.close()
 
     def _run(self) -> None:
-        self._set_status("running")
+        attempt = 0
+        while not self._stop.is_set():
+            if self.source is None:
+                try:
+                    self.source = PrefetchSource(self._open())
+                    self.description = self.source.description
+                except SourceError as exc:
+                    attempt = self._wait_to_reopen(attempt, str(exc))
+                    continue
+            reason = self._play(self.source)
+            self.source.close()
+            if self._open is None or self._stop.is_set():
+                self._set_status("ended" if reason.endswith("no more frames") else "error", reason)
+                return
+            self.source = None
+            self._reopens += 1
+            attempt = self._wait_to_reopen(0, reason)
+
+    def _wait_to_reopen(self, attempt: int, reason: str) -> int:
+        pause = self.backoff_s[min(attempt, len(self.backoff_s) - 1)]
+        self._set_status("reopening", f"{reason}; trying again in {pause:g} s")
+        self._stop.wait(pause)
+        return attempt + 1
+
+    def _play(self, source: FrameSource) -> str:
+        """Run frames until the source stops; say why it stopped."""
+        self._set_status("running", None)
         start = time.monotonic()
+        first_time = None
         frames_at, recent = time.monotonic(), 0
         try:
             while not self._stop.is_set():
-                frame = self.source.read()
+                frame = source.read()
                 if frame is None:
-                    self._set_status("ended", f"{self.source.description}: no more frames")
-                    return
-                if self.paced and self.source.fps:
-                    delay = start + frame.time_s - time.monotonic()
+                    return f"{source.description}: no more frames"
+                if self.paced and not source.live:
+                    first_time = frame.time_s if first_time is None else first_time
+                    delay = start + frame.time_s - first_time - time.monotonic()
                     if delay > 0:
                         time.sleep(delay)
                 self.process(frame.image, frame.index, frame.time_s)
@@ -86,30 +127,28 @@ class LiveTable:
                 now = time.monotonic()
                 if now - frames_at >= 1.0:
                     self._fps, frames_at, recent = recent / (now - frames_at), now, 0
-        except (SourceError, CameraFileError) as exc:
-            self._set_status("error", str(exc))
+            return "stopped"
+        except (SourceError, CameraFileError, DetectionError) as exc:
+            return str(exc)
         except Exception as exc:  # keep the page alive and say what broke
-            log.exception("the live table stopped")
-            self._set_status("error", f"the live table stopped: {type(exc).__name__}: {exc}")
+            log.exception("the live table's source failed")
+            return f"{type(exc).__name__}: {exc}"
 
-    def process(self, image, frame_index: int, time_s: float) -> FrameLocation:
-        """Locate one frame and publish the new snapshot."""
-        located = self.locator.locate(image, frame_index)
+    def process(self, image, frame_index: int, time_s: float) -> TrackedFrame:
+        """Track one frame and publish the new snapshot."""
+        tracked = self.pipeline.process(image, frame_index, time_s)
         with self._cond:
-            for car in located.cars:
-                self._seen[car.id] = SeenCar(car, time_s)
-            self._frame, self._time_s, self._last = frame_index, time_s, located
-            self._error = located.error
+            self._last = tracked
+            self._error = tracked.located.error
             self._publish()
         if self._on_frame is not None:
-            self._on_frame(located)
-        return located
+            self._on_frame(tracked)
+        return tracked
 
-    def _set_status(self, status: str, error: str | None = None) -> None:
+    def _set_status(self, status: str, error: str | None) -> None:
         with self._cond:
             self._status = status
-            if error is not None:
-                self._error = error
+            self._error = error
             self._publish()
 
     def _publish(self) -> None:
@@ -134,23 +173,20 @@ class LiveTable:
             return self._snapshot
 
     def _build_snapshot(self) -> dict:
-        cars = []
-        for spec in self.table.cars:
-            seen = self._seen.get(spec.id)
-            if seen is None:
-                continue
-            age = max(self._time_s - seen.seen_s, 0.0)
-            cars.append({**seen.location.to_json(), "length_mm": spec.length_mm,
-                         "width_mm": spec.width_mm, "stale": age > 0, "age_s": round(age, 2)})
         last = self._last
-        pose = self.locator.table_pose
+        cars = []
+        if last is not None:
+            for car in last.cars:
+                spec = self.table.car(car.id)
+                cars.append({**car.to_json(), "length_mm": spec.length_mm, "width_mm": spec.width_mm})
+        pose = self.pipeline.locator.table_pose
         return {
             "version": self._version,
-            "frame": self._frame,
-            "time_s": round(self._time_s, 3),
+            "frame": last.frame if last else -1,
+            "time_s": round(last.time_s, 3) if last else 0.0,
             "cars": cars,
-            "missing": [i for i in self.table.car_ids if i not in self._seen],
-            "anchors": list(last.anchors) if last else [],
+            "missing": list(last.missing) if last else list(self.table.car_ids),
+            "anchors": list(last.located.anchors) if last else [],
             "table": {"width_mm": self.table.width_mm, "depth_mm": self.table.depth_mm,
                       "anchors": [{"id": a.id, "x_mm": a.x_mm, "y_mm": a.y_mm, "size_mm": a.size_mm}
                                   for a in self.table.anchors]},
@@ -158,7 +194,7 @@ class LiveTable:
                 "calibrated": not pose.camera.estimated, "source": pose.camera.source,
                 "reprojection_px": round(pose.reprojection_px, 3),
                 "reprojection_mm": round(pose.reprojection_mm, 3)},
-            "source": {"description": self.source.description, "status": self._status,
-                       "fps": round(self._fps, 1)},
+            "source": {"description": self.description, "status": self._status,
+                       "fps": round(self._fps, 1), "reopened": self._reopens},
             "error": self._error,
         }

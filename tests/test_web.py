@@ -68,7 +68,10 @@ def test_stream_pushes_each_new_snapshot(client, live, renderer):
 
     def move_while_watching():
         time.sleep(0.15)
+        # Lifted and put down 100 mm on: the first frame looks only where it
+        # was (and marks it stale), the next scans the whole table and finds it.
         live.process(moved, 1, 0.1)
+        live.process(moved, 2, 0.2)
 
     mover = threading.Thread(target=move_while_watching)
     mover.start()

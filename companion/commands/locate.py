@@ -21,20 +21,24 @@ def register(sub) -> None:
 
 
 def cmd_locate(args: argparse.Namespace) -> int:
-    from vision.locate import Locator
-    from vision.sources import ImageSource, open_source
+    from vision.pipeline import TablePipeline
+    from vision.sources import ImageFolderSource, ImageSource, VideoSource, open_source
 
     table = load_table(args.table)
     camera = load_camera(args.camera)
     source = open_source(args.input, table)
-    locator = Locator(table, camera)
     single = isinstance(source, ImageSource)
+    # A video is one table over time: track it. Images in a folder may be
+    # anything: look at each whole.
+    pipeline = TablePipeline(table, camera,
+                             full_scan_every=15 if isinstance(source, VideoSource) else 1)
     with source:
         for frame in source:
-            located = locator.locate(frame.image, frame.index)
-            if single and located.table_pose is None:
-                raise CommandError(f"{args.input}: {located.error}")
-            print(json.dumps(located.to_json()), flush=True)
+            tracked = pipeline.process(frame.image, frame.index, frame.time_s)
+            if single and tracked.located.table_pose is None:
+                raise CommandError(f"{args.input}: {tracked.located.error}")
+            out = tracked.to_json()
+            if isinstance(source, ImageFolderSource) and not single:
+                out["image"] = frame.name
+            print(json.dumps(out), flush=True)
     return 0
-
-

@@ -40,7 +40,7 @@ def _serve(live, port: int, host: str = "127.0.0.1") -> int:
     address = f"http://{host}:{server.effective_port}/"
     live.start()
     print(f"Table companion: {address}", flush=True)
-    print(f"  showing {live.source.description} on {live.table.source}; Ctrl+C stops it", flush=True)
+    print(f"  showing {live.description} on {live.table.source}; Ctrl+C stops it", flush=True)
     try:
         server.run()
     except KeyboardInterrupt:
@@ -52,13 +52,14 @@ def _serve(live, port: int, host: str = "127.0.0.1") -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from vision.sources import SyntheticSource
+    from vision.sources import PrefetchSource, SyntheticSource
 
     from ..live import LiveTable
 
     source = SyntheticSource(fps=args.fps)
-    # The synthetic camera is known exactly, as a calibration file would give it.
-    live = LiveTable(source, source.table, source.camera)
+    # The synthetic camera is known exactly, as a calibration file would give it;
+    # frames render on a reader thread while the last one is tracked.
+    live = LiveTable(PrefetchSource(source), source.table, source.camera)
     return _serve(live, args.port)
 
 
@@ -69,8 +70,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     table = load_table(args.table)
     camera = load_camera(args.camera)
-    source = open_source(args.source, table)
-    live = LiveTable(source, table, camera, paced=True)
+    # Open it once now, so a wrong path or a missing camera is said at once;
+    # later, when it stops, the live table opens it again with back-off.
+    first = [open_source(args.source, table)]
+
+    def opener():
+        return first.pop() if first else open_source(args.source, table)
+
+    live = LiveTable(opener, table, camera, paced=True)
     return _serve(live, args.port)
-
-
