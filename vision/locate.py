@@ -78,6 +78,35 @@ class FrameLocation:
         return out
 
 
+def region_around(corners_px: np.ndarray, margin_px: float | None = None) -> tuple[float, float, float, float]:
+    """A box (x0, y0, x1, y1) around a marker's corners, a side (at least 30 px) wider."""
+    side = float(np.linalg.norm(corners_px[0] - corners_px[1]))
+    margin = max(side, 30.0) if margin_px is None else margin_px
+    x0, y0 = corners_px.min(axis=0) - margin
+    x1, y1 = corners_px.max(axis=0) + margin
+    return (x0, y0, x1, y1)
+
+
+def merge_regions(regions: list[tuple[float, float, float, float]]) -> list[tuple[int, int, int, int]]:
+    """Overlapping boxes joined, so no marker is cut by a box's edge or searched twice."""
+    boxes = [list(r) for r in regions]
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                a, b = boxes[i], boxes[j]
+                if a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]:
+                    boxes[i] = [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
+                    del boxes[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    return [(int(np.floor(x0)), int(np.floor(y0)), int(np.ceil(x1)), int(np.ceil(y1)))
+            for x0, y0, x1, y1 in boxes]
+
+
 def heading_from_corners(corners_xy: np.ndarray) -> float:
     """The direction the marker's top edge faces, from all four corners, in degrees.
 
@@ -118,12 +147,38 @@ class Locator:
         self.detector = detector or MarkerDetector(table.dictionary)
         self.table_pose: TablePose | None = None
 
-    def locate(self, image: np.ndarray, frame: int = 0) -> FrameLocation:
-        """Find the table and every car in a whole frame."""
+    def locate(self, image: np.ndarray, frame: int = 0,
+               look_again: dict[int, tuple[float, float, float, float]] | None = None) -> FrameLocation:
+        """Find the table and every car in a whole frame.
+
+        OpenCV keeps one of several candidates that lie close together (the
+        outer square, an inner outline, at three thresholds) and, now and then,
+        one that will not decode: a clean anchor is lost to a frame's noise.
+        So every anchor missed is looked for again in a small region around
+        where this frame's pose puts it, as is every marker in `look_again`
+        (id to a region x0, y0, x1, y1 where it was last seen): there the
+        candidates differ and it is found."""
         h, w = image.shape[:2]
         if self.camera is not None:
             self.camera.check_frame(image)
-        return self.locate_detections(self.detector.detect(image), (w, h), frame)
+        detections = self.detector.detect(image)
+        located = self.locate_detections(detections, (w, h), frame)
+        found = {d.id for d in detections}
+        regions = {i: r for i, r in (look_again or {}).items() if i not in found}
+        pose = self.table_pose
+        if pose is not None:
+            for anchor in self.table.anchors:
+                if anchor.id not in found:
+                    corners = pose.image_from_table(np.array([(x, y, 0.0) for x, y in anchor.corners_mm()]))
+                    regions[anchor.id] = region_around(corners)
+        if not regions:
+            return located
+        extra, taken = [], set()
+        for d in self.detector.detect_regions(image, merge_regions(list(regions.values()))):
+            if d.id in regions and d.id not in taken:
+                extra.append(d)
+                taken.add(d.id)
+        return self.locate_detections(detections + extra, (w, h), frame) if extra else located
 
     def locate_detections(self, detections: list[MarkerDetection], image_size: tuple[int, int],
                           frame: int = 0, solve_pose: bool = True) -> FrameLocation:

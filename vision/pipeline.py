@@ -16,7 +16,7 @@ from calibration.camera import CameraModel
 from calibration.tablefile import TableSpec
 
 from .detect import MarkerDetector
-from .locate import FrameLocation, Locator
+from .locate import FrameLocation, Locator, merge_regions, region_around
 from .track import TrackedCar, Tracker, TrackerSettings
 
 
@@ -70,14 +70,14 @@ class TablePipeline:
             self.locator.camera.check_frame(image)
         full = (self._full_next or self._since_full >= self.full_scan_every
                 or self.locator.table_pose is None or not self._regions)
-        detector = self.locator.detector
         if full:
-            detections = detector.detect(image)
+            located = self.locator.locate(image, frame, look_again={
+                car_id: region_around(corners) for car_id, (corners, _, _) in self._last_seen.items()})
             self._since_full = 1
         else:
-            detections = detector.detect_regions(image, _merge(list(self._regions.values())))
+            detections = self.locator.detector.detect_regions(image, merge_regions(list(self._regions.values())))
+            located = self.locator.locate_detections(detections, (w, h), frame, solve_pose=False)
             self._since_full += 1
-        located = self.locator.locate_detections(detections, (w, h), frame, solve_pose=full)
         cars = self.tracker.update(located, time_s)
         self._plan(located, full)
         return TrackedFrame(frame, time_s, cars, located, full)
@@ -99,9 +99,7 @@ class TablePipeline:
                 self._last_seen[car_id] = (corners, side, lost)
             # A car at a brisk 0.5 m/s moves about 20 px between frames at 30 fps.
             margin = min(max(2.0 * side, 40.0) + 20.0 * lost, 300.0)
-            x0, y0 = corners.min(axis=0) - margin
-            x1, y1 = corners.max(axis=0) + margin
-            self._regions[car_id] = (x0, y0, x1, y1)
+            self._regions[car_id] = region_around(corners, margin)
         # A car that slipped out of its region (lifted, fast, covered) is also
         # looked for over the whole frame next time, as is any frame that lost the table.
         self._full_next = (bool(newly_lost) and not full) or located.table_pose is None
@@ -109,22 +107,3 @@ class TablePipeline:
 
 #: How many frames a lost car's region is kept (widening) before only full scans look for it.
 LOST_REGION_FRAMES = 30
-
-
-def _merge(regions: list[tuple[float, float, float, float]]) -> list[tuple[int, int, int, int]]:
-    """Overlapping regions joined, so a marker is never cut by a region's edge twice."""
-    boxes = [list(r) for r in regions]
-    merged = True
-    while merged:
-        merged = False
-        for i in range(len(boxes)):
-            for j in range(i + 1, len(boxes)):
-                a, b = boxes[i], boxes[j]
-                if a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]:
-                    boxes[i] = [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
-                    del boxes[j]
-                    merged = True
-                    break
-            if merged:
-                break
-    return [(int(np.floor(x0)), int(np.floor(y0)), int(np.ceil(x1)), int(np.ceil(y1))) for x0, y0, x1, y1 in boxes]
