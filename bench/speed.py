@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,6 +26,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from calibration.camera import CameraModel
 from vision.demo import DemoScript
 from vision.pipeline import TablePipeline
 from vision.render import TableRenderer
@@ -84,10 +87,19 @@ def main() -> None:
     ap.add_argument("--cars", type=int, default=12)
     ap.add_argument("--codec", default="MJPG")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each loop; the best is kept")
+    ap.add_argument("--write-only", metavar="PATH", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.write_only:
+        table, camera = write_video(Path(args.write_only), args.frames, args.cars, args.codec)
+        camera.to_yaml(Path(args.write_only).with_suffix(".yml"))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "table.avi"
-        table, camera = write_video(path, args.frames, args.cars, args.codec)
+        # Rendered in a child process, so the peak memory below is the pipeline's alone.
+        subprocess.run([sys.executable, "-m", "bench.speed", "--write-only", str(path), "--frames",
+                        str(args.frames), "--cars", str(args.cars), "--codec", args.codec], check=True)
+        table = bench_table(args.cars, np.random.default_rng(7))
+        camera = CameraModel.from_yaml(path.with_suffix(".yml"))
         bare, pipe = [], []
         for _ in range(args.repeat):          # interleaved, so both see the same machine
             bare.append(bare_loop(path))
