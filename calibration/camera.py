@@ -37,7 +37,9 @@ class CameraModel:
 
     camera_matrix: np.ndarray
     dist_coeffs: np.ndarray
-    image_size: tuple[int, int]  # (width, height) in pixels
+    #: (width, height) in pixels; None for a file that does not say (OpenCV's
+    #: ArUco tutorial writes none), when any frame its principal point fits is taken.
+    image_size: tuple[int, int] | None
     estimated: bool = False
     focal_rel_sigma: float = 0.002
     source: str = "<camera>"
@@ -87,8 +89,9 @@ class CameraModel:
                 raise CameraFileError(f"{p}: not a readable OpenCV calibration file")
             k = _read_matrix(fs, "camera_matrix", p)
             d = _read_matrix(fs, "distortion_coefficients", p)
-            width = _read_int(fs, "image_width", p)
-            height = _read_int(fs, "image_height", p)
+            has_size = not fs.getNode("image_width").empty() or not fs.getNode("image_height").empty()
+            width = _read_int(fs, "image_width", p) if has_size else None
+            height = _read_int(fs, "image_height", p) if has_size else None
         finally:
             fs.release()
         if k.shape != (3, 3):
@@ -99,9 +102,9 @@ class CameraModel:
                                   f"numbers, not {d.size}")
         if not np.all(np.isfinite(k)) or k[0, 0] <= 0 or k[1, 1] <= 0:
             raise CameraFileError(f"{p}: camera_matrix has no positive focal length")
-        if width <= 0 or height <= 0:
+        if has_size and (width <= 0 or height <= 0):
             raise CameraFileError(f"{p}: image_width and image_height must be positive")
-        return cls(k, d.reshape(-1), (width, height), source=str(p))
+        return cls(k, d.reshape(-1), (width, height) if has_size else None, source=str(p))
 
     def to_yaml(self, path: str | Path, **extra: float) -> None:
         """Write OpenCV's calibration YAML, atomically (a crash leaves the old file)."""
@@ -111,8 +114,9 @@ class CameraModel:
         os.close(fd)
         try:
             fs = cv2.FileStorage(tmp, cv2.FILE_STORAGE_WRITE)
-            fs.write("image_width", int(self.image_size[0]))
-            fs.write("image_height", int(self.image_size[1]))
+            if self.image_size is not None:
+                fs.write("image_width", int(self.image_size[0]))
+                fs.write("image_height", int(self.image_size[1]))
             fs.write("camera_matrix", np.asarray(self.camera_matrix))
             fs.write("distortion_coefficients", np.asarray(self.dist_coeffs).reshape(1, -1))
             for key, value in extra.items():
@@ -128,6 +132,15 @@ class CameraModel:
     def check_frame(self, image: np.ndarray, where: str = "frame") -> None:
         """Refuse a frame whose size is not the size this camera was calibrated at."""
         h, w = image.shape[:2]
+        if self.image_size is None:
+            # No size in the file: the principal point must at least lie well inside the frame.
+            cx, cy = self.principal_point_px
+            if not (0.25 * w < cx < 0.75 * w and 0.25 * h < cy < 0.75 * h):
+                raise CameraFileError(
+                    f"{self.source}: the file gives no image size, and its principal point "
+                    f"({cx:.0f}, {cy:.0f}) is far from the middle of the {where}'s {w} x {h} "
+                    f"pixels: it was calibrated at another resolution")
+            return
         if (w, h) != tuple(self.image_size):
             raise CameraFileError(
                 f"{self.source}: calibrated for {self.image_size[0]} x {self.image_size[1]} "

@@ -26,6 +26,7 @@ import cv2
 import numpy as np
 
 from .camera import CameraModel
+from .dictionaries import probe_dictionaries
 
 #: Names of the standard deviations calibrateCameraExtended returns, in its order.
 INTRINSIC_NAMES = ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3", "k4", "k5", "k6",
@@ -34,18 +35,6 @@ INTRINSIC_NAMES = ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3", "k4", "
 #: Predefined dictionaries tried when the board's own dictionary finds nothing,
 #: to tell the user which one the board was printed with.  Each family's largest
 #: member holds the smaller ones as its first ids.
-_PROBE_FAMILIES = (
-    ("DICT_4X4", (50, 100, 250, 1000)),
-    ("DICT_5X5", (50, 100, 250, 1000)),
-    ("DICT_6X6", (50, 100, 250, 1000)),
-    ("DICT_7X7", (50, 100, 250, 1000)),
-    ("DICT_ARUCO_ORIGINAL", ()),
-    ("DICT_ARUCO_MIP_36h12", ()),
-    ("DICT_APRILTAG_16h5", ()),
-    ("DICT_APRILTAG_25h9", ()),
-    ("DICT_APRILTAG_36h10", ()),
-    ("DICT_APRILTAG_36h11", ()),
-)
 
 
 #: The board `companion markers board` prints by default (calibration/sheets.py):
@@ -465,31 +454,13 @@ def _collinear(points_mm: np.ndarray) -> bool:
 
 
 def _probe_dictionaries(images: list[np.ndarray], exclude: str) -> str | None:
-    """Which other predefined dictionary's markers the images show most of, if
-    any, said as the rest of a sentence ("DICT_6X6 markers (ids up to 16): is
-    the board's dictionary DICT_6X6_50 or a larger DICT_6X6 one?").
-
-    Needs two markers: one false detection in clutter is not a verdict.
-    """
-    best: tuple[int, str] | None = None
-    params = cv2.aruco.DetectorParameters()
-    for family, sizes in _PROBE_FAMILIES:
-        name = f"{family}_{sizes[-1]}" if sizes else family
-        detector = cv2.aruco.ArucoDetector(_dictionary(name), params)
-        for image in images:
-            _, ids, _ = detector.detectMarkers(image)
-            if ids is None or len(ids) < 2:
-                continue
-            top = int(ids.max())
-            # The smallest member of the family reading every id seen.
-            fit = next((f"{family}_{n}" for n in sizes if top < n), name)
-            if fit == exclude:
-                continue
-            which = fit if fit == name else f"{fit} or a larger {family} one"
-            phrase = (f"{family} markers (ids up to {top}): is the board's dictionary {which}?")
-            if best is None or len(ids) > best[0]:
-                best = (len(ids), phrase)
-    return best[1] if best else None
+    """Which other dictionary's markers the images show, as the rest of a
+    sentence ("DICT_6X6 markers (ids up to 16): is the board's dictionary
+    DICT_6X6_50 or a larger DICT_6X6 one?")."""
+    guess = probe_dictionaries(images, exclude)
+    if guess is None:
+        return None
+    return f"{guess.family} markers (ids up to {guess.top_id}): is the board's dictionary {guess.which}?"
 
 
 # --- calibration ----------------------------------------------------------------

@@ -148,3 +148,17 @@ def test_no_anchors_at_all_is_a_clear_error(demo_table):
     from calibration.table_pose import solve_table_pose
     with pytest.raises(TablePoseError, match="saw none; missing 0, 1, 2, 3, 4, 5"):
         solve_table_pose({}, demo_table, None, image_size=(1920, 1080))
+
+
+def test_a_table_file_with_the_wrong_dictionary_says_which_one_the_frame_shows(demo_table, renderer, spread_frame):
+    wrong = dataclasses.replace(demo_table, dictionary="DICT_6X6_50")
+    located = Locator(wrong, renderer.camera).locate(spread_frame.image)
+    assert located.table_pose is None and located.cars == ()
+    assert "shows no DICT_6X6_50 markers but 11 DICT_4X4 markers" in located.error
+    assert "DICT_4X4_50" in located.error
+
+
+def test_an_unreadable_frame_is_a_clear_error(demo_table):
+    from vision.detect import DetectionError
+    with pytest.raises(DetectionError, match="empty or could not be decoded"):
+        Locator(demo_table).locate(np.zeros((0, 0, 3), np.uint8))

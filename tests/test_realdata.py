@@ -203,18 +203,16 @@ def test_published_charuco_camera_file_reads():
     assert cam.dist_coeffs[0] == pytest.approx(0.12136925618707872)
 
 
-def test_published_grid_board_camera_file_lacks_its_image_size():
+def test_published_camera_file_without_an_image_size_is_read_and_checked_by_its_principal_point():
     # tutorial_camera_params.yml carries camera_matrix and distortion_coefficients
-    # but no image_width/image_height.  A camera model must know the resolution it
-    # holds for (it checks every frame against it), so the file is refused, naming
-    # what is missing, rather than read with a guessed size.
+    # but no image_width/image_height. It is read; a frame is taken when the
+    # principal point lies well inside it, and refused when it cannot belong.
     path = TUTORIALS / "tutorial_camera_params.yml"
-    fs = cv2.FileStorage(str(path), cv2.FILE_STORAGE_READ)
-    try:
-        assert fs.getNode("image_width").empty() and fs.getNode("image_height").empty()
-        assert fs.getNode("camera_matrix").mat()[0, 0] == pytest.approx(628.158)
-    finally:
-        fs.release()
-    with pytest.raises(CameraFileError, match="image_width") as info:
-        CameraModel.from_yaml(path)
+    cam = CameraModel.from_yaml(path)
+    assert cam.image_size is None
+    assert cam.camera_matrix[0, 0] == pytest.approx(628.158, abs=1e-3)
+    photo = image("gboriginal.png")
+    cam.check_frame(photo)                      # the photo it was published with
+    with pytest.raises(CameraFileError, match="gives no image size") as info:
+        cam.check_frame(np.zeros((2160, 3840), np.uint8))
     assert "tutorial_camera_params.yml" in str(info.value)

@@ -7,16 +7,18 @@ that car's roof (its `roof_mm` above the table), not to the table: seen from
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from calibration.camera import CameraModel
+from calibration.dictionaries import probe_dictionaries
 from calibration.table_pose import MIN_ANCHORS, TablePose, TablePoseError, solve_table_pose
 from calibration.tablefile import CarSpec, TableSpec
 
-from .detect import MarkerDetection, MarkerDetector
+from .detect import MarkerDetection, MarkerDetector, to_gray
 
 
 
@@ -146,6 +148,8 @@ class Locator:
         self.camera = camera
         self.detector = detector or MarkerDetector(table.dictionary)
         self.table_pose: TablePose | None = None
+        self._probes_left = 3
+        self._hint = ""
 
     def locate(self, image: np.ndarray, frame: int = 0,
                look_again: dict[int, tuple[float, float, float, float]] | None = None) -> FrameLocation:
@@ -163,6 +167,8 @@ class Locator:
             self.camera.check_frame(image)
         detections = self.detector.detect(image)
         located = self.locate_detections(detections, (w, h), frame)
+        if located.table_pose is None and not detections:
+            return dataclasses.replace(located, error=f"{located.error}{self._dictionary_hint(image)}")
         found = {d.id for d in detections}
         regions = {i: r for i, r in (look_again or {}).items() if i not in found}
         pose = self.table_pose
@@ -179,6 +185,20 @@ class Locator:
                 extra.append(d)
                 taken.add(d.id)
         return self.locate_detections(detections + extra, (w, h), frame) if extra else located
+
+    def _dictionary_hint(self, image: np.ndarray) -> str:
+        """When a frame shows no marker of the table's dictionary, which it does show.
+
+        Probing every dictionary costs a few detections, so it is done for the
+        first few such frames only, and the answer kept."""
+        if self._probes_left > 0:
+            self._probes_left -= 1
+            guess = probe_dictionaries([to_gray(image)], self.table.dictionary)
+            if guess is not None:
+                self._hint = (f"; the frame shows no {self.table.dictionary} markers but {guess.markers} "
+                              f"{guess.family} markers (ids up to {guess.top_id}): is the table file's "
+                              f"dictionary {guess.which}?")
+        return self._hint
 
     def locate_detections(self, detections: list[MarkerDetection], image_size: tuple[int, int],
                           frame: int = 0, solve_pose: bool = True) -> FrameLocation:
