@@ -293,7 +293,7 @@ def test_cli_calibrates_a_folder_of_views(view_folder, tmp_path, capsys):
     taken = [line for line in text.splitlines() if line.startswith("view ")]
     assert len(taken) >= 15
     assert taken[0].startswith("view 1 (view00.png): 24 corners, coverage ")
-    assert "RMS reprojection error" in text and "worst views: view" in text
+    assert "RMS reprojection error" in text and "each view's error, worst first: view" in text
     assert text.rstrip().endswith(f"wrote {out}")
 
     camera = CameraModel.from_yaml(out)

@@ -148,8 +148,11 @@ def _report(result: CalibrationResult) -> None:
           f"image {cam.image_size[0]} x {cam.image_size[1]}", flush=True)
     names = ("k1", "k2", "p1", "p2", "k3")
     print("distortion " + ", ".join(f"{n} {v:.4f}" for n, v in zip(names, cam.dist_coeffs)), flush=True)
-    worst = ", ".join(f"{name} {err:.3f} px" for name, err in result.worst_views(3))
-    print(f"worst views: {worst}", flush=True)
+    # Every view's own error, worst first: a view far above the rest is a
+    # blurred frame or a bent board, and is where to look.
+    ranked = result.worst_views(len(result.view_errors_px))
+    print("each view's error, worst first: "
+          + ", ".join(f"{name} {err:.3f} px" for name, err in ranked), flush=True)
     if result.rms_px > 1.0:
         # Above a pixel something is off: a misprinted board, a blurred view, a
         # board that bends.  The worst views are where to look.
