@@ -16,10 +16,13 @@ from calibration.tablefile import TableFileError
 from vision.detect import DetectionError
 from vision.sources import SourceError
 
+from .scene import SceneError
+
 from .commands import CommandError, register_all
 
 #: Errors that are the user's to fix: printed as one line, never a traceback.
-USER_ERRORS = (TableFileError, CameraFileError, TablePoseError, SourceError, DetectionError, CommandError)
+USER_ERRORS = (TableFileError, CameraFileError, TablePoseError, SourceError, DetectionError, SceneError,
+               CommandError)
 
 
 def build_parser() -> argparse.ArgumentParser:
