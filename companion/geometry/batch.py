@@ -58,7 +58,7 @@ def measure_all(cars: list[Footprint] | tuple[Footprint, ...], obstacles: Obstac
     iu, ju = np.triu_indices(n, k=1)
     pairs = np.column_stack([iu, ju])
     centres, forward, corners, axis, turn = _frames(cars)
-    polys = np.array([c.polygon for c in cars], dtype=object)
+    polys = shapely.polygons(corners)          # all at once, not one Polygon per car
 
     # Closest distances and their points, all pairs in two calls.
     lines = shapely.shortest_line(polys[iu], polys[ju])

@@ -111,14 +111,14 @@ class Footprint:
     def corners(self) -> np.ndarray:
         """(4, 2): front-left, front-right, rear-right, rear-left."""
         a, b = self.length_mm / 2, self.width_mm / 2
-        p = self.pose
-        return np.array([p.to_table(a, b), p.to_table(a, -b), p.to_table(-a, -b), p.to_table(-a, b)])
+        t = math.radians(self.pose.heading_deg)
+        c, s = math.cos(t), math.sin(t)
+        local = np.array([[a, b], [a, -b], [-a, -b], [-a, b]])
+        return local @ np.array([[c, s], [-s, c]]) + (self.pose.x_mm, self.pose.y_mm)
 
     @cached_property
     def polygon(self) -> Polygon:
-        poly = Polygon(self.corners)
-        shapely.prepare(poly)
-        return poly
+        return Polygon(self.corners)
 
     @property
     def centre(self) -> np.ndarray:

@@ -111,6 +111,9 @@ class MoveRegion:
     template: MoveTemplate
     polygon: Polygon
     start: tuple[float, float]
+    #: One-sigma doubt of the region's edges: the moving car's own position and
+    #: that of the nearest car it was carved around.
+    sigma_mm: float = 0.0
 
     def allows(self, bumper_xy, what: str = "front bumper in the move region") -> Verdict:
         """A verdict: how far inside the region (margin, mm) the bumper would end."""
@@ -118,7 +121,7 @@ class MoveRegion:
         inside = bool(shapely.covers(self.polygon, pt)) if not self.polygon.is_empty else False
         d = float(shapely.distance(self.polygon.boundary, pt)) if not self.polygon.is_empty else float("inf")
         margin = d if inside else -d
-        return judge(what, margin, 0.0, 0.0, at_most=False)
+        return judge(what, margin, 0.0, self.sigma_mm, at_most=False)
 
 
 def move_region(car: Footprint, template: MoveTemplate, others: list[Footprint] | tuple = (),
@@ -134,8 +137,8 @@ def move_region(car: Footprint, template: MoveTemplate, others: list[Footprint] 
     rel = car.corners - bumper
     area = template.polygon
     reach = area.buffer(np.hypot(car.length_mm, car.width_mm))
-    shapes = [o.polygon for o in others if o.id != car.id] + list(blocking)
-    near = [s for s in shapes if shapely.intersects(reach, s)]
+    near_cars = [o for o in others if o.id != car.id and shapely.intersects(reach, o.polygon)]
+    near = [o.polygon for o in near_cars] + [s for s in blocking if shapely.intersects(reach, s)]
     if near:
         carved = shapely.union_all([_minkowski_obstacle(s, rel).buffer(-1e-6) for s in near])
         free = shapely.difference(area, carved)
@@ -145,7 +148,9 @@ def move_region(car: Footprint, template: MoveTemplate, others: list[Footprint] 
     parts = list(getattr(free, "geoms", [free]))
     reachable = [g for g in parts if not g.is_empty and shapely.distance(g, start) < 1e-6]
     poly = shapely.union_all(reachable) if reachable else Polygon()
-    return MoveRegion(template, poly, (float(bumper[0]), float(bumper[1])))
+    others_sigma = max((o.pose.axis_sigma_mm for o in near_cars), default=0.0)
+    return MoveRegion(template, poly, (float(bumper[0]), float(bumper[1])),
+                      float(np.hypot(car.pose.axis_sigma_mm, others_sigma)))
 
 
 # --- swept paths ----------------------------------------------------------------------
