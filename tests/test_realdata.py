@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 import pytest
 
+from bench.realdata import contour_convention
 from calibration.camera import CameraFileError, CameraModel
 from calibration.charuco import STILLS_NEW_ANGLE_DEG, BoardFinder, CharucoBoardSpec, ViewCollector
 from vision.detect import MarkerDetector
@@ -99,17 +100,8 @@ def test_project_corners_within_1px_in_the_published_convention(expected):
     found = {d.id: d.corners_px for d in MarkerDetector(truth["dictionary"]).detect(
         image("singlemarkersoriginal.jpg"))}
     for marker_id, published in truth["corners"].items():
-        c = found[int(marker_id)]
-        centre = c.mean(axis=0)
-        shifted = []
-        for k in range(4):
-            inward = np.zeros(2)
-            for a, b in ((c[k - 1], c[k]), (c[k], c[(k + 1) % 4])):
-                t = (b - a) / np.linalg.norm(b - a)
-                n = np.array([-t[1], t[0]])
-                inward += n if n @ (centre - (a + b) / 2) > 0 else -n
-            shifted.append(c[k] + 0.5 * inward)
-        error_px = np.abs(np.array(shifted) - np.asarray(published, float)).max()
+        shifted = contour_convention(found[int(marker_id)])
+        error_px = np.abs(shifted - np.asarray(published, float)).max()
         assert error_px <= 1.0, f"marker {marker_id}: a corner is {error_px:.2f} px off"
 
 
