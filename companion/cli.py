@@ -16,13 +16,15 @@ from calibration.tablefile import TableFileError
 from vision.detect import DetectionError
 from vision.sources import SourceError
 
+from .dice import DiceError
+from .rules.base import RulesError
 from .scene import SceneError
 
 from .commands import CommandError, register_all
 
 #: Errors that are the user's to fix: printed as one line, never a traceback.
 USER_ERRORS = (TableFileError, CameraFileError, TablePoseError, SourceError, DetectionError, SceneError,
-               CommandError)
+               RulesError, DiceError, CommandError)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,149 @@
+"""Dice: what a resolution asks for, what comes back, and where it comes from.
+
+A resolution asks for dice with a `DiceRequest` ("1d6 skill for the driver of
+the Interceptor") and waits; any `DiceSource` answers it with a `DiceThrow`:
+a virtual roll (seeded, recorded), dice typed in on the page, a scenario's
+fixed dice, or (later) the electronic tray.  A throw that does not fit the
+request (a d6 showing 7, two dice for one) is refused, never used.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+
+_DIE = re.compile(r"^d(\d+)$")
+
+
+class DiceError(ValueError):
+    """Dice that do not answer the request."""
+
+
+def sides(die: str) -> int:
+    m = _DIE.match(die)
+    if not m or int(m.group(1)) < 2:
+        raise DiceError(f"'{die}' is not a die (d6, d10, ...)")
+    return int(m.group(1))
+
+
+@dataclass(frozen=True)
+class Modifier:
+    value: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.value:+d} ({self.reason})"
+
+
+@dataclass(frozen=True)
+class DiceRequest:
+    """Dice a resolution waits for: which dice, for what, for whom."""
+
+    dice: tuple[str, ...]
+    purpose: str
+    who: str = ""
+
+    def describe(self) -> str:
+        counts: dict[str, int] = {}
+        for d in self.dice:
+            counts[d] = counts.get(d, 0) + 1
+        dice = " + ".join(f"{n}{d}" for d, n in counts.items())
+        return f"{dice} {self.purpose}" + (f" for {self.who}" if self.who else "")
+
+
+@dataclass(frozen=True)
+class DiceThrow:
+    """Faces that fell, in the request's order, and where they came from."""
+
+    faces: tuple[int, ...]
+    dice: tuple[str, ...]
+    source: str = "virtual"
+    detail: dict = field(default_factory=dict)
+
+    def check(self, request: DiceRequest) -> "DiceThrow":
+        if tuple(self.dice) != tuple(request.dice):
+            raise DiceError(f"the throw is {', '.join(self.dice)} but {request.describe()} was asked for")
+        for die, face in zip(self.dice, self.faces):
+            if not 1 <= face <= sides(die):
+                raise DiceError(f"a {die} cannot show {face}")
+        if len(self.faces) != len(self.dice):
+            raise DiceError(f"{len(self.faces)} faces for {len(self.dice)} dice")
+        return self
+
+    def to_json(self) -> dict:
+        return {"dice": list(self.dice), "faces": list(self.faces), "source": self.source, **self.detail}
+
+
+@dataclass(frozen=True)
+class Roll:
+    """A die roll for a check: its natural face, the modifiers with their reasons, the total."""
+
+    request: DiceRequest
+    face: int
+    modifiers: tuple[Modifier, ...] = ()
+
+    @property
+    def total(self) -> int:
+        return self.face + sum(m.value for m in self.modifiers)
+
+    @property
+    def natural_max(self) -> bool:
+        return self.face == sides(self.request.dice[0])
+
+    def describe(self) -> str:
+        mods = " ".join(str(m) for m in self.modifiers)
+        return f"{self.request.describe()}: {self.face}" + (f" {mods} = {self.total}" if mods else "")
+
+    def to_json(self) -> dict:
+        return {"asked": self.request.describe(), "face": self.face, "total": self.total,
+                "modifiers": [{"value": m.value, "reason": m.reason} for m in self.modifiers]}
+
+
+class DiceSource:
+    """Answers dice requests."""
+
+    name = "dice"
+
+    def throw(self, request: DiceRequest) -> DiceThrow:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class VirtualDice(DiceSource):
+    """A seeded virtual roll; the seed and the count are recorded with each throw."""
+
+    name = "virtual"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.seed = seed if seed is not None else random.SystemRandom().randrange(2 ** 31)
+        self._rng = random.Random(self.seed)
+        self.count = 0
+
+    def throw(self, request: DiceRequest) -> DiceThrow:
+        self.count += 1
+        faces = tuple(self._rng.randint(1, sides(d)) for d in request.dice)
+        return DiceThrow(faces, request.dice, "virtual", {"seed": self.seed, "n": self.count})
+
+
+class FixedDice(DiceSource):
+    """Dice that fell, given in order (a scenario file's, typed-in dice): each
+    request takes as many faces as it has dice."""
+
+    name = "fixed"
+
+    def __init__(self, faces: list[int] | tuple[int, ...], source: str = "fixed") -> None:
+        self.faces = list(faces)
+        self.used = 0
+        self.source = source
+
+    @property
+    def remaining(self) -> int:
+        return len(self.faces) - self.used
+
+    def throw(self, request: DiceRequest) -> DiceThrow:
+        n = len(request.dice)
+        if self.remaining < n:
+            raise DiceError(f"no dice left for {request.describe()} (after {self.used} faces)")
+        faces = tuple(self.faces[self.used:self.used + n])
+        self.used += n
+        return DiceThrow(faces, request.dice, self.source, {"index": self.used - n}).check(request)

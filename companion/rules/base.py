@@ -1,0 +1,113 @@
+"""The rule-system base: a rule system is a subclass with a few hooks, found by name.
+
+Like python-chess's variants: `RuleSystem` holds what every system shares
+(options, the registry, the session's hooks); each system's module subclasses
+it, states its options (the readings it takes of ambiguous rules, each with a
+default, the rule it reads and why) and implements the hooks it needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..dice import DiceRequest, DiceThrow
+
+
+class RulesError(ValueError):
+    """A rule system, option or action that cannot be; the message says why."""
+
+
+@dataclass(frozen=True)
+class RuleOption:
+    """One reading of an ambiguous rule: its name, default, the values it may
+    take, the rule it reads (file and section) and what each reading means."""
+
+    name: str
+    default: Any
+    choices: tuple[Any, ...] | None
+    rule: str
+    doc: str
+
+    def check(self, value: Any) -> Any:
+        if self.choices is not None and value not in self.choices:
+            raise RulesError(f"option {self.name}: {value!r} is not one of "
+                             f"{', '.join(repr(c) for c in self.choices)}")
+        if self.choices is None and isinstance(self.default, (int, float)) and not isinstance(self.default, bool):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise RulesError(f"option {self.name}: {value!r} is not a number")
+        return value
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "default": self.default, "choices": list(self.choices) if self.choices else None,
+                "rule": self.rule, "doc": self.doc}
+
+
+#: A resolution: a generator that yields dice requests, receives throws, and
+#: returns what happened.
+Resolution = Generator[DiceRequest, DiceThrow, dict]
+
+
+class RuleSystem:
+    """What every rule system shares. Subclasses set `name`, `title`, `rulebook`
+    and `options`, and implement the hooks below that their game needs."""
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    rulebook: ClassVar[str] = ""
+    options: ClassVar[tuple[RuleOption, ...]] = ()
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        known = {o.name: o for o in self.options}
+        self.settings: dict[str, Any] = {o.name: o.default for o in self.options}
+        for key, value in (options or {}).items():
+            if key not in known:
+                raise RulesError(f"{self.name} has no option '{key}' (its options: {', '.join(known) or 'none'})")
+            self.settings[key] = known[key].check(value)
+
+    def option(self, name: str) -> Any:
+        return self.settings[name]
+
+    # --- hooks --------------------------------------------------------------------
+
+    def new_game(self, rosters: list[dict], scene) -> Any:
+        """The game's starting state from the players' rosters and the table."""
+        raise NotImplementedError(f"{self.name} does not start games yet")
+
+    def resolve(self, state, action: dict) -> Resolution:
+        """Resolve one action: a generator yielding dice requests."""
+        raise NotImplementedError(f"{self.name} resolves no actions yet")
+
+    def describe(self) -> dict:
+        return {"name": self.name, "title": self.title, "rulebook": self.rulebook,
+                "options": [{**o.to_json(), "value": self.settings[o.name]} for o in self.options]}
+
+
+_REGISTRY: dict[str, type[RuleSystem]] = {}
+
+
+def register(cls: type[RuleSystem]) -> type[RuleSystem]:
+    """Class decorator: make a rule system findable by its name."""
+    if not cls.name:
+        raise RulesError(f"{cls.__name__} has no name")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def rule_system(name: str, options: dict[str, Any] | None = None) -> RuleSystem:
+    """The rule system of that name, with these options."""
+    _load_all()
+    if name not in _REGISTRY:
+        raise RulesError(f"no rule system '{name}' (there are: {', '.join(sorted(_REGISTRY))})")
+    return _REGISTRY[name](options)
+
+
+def rule_systems() -> list[type[RuleSystem]]:
+    _load_all()
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def _load_all() -> None:
+    # Importing a system's module registers it.
+    from . import shattered_highways  # noqa: F401

@@ -1,0 +1,239 @@
+"""Shattered Highways: rosters, and the game's state (vehicles, warriors, rounds).
+
+A roster (JSON) is one player's fleet:
+
+    {"player": "Immortan", "points": 100,
+     "hero": {"vehicle": 10, "seat": "D"},
+     "vehicles": [{"marker": 10, "name": "Interceptor", "class": "car",
+                   "weapons": ["front"], "addons": ["armor:front", "drag_chains"]}]}
+
+Every seat starts with a cannon fodder ("Fleet Construction": "By default every
+vehicle starts with a warrior in each seating position"); the hero takes the
+seat named.  Seats: "D" the driver, "W1".. a gunner per weapon, "P1".. the rest;
+on a rig "D" and "W1" ride the tractor, the rest the trailer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..geometry import Footprint, Pose
+from . import sh_data as D
+from .base import RulesError
+
+
+@dataclass
+class Warrior:
+    id: str
+    player: str
+    kind: str                       # "hero" or "fodder"
+    vehicle: int | None
+    seat: str | None                # None: clinging
+    out: bool = False
+    jammed: bool = False            # a hero's pistol
+    acted: bool = False
+    extra_action: bool = False      # after a Change or a successful Cling, one more at -1
+    penalty: int = 0                # this activation's penalty (Change, Cling)
+    cling_exempt_on: int | None = None   # reinforcements: no Cling rolls on the rig they started on
+
+    @property
+    def skill_die(self) -> str:
+        return D.HERO_SKILL if self.kind == "hero" else D.FODDER_SKILL
+
+    def label(self) -> str:
+        return f"{self.player}'s {'hero' if self.kind == 'hero' else 'cannon fodder'} {self.id}"
+
+
+@dataclass
+class Weapon:
+    mount: str                      # front, rear (left, right on rigs)
+    seat: str                       # the gunner's seat
+    jammed: bool = False
+
+
+@dataclass
+class Vehicle:
+    marker: int
+    name: str
+    cls: str
+    owner: str
+    controller: str
+    hp: dict[str, int]
+    weapons: list[Weapon]
+    addons: list[str]
+    seats: list[tuple[str, str]]    # (seat, part)
+    length_mm: float
+    width_mm: float
+    pose: Pose | None = None
+    destroyed: bool = False
+    out_of_play: bool = False       # dropped off the back of the play space
+    at_back_edge: bool = False
+    hidden_buggy: int | None = None # the marker of a buggy in the trailer, not yet deployed
+    hidden_in: int | None = None    # for a hidden buggy: the rig it rides in
+    decoupled: bool = False
+    rammed_with: set[int] = field(default_factory=set)   # rammed and neither has moved since
+
+    @property
+    def klass(self) -> D.VehicleClass:
+        return D.CLASSES[self.cls]
+
+    @property
+    def in_play(self) -> bool:
+        return not (self.destroyed or self.out_of_play or self.hidden_in is not None)
+
+    @property
+    def total_hp(self) -> int:
+        return sum(max(v, 0) for v in self.hp.values())
+
+    def armour(self, section: str) -> int:
+        return D.ARMOR_REDUCTION if f"armor:{section}" in self.addons else 0
+
+    def footprint(self) -> Footprint:
+        if self.pose is None:
+            raise RulesError(f"{self.name} is not on the table")
+        return Footprint(self.marker, self.pose, self.length_mm, self.width_mm, self.name)
+
+
+@dataclass
+class GameState:
+    players: list[str]
+    vehicles: dict[int, Vehicle]
+    warriors: dict[str, Warrior]
+    table_mm: tuple[float, float]
+    pack_heading_deg: float
+    round: int = 0
+    order: list[tuple[str, int]] = field(default_factory=list)   # (player, marker) in play
+    turn: int = -1
+    winner: str | None = None
+    shifts_mm: float = 0.0
+
+    def vehicle(self, marker: int) -> Vehicle:
+        if marker not in self.vehicles:
+            raise RulesError(f"there is no vehicle {marker}")
+        return self.vehicles[marker]
+
+    def warrior(self, wid: str) -> Warrior:
+        if wid not in self.warriors:
+            raise RulesError(f"there is no warrior {wid}")
+        return self.warriors[wid]
+
+    def crew(self, marker: int) -> list[Warrior]:
+        return [w for w in self.warriors.values() if w.vehicle == marker and not w.out]
+
+    def in_seat(self, marker: int, seat: str) -> Warrior | None:
+        return next((w for w in self.crew(marker) if w.seat == seat), None)
+
+    @property
+    def active(self) -> Vehicle | None:
+        if 0 <= self.turn < len(self.order):
+            return self.vehicles[self.order[self.turn][1]]
+        return None
+
+
+# --- rosters ------------------------------------------------------------------------
+
+def seats_for(cls: str, weapons: int) -> list[tuple[str, str]]:
+    k = D.CLASSES[cls]
+    names = ["D"] + [f"W{i + 1}" for i in range(weapons)]
+    names += [f"P{i + 1}" for i in range(k.seats - len(names))]
+    if cls == "rig":
+        return [(n, "tractor" if i < D.RIG_TRACTOR_SEATS else "trailer") for i, n in enumerate(names)]
+    return [(n, "body") for n in names]
+
+
+def vehicle_cost(spec: dict, weapons_included: bool) -> int:
+    k = D.CLASSES[spec["class"]]
+    weapons = len(spec.get("weapons", []))
+    paid_weapons = max(weapons - k.weapons, 0) if weapons_included else weapons
+    addons = [a.split(":")[0] for a in spec.get("addons", [])]
+    addon_cp = sum(D.ADDON_COSTS[a] for a in addons)
+    # "Trucks ... + 1 addon": the truck's first add-on comes with it.
+    free = sorted((D.ADDON_COSTS[a] for a in addons), reverse=True)[:k.free_addons]
+    return k.creation_points + paid_weapons * D.WEAPON_CP + addon_cp - sum(free)
+
+
+def build_fleet(roster: dict, weapons_included: bool, fleet_points: int | None,
+                markers_taken: set[int], sizes: dict[int, tuple[float, float]]) -> tuple[list[Vehicle], list[Warrior]]:
+    """A player's vehicles and warriors from their roster; every mistake named."""
+    player = roster.get("player")
+    if not isinstance(player, str) or not player:
+        raise RulesError("a roster needs a 'player' name")
+    where = f"roster of {player}"
+    specs = roster.get("vehicles")
+    if not isinstance(specs, list) or not specs:
+        raise RulesError(f"{where}: no 'vehicles'")
+    vehicles, warriors, total = [], [], 0
+    for n, spec in enumerate(specs):
+        name = spec.get("name") or f"vehicle #{n + 1}"
+        w = f"{where}, {name}"
+        cls = spec.get("class")
+        if cls not in D.CLASSES:
+            raise RulesError(f"{w}: class must be one of {', '.join(D.CLASSES)}, not {cls!r}")
+        k = D.CLASSES[cls]
+        marker = spec.get("marker")
+        if not isinstance(marker, int) or isinstance(marker, bool):
+            raise RulesError(f"{w}: needs its roof 'marker' id")
+        if marker in markers_taken:
+            raise RulesError(f"{w}: marker {marker} is already another vehicle's")
+        markers_taken.add(marker)
+        mounts = spec.get("weapons", ["front"] * k.weapons)
+        allowed_mounts = ("front", "rear", "left", "right") if cls == "rig" else ("front", "rear")
+        for m in mounts:
+            if m not in allowed_mounts:
+                raise RulesError(f"{w}: a weapon mounted '{m}'; a {cls} mounts weapons {', '.join(allowed_mounts)} "
+                                 f"({D.RULEBOOK}, \"Vehicle Weapons\")")
+        if len(mounts) > k.max_weapons:
+            raise RulesError(f"{w}: {len(mounts)} weapons, but a {cls} carries at most {k.max_weapons} "
+                             f"({D.RULEBOOK}, \"Vehicles\")")
+        if len(mounts) + 1 > k.seats:
+            raise RulesError(f"{w}: {len(mounts)} weapons need {len(mounts)} gunners and a driver, "
+                             f"but a {cls} seats {k.seats}")
+        addons = spec.get("addons", [])
+        for a in addons:
+            base, _, section = a.partition(":")
+            if base not in D.ADDON_COSTS:
+                raise RulesError(f"{w}: unknown add-on '{a}' (armor:SECTION, drag_chains, hidden_buggy, reinforcements)")
+            if base == "armor" and section not in D.ARMOR_SECTIONS:
+                raise RulesError(f"{w}: armour goes on the {', '.join(D.ARMOR_SECTIONS)}, not '{section}'")
+            if base in D.RIG_ONLY_ADDONS and cls != "rig":
+                raise RulesError(f"{w}: {base} is a rig-only add-on ({D.RULEBOOK}, \"Rig-only Add-ons\")")
+        if len(set(addons)) != len(addons):
+            raise RulesError(f"{w}: an add-on listed twice")
+        cost = vehicle_cost({**spec, "weapons": mounts}, weapons_included)
+        total += cost
+        length, width = sizes.get(marker, (spec.get("length_mm", 75.0), spec.get("width_mm", 32.0)))
+        seats = seats_for(cls, len(mounts))
+        v = Vehicle(marker, name, cls, player, player, dict(k.hit_points),
+                    [Weapon(m, f"W{i + 1}") for i, m in enumerate(mounts)], list(addons), seats,
+                    float(length), float(width))
+        vehicles.append(v)
+        for seat, _ in seats:
+            warriors.append(Warrior(f"{player}:{marker}:{seat}", player, "fodder", marker, seat))
+        if "reinforcements" in addons:
+            for i in range(D.REINFORCEMENTS):
+                warriors.append(Warrior(f"{player}:{marker}:R{i + 1}", player, "fodder", marker, None,
+                                        cling_exempt_on=marker))
+        if "hidden_buggy" in addons:
+            hb = spec.get("hidden_buggy", {})
+            hb_marker = hb.get("marker")
+            if not isinstance(hb_marker, int) or hb_marker in markers_taken:
+                raise RulesError(f"{w}: the hidden buggy needs a marker of its own ('hidden_buggy': {{'marker': ID}})")
+            markers_taken.add(hb_marker)
+            buggy = Vehicle(hb_marker, hb.get("name", f"{name}'s buggy"), "buggy", player, player,
+                            dict(D.CLASSES["buggy"].hit_points), [], [], seats_for("buggy", 0),
+                            *sizes.get(hb_marker, (68.0, 30.0)), hidden_in=marker)
+            v.hidden_buggy = hb_marker
+            vehicles.append(buggy)
+            for seat, _ in buggy.seats:
+                warriors.append(Warrior(f"{player}:{hb_marker}:{seat}", player, "fodder", hb_marker, seat))
+    limit = fleet_points if fleet_points is not None else roster.get("points")
+    if limit is not None and total > limit:
+        raise RulesError(f"{where}: the fleet costs {total} creation points, over its {limit}")
+    hero = roster.get("hero")
+    if hero is not None:
+        wid = f"{player}:{hero.get('vehicle')}:{hero.get('seat', 'D')}"
+        match = next((x for x in warriors if x.id == wid), None)
+        if match is None:
+            raise RulesError(f"{where}: the hero's seat {hero!r} is not a seat in the fleet")
+        match.kind = "hero"
+    return vehicles, warriors

@@ -1,0 +1,980 @@
+"""Shattered Highways v0.3.8 (shattered-highways-0.3.8.txt): a "rolling road" game.
+
+All vehicles face the pack's direction; the 4" x 9" move template measures
+everything.  Each action is a resolution (a generator): it checks the action's
+geometry on the table, asks for dice, applies modifiers with their reasons, and
+returns what happened.  Numbers live in `sh_data`, each with its section.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import shapely
+
+from ..dice import DiceRequest, Modifier, Roll
+from ..geometry import (FRONT, LEFT, REAR, RIGHT, Footprint, MoveTemplate, Pose, closest_distance,
+                        directly_behind, in_half_plane_arc, inches, move_region, normalize_deg, overlaps)
+from ..geometry.pose import MM_PER_IN
+from . import sh_data as D
+from .base import RuleOption, RulesError, RuleSystem, register
+from .sh_state import GameState, Vehicle, Warrior, build_fleet
+
+OPTIONS = (
+    RuleOption("arc_edge", "centre_line", ("centre_line", "bumper_line"), f'{D.RULEBOOK}, "Shoot"',
+               'The rule: "any vehicle in the 180 degree arc Forward or Backwards". "centre_line": the arcs '
+               'split at the line through the shooter\'s centre square to its heading (DESIGN.md); '
+               '"bumper_line": the forward arc starts at the front bumper, the rear arc at the rear bumper, '
+               'and a target level with the car is in neither.'),
+    RuleOption("template_keeps", "front_bumper", ("front_bumper", "whole_car"), f'{D.RULEBOOK}, "Move"',
+               'The rule: "move ... anywhere in the move template that has a clear path ... so long as the '
+               'front bumper does not move outside the full template". "front_bumper": only the bumper must '
+               'end inside it; "whole_car": the car\'s whole footprint must end inside it.'),
+    RuleOption("pack_heading_tolerance_deg", 5.0, None, f'{D.RULEBOOK}, "Play Setup"',
+               'The rule: vehicles "end every Move/Nudge/Ram or Lost Control pointing in the same direction". '
+               'How far (degrees) a car placed by hand may point from the pack and still count as the same.'),
+    RuleOption("board_touching", "in_range", ("in_range", "in_contact_only"), f'{D.RULEBOOK}, "Board"',
+               'The rule: "Board any vehicle within 1" of their vehicle". "in_range": the 1" is the gap '
+               'between the two footprints, touching (0") within it; "in_contact_only": only vehicles '
+               'touching (within the measurement\'s doubt) can be boarded, the 1" being the template mark '
+               'laid between them.'),
+    RuleOption("lost_control_destination", "far_point", ("far_point", "outer_edge_middle", "box_centre"),
+               f'{D.RULEBOOK}, "Lost Control"',
+               'The rule: "the car moves to the furthest edge of the corresponding sector". "far_point": the '
+               'car\'s centre ends at the point of the box farthest from the car (a corner box\'s outer '
+               'corner, a middle box\'s outer edge\'s middle); "outer_edge_middle": the middle of the box\'s '
+               'outer side; "box_centre": the box\'s centre.'),
+    RuleOption("box_one", "front_right", ("front_right", "rear_right"), f'{D.RULEBOOK}, "Move Template"',
+               'The rule: boxes "labeled 1-6 starting in the upper right corner and progressing clockwise". '
+               '"front_right": "upper" is the end towards the car\'s front; "rear_right": the other end.'),
+    RuleOption("machine_gun_both_on", "maximum", ("maximum", "six_or_more"),
+               f'{D.RULEBOOK}, "Vehicle Weapons" and "Shoot"',
+               '"Vehicle Weapons" says a machine gun hits vehicle and warriors "on a 6+ Shoot roll"; "Shoot" '
+               'gives the bonus "If a Gunner rolls the maximum on their die (6 or 10)". "maximum": the Shoot '
+               'section\'s reading; "six_or_more": a 6 or more on any die.'),
+    RuleOption("weapons_included", False, (False, True), f'{D.RULEBOOK}, "Vehicle Weapons"',
+               '"Default mounted weapon cost: 5 creation points." False: every mounted weapon costs 5 on top '
+               'of the class; True: the class\'s default weapons are in its cost, extra ones cost 5.'),
+    RuleOption("fleet_points", None, None, f'{D.RULEBOOK}, "Fleet Construction"',
+               'The rulebook leaves fleet size open ("HOW TO ASSEMBLE FLEETS ... GOES HERE"). None: each '
+               'roster\'s own "points" is its limit; a number: every fleet must cost at most that.'),
+    RuleOption("rig_damage_split", "tractor_first", ("tractor_first", "trailer_first"), f'{D.RULEBOOK}, "Shoot"',
+               'The rule: "Otherwise Rig damage is split between tractor & trailer." Split in halves; the odd '
+               'point goes to the tractor ("tractor_first") or the trailer.'),
+    RuleOption("decouple_success", 4, None, f'{D.RULEBOOK}, "Destroyed!"',
+               'The rule: "the player can roll a uncontested skill roll to decouple the trailer" with no '
+               'target given; the other uncontested rolls (Board, Cling, Shoot) succeed on 4+.'),
+    RuleOption("ram_damage_needs_win", True, (True, False), f'{D.RULEBOOK}, "Ram"',
+               'The rule lists "The higher roll wins" then "The Defender takes 1d6 of damage". True: damage '
+               'only when the rammer wins; False: on every Ram.'),
+)
+
+
+def _heading_gap(a: float, b: float) -> float:
+    return abs(normalize_deg(a - b))
+
+
+def _section_of(fp: Footprint, point) -> str:
+    """Which section (front, rear, left, right) of a car a point on or near it is at."""
+    f, l = fp.pose.to_local(point)
+    if abs(f) / (fp.length_mm / 2) >= abs(l) / (fp.width_mm / 2):
+        return "front" if f > 0 else "rear"
+    return "left" if l > 0 else "right"
+
+
+@register
+class ShatteredHighways(RuleSystem):
+    name = "shattered_highways"
+    title = "Shattered Highways v0.3.8"
+    rulebook = D.RULEBOOK
+    options = OPTIONS
+
+    # --- the game -----------------------------------------------------------------
+
+    def new_game(self, rosters: list[dict], scene) -> GameState:
+        """Fleets from rosters, placed at the scene's poses (cars not in the scene wait off the table)."""
+        if len(rosters) < 2:
+            raise RulesError("a game needs at least two rosters")
+        poses = {c.id: c for c in scene.cars} if scene is not None else {}
+        sizes = {c.id: (c.length_mm, c.width_mm) for c in poses.values()}
+        vehicles, warriors, players, taken = {}, {}, [], set()
+        for roster in rosters:
+            vs, ws = build_fleet(roster, self.option("weapons_included"), self.option("fleet_points"), taken, sizes)
+            if roster["player"] in players:
+                raise RulesError(f"two rosters for {roster['player']}")
+            players.append(roster["player"])
+            for v in vs:
+                if v.marker in poses and v.hidden_in is None:
+                    v.pose = poses[v.marker].pose
+                vehicles[v.marker] = v
+            warriors.update({w.id: w for w in ws})
+        headings = [v.pose.heading_deg for v in vehicles.values() if v.pose is not None]
+        pack = float(np.degrees(np.arctan2(np.mean(np.sin(np.radians(headings))),
+                                           np.mean(np.cos(np.radians(headings)))))) if headings else 0.0
+        table = (scene.width_mm, scene.depth_mm) if scene is not None else (1219.2, 812.8)
+        return GameState(players, vehicles, warriors, table, pack)
+
+    def table_from_scene(self, scene, classes: dict[int, str]) -> GameState:
+        """Just the vehicles on a scene's table, by class, no crews: enough to judge a Move."""
+        vehicles = {}
+        for car in scene.cars:
+            cls = classes.get(car.id)
+            if cls not in D.CLASSES:
+                raise RulesError(f"car {car.name or car.id}: class must be one of {', '.join(D.CLASSES)}, not {cls!r}")
+            vehicles[car.id] = Vehicle(car.id, car.name or str(car.id), cls, "table", "table",
+                                       dict(D.CLASSES[cls].hit_points), [], [], [], car.length_mm, car.width_mm,
+                                       car.pose)
+        headings = [v.pose.heading_deg for v in vehicles.values()]
+        pack = float(np.degrees(np.arctan2(np.mean(np.sin(np.radians(headings))),
+                                           np.mean(np.cos(np.radians(headings)))))) if headings else 0.0
+        return GameState(["table"], vehicles, {}, (scene.width_mm, scene.depth_mm), pack)
+
+    def update_poses(self, state: GameState, poses: dict[int, Pose]) -> None:
+        """The table's latest poses (from the camera, or a scenario)."""
+        for marker, pose in poses.items():
+            if marker in state.vehicles and state.vehicles[marker].in_play:
+                state.vehicles[marker].pose = pose
+
+    def start_round(self, state: GameState, orders: dict[str, list[int | None]]):
+        """Secret play orders revealed, the initiative rolled, activations set (resolution)."""
+        if state.winner:
+            raise RulesError(f"the game is over: {state.winner} won")
+        largest = max(sum(1 for v in state.vehicles.values() if v.owner == p and v.hidden_in is None)
+                      for p in state.players)
+        for player in state.players:
+            order = orders.get(player)
+            if order is None:
+                raise RulesError(f"no play order from {player}")
+            if len(order) > largest:
+                raise RulesError(f"{player}'s play order has {len(order)} places; there are {largest}")
+            named = [m for m in order if m is not None]
+            if len(set(named)) != len(named):
+                raise RulesError(f"{player}'s play order names a vehicle twice")
+            for m in named:
+                v = state.vehicle(m)
+                if v.owner != player:
+                    raise RulesError(f"{player}'s play order names {v.name}, which {v.owner} owns "
+                                     f"(the original owner chooses its order)")
+        rolls = {}
+        while True:
+            for player in state.players:
+                req = DiceRequest(("d6",), "initiative", player)
+                rolls[player] = (yield req).faces[0]
+            best = max(rolls.values())
+            leaders = [p for p in state.players if rolls[p] == best]
+            if len(leaders) == 1:
+                break
+        first = leaders[0]
+        turn_order = [first] + [p for p in state.players if p != first]
+        state.order = []
+        for slot in range(largest):
+            for player in turn_order:
+                order = orders[player]
+                if slot < len(order) and order[slot] is not None and state.vehicles[order[slot]].in_play:
+                    state.order.append((player, order[slot]))
+        state.round += 1
+        state.turn = 0
+        self._begin_activation(state)
+        return {"round": state.round, "initiative": rolls, "first": first,
+                "order": [{"player": p, "vehicle": m} for p, m in state.order]}
+
+    def _begin_activation(self, state: GameState) -> None:
+        while state.active is not None and not state.active.in_play:
+            state.turn += 1
+        if state.active is not None:
+            for w in state.crew(state.active.marker):
+                w.acted, w.extra_action, w.penalty = False, False, 0
+
+    def end_activation(self, state: GameState):
+        """The active vehicle's turn ends: unmanned, control, the play space's edges (resolution)."""
+        v = state.active
+        if v is None:
+            raise RulesError("no vehicle is taking its turn")
+        events: list[str] = []
+        rolls: list[dict] = []
+        if v.in_play:
+            if v.cls == "rig" and v.hp["trailer"] <= 0 < v.hp["tractor"] and not v.decoupled:
+                events.append(f"{v.name} drags its dead trailer: unmanned until it decouples")
+                yield from self._unmanned(state, v, events, rolls)
+            elif state.in_seat(v.marker, "D") is None:
+                yield from self._unmanned(state, v, events, rolls)
+            players_aboard = {w.player for w in state.crew(v.marker)}
+            if players_aboard and v.controller not in players_aboard:
+                new = sorted(players_aboard)[0]
+                events.append(f"{new} now controls the {v.name}")
+                v.controller = new
+        self._edges(state, events)
+        state.turn += 1
+        self._begin_activation(state)
+        self._check_winner(state, events)
+        return {"events": events, "rolls": rolls, "next": state.active.marker if state.active else None}
+
+    # --- geometry -------------------------------------------------------------------
+
+    def _others(self, state: GameState, *exclude: int) -> list[Footprint]:
+        return [v.footprint() for v in state.vehicles.values()
+                if v.in_play and v.pose is not None and v.marker not in exclude]
+
+    def move_regions(self, state: GameState, marker: int, sections: int | None = None,
+                     ignore: tuple[int, ...] = ()) -> dict[str, object]:
+        """Where a vehicle's front bumper may end: the template at its front bumper,
+        forwards and backwards (rigs 6", a Nudge's 1-3 sections)."""
+        v = state.vehicle(marker)
+        fp = v.footprint()
+        length = inches(sections * D.SECTION_IN if sections else v.klass.template_length_in)
+        others = self._others(state, marker, *ignore)
+        return {place: move_region(fp, MoveTemplate.at_front_bumper(fp, place == "forwards", length), others)
+                for place in ("forwards", "backwards")}
+
+    def judge_move(self, state: GameState, marker: int, to: Pose, sections: int | None = None,
+                   ignore: tuple[int, ...] = ()) -> dict:
+        """Is a move from the vehicle's pose to `to` legal? If not, why and by how much."""
+        v = state.vehicle(marker)
+        fp = v.footprint()
+        dest = fp.at(to)
+        reasons = []
+        tol = float(self.option("pack_heading_tolerance_deg"))
+        turn = _heading_gap(to.heading_deg, state.pack_heading_deg)
+        if turn > tol:
+            reasons.append(f"it ends pointing {turn:.1f} degrees from the pack's direction "
+                           f"(at most {tol:g}; {D.RULEBOOK}, \"Play Setup\")")
+        bumper = dest.point("front_bumper")
+        best = None
+        for place, region in self.move_regions(state, marker, sections, ignore).items():
+            verdict = region.allows(bumper)
+            if self.option("template_keeps") == "whole_car":
+                inside = region.template.polygon.buffer(1e-6).covers(dest.polygon)
+                depth = -float(shapely.distance(region.template.polygon.exterior,
+                                                shapely.points(dest.corners)).max()) if not inside else verdict.margin_mm
+                verdict_margin = min(verdict.margin_mm, depth)
+            else:
+                verdict_margin = verdict.margin_mm
+            if best is None or verdict_margin > best[1]:
+                best = (place, verdict_margin, region, verdict)
+        place, margin, region, verdict = best
+        if margin < 0:
+            template = region.template.polygon
+            outside = float(shapely.distance(template, shapely.points(bumper)))
+            if outside > 0:
+                reasons.append(f"the front bumper ends {outside:.1f} mm ({outside / MM_PER_IN:.2f} in) outside "
+                               f"the move template")
+            else:
+                hit = [o.name for o in self._others(state, marker, *ignore) if shapely.intersects(o.polygon, dest.polygon)]
+                if hit:
+                    reasons.append(f"it would overlap the {', '.join(hit)}")
+                elif self.option("template_keeps") == "whole_car":
+                    reasons.append(f"part of the car ends {-margin:.1f} mm outside the move template")
+                else:
+                    reasons.append("there is no clear path to it inside the template (another vehicle is in the way)")
+        return {"legal": not reasons, "reasons": reasons, "template": place,
+                "margin_mm": round(margin, 2), "sigma_mm": round(region.sigma_mm, 3),
+                "verdict": verdict.outcome if not reasons else "out"}
+
+    # --- rolling --------------------------------------------------------------------
+
+    def _modifiers(self, state: GameState, w: Warrior) -> list[Modifier]:
+        mods = []
+        if w.penalty:
+            mods.append(Modifier(w.penalty, "acting again after a Change or a Cling"))
+        v = state.vehicles.get(w.vehicle)
+        if v is not None and v.pose is not None and v.in_play:
+            me = v.footprint()
+            for other in state.vehicles.values():
+                if other.marker != v.marker and other.in_play and other.pose is not None and "drag_chains" in other.addons:
+                    strip = directly_behind(other.footprint(), inches(D.DRAG_CHAINS_LENGTH_IN))
+                    if overlaps(strip, me).margin_mm > 0:
+                        mods.append(Modifier(D.DRAG_CHAINS_PENALTY, f"in the {other.name}'s drag chains' dust"))
+        return mods
+
+    def _skill(self, state: GameState, w: Warrior, purpose: str, extra: tuple[Modifier, ...] = ()):
+        v = state.vehicles.get(w.vehicle)
+        req = DiceRequest((w.skill_die,), purpose, f"{w.label()}" + (f" on the {v.name}" if v else ""))
+        throw = yield req
+        return Roll(req, throw.faces[0], tuple(self._modifiers(state, w)) + tuple(extra))
+
+    def _d(self, die: str, purpose: str, who: str = "") -> "object":
+        throw = yield DiceRequest((die,), purpose, who)
+        return throw.faces[0]
+
+    # --- damage --------------------------------------------------------------------
+
+    def _hurt_vehicle(self, state: GameState, v: Vehicle, amount: int, part: str | None, events: list, rolls: list):
+        amount = max(int(amount), 0)
+        if amount == 0 or v.destroyed:
+            return
+        if v.cls == "rig" and part is None:
+            big, small = (amount + 1) // 2, amount // 2
+            first = "tractor" if self.option("rig_damage_split") == "tractor_first" else "trailer"
+            second = "trailer" if first == "tractor" else "tractor"
+            v.hp[first] -= big
+            v.hp[second] -= small
+            events.append(f"the {v.name} takes {amount} ({big} {first}, {small} {second})")
+        else:
+            key = part or "body"
+            v.hp[key] -= amount
+            events.append(f"the {v.name} takes {amount}" + (f" to its {key}" if part else ""))
+        dead = (v.hp.get("tractor", 1) <= 0) if v.cls == "rig" else v.hp["body"] <= 0
+        if v.cls == "rig" and v.hp["tractor"] <= 0 and v.hp["trailer"] <= 0:
+            dead = True
+        if dead:
+            yield from self._destroyed(state, v, events, rolls)
+
+    def _wound(self, state: GameState, w: Warrior, damage: int, events: list, rolls: list):
+        """Damage against Tenacity: more than it puts the warrior out ("Warriors")."""
+        if w.out:
+            return
+        if w.kind == "hero":
+            a = yield from self._d("d6", "tenacity (1 of 2)", w.label())
+            b = yield from self._d("d6", "tenacity (2 of 2)", w.label())
+            tenacity = a + b
+        else:
+            tenacity = D.FODDER_TENACITY
+        if damage > tenacity:
+            w.out = True
+            events.append(f"{w.label()} takes {damage} against tenacity {tenacity}: out of the fight")
+        else:
+            events.append(f"{w.label()} shrugs off {damage} (tenacity {tenacity})")
+
+    def _destroyed(self, state: GameState, v: Vehicle, events: list, rolls: list):
+        """ "Destroyed!": the wreck; vehicles in line behind veer; the hidden buggy."""
+        if v.destroyed:
+            return
+        v.destroyed = True
+        events.append(f"the {v.name} is destroyed")
+        if v.pose is not None:
+            strip = directly_behind(v.footprint(), 10_000.0)
+            for other in list(state.vehicles.values()):
+                if other.marker == v.marker or not other.in_play or other.pose is None:
+                    continue
+                if overlaps(strip, other.footprint()).margin_mm > 0:
+                    driver = state.in_seat(other.marker, "D")
+                    if driver is None:
+                        continue
+                    roll = yield from self._skill(state, driver, f"Move to veer round the {v.name}'s wreck")
+                    rolls.append(roll.to_json())
+                    if roll.total < D.MOVE_SUCCESS:
+                        dmg = yield from self._d(D.WRECK_DAMAGE_DIE, f"damage clipping the {v.name}'s wreck", other.name)
+                        events.append(f"the {other.name} clips the wreck")
+                        yield from self._hurt_vehicle(state, other, dmg, None, events, rolls)
+                    else:
+                        events.append(f"the {other.name} veers clear of the wreck")
+        if v.hidden_buggy is not None:
+            buggy = state.vehicles[v.hidden_buggy]
+            events.append(f"the {buggy.name} hidden in the {v.name} may still deploy, at -1")
+
+    # --- the actions ------------------------------------------------------------------
+
+    def resolve(self, state: GameState, action: dict):
+        act = action.get("act")
+        handler = getattr(self, f"_act_{act}", None)
+        if handler is None:
+            raise RulesError(f"unknown action {act!r} (one of: {', '.join(sorted(ACTIONS))})")
+        if state.winner:
+            raise RulesError(f"the game is over: {state.winner} won")
+        result = yield from handler(state, action)
+        self._check_winner(state, result.setdefault("events", []))
+        return result
+
+    def _acting(self, state: GameState, action: dict, default_seat: str | None = None) -> Warrior:
+        """The warrior doing it, checked against the turn."""
+        wid = action.get("warrior")
+        if wid is None and default_seat is not None:
+            marker = action.get("vehicle")
+            w = state.in_seat(marker, default_seat) if marker is not None else None
+            if w is None:
+                raise RulesError(f"the {state.vehicle(marker).name if marker is not None else '?'} has no one "
+                                 f"in its {default_seat} seat")
+        else:
+            w = state.warrior(wid)
+        if w.out:
+            raise RulesError(f"{w.label()} is out of the fight")
+        active = state.active
+        if active is not None and w.vehicle != active.marker and not action.get("desperate"):
+            raise RulesError(f"it is the {active.name}'s turn; {w.label()} is not aboard it")
+        if w.acted and not w.extra_action and not action.get("desperate") and active is not None:
+            raise RulesError(f"{w.label()} has already acted this turn")
+        v = state.vehicles.get(w.vehicle)
+        if v is not None and v.at_back_edge and action.get("act") != "move":
+            raise RulesError(f"the {v.name} is at the back edge: its only action is a Move to rejoin")
+        return w
+
+    def _done(self, w: Warrior, change: bool = False) -> None:
+        if change:
+            w.extra_action, w.penalty = True, w.penalty + D.CHANGE_PENALTY
+        else:
+            w.acted, w.extra_action = True, False
+
+    def _clingers(self, state: GameState, v: Vehicle, why: str, events: list, rolls: list):
+        """ "Cling": warriors beyond the seats roll when the vehicle swerves or is struck."""
+        for w in [w for w in state.crew(v.marker) if w.seat is None]:
+            if w.cling_exempt_on == v.marker:
+                continue
+            roll = yield from self._skill(state, w, f"Cling ({why})")
+            rolls.append(roll.to_json())
+            if roll.total >= D.CLING_SUCCESS:
+                w.extra_action, w.penalty = True, D.CLING_ACTION_PENALTY
+                events.append(f"{w.label()} clings on and may act again at -1")
+            elif roll.total >= 2:
+                w.acted = True
+                events.append(f"{w.label()} hangs on tight")
+            else:
+                w.out = True
+                events.append(f"{w.label()} falls off the {v.name}")
+
+    def _act_move(self, state: GameState, action: dict):
+        w = self._acting(state, action, "D")
+        v = state.vehicle(w.vehicle)
+        if w.seat != "D":
+            raise RulesError(f"{w.label()} is not driving (Change into the D seat first)")
+        to = Pose(*action["to"]) if "to" in action else None
+        judged = self.judge_move(state, v.marker, to) if to is not None else None
+        if judged is not None and not judged["legal"] and not v.at_back_edge:
+            raise RulesError(f"the {v.name} cannot move there: {'; '.join(judged['reasons'])}")
+        events, rolls = [], []
+        roll = yield from self._skill(state, w, "Move")
+        rolls.append(roll.to_json())
+        self._done(w)
+        result = {"act": "move", "vehicle": v.marker, "rolls": rolls, "events": events, "judged": judged}
+        if v.at_back_edge:
+            if roll.total >= D.MOVE_SUCCESS:
+                v.at_back_edge = False
+                if to is not None:
+                    v.pose = to
+                events.append(f"the {v.name} claws its way back into the fight")
+                result["result"] = "rejoined"
+            else:
+                v.out_of_play = True
+                events.append(f"the {v.name} drops too far back and is out of the fight")
+                result["result"] = "left behind"
+            return result
+        if roll.face == 1:
+            result["result"] = "lost control"
+            yield from self._lost_control(state, v, events, rolls)
+        elif roll.total >= D.MOVE_SUCCESS:
+            if to is not None:
+                v.pose = to
+            v.rammed_with.clear()
+            result["result"] = "moved"
+            yield from self._clingers(state, v, "the vehicle moves", events, rolls)
+        else:
+            result["result"] = "failed: stays where it was"
+        return result
+
+    def _contested(self, state, attacker: Warrior, defender: Warrior, what: str, extra=()):
+        a = yield from self._skill(state, attacker, f"{what} (attacker)", tuple(extra))
+        d = yield from self._skill(state, defender, f"{what} (defender)")
+        return a, d, a.total > d.total          # ties go to the defender
+
+    def _act_ram(self, state: GameState, action: dict):
+        w = self._acting(state, action, "D")
+        v = state.vehicle(w.vehicle)
+        target = state.vehicle(action["target"])
+        events, rolls = [], []
+        result = {"act": "ram", "vehicle": v.marker, "target": target.marker, "rolls": rolls, "events": events}
+        if target.marker not in v.rammed_with:
+            # "a driver must make a successful Move roll to get in position"
+            move = yield from self._skill(state, w, f"Move into position to ram the {target.name}")
+            rolls.append(move.to_json())
+            if move.face == 1:
+                self._done(w)
+                result["result"] = "lost control getting in position"
+                yield from self._lost_control(state, v, events, rolls)
+                return result
+            if move.total < D.MOVE_SUCCESS:
+                self._done(w)
+                result["result"] = "could not get in position"
+                return result
+            if "to" in action:
+                v.pose = Pose(*action["to"])
+        self._done(w)
+        yield from self._ram(state, v, target, 0, events, rolls, action)
+        result["result"] = "rammed"
+        return result
+
+    def _impact(self, state, attacker: Vehicle, defender: Vehicle, action: dict | None) -> tuple[str, str]:
+        if action and "with" in action and "at" in action:
+            return action["with"], action["at"]
+        if attacker.pose is None or defender.pose is None:
+            return "front", "rear"
+        d = closest_distance(attacker.footprint(), defender.footprint())
+        return _section_of(attacker.footprint(), d.from_point), _section_of(defender.footprint(), d.to_point)
+
+    def _ram(self, state: GameState, attacker: Vehicle, defender: Vehicle, attacker_mod: int,
+             events: list, rolls: list, action: dict | None = None):
+        """ "Ram": contested drivers; 1d6 (a 6 rerolled once and added), the rammer half to at most 3,
+        class bonuses on the defender's damage, armour off the final numbers; the automatic 25."""
+        a_driver = state.in_seat(attacker.marker, "D")
+        d_driver = state.in_seat(defender.marker, "D")
+        extra = (Modifier(attacker_mod, "ramming out of control"),) if attacker_mod else ()
+        if a_driver is None:
+            a_roll = yield from self._d("d6", f"Ram (the driverless {attacker.name})")
+            a_roll = Roll(DiceRequest(("d6",), "Ram"), a_roll, extra)
+        else:
+            a_roll = yield from self._skill(state, a_driver, f"Ram the {defender.name}", extra)
+        if d_driver is None:
+            face = yield from self._d("d6", f"Ram defence (the driverless {defender.name})")
+            d_roll = Roll(DiceRequest(("d6",), "Ram defence"), face)
+        else:
+            d_roll = yield from self._skill(state, d_driver, f"resist the {attacker.name}'s Ram")
+        rolls += [a_roll.to_json(), d_roll.to_json()]
+        hit_with, hit_at = self._impact(state, attacker, defender, action)
+        attacker.rammed_with.add(defender.marker)
+        defender.rammed_with.add(attacker.marker)
+        if a_roll.natural_max and d_roll.face == 1:
+            events.append(f"a perfect ram: the {defender.name} takes {D.RAM_AUTO_DAMAGE}, "
+                          f"the {attacker.name} {D.RAM_AUTO_ATTACKER_DAMAGE}")
+            yield from self._hurt_vehicle(state, defender, D.RAM_AUTO_DAMAGE, None, events, rolls)
+            yield from self._hurt_vehicle(state, attacker, D.RAM_AUTO_ATTACKER_DAMAGE, None, events, rolls)
+        elif a_roll.total > d_roll.total or not self.option("ram_damage_needs_win"):
+            first = yield from self._d(D.RAM_DAMAGE_DIE, f"Ram damage to the {defender.name}")
+            dice = first
+            if first == D.RAM_REROLL_ON:
+                dice += yield from self._d(D.RAM_DAMAGE_DIE, "Ram damage (a 6: rolled again and added)")
+            bonus = attacker.klass.ram_bonus.get(defender.cls, 0)
+            to_defender = max(dice + bonus - defender.armour(hit_at), 0)
+            to_attacker = max(min(dice // 2, D.RAM_ATTACKER_MAX) - attacker.armour(hit_with), 0)
+            events.append(f"the {attacker.name} rams the {defender.name}'s {hit_at} with its {hit_with}: "
+                          f"{dice} on the dice" + (f" {bonus:+d} ({attacker.cls} against {defender.cls})" if bonus else "")
+                          + (" -1 armour" if defender.armour(hit_at) else ""))
+            yield from self._hurt_vehicle(state, defender, to_defender, None, events, rolls)
+            yield from self._hurt_vehicle(state, attacker, to_attacker, None, events, rolls)
+            yield from self._clingers(state, defender, "rammed", events, rolls)
+        else:
+            events.append(f"the {defender.name} rides out the {attacker.name}'s ram")
+        if attacker.in_play:
+            yield from self._clingers(state, attacker, "ramming", events, rolls)
+        for veh, roll in ((attacker, a_roll), (defender, d_roll)):
+            if roll.face == 1 and veh.in_play:
+                yield from self._lost_control(state, veh, events, rolls)
+
+    def _act_nudge(self, state: GameState, action: dict):
+        w = self._acting(state, action, "D")
+        v = state.vehicle(w.vehicle)
+        target = state.vehicle(action["target"])
+        d_driver = state.in_seat(target.marker, "D")
+        events, rolls = [], []
+        result = {"act": "nudge", "vehicle": v.marker, "target": target.marker, "rolls": rolls, "events": events}
+        move = yield from self._skill(state, w, f"Move into position to nudge the {target.name}")
+        rolls.append(move.to_json())
+        self._done(w)
+        if move.face == 1:
+            result["result"] = "lost control getting in position"
+            yield from self._lost_control(state, v, events, rolls)
+            return result
+        if move.total < D.MOVE_SUCCESS:
+            result["result"] = "could not get in position"
+            return result
+        if d_driver is None:
+            face = yield from self._d("d6", f"resist the nudge (the driverless {target.name})")
+            d_roll = Roll(DiceRequest(("d6",), "Nudge defence"), face)
+            a_roll = yield from self._skill(state, w, f"Nudge the {target.name}")
+        else:
+            a_roll, d_roll, _ = yield from self._contested(state, w, d_driver, f"Nudge the {target.name}")
+        rolls += [a_roll.to_json(), d_roll.to_json()]
+        hit_with, hit_at = self._impact(state, v, target, action)
+        # "Both vehicles take 1 damage point (less any relevant armor)"
+        yield from self._hurt_vehicle(state, v, D.NUDGE_DAMAGE - v.armour(hit_with), None, events, rolls)
+        yield from self._hurt_vehicle(state, target, D.NUDGE_DAMAGE - target.armour(hit_at), None, events, rolls)
+        margin = a_roll.total - d_roll.total
+        if margin > 0 and target.in_play:
+            sections = min(margin, D.NUDGE_MAX_SECTIONS)
+            result["sections"] = sections
+            events.append(f"the {target.name} is nudged up to {sections} section{'s' if sections > 1 else ''}")
+            if "push_to" in action:
+                judged = self.judge_move(state, target.marker, Pose(*action["push_to"]), sections, ignore=(v.marker,))
+                if not judged["legal"]:
+                    raise RulesError(f"the {target.name} cannot be nudged there: {'; '.join(judged['reasons'])}")
+                target.pose = Pose(*action["push_to"])
+            yield from self._clingers(state, target, "nudged", events, rolls)
+            if "into" in action:
+                yield from self._nudged_into(state, v, state.vehicle(action["into"]), action, events, rolls)
+            result["result"] = "nudged"
+        else:
+            result["result"] = "the nudge fails"
+        if v.in_play:
+            yield from self._clingers(state, v, "nudging", events, rolls)
+            if "then_to" in action and v.in_play:
+                v.pose = Pose(*action["then_to"])     # "the attacker can continue their original Move"
+        for veh, roll in ((v, a_roll), (target, d_roll)):
+            if roll.face == 1 and veh.in_play:
+                yield from self._lost_control(state, veh, events, rolls)
+        return result
+
+    def _nudged_into(self, state, attacker: Vehicle, struck: Vehicle, action: dict, events: list, rolls: list):
+        """ "An attacker can nudge a vehicle into another vehicle": it rolls a Move to keep control;
+        failing, it takes 1 and is moved a section by the striker's player."""
+        driver = state.in_seat(struck.marker, "D")
+        if driver is None:
+            face = yield from self._d("d6", f"keep control (the driverless {struck.name})")
+            ok = face >= D.MOVE_SUCCESS
+        else:
+            roll = yield from self._skill(state, driver, "Move to keep control after being struck")
+            rolls.append(roll.to_json())
+            ok = roll.total >= D.MOVE_SUCCESS
+        if ok:
+            events.append(f"the {struck.name} keeps control")
+            return
+        events.append(f"the {struck.name} is knocked a section aside")
+        yield from self._hurt_vehicle(state, struck, D.NUDGED_INTO_DAMAGE, None, events, rolls)
+        if "chain_to" in action and struck.in_play:
+            judged = self.judge_move(state, struck.marker, Pose(*action["chain_to"]), 1, ignore=(attacker.marker,))
+            if not judged["legal"]:
+                raise RulesError(f"the {struck.name} cannot be knocked there: {'; '.join(judged['reasons'])}")
+            struck.pose = Pose(*action["chain_to"])
+
+    def lost_control_destination(self, state: GameState, v: Vehicle, box: int) -> np.ndarray:
+        fp = v.footprint()
+        template = MoveTemplate.centred_on(fp, inches(v.klass.template_length_in))
+        n = box if self.option("box_one") == "front_right" else {1: 3, 2: 2, 3: 1, 4: 6, 5: 5, 6: 4}[box]
+        poly = template.box(n)
+        pts = np.asarray(poly.exterior.coords)[:-1]
+        mode = self.option("lost_control_destination")
+        if mode == "box_centre":
+            return np.asarray(poly.centroid.coords[0])
+        if mode == "outer_edge_middle":
+            lefts = [fp.pose.to_local(p)[1] for p in pts]
+            side = max(lefts) if n > 3 else min(lefts)
+            outer = [p for p, l in zip(pts, lefts) if abs(l - side) < 1e-6]
+            return np.mean(outer, axis=0)
+        dist = np.linalg.norm(pts - fp.centre, axis=1)
+        far = pts[dist > dist.max() - 1e-6]
+        return far.mean(axis=0)
+
+    def _lost_control(self, state: GameState, v: Vehicle, events: list, rolls: list):
+        """ "Lost Control": the template centred over the car, a d6 for the box, the car to its
+        furthest edge; a vehicle in the way is rammed at -1."""
+        if v.pose is None or not v.in_play:
+            return
+        box = yield from self._d("d6", f"Lost Control: which way the {v.name} veers", v.name)
+        target_xy = self.lost_control_destination(state, v, box)
+        start = v.pose
+        shift = target_xy - start.xy
+        end = Pose(float(target_xy[0]), float(target_xy[1]), state.pack_heading_deg, start.sigma_mm, start.sigma_deg)
+        fp = v.footprint()
+        hit_vehicle, t_hit = None, 1.0
+        for other in self._others(state, v.marker):
+            for k in range(1, 41):       # the first point along the way where it meets another vehicle
+                t = k / 40
+                moved = fp.at(Pose(start.x_mm + shift[0] * t, start.y_mm + shift[1] * t, start.heading_deg))
+                if shapely.intersects(moved.polygon, other.polygon):
+                    if t < t_hit:
+                        hit_vehicle, t_hit = other, (k - 1) / 40
+                    break
+        if hit_vehicle is not None:
+            end = Pose(start.x_mm + shift[0] * t_hit, start.y_mm + shift[1] * t_hit, state.pack_heading_deg,
+                       start.sigma_mm, start.sigma_deg)
+        v.pose = end
+        events.append(f"the {v.name} loses control: box {box}, veering to ({end.x_mm:.0f}, {end.y_mm:.0f})")
+        if hit_vehicle is not None:
+            events.append(f"the {v.name} slews into the {hit_vehicle.name}")
+            yield from self._ram(state, v, state.vehicles[hit_vehicle.id], D.LOST_CONTROL_RAM_PENALTY, events, rolls)
+
+    def _unmanned(self, state: GameState, v: Vehicle, events: list, rolls: list):
+        """ "Unmanned": back 1 section in a straight line; a vehicle met rams it at -1; 1-3 loses control."""
+        fp = v.footprint()
+        back = inches(D.UNMANNED_BACK_IN)
+        hit = None
+        for other in self._others(state, v.marker):
+            path = shapely.convex_hull(shapely.union(fp.polygon, fp.at(v.pose.moved(-back)).polygon))
+            if shapely.intersects(path, other.polygon):
+                d = closest_distance(fp, other)
+                if hit is None or d.distance_mm < hit[1]:
+                    hit = (other, d.distance_mm)
+        travel = back if hit is None else max(hit[1] - 0.5, 0.0)
+        v.pose = v.pose.moved(-travel)
+        events.append(f"the unmanned {v.name} drops back {travel / MM_PER_IN:.1f} in")
+        if hit is not None:
+            other = state.vehicles[hit[0].id]
+            if other.in_play and v.in_play:
+                yield from self._ram(state, other, v, D.UNMANNED_RAM_PENALTY, events, rolls)
+        if v.in_play:
+            face = yield from self._d("d6", f"does the unmanned {v.name} lose control", v.name)
+            if face <= D.UNMANNED_LOST_CONTROL_MAX:
+                yield from self._lost_control(state, v, events, rolls)
+
+    def _act_shoot(self, state: GameState, action: dict):
+        w = self._acting(state, action)
+        v = state.vehicle(w.vehicle)
+        weapon = next((x for x in v.weapons if x.seat == w.seat), None)
+        if weapon is None:
+            raise RulesError(f"{w.label()} is not in a gunner's seat")
+        if weapon.jammed:
+            raise RulesError(f"the {v.name}'s {weapon.mount} gun is jammed")
+        target = state.vehicle(action["target"])
+        shooter, aimed = v.footprint(), target.footprint()
+        # "within 2 template sections (6") of their vehicle", "in the 180 degree arc"
+        dist = closest_distance(shooter, aimed)
+        in_range = dist.within(inches(D.MACHINE_GUN_RANGE_IN), "range")
+        arc = self._in_arc(shooter, aimed, weapon.mount)
+        problems = []
+        if in_range.outcome == "out":
+            problems.append(f"the {target.name} is {dist.distance_mm / MM_PER_IN:.2f} in away (range 6 in)")
+        if arc.outcome == "out":
+            problems.append(f"the {target.name} is not in the {weapon.mount} gun's arc")
+        if problems:
+            raise RulesError(f"{w.label()} cannot shoot: {'; '.join(problems)}")
+        events, rolls = [], []
+        result = {"act": "shoot", "vehicle": v.marker, "target": target.marker, "rolls": rolls, "events": events,
+                  "range": in_range.to_json(), "arc": arc.to_json()}
+        self._done(w)
+        aim = action.get("at", "vehicle")
+        if aim in ("vehicle", "tractor", "trailer"):
+            if aim != "vehicle" and target.cls != "rig":
+                raise RulesError(f"the {target.name} is not a rig; aim at the vehicle")
+            extra = (Modifier(D.SHOOT_RIG_PART_PENALTY, f"aiming at the {aim}"),) if aim != "vehicle" else ()
+            roll = yield from self._skill(state, w, f"Shoot at the {target.name}", extra)
+            rolls.append(roll.to_json())
+            if roll.face == 1:
+                weapon.jammed = True
+                result["result"] = "jammed"
+                events.append(f"the {v.name}'s {weapon.mount} gun jams")
+                return result
+            if roll.total < D.SHOOT_HIT:
+                result["result"] = "missed"
+                return result
+            die, plus = D.MACHINE_GUN_DAMAGE
+            dmg = (yield from self._d(die, f"machine gun damage to the {target.name}")) + plus
+            result["result"] = "hit"
+            yield from self._hurt_vehicle(state, target, dmg, None if aim == "vehicle" else aim, events, rolls)
+            if self._bonus(roll):
+                crew = [c for c in state.crew(target.marker)]
+                if crew:
+                    chosen = state.warrior(action["bonus_to"]) if "bonus_to" in action else \
+                        sorted(crew, key=lambda c: (c.kind == "hero", c.id))[0]
+                    die, plus = D.SHOOT_VEHICLE_BONUS_WARRIOR
+                    bonus = (yield from self._d(die, "bonus damage inside the vehicle", chosen.label())) + plus
+                    yield from self._wound(state, chosen, bonus, events, rolls)
+            return result
+        victim = state.warrior(aim)
+        if victim.vehicle != target.marker or victim.out:
+            raise RulesError(f"{victim.label()} is not aboard the {target.name}")
+        a, d, won = yield from self._contested(state, w, victim, f"Shoot at {victim.label()}")
+        rolls += [a.to_json(), d.to_json()]
+        if a.face == 1:
+            weapon.jammed = True
+            result["result"] = "jammed"
+            events.append(f"the {v.name}'s {weapon.mount} gun jams")
+            return result
+        if won:
+            die, plus = D.MACHINE_GUN_DAMAGE
+            dmg = (yield from self._d(die, f"machine gun damage to {victim.label()}")) + plus
+            yield from self._wound(state, victim, dmg, events, rolls)
+            result["result"] = "hit"
+            if self._bonus(a):
+                die, plus = D.SHOOT_WARRIOR_BONUS_VEHICLE
+                extra = (yield from self._d(die, f"bonus damage to the {target.name}")) + plus
+                yield from self._hurt_vehicle(state, target, extra, None, events, rolls)
+        else:
+            result["result"] = "missed"
+        return result
+
+    def _bonus(self, roll: Roll) -> bool:
+        if self.option("machine_gun_both_on") == "six_or_more":
+            return roll.face >= 6
+        return roll.natural_max
+
+    def _in_arc(self, shooter: Footprint, target: Footprint, mount: str):
+        side = {"front": FRONT, "rear": REAR, "left": LEFT, "right": RIGHT}[mount]
+        verdict = in_half_plane_arc(shooter, target, side).verdict
+        if self.option("arc_edge") == "bumper_line" and side in (FRONT, REAR):
+            from ..geometry import judge
+            offset = shooter.length_mm / 2
+            return judge(verdict.what, verdict.value_mm - offset, 0.0, verdict.sigma_mm, at_most=False)
+        return verdict
+
+    def _act_board(self, state: GameState, action: dict):
+        w = self._acting(state, action)
+        source = state.vehicle(w.vehicle)
+        target = state.vehicle(action["target"])
+        desperate = bool(action.get("desperate"))
+        if desperate and not source.destroyed:
+            raise RulesError("a desperate Board is for warriors on a destroyed vehicle")
+        events, rolls = [], []
+        result = {"act": "board", "warrior": w.id, "target": target.marker, "rolls": rolls, "events": events}
+        moving_within_rig = target.marker == source.marker
+        if not moving_within_rig:
+            a, b = source.footprint(), target.footprint()
+            d = closest_distance(a, b)
+            if self.option("board_touching") == "in_contact_only":
+                verdict = d.within(0.0, "gap")
+            else:
+                verdict = d.within(inches(D.BOARD_RANGE_IN), "gap")
+            result["range"] = verdict.to_json()
+            if verdict.outcome == "out":
+                raise RulesError(f"the {target.name} is {d.distance_mm / MM_PER_IN:.2f} in away; Board reaches 1 in")
+        elif source.cls != "rig":
+            raise RulesError("boarding your own vehicle is only for moving between a rig's tractor and trailer")
+        extra = (Modifier(D.DESTROYED_BOARD_PENALTY, "a desperate leap from the wreck"),) if desperate else ()
+        roll = yield from self._skill(state, w, f"Board the {target.name}", extra)
+        rolls.append(roll.to_json())
+        if not desperate:
+            self._done(w)
+        if roll.total >= D.BOARD_SUCCESS:
+            seat = action.get("seat")
+            if seat is not None and (state.in_seat(target.marker, seat) is not None
+                                     or seat not in [s for s, _ in target.seats]):
+                raise RulesError(f"the {target.name}'s {seat} seat is not free")
+            if moving_within_rig:
+                part = action.get("part", "trailer")
+                seats = [s for s, p in target.seats if p == part and state.in_seat(target.marker, s) is None]
+                seat = seat or (seats[0] if seats else None)
+            w.vehicle, w.seat = target.marker, seat
+            events.append(f"{w.label()} boards the {target.name}" + (f" into the {seat} seat" if seat else ", clinging on"))
+            result["result"] = "boarded"
+        elif roll.total >= 2:
+            events.append(f"{w.label()} stays aboard the {source.name}")
+            result["result"] = "stayed"
+        else:
+            w.out = True
+            events.append(f"{w.label()} falls between the vehicles")
+            result["result"] = "fell"
+        return result
+
+    def _act_change(self, state: GameState, action: dict):
+        w = self._acting(state, action)
+        seat = action["seat"]
+        v = state.vehicle(w.vehicle)
+        if seat not in [s for s, _ in v.seats]:
+            raise RulesError(f"the {v.name} has no seat {seat} (its seats: {', '.join(s for s, _ in v.seats)})")
+        if state.in_seat(v.marker, seat) is not None:
+            raise RulesError(f"the {v.name}'s {seat} seat is taken")
+        if v.cls == "rig" and w.seat is not None:
+            parts = dict(v.seats)
+            if parts[seat] != parts[w.seat]:
+                raise RulesError("moving between a rig's tractor and trailer needs a Board roll")
+        w.seat = seat
+        self._done(w, change=True)
+        return {"act": "change", "warrior": w.id, "seat": seat, "rolls": [],
+                "events": [f"{w.label()} changes to the {seat} seat; one more action at -1"], "result": "changed"}
+
+    def _act_attack(self, state: GameState, action: dict):
+        w = self._acting(state, action)
+        victim = state.warrior(action["target"])
+        if victim.out:
+            raise RulesError(f"{victim.label()} is already out of the fight")
+        events, rolls = [], []
+        ranged = w.kind == "hero" and not w.jammed
+        if ranged:
+            if victim.vehicle != w.vehicle:
+                d = closest_distance(state.vehicle(w.vehicle).footprint(), state.vehicle(victim.vehicle).footprint())
+                verdict = d.within(inches(D.HERO_RANGE_IN), "pistol range")
+                if verdict.outcome == "out":
+                    raise RulesError(f"{victim.label()} is {d.distance_mm / MM_PER_IN:.2f} in away (pistol range 3 in)")
+        elif victim.vehicle != w.vehicle:
+            raise RulesError(f"{w.label()} fights hand to hand: {victim.label()} is on another vehicle")
+        a, d, won = yield from self._contested(state, w, victim, f"Attack {victim.label()}")
+        rolls += [a.to_json(), d.to_json()]
+        self._done(w)
+        result = {"act": "attack", "warrior": w.id, "target": victim.id, "rolls": rolls, "events": events}
+        if ranged and a.face == 1:
+            w.jammed = True
+            events.append(f"{w.label()}'s pistol jams")
+            result["result"] = "jammed"
+            return result
+        if won:
+            die, plus = D.HERO_RANGED if ranged else D.FODDER_MELEE
+            dmg = (yield from self._d(die, f"damage to {victim.label()}")) + plus
+            yield from self._wound(state, victim, dmg, events, rolls)
+            result["result"] = "hit"
+        else:
+            result["result"] = "parried"
+        return result
+
+    def _act_unjam(self, state: GameState, action: dict):
+        w = self._acting(state, action)
+        v = state.vehicle(w.vehicle)
+        what = action.get("weapon", "pistol")
+        if what == "pistol":
+            if not w.jammed:
+                raise RulesError(f"{w.label()}'s pistol is not jammed")
+            w.jammed = False
+        else:
+            gun = next((g for g in v.weapons if g.mount == what), None)
+            if gun is None or not gun.jammed:
+                raise RulesError(f"the {v.name} has no jammed {what} gun")
+            gun.jammed = False
+        self._done(w)
+        return {"act": "unjam", "rolls": [], "events": [f"{w.label()} clears the jam"], "result": "unjammed"}
+
+    def _act_decouple(self, state: GameState, action: dict):
+        w = self._acting(state, action, "D")
+        v = state.vehicle(w.vehicle)
+        if v.cls != "rig" or v.hp["trailer"] > 0 or v.decoupled:
+            raise RulesError(f"the {v.name} has no dead trailer to decouple")
+        roll = yield from self._skill(state, w, "decouple the trailer")
+        self._done(w)
+        events = []
+        ok = roll.total >= int(self.option("decouple_success"))
+        if ok:
+            v.decoupled = True
+            events.append(f"the {v.name} cuts its trailer loose")
+        return {"act": "decouple", "rolls": [roll.to_json()], "events": events,
+                "result": "decoupled" if ok else "still hitched"}
+
+    def _act_deploy(self, state: GameState, action: dict):
+        rig = state.vehicle(action["vehicle"])
+        if rig.hidden_buggy is None:
+            raise RulesError(f"the {rig.name} hides no buggy")
+        buggy = state.vehicles[rig.hidden_buggy]
+        driver = state.in_seat(buggy.marker, "D")
+        if driver is None:
+            raise RulesError(f"the {buggy.name} has no driver to drive it out")
+        extra = (Modifier(D.HIDDEN_BUGGY_DESTROYED_PENALTY, "the rig is wrecked"),) if rig.destroyed else ()
+        roll = yield from self._skill(state, driver, "Drive the hidden buggy out", extra)
+        events = []
+        if roll.total >= D.MOVE_SUCCESS:
+            buggy.hidden_in = None
+            rig.hidden_buggy = None
+            if "to" in action:
+                buggy.pose = Pose(*action["to"])
+            events.append(f"the {buggy.name} bursts out of the {rig.name}")
+            result = "deployed"
+        elif rig.destroyed:
+            buggy.destroyed, buggy.hidden_in = True, None
+            rig.hidden_buggy = None
+            for w in state.crew(buggy.marker):
+                w.out = True
+            events.append(f"the {buggy.name} goes down with the {rig.name}")
+            result = "destroyed with the rig"
+        else:
+            result = "still hidden"
+        return {"act": "deploy", "rolls": [roll.to_json()], "events": events, "result": result}
+
+    # --- the play space --------------------------------------------------------------
+
+    def _edges(self, state: GameState, events: list) -> None:
+        """ "Move": at the front edge, everything moves back to centre the play; at the back edge,
+        a vehicle waits there, its next turn a Move to rejoin."""
+        w, h = state.table_mm
+        t = math.radians(state.pack_heading_deg)
+        ahead = np.array([math.cos(t), math.sin(t)])
+        table = shapely.box(0, 0, w, h)
+        centre = np.array([w / 2, h / 2])
+        reach = abs(ahead[0]) * w / 2 + abs(ahead[1]) * h / 2
+        cars = [v for v in state.vehicles.values() if v.in_play and v.pose is not None]
+        front = max((float((v.footprint().corners - centre).dot(ahead).max()) for v in cars), default=-1e9)
+        if front >= reach:
+            # Centre the pack along the direction of travel.
+            along = [float((v.pose.xy - centre) @ ahead) for v in cars]
+            shift = (max(along) + min(along)) / 2
+            for v in cars:
+                xy = v.pose.xy - shift * ahead
+                v.pose = Pose(float(xy[0]), float(xy[1]), v.pose.heading_deg, v.pose.sigma_mm, v.pose.sigma_deg)
+            state.shifts_mm += shift
+            events.append(f"a vehicle reached the front edge: move every vehicle back {shift / MM_PER_IN:.1f} in")
+        for v in cars:
+            rear = float((v.footprint().corners - centre).dot(ahead).min())
+            if rear <= -reach and not v.at_back_edge and not table.contains(v.footprint().polygon):
+                v.at_back_edge = True
+                events.append(f"the {v.name} is at the back edge: next turn it must Move to rejoin")
+
+    def _check_winner(self, state: GameState, events: list) -> None:
+        alive = {v.owner for v in state.vehicles.values()
+                 if not v.destroyed and not v.out_of_play}
+        if len(alive) == 1 and not state.winner:
+            state.winner = alive.pop()
+            events.append(f"{state.winner} wins: the others have no vehicle left in the fight")
+
+
+ACTIONS = {name[5:] for name in dir(ShatteredHighways) if name.startswith("_act_")}

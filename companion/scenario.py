@@ -1,0 +1,129 @@
+"""Scenario files: a table snapshot, the rosters, the dice that fell and the steps
+played; `companion scenario run FILE` plays them and prints what happened.
+The format is documented in docs/scenarios.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .dice import DiceError, FixedDice
+from .geometry import Pose
+from .rules.base import RulesError, rule_system
+from .scene import SceneError, parse_scene
+from .session import GameSession
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be played; the message names the step."""
+
+
+def load_scenario(path: str | Path) -> dict:
+    p = Path(path)
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScenarioError(f"{p}: no such scenario file") from None
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(f"{p}: not valid JSON: {exc}") from None
+
+
+def state_json(state) -> dict:
+    """The game's state as plain JSON (what a scenario's "expect" looks into)."""
+    return {
+        "round": state.round,
+        "winner": state.winner,
+        "active": state.active.marker if state.active else None,
+        "vehicles": {str(v.marker): {
+            "name": v.name, "class": v.cls, "controller": v.controller, "hp": dict(v.hp),
+            "destroyed": v.destroyed, "out_of_play": v.out_of_play, "at_back_edge": v.at_back_edge,
+            "hidden": v.hidden_in is not None,
+            "pose": None if v.pose is None else [round(v.pose.x_mm, 2), round(v.pose.y_mm, 2), round(v.pose.heading_deg, 2)],
+            "jammed": [w.mount for w in v.weapons if w.jammed],
+            "crew": sorted(w.id for w in state.crew(v.marker)),
+        } for v in state.vehicles.values()},
+        "warriors_out": sorted(w.id for w in state.warriors.values() if w.out),
+    }
+
+
+def run_scenario(data: dict, source: str = "<scenario>") -> dict:
+    """Play a scenario; the outcome of every step and the final state."""
+    try:
+        scene = parse_scene(data, source)
+        rules = rule_system(data["rules"], data.get("options"))
+        state = rules.new_game(data.get("rosters", []), scene)
+    except (SceneError, RulesError, KeyError) as exc:
+        raise ScenarioError(f"{source}: {exc}") from None
+    dice = FixedDice(data.get("dice", []), "scenario")
+    session = GameSession(rules, state, dice)
+    steps = []
+    for n, step in enumerate(data.get("steps", []), start=1):
+        where = f"{source}: step {n}"
+        try:
+            if "round" in step:
+                out = session.start_round(step["round"])
+            elif step.get("end_turn"):
+                out = session.end_turn()
+            elif step.get("undo"):
+                out = session.undo()
+            elif "poses" in step:
+                rules.update_poses(session.state, {int(k): Pose(*v) for k, v in step["poses"].items()})
+                out = {"poses": step["poses"]}
+            elif "judge_move" in step:
+                j = step["judge_move"]
+                out = rules.judge_move(session.state, j["vehicle"], Pose(*j["to"]))
+            elif "act" in step:
+                if step.get("expect_error"):
+                    try:
+                        session.act(step)
+                    except (RulesError, DiceError) as exc:
+                        out = {"error": str(exc)}
+                    else:
+                        raise ScenarioError(f"{where}: expected the action to be refused, but it was allowed")
+                else:
+                    out = session.act(step)
+            else:
+                raise ScenarioError(f"{where}: a step is a round, act, end_turn, undo, poses or judge_move")
+        except (RulesError, DiceError) as exc:
+            raise ScenarioError(f"{where}: {exc}") from None
+        if out is None:
+            raise ScenarioError(f"{where}: ran out of dice ({session.pending.describe()})")
+        steps.append(out)
+    return {"rules": rules.name, "options": rules.settings, "steps": steps, "state": state_json(session.state),
+            "dice_left": dice.remaining, "log": [e.to_json() for e in session.log]}
+
+
+def lookup(data: Any, path: str) -> Any:
+    """`steps.2.result` in a scenario's output."""
+    cur = data
+    for part in path.split("."):
+        if isinstance(cur, list):
+            cur = cur[int(part)]
+        elif isinstance(cur, dict):
+            if part not in cur:
+                raise KeyError(path)
+            cur = cur[part]
+        else:
+            raise KeyError(path)
+    return cur
+
+
+def check_expectations(data: dict, outcome: dict) -> list[str]:
+    """What in the outcome differs from the scenario's "expect" (empty: all as expected)."""
+    wrong = []
+    for path, want in data.get("expect", {}).items():
+        try:
+            have = lookup(outcome, path)
+        except (KeyError, IndexError, ValueError):
+            wrong.append(f"{path}: not in the outcome")
+            continue
+        if isinstance(want, float) and isinstance(have, (int, float)):
+            ok = abs(have - want) <= 0.05
+        elif isinstance(want, dict) and want.get("contains") is not None:
+            ok = want["contains"] in json.dumps(have)
+        else:
+            ok = have == want
+        if not ok:
+            wrong.append(f"{path}: expected {want!r}, got {have!r}")
+    return wrong

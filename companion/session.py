@@ -1,0 +1,131 @@
+"""The game session: one game's state, its rule system, its dice and its log.
+
+Resolutions are generators that ask for dice; the session drives them.  With a
+dice source that answers at once (virtual, a scenario's fixed dice) an action
+resolves in one call; with one that must wait (the tray, dice typed on the
+page), the session keeps the request pending and `answer()` resumes it.
+
+Every resolution is logged with its dice, and can be undone: the state before
+it is kept, and an undo is an event of its own (nothing is rewritten).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from .dice import DiceError, DiceRequest, DiceSource, DiceThrow
+from .rules.base import RulesError, RuleSystem
+
+
+@dataclass
+class Event:
+    n: int
+    kind: str                       # "action", "round", "end_turn", "undo"
+    detail: dict
+    outcome: dict | None = None
+    dice: list[dict] = field(default_factory=list)
+    undone: bool = False
+
+    def to_json(self) -> dict:
+        return {"n": self.n, "kind": self.kind, "detail": self.detail, "outcome": self.outcome,
+                "dice": self.dice, "undone": self.undone}
+
+
+class GameSession:
+    def __init__(self, rules: RuleSystem, state: Any, dice: DiceSource | None = None) -> None:
+        self.rules = rules
+        self.state = state
+        self.dice = dice
+        self.log: list[Event] = []
+        self._undo: list[tuple[int, Any]] = []      # (event number, state before it)
+        self._running = None                        # (generator, event, state before)
+        self.pending: DiceRequest | None = None
+
+    # --- doing things -------------------------------------------------------------------
+
+    def act(self, action: dict) -> dict | None:
+        """Resolve an action; the outcome, or None while dice are awaited."""
+        return self._start("action", action, lambda st: self.rules.resolve(st, action))
+
+    def start_round(self, orders: dict[str, list[int | None]]) -> dict | None:
+        return self._start("round", {"orders": orders}, lambda st: self.rules.start_round(st, orders))
+
+    def end_turn(self) -> dict | None:
+        return self._start("end_turn", {}, lambda st: self.rules.end_activation(st))
+
+    def _start(self, kind: str, detail: dict, make) -> dict | None:
+        if self._running is not None:
+            raise RulesError(f"waiting for dice: {self.pending.describe()}")
+        before = copy.deepcopy(self.state)
+        event = Event(len(self.log) + 1, kind, detail)
+        try:
+            gen = make(self.state)
+            request = next(gen)
+        except StopIteration as stop:            # resolved without dice
+            return self._finish(event, before, stop.value)
+        except Exception:
+            self.state = before
+            raise
+        self._running = (gen, event, before)
+        self.pending = request
+        return self._drive()
+
+    def answer(self, throw: DiceThrow) -> dict | None:
+        """Hand the awaited request a throw (the tray's, typed in, or virtual)."""
+        if self._running is None:
+            raise RulesError("no dice are awaited")
+        throw.check(self.pending)
+        return self._send(throw)
+
+    def _drive(self) -> dict | None:
+        while self._running is not None and self.dice is not None:
+            throw = self.dice.throw(self.pending)
+            if throw is None:
+                return None                       # the source will answer later
+            result = self._send(throw.check(self.pending))
+            if result is not None:
+                return result
+        return None
+
+    def _send(self, throw: DiceThrow) -> dict | None:
+        gen, event, before = self._running
+        event.dice.append({"asked": self.pending.describe(), **throw.to_json()})
+        try:
+            self.pending = gen.send(throw)
+            return None
+        except StopIteration as stop:
+            self._running, self.pending = None, None
+            return self._finish(event, before, stop.value)
+        except Exception:
+            self._running, self.pending = None, None
+            self.state = before
+            raise
+
+    def _finish(self, event: Event, before: Any, outcome: dict) -> dict:
+        event.outcome = outcome
+        self.log.append(event)
+        self._undo.append((event.n, before))
+        return outcome
+
+    def cancel(self) -> None:
+        """Abandon a resolution waiting for dice; nothing it did stays."""
+        if self._running is not None:
+            self.state = self._running[2]
+            self._running, self.pending = None, None
+
+    def undo(self) -> dict:
+        """Undo the last resolution: its state is restored, and the undo logged."""
+        if self._running is not None:
+            raise RulesError("finish or cancel the resolution waiting for dice first")
+        if not self._undo:
+            raise RulesError("nothing to undo")
+        n, before = self._undo.pop()
+        self.state = before
+        undone = next(e for e in self.log if e.n == n)
+        undone.undone = True
+        event = Event(len(self.log) + 1, "undo", {"event": n})
+        event.outcome = {"undid": n, "kind": undone.kind}
+        self.log.append(event)
+        return event.outcome
