@@ -244,10 +244,9 @@ class ShatteredHighways(RuleSystem):
         for place, region in self.move_regions(state, marker, sections, ignore).items():
             verdict = region.allows(bumper)
             if self.option("template_keeps") == "whole_car":
-                inside = region.template.polygon.buffer(1e-6).covers(dest.polygon)
-                depth = -float(shapely.distance(region.template.polygon.exterior,
-                                                shapely.points(dest.corners)).max()) if not inside else verdict.margin_mm
-                verdict_margin = min(verdict.margin_mm, depth)
+                # How far the car's furthest corner lies outside the template (0 when all inside).
+                outside = float(shapely.distance(region.template.polygon, shapely.points(dest.corners)).max())
+                verdict_margin = min(verdict.margin_mm, -outside) if outside > 1e-6 else verdict.margin_mm
             else:
                 verdict_margin = verdict.margin_mm
             if best is None or verdict_margin > best[1]:
@@ -473,6 +472,7 @@ class ShatteredHighways(RuleSystem):
         events, rolls = [], []
         result = {"act": "ram", "vehicle": v.marker, "target": target.marker, "rolls": rolls, "events": events}
         if target.marker not in v.rammed_with:
+            self._within_reach(state, v, target, "ram")
             # "a driver must make a successful Move roll to get in position"
             move = yield from self._skill(state, w, f"Move into position to ram the {target.name}")
             rolls.append(move.to_json())
@@ -491,6 +491,21 @@ class ShatteredHighways(RuleSystem):
         yield from self._ram(state, v, target, 0, events, rolls, action)
         result["result"] = "rammed"
         return result
+
+    def _within_reach(self, state: GameState, attacker: Vehicle, target: Vehicle, what: str) -> None:
+        """ "they Move up until they are against the target": the target must lie within the
+        attacker's move template (forwards or backwards), or already touch it."""
+        if attacker.pose is None or target.pose is None:
+            raise RulesError(f"the {attacker.name} and the {target.name} must both be on the table to {what}")
+        fp, aim = attacker.footprint(), target.footprint()
+        if closest_distance(fp, aim).distance_mm <= 0.0:
+            return
+        length = inches(attacker.klass.template_length_in)
+        for forwards in (True, False):
+            if shapely.intersects(MoveTemplate.at_front_bumper(fp, forwards, length).polygon, aim.polygon):
+                return
+        raise RulesError(f"the {target.name} is out of the {attacker.name}'s reach: no part of it lies in "
+                         f"the move template, forwards or backwards ({D.RULEBOOK}, \"Move\")")
 
     def _impact(self, state, attacker: Vehicle, defender: Vehicle, action: dict | None) -> tuple[str, str]:
         if action and "with" in action and "at" in action:
@@ -555,6 +570,7 @@ class ShatteredHighways(RuleSystem):
         d_driver = state.in_seat(target.marker, "D")
         events, rolls = [], []
         result = {"act": "nudge", "vehicle": v.marker, "target": target.marker, "rolls": rolls, "events": events}
+        self._within_reach(state, v, target, "nudge")
         move = yield from self._skill(state, w, f"Move into position to nudge the {target.name}")
         rolls.append(move.to_json())
         self._done(w)
