@@ -8,6 +8,7 @@ returns what happened.  Numbers live in `sh_data`, each with its section.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -371,7 +372,9 @@ class ShatteredHighways(RuleSystem):
             raise RulesError(f"unknown action {act!r} (one of: {', '.join(sorted(ACTIONS))})")
         if state.winner:
             raise RulesError(f"the game is over: {state.winner} won")
-        result = yield from handler(state, action)
+        out = handler(state, action)
+        # Actions that need no dice (Change, Unjam) return at once; the rest are resolutions.
+        result = (yield from out) if inspect.isgenerator(out) else out
         self._check_winner(state, result.setdefault("events", []))
         return result
 
@@ -641,7 +644,9 @@ class ShatteredHighways(RuleSystem):
 
     def lost_control_destination(self, state: GameState, v: Vehicle, box: int) -> np.ndarray:
         fp = v.footprint()
-        template = MoveTemplate.centred_on(fp, inches(v.klass.template_length_in))
+        # "place the move template centered over the vehicle and roll a 1d6": the whole
+        # 9" template with its six boxes, whatever the class (a rig's 6" is its Move's limit).
+        template = MoveTemplate.centred_on(fp, inches(D.TEMPLATE_LENGTH_IN))
         n = box if self.option("box_one") == "front_right" else {1: 3, 2: 2, 3: 1, 4: 6, 5: 5, 6: 4}[box]
         poly = template.box(n)
         pts = np.asarray(poly.exterior.coords)[:-1]
