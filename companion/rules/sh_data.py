@@ -74,6 +74,10 @@ HERO_RANGED = ("d6", 1)          # "1d6+1 damage"
 HERO_RANGE_IN = SECTION_IN       # "1 template length(3") range"
 
 # --- the actions' rolls --------------------------------------------------------------
+FUMBLE = 1                       # a natural 1: Lost Control ("Move", "Nudge", "Ram"), a jam ("Shoot", "Attack"),
+                                 # a fall ("Board", "Cling")
+HOLD_ON = 2                      # "On 2-3": stay put ("Board"), hang on without acting ("Cling")
+SIX_OR_MORE = 6                  # "Vehicle Weapons": "on a 6+ Shoot roll, it targets both"
 MOVE_SUCCESS = 3                 # "Move": "On 3+ the Move succeeds", "On 2 they fail", "On a 1 ... Lost Control"
 BOARD_SUCCESS = 4                # "Board": "On 4+", "On 2-3 they stay", "On 1 they fall"
 CLING_SUCCESS = 4                # "Cling": "On 4+ ... act at a -1", "On 2-3 ... hang on", "On 1 they fall off"

@@ -360,8 +360,26 @@ class ShatteredHighways(RuleSystem):
                     else:
                         events.append(f"the {other.name} veers clear of the wreck")
         if v.hidden_buggy is not None:
+            # "If the Rig is destroyed the buggy driver can attempt to deploy it at a -1,
+            # otherwise it is destroyed with the rig."
             buggy = state.vehicles[v.hidden_buggy]
-            events.append(f"the {buggy.name} hidden in the {v.name} may still deploy, at -1")
+            driver = state.in_seat(buggy.marker, "D")
+            deployed = False
+            if driver is not None:
+                roll = yield from self._skill(state, driver, f"drive the {buggy.name} out of the wreck",
+                                              (Modifier(D.HIDDEN_BUGGY_DESTROYED_PENALTY, "the rig is wrecked"),))
+                rolls.append(roll.to_json())
+                deployed = roll.total >= D.MOVE_SUCCESS
+            v.hidden_buggy = None
+            buggy.hidden_in = None
+            if deployed:
+                buggy.pose = v.pose.moved(-(v.length_mm + buggy.length_mm) / 2 - 10.0) if v.pose else None
+                events.append(f"the {buggy.name} bursts out of the wrecked {v.name}: place it behind the wreck")
+            else:
+                buggy.destroyed = True
+                for w in state.crew(buggy.marker):
+                    w.out = True
+                events.append(f"the {buggy.name} goes down with the {v.name}")
 
     # --- the actions ------------------------------------------------------------------
 
@@ -417,7 +435,7 @@ class ShatteredHighways(RuleSystem):
             if roll.total >= D.CLING_SUCCESS:
                 w.extra_action, w.penalty = True, D.CLING_ACTION_PENALTY
                 events.append(f"{w.label()} clings on and may act again at -1")
-            elif roll.total >= 2:
+            elif roll.total >= D.HOLD_ON:
                 w.acted = True
                 events.append(f"{w.label()} hangs on tight")
             else:
@@ -450,7 +468,7 @@ class ShatteredHighways(RuleSystem):
                 events.append(f"the {v.name} drops too far back and is out of the fight")
                 result["result"] = "left behind"
             return result
-        if roll.face == 1:
+        if roll.face == D.FUMBLE:
             result["result"] = "lost control"
             yield from self._lost_control(state, v, events, rolls)
         elif roll.total >= D.MOVE_SUCCESS:
@@ -468,18 +486,36 @@ class ShatteredHighways(RuleSystem):
         d = yield from self._skill(state, defender, f"{what} (defender)")
         return a, d, a.total > d.total          # ties go to the defender
 
+    def _targets(self, state: GameState, v: Vehicle, action: dict) -> list[Vehicle]:
+        """One target, or several for a rig's side: "Rigs can Ram/Nudge multiple vehicles from
+        the side due to their length ... with one roll" ("Nudge", "Ram")."""
+        if "targets" not in action:
+            return [state.vehicle(action["target"])]
+        targets = [state.vehicle(m) for m in action["targets"]]
+        if len(targets) > 1 and v.cls != "rig":
+            raise RulesError(f"only a rig can sideswipe several vehicles at once; the {v.name} is a {v.cls}")
+        if len(targets) > 1:
+            fp = v.footprint()
+            for t in targets:
+                f, _ = fp.pose.to_local(closest_distance(fp, t.footprint()).to_point)
+                if abs(f) > fp.length_mm / 2:
+                    raise RulesError(f"the {t.name} is not beside the {v.name}: a sideswipe takes vehicles along its side")
+        return targets
+
     def _act_ram(self, state: GameState, action: dict):
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
-        target = state.vehicle(action["target"])
+        targets = self._targets(state, v, action)
         events, rolls = [], []
-        result = {"act": "ram", "vehicle": v.marker, "target": target.marker, "rolls": rolls, "events": events}
-        if target.marker not in v.rammed_with:
-            self._within_reach(state, v, target, "ram")
+        result = {"act": "ram", "vehicle": v.marker, "target": targets[0].marker,
+                  "targets": [t.marker for t in targets], "rolls": rolls, "events": events}
+        if any(t.marker not in v.rammed_with for t in targets):
+            for t in targets:
+                self._within_reach(state, v, t, "ram")
             # "a driver must make a successful Move roll to get in position"
-            move = yield from self._skill(state, w, f"Move into position to ram the {target.name}")
+            move = yield from self._skill(state, w, f"Move into position to ram the {', '.join(t.name for t in targets)}")
             rolls.append(move.to_json())
-            if move.face == 1:
+            if move.face == D.FUMBLE:
                 self._done(w)
                 result["result"] = "lost control getting in position"
                 yield from self._lost_control(state, v, events, rolls)
@@ -491,7 +527,13 @@ class ShatteredHighways(RuleSystem):
             if "to" in action:
                 v.pose = Pose(*action["to"])
         self._done(w)
-        yield from self._ram(state, v, target, 0, events, rolls, action)
+        shared = None
+        if len(targets) > 1:
+            shared = yield from self._skill(state, w, f"Ram (sideswiping {len(targets)} vehicles)")
+            rolls.append(shared.to_json())
+        for t in targets:
+            if t.in_play and v.in_play:
+                yield from self._ram(state, v, t, 0, events, rolls, action, shared)
         result["result"] = "rammed"
         return result
 
@@ -519,13 +561,16 @@ class ShatteredHighways(RuleSystem):
         return _section_of(attacker.footprint(), d.from_point), _section_of(defender.footprint(), d.to_point)
 
     def _ram(self, state: GameState, attacker: Vehicle, defender: Vehicle, attacker_mod: int,
-             events: list, rolls: list, action: dict | None = None):
+             events: list, rolls: list, action: dict | None = None, a_roll: Roll | None = None):
         """ "Ram": contested drivers; 1d6 (a 6 rerolled once and added), the rammer half to at most 3,
         class bonuses on the defender's damage, armour off the final numbers; the automatic 25."""
         a_driver = state.in_seat(attacker.marker, "D")
         d_driver = state.in_seat(defender.marker, "D")
         extra = (Modifier(attacker_mod, "ramming out of control"),) if attacker_mod else ()
-        if a_driver is None:
+        shared = a_roll is not None                # a rig's sideswipe: one roll against every vehicle
+        if shared:
+            pass
+        elif a_driver is None:
             a_roll = yield from self._d("d6", f"Ram (the driverless {attacker.name})")
             a_roll = Roll(DiceRequest(("d6",), "Ram"), a_roll, extra)
         else:
@@ -535,11 +580,13 @@ class ShatteredHighways(RuleSystem):
             d_roll = Roll(DiceRequest(("d6",), "Ram defence"), face)
         else:
             d_roll = yield from self._skill(state, d_driver, f"resist the {attacker.name}'s Ram")
-        rolls += [a_roll.to_json(), d_roll.to_json()]
+        if not shared:
+            rolls.append(a_roll.to_json())
+        rolls.append(d_roll.to_json())
         hit_with, hit_at = self._impact(state, attacker, defender, action)
         attacker.rammed_with.add(defender.marker)
         defender.rammed_with.add(attacker.marker)
-        if a_roll.natural_max and d_roll.face == 1:
+        if a_roll.natural_max and d_roll.face == D.FUMBLE:
             events.append(f"a perfect ram: the {defender.name} takes {D.RAM_AUTO_DAMAGE}, "
                           f"the {attacker.name} {D.RAM_AUTO_ATTACKER_DAMAGE}")
             yield from self._hurt_vehicle(state, defender, D.RAM_AUTO_DAMAGE, None, events, rolls)
@@ -563,7 +610,7 @@ class ShatteredHighways(RuleSystem):
         if attacker.in_play:
             yield from self._clingers(state, attacker, "ramming", events, rolls)
         for veh, roll in ((attacker, a_roll), (defender, d_roll)):
-            if roll.face == 1 and veh.in_play:
+            if roll.face == D.FUMBLE and veh.in_play:
                 yield from self._lost_control(state, veh, events, rolls)
 
     def _act_nudge(self, state: GameState, action: dict):
@@ -577,7 +624,7 @@ class ShatteredHighways(RuleSystem):
         move = yield from self._skill(state, w, f"Move into position to nudge the {target.name}")
         rolls.append(move.to_json())
         self._done(w)
-        if move.face == 1:
+        if move.face == D.FUMBLE:
             result["result"] = "lost control getting in position"
             yield from self._lost_control(state, v, events, rolls)
             return result
@@ -616,7 +663,7 @@ class ShatteredHighways(RuleSystem):
             if "then_to" in action and v.in_play:
                 v.pose = Pose(*action["then_to"])     # "the attacker can continue their original Move"
         for veh, roll in ((v, a_roll), (target, d_roll)):
-            if roll.face == 1 and veh.in_play:
+            if roll.face == D.FUMBLE and veh.in_play:
                 yield from self._lost_control(state, veh, events, rolls)
         return result
 
@@ -746,7 +793,7 @@ class ShatteredHighways(RuleSystem):
             extra = (Modifier(D.SHOOT_RIG_PART_PENALTY, f"aiming at the {aim}"),) if aim != "vehicle" else ()
             roll = yield from self._skill(state, w, f"Shoot at the {target.name}", extra)
             rolls.append(roll.to_json())
-            if roll.face == 1:
+            if roll.face == D.FUMBLE:
                 weapon.jammed = True
                 result["result"] = "jammed"
                 events.append(f"the {v.name}'s {weapon.mount} gun jams")
@@ -772,7 +819,7 @@ class ShatteredHighways(RuleSystem):
             raise RulesError(f"{victim.label()} is not aboard the {target.name}")
         a, d, won = yield from self._contested(state, w, victim, f"Shoot at {victim.label()}")
         rolls += [a.to_json(), d.to_json()]
-        if a.face == 1:
+        if a.face == D.FUMBLE:
             weapon.jammed = True
             result["result"] = "jammed"
             events.append(f"the {v.name}'s {weapon.mount} gun jams")
@@ -792,7 +839,7 @@ class ShatteredHighways(RuleSystem):
 
     def _bonus(self, roll: Roll) -> bool:
         if self.option("machine_gun_both_on") == "six_or_more":
-            return roll.face >= 6
+            return roll.face >= D.SIX_OR_MORE
         return roll.natural_max
 
     def _in_arc(self, shooter: Footprint, target: Footprint, mount: str):
@@ -843,7 +890,7 @@ class ShatteredHighways(RuleSystem):
             w.vehicle, w.seat = target.marker, seat
             events.append(f"{w.label()} boards the {target.name}" + (f" into the {seat} seat" if seat else ", clinging on"))
             result["result"] = "boarded"
-        elif roll.total >= 2:
+        elif roll.total >= D.HOLD_ON:
             events.append(f"{w.label()} stays aboard the {source.name}")
             result["result"] = "stayed"
         else:
@@ -888,7 +935,7 @@ class ShatteredHighways(RuleSystem):
         rolls += [a.to_json(), d.to_json()]
         self._done(w)
         result = {"act": "attack", "warrior": w.id, "target": victim.id, "rolls": rolls, "events": events}
-        if ranged and a.face == 1:
+        if ranged and a.face == D.FUMBLE:
             w.jammed = True
             events.append(f"{w.label()}'s pistol jams")
             result["result"] = "jammed"
