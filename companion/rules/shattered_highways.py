@@ -414,10 +414,36 @@ class ShatteredHighways(RuleSystem):
             raise RulesError(f"it is the {active.name}'s turn; {w.label()} is not aboard it")
         if w.acted and not w.extra_action and not action.get("desperate") and active is not None:
             raise RulesError(f"{w.label()} has already acted this turn")
+        if active is not None and not action.get("desperate"):
+            first = self._goes_first(state, active)
+            waiting = [x for x in state.crew(active.marker) if x.player == first and not x.acted]
+            if w.player != first and waiting:
+                raise RulesError(f"{first}'s warriors aboard the {active.name} act first (fewer markers aboard; "
+                                 f"{D.RULEBOOK}, \"Within a Round\"): {', '.join(x.id for x in waiting)} "
+                                 f"still to act or pass")
         v = state.vehicles.get(w.vehicle)
         if v is not None and v.at_back_edge and action.get("act") != "move":
             raise RulesError(f"the {v.name} is at the back edge: its only action is a Move to rejoin")
         return w
+
+    def _goes_first(self, state: GameState, v: Vehicle) -> str:
+        """ "If two players have markers on the same vehicle, the player with less markers on
+        the vehicle goes first ... (ties go to the player that owns the vehicle)"."""
+        counts: dict[str, int] = {}
+        for w in state.crew(v.marker):
+            counts[w.player] = counts.get(w.player, 0) + 1
+        if len(counts) < 2:
+            return v.controller
+        least = min(counts.values())
+        fewest = [p for p, n in counts.items() if n == least]
+        return v.owner if v.owner in fewest else sorted(fewest)[0]
+
+    def _act_pass(self, state: GameState, action: dict):
+        """A warrior skips their action ("a warrior can be skipped if the player chooses")."""
+        w = self._acting(state, action)
+        self._done(w)
+        return {"act": "pass", "warrior": w.id, "rolls": [], "events": [f"{w.label()} does nothing"],
+                "result": "passed"}
 
     def _done(self, w: Warrior, change: bool = False) -> None:
         if change:
