@@ -76,6 +76,15 @@ def _heading_gap(a: float, b: float) -> float:
     return abs(normalize_deg(a - b))
 
 
+def _pack_heading(vehicles) -> float:
+    """The pack's direction: the mean of the vehicles' headings ("Play Setup": all placed
+    facing the same way)."""
+    headings = np.radians([v.pose.heading_deg for v in vehicles if v.pose is not None])
+    if len(headings) == 0:
+        return 0.0
+    return float(np.degrees(np.arctan2(np.mean(np.sin(headings)), np.mean(np.cos(headings)))))
+
+
 def _section_of(fp: Footprint, point) -> str:
     """Which section (front, rear, left, right) of a car a point on or near it is at."""
     f, l = fp.pose.to_local(point)
@@ -110,11 +119,8 @@ class ShatteredHighways(RuleSystem):
                     v.pose = poses[v.marker].pose
                 vehicles[v.marker] = v
             warriors.update({w.id: w for w in ws})
-        headings = [v.pose.heading_deg for v in vehicles.values() if v.pose is not None]
-        pack = float(np.degrees(np.arctan2(np.mean(np.sin(np.radians(headings))),
-                                           np.mean(np.cos(np.radians(headings)))))) if headings else 0.0
         table = (scene.width_mm, scene.depth_mm) if scene is not None else (1219.2, 812.8)
-        return GameState(players, vehicles, warriors, table, pack)
+        return GameState(players, vehicles, warriors, table, _pack_heading(vehicles.values()))
 
     def table_from_scene(self, scene, classes: dict[int, str]) -> GameState:
         """Just the vehicles on a scene's table, by class, no crews: enough to judge a Move."""
@@ -126,10 +132,7 @@ class ShatteredHighways(RuleSystem):
             vehicles[car.id] = Vehicle(car.id, car.name or str(car.id), cls, "table", "table",
                                        dict(D.CLASSES[cls].hit_points), [], [], [], car.length_mm, car.width_mm,
                                        car.pose)
-        headings = [v.pose.heading_deg for v in vehicles.values()]
-        pack = float(np.degrees(np.arctan2(np.mean(np.sin(np.radians(headings))),
-                                           np.mean(np.cos(np.radians(headings)))))) if headings else 0.0
-        return GameState(["table"], vehicles, {}, (scene.width_mm, scene.depth_mm), pack)
+        return GameState(["table"], vehicles, {}, (scene.width_mm, scene.depth_mm), _pack_heading(vehicles.values()))
 
     def update_poses(self, state: GameState, poses: dict[int, Pose]) -> None:
         """The table's latest poses (from the camera, or a scenario)."""
