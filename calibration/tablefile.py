@@ -70,6 +70,20 @@ class CarSpec:
         return self.offset_mm[1]
 
 
+DICE_SOURCES = ("virtual", "typed", "tray")
+
+
+@dataclass(frozen=True)
+class DiceSpec:
+    """Where the dice come from: a virtual roll (seeded, recorded), dice typed in
+    on the page, or the electronic tray on a serial port (a pyserial URL)."""
+
+    source: str = "virtual"
+    port: str | None = None
+    baud: int = 115200
+    seed: int | None = None
+
+
 @dataclass(frozen=True)
 class TableSpec:
     """A whole table: its size, anchors and cars."""
@@ -84,6 +98,7 @@ class TableSpec:
     #: diecast roof is good to about half a millimetre. It becomes position doubt
     #: far from the camera's nadir.
     roof_sigma_mm: float = 0.5
+    dice: DiceSpec = DiceSpec()
 
     def car(self, marker_id: int) -> CarSpec | None:
         return self._cars_by_id.get(marker_id)
@@ -165,7 +180,8 @@ _ANCHOR_KEYS = {"id": int, "x_mm": float, "y_mm": float, "size_mm": float}
 _CAR_KEYS = {"id": int, "name": str, "length_mm": float, "width_mm": float,
              "roof_mm": float, "marker_mm": float, "offset_mm": list}
 _OPTIONAL = {"dictionary", "offset_mm", "roof_sigma_mm"}
-_TOP_LEVEL = {"table", "anchor", "car"}
+_TOP_LEVEL = {"table", "anchor", "car", "dice"}
+_DICE_KEYS = {"source": str, "port": str, "baud": int, "seed": int}
 
 # Bounds that keep a table physical: a table bigger than a room, a car bigger
 # than a table or a roof higher than a camera is a typo, not a game.
@@ -225,7 +241,7 @@ def parse_table(text: str, path: str = "<table>") -> TableSpec:
     for key in raw:
         if key not in _TOP_LEVEL:
             raise TableFileError(f"{path}: unknown section '{key}'{_suggest(key, _TOP_LEVEL)}; "
-                                 f"a table file has [table], [[anchor]] and [[car]]")
+                                 f"a table file has [table], [[anchor]], [[car]] and [dice]")
     if "table" not in raw or not isinstance(raw["table"], dict):
         raise TableFileError(f"{path}: missing the [table] section (width_mm, depth_mm)")
     table_raw = raw["table"]
@@ -251,7 +267,34 @@ def parse_table(text: str, path: str = "<table>") -> TableSpec:
             where = _Where(path, text, "car", n, f" ({car.name})")
             raise where.error(f"marker id {car.id} is already used by {seen[car.id]}", "id")
         seen[car.id] = f"car #{n + 1} ({car.name})"
-    return TableSpec(width, depth, dictionary, anchors, cars, source=path, roof_sigma_mm=roof_sigma)
+    dice = _parse_dice(raw.get("dice", {}), path, text)
+    return TableSpec(width, depth, dictionary, anchors, cars, source=path, roof_sigma_mm=roof_sigma, dice=dice)
+
+
+def _parse_dice(raw: Any, path: str, text: str) -> DiceSpec:
+    where = _Where(path, text, "dice")
+    if not isinstance(raw, dict):
+        raise TableFileError(f"{path}: [dice] must be a table (source, port, baud, seed)")
+    for key in raw:
+        if key not in _DICE_KEYS:
+            raise where.error(f"unknown key '{key}'{_suggest(key, set(_DICE_KEYS))}; known keys are "
+                              f"{', '.join(_DICE_KEYS)}", key)
+    source = raw.get("source", "virtual")
+    if source not in DICE_SOURCES:
+        raise where.error(f"'{source}' is not a dice source (one of {', '.join(DICE_SOURCES)})", "source")
+    port = raw.get("port")
+    if source == "tray" and not port:
+        raise where.error("the tray needs its port, e.g. port = \"/dev/ttyACM0\" or \"socket://host:7000\"", "port")
+    if port is not None and not isinstance(port, str):
+        raise where.error(f"must be a port name or URL, not {port!r}", "port")
+    baud = raw.get("baud", 115200)
+    if isinstance(baud, bool) or not isinstance(baud, int) or baud not in (
+            1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600):
+        raise where.error(f"{baud!r} is not a serial speed (9600, 115200, ...)", "baud")
+    seed = raw.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise where.error(f"must be a whole number, not {seed!r}", "seed")
+    return DiceSpec(source, port, baud, seed)
 
 
 def _entries(value: Any, section: str, path: str) -> list[dict[str, Any]]:

@@ -147,3 +147,41 @@ class FixedDice(DiceSource):
         faces = tuple(self.faces[self.used:self.used + n])
         self.used += n
         return DiceThrow(faces, request.dice, self.source, {"index": self.used - n}).check(request)
+
+
+class WaitingDiceSource(DiceSource):
+    """A source that answers later (the tray, dice typed on the page): the session
+    hands it the request and a `deliver` function, and carries on when it is called."""
+
+    def throw(self, request: DiceRequest) -> DiceThrow | None:
+        return None
+
+    def request(self, request: DiceRequest, deliver) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        pass
+
+
+class TypedDice(WaitingDiceSource):
+    """Dice rolled by hand and typed in on the page."""
+
+    name = "typed"
+
+    def __init__(self) -> None:
+        self.pending: tuple[DiceRequest, object] | None = None
+
+    def request(self, request: DiceRequest, deliver) -> None:
+        self.pending = (request, deliver)
+
+    def submit(self, faces: list[int] | tuple[int, ...]):
+        """The faces typed in, in the request's order; refused if they cannot answer it."""
+        if self.pending is None:
+            raise DiceError("no dice are awaited")
+        request, deliver = self.pending
+        throw = DiceThrow(tuple(int(f) for f in faces), request.dice, "typed").check(request)
+        self.pending = None
+        return deliver(throw)
+
+    def cancel(self) -> None:
+        self.pending = None

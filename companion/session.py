@@ -15,7 +15,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from .dice import DiceError, DiceRequest, DiceSource, DiceThrow
+import threading
+
+from .dice import DiceError, DiceRequest, DiceSource, DiceThrow, WaitingDiceSource
 from .rules.base import RulesError, RuleSystem
 
 
@@ -42,6 +44,8 @@ class GameSession:
         self._undo: list[tuple[int, Any]] = []      # (event number, state before it)
         self._running = None                        # (generator, event, state before)
         self.pending: DiceRequest | None = None
+        # A waiting source (the tray) delivers from its own thread.
+        self._lock = threading.RLock()
 
     # --- doing things -------------------------------------------------------------------
 
@@ -56,6 +60,10 @@ class GameSession:
         return self._start("end_turn", {}, lambda st: self.rules.end_activation(st))
 
     def _start(self, kind: str, detail: dict, make) -> dict | None:
+        with self._lock:
+            return self._start_locked(kind, detail, make)
+
+    def _start_locked(self, kind: str, detail: dict, make) -> dict | None:
         if self._running is not None:
             raise RulesError(f"waiting for dice: {self.pending.describe()}")
         before = copy.deepcopy(self.state)
@@ -74,13 +82,20 @@ class GameSession:
 
     def answer(self, throw: DiceThrow) -> dict | None:
         """Hand the awaited request a throw (the tray's, typed in, or virtual)."""
-        if self._running is None:
-            raise RulesError("no dice are awaited")
-        throw.check(self.pending)
-        return self._send(throw)
+        with self._lock:
+            if self._running is None:
+                raise RulesError("no dice are awaited")
+            throw.check(self.pending)
+            result = self._send(throw)
+            if result is None and self._running is not None:
+                return self._drive()
+            return result
 
     def _drive(self) -> dict | None:
         while self._running is not None and self.dice is not None:
+            if isinstance(self.dice, WaitingDiceSource):
+                self.dice.request(self.pending, self.answer)
+                return None
             throw = self.dice.throw(self.pending)
             if throw is None:
                 return None                       # the source will answer later
@@ -111,9 +126,33 @@ class GameSession:
 
     def cancel(self) -> None:
         """Abandon a resolution waiting for dice; nothing it did stays."""
-        if self._running is not None:
-            self.state = self._running[2]
-            self._running, self.pending = None, None
+        with self._lock:
+            if self._running is not None:
+                self.state = self._running[2]
+                self._running, self.pending = None, None
+                if isinstance(self.dice, WaitingDiceSource):
+                    self.dice.cancel()
+
+    def void(self, throw: DiceThrow) -> dict | None:
+        """A throw turned out void (the tray says a die was moved after it settled): the
+        resolution that used it is taken back and played again, asking for dice anew."""
+        with self._lock:
+            def used_in(event: Event) -> bool:
+                return any(d.get("seq") == throw.detail.get("seq") and d.get("boot") == throw.detail.get("boot")
+                           and d.get("source") == throw.source for d in event.dice)
+            if self._running is not None and used_in(self._running[1]):
+                event = self._running[1]
+                self.cancel()
+            elif self._undo and self.log and used_in(self.log[-1]) and not self.log[-1].undone:
+                event = self.log[-1]
+                self.undo()
+            else:
+                return None          # an older throw: too late to take back; the log shows it
+            if event.kind == "action":
+                return self.act(event.detail)
+            if event.kind == "round":
+                return self.start_round(event.detail["orders"])
+            return self.end_turn()
 
     def undo(self) -> dict:
         """Undo the last resolution: its state is restored, and the undo logged."""

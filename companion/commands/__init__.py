@@ -13,7 +13,7 @@ import importlib
 from calibration.camera import CameraModel
 
 #: Subcommand modules, in the order `companion --help` lists them.
-MODULES = ("serve", "locate", "render", "markers", "calibrate", "measure", "rules", "scenario")
+MODULES = ("serve", "locate", "render", "markers", "calibrate", "measure", "rules", "scenario", "tray")
 
 
 class CommandError(Exception):
