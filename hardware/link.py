@@ -28,6 +28,8 @@ from .protocol import (EVENTS, Batt, Crooked, Hello, LineParser, Moved, Rejectio
 REOPEN_BACKOFF_S = (0.05, 0.1, 0.2, 0.4, 0.8)
 #: Ask again for missing events when nothing fills the gap for this long.
 RESEND_AGAIN_S = 0.3
+#: Give a gap up (the tray no longer holds the events) after this long without progress.
+GAP_GIVE_UP_S = 1.5
 
 
 @dataclass(frozen=True)
@@ -60,12 +62,13 @@ class LinkStats:
     reopens: int = 0
     hellos: int = 0
     restarts: int = 0
+    lost: int = 0                   # events the tray no longer held when asked again
     rejected: Counter = field(default_factory=Counter)
     log: list[tuple[str, bytes]] = field(default_factory=list)    # recent rejections with their lines
 
     def to_json(self) -> dict:
         return {"lines": self.lines, "rolls": self.rolls, "crooked": self.crooked, "moved": self.moved,
-                "duplicates": self.duplicates, "resends": self.resends, "reopens": self.reopens,
+                "duplicates": self.duplicates, "resends": self.resends, "reopens": self.reopens, "lost": self.lost,
                 "restarts": self.restarts, "rejected_lines": sum(self.rejected.values()),
                 "rejected_by_reason": dict(self.rejected)}
 
@@ -92,6 +95,8 @@ class TrayLink:
         self._waiting: dict[int, TrayEvent] = {}
         self._asked_from: int | None = None
         self._asked_at = 0.0
+        self._gap_since: float | None = None
+        self._last_event_at = 0.0
         self._port = port
         self._given_port = port is not None
         self._parser = LineParser()
@@ -124,7 +129,9 @@ class TrayLink:
         if self._port is not None:
             return True
         try:
-            self._port = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0.02)
+            # A write must never hold up the reading: a tray that stops reading (its buffer
+            # full, itself busy writing to us) would otherwise stop us reading too.
+            self._port = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0.02, write_timeout=0.05)
         except (serial.SerialException, OSError, ValueError) as exc:
             self._set_status("waiting", f"{self.url}: {exc}")
             return False
@@ -179,6 +186,8 @@ class TrayLink:
             try:
                 port.write(data)
                 return True
+            except serial.SerialTimeoutException:
+                return False          # an ACK or a RESEND not sent now is sent again later
             except (serial.SerialException, OSError):
                 return False
 
@@ -225,6 +234,7 @@ class TrayLink:
             self._ask(self.last_taken + 1)
 
     def _event(self, msg, now: float) -> None:
+        self._last_event_at = now
         if self.boot is None:
             # Events before any HELLO: ask who it is first; RESEND recovers them.
             self.send(cmd_hello())
@@ -239,7 +249,9 @@ class TrayLink:
             return
         self._waiting[msg.seq] = event
         self._flush()
-        if self._waiting and (self._asked_from != self.last_taken + 1):
+        # "RESEND from=<n>" brings back everything from n the tray holds, so a later gap
+        # is in the same stream: ask only for a gap before the one asked for.
+        if self._waiting and (self._asked_from is None or self.last_taken + 1 < self._asked_from):
             self._ask(self.last_taken + 1)
 
     def _flush(self) -> None:
@@ -256,6 +268,7 @@ class TrayLink:
                 self.on_event(event)
         if not self._waiting:
             self._asked_from = None
+            self._gap_since = None
 
     def _ask(self, first: int) -> None:
         if self.send(cmd_resend(first)):
@@ -264,8 +277,24 @@ class TrayLink:
             self._asked_at = time.monotonic()
 
     def _maintain(self, now: float) -> None:
-        if self._waiting and now - self._asked_at > RESEND_AGAIN_S:
-            self._ask(self.last_taken + 1)
+        if self._waiting:
+            if self._gap_since is None:
+                self._gap_since = now
+            if now - max(self._gap_since, self._asked_at) > GAP_GIVE_UP_S and now - self._last_event_at > RESEND_AGAIN_S:
+                # Asked again and again, and the tray no longer holds them: say so, and go on.
+                first_waiting = min(self._waiting)
+                missing = first_waiting - self.last_taken - 1
+                self.stats.lost += missing
+                if self.on_status is not None:
+                    self.on_status("gap", f"events {self.last_taken + 1} to {first_waiting - 1} are lost: "
+                                          f"the tray no longer holds them")
+                self.last_taken = first_waiting - 1
+                self._gap_since = None
+                self._flush()
+            elif now - self._asked_at > RESEND_AGAIN_S and now - self._last_event_at > RESEND_AGAIN_S:
+                # Ask again only when the line has gone quiet: while resent events are
+                # still arriving, asking again would only start another flood of them.
+                self._ask(self.last_taken + 1)
         if self.last_taken > self._acked and (self.last_taken - self._acked >= 16 or not self._waiting):
             if self.send(cmd_ack(self.last_taken)):
                 self._acked = self.last_taken

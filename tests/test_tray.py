@@ -111,10 +111,15 @@ def test_every_valid_throw_is_taken_once_in_order_with_every_fault(tray):
     for round_ in range(3):
         for fault in FAULTS:
             emu.throw(("d6", "d6", "d10"))
+            opened = statuses.count("open")
             emu.fault(fault, 0.4)
+            if fault == "pull":
+                # Lines written while no one has the port open are gone (pyserial flushes
+                # the input on opening); ROLLs come back through HELLO and RESEND anyway.
+                assert wait_until(lambda: statuses.count("open") > opened), fault
             emu.throw(("d20",))
-            if fault in ("pull", "power_cycle"):
-                assert wait_until(lambda: link.status == "open" and link.boot == emu.boot), fault
+            if fault == "power_cycle":
+                assert wait_until(lambda: link.boot == emu.boot), fault
     assert wait_until(lambda: len(rolls_taken(taken)) == len(emu.sent))
     time.sleep(0.3)
     sent = [(r["boot"], r["seq"], r["dice"]) for r in emu.sent]

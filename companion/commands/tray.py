@@ -117,6 +117,8 @@ def cmd_listen(args: argparse.Namespace) -> int:
     voided: list[int] = []
 
     def on_event(event) -> None:
+        if done.is_set():
+            return                                # the count is reached: no more lines
         if event.kind == "roll":
             print(json.dumps(event.to_json()), flush=True)
             taken[0] += 1
