@@ -135,6 +135,7 @@ def cmd_listen(args: argparse.Namespace) -> int:
         pass
     link.stop()
     summary = link.stats.to_json()
+    summary["rolls"] = taken[0]            # the throws printed above (the link may have taken one more)
     summary["voided"] = voided
     print(json.dumps({"summary": summary}), flush=True)
     return 0
