@@ -44,7 +44,8 @@ class TrayEmulator:
         self.events: deque[tuple[int, bytes]] = deque(maxlen=keep)
         self._master: int | None = None
         self._slave: int | None = None
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()          # the tray's state and which pty is in use
+        self._write_lock = threading.Lock()     # one line at a time on the wire
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lose_next = 0
@@ -79,6 +80,7 @@ class TrayEmulator:
     def _plug(self) -> None:
         master, slave = os.openpty()
         tty.setraw(slave)                       # no echo, no line discipline: bytes as they are
+        os.set_blocking(master, False)          # a host that stops reading never wedges the tray
         tmp = f"{self.path}.{os.getpid()}.tmp"
         if os.path.lexists(tmp):
             os.unlink(tmp)
@@ -105,18 +107,20 @@ class TrayEmulator:
             pass
 
     def _write(self, data: bytes) -> float | None:
-        """Write bytes to the host; the time the last one went, or None when unplugged."""
-        with self._lock:
-            fd = self._master
-            if fd is None:
-                return None
-            try:
-                view = memoryview(data)
-                while view:
-                    n = os.write(fd, view)
-                    view = view[n:]
-            except OSError:
-                return None
+        """Write bytes to the host; the time the last one went, or None when the port
+        went away first (a pulled cable: the bytes are lost, as on a real one)."""
+        with self._write_lock:
+            view = memoryview(data)
+            while view:
+                fd = self._master
+                if fd is None or self._stop.is_set():
+                    return None
+                try:
+                    _, ready, _ = select.select([], [fd], [], 0.1)
+                    if ready:
+                        view = view[os.write(fd, view):]
+                except (OSError, ValueError):
+                    return None
             return time.monotonic()
 
     def _serve(self) -> None:
