@@ -46,6 +46,7 @@ class TrayEmulator:
         self._slave: int | None = None
         self._lock = threading.RLock()          # the tray's state and which pty is in use
         self._write_lock = threading.Lock()     # one line at a time on the wire
+        self._generation = 0                    # a power cycle ends whatever was being resent
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lose_next = 0
@@ -169,7 +170,10 @@ class TrayEmulator:
             except ValueError:
                 self._write(with_checksum("ERR cmd=RESEND code=bad_from"))
                 return
+            generation = self._generation
             for seq, line in list(self.events):
+                if self._generation != generation:
+                    break                           # powered off mid-stream: the rest is gone
                 if seq >= first:
                     self._write(line)
         elif words[0] == "ACK":
@@ -227,6 +231,7 @@ class TrayEmulator:
             self._plug()
         elif kind == "power_cycle":
             with self._lock:
+                self._generation += 1
                 self.boot = self._new_boot()
                 self.seq = 0
                 self.events.clear()
