@@ -50,6 +50,17 @@ def camera_file(renderer, tmp_path_factory):
     return path
 
 
+def wait_until(predicate, timeout: float = 10.0) -> bool:
+    """Poll until `predicate()` holds (threads, ports, servers), or give up after `timeout`."""
+    import time
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
+
+
 def chromium_path() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         found = shutil.which(name)

@@ -9,6 +9,7 @@ import pytest
 
 from companion.live import LiveTable
 from vision.render import CarTruth
+from tests.conftest import wait_until
 from vision.sources import ImageFolderSource, PrefetchSource, SourceError, VideoSource, open_source
 
 
@@ -22,22 +23,13 @@ def short_video(tmp_path_factory, renderer):
     return path
 
 
-def _wait(predicate, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def test_a_source_that_ends_is_reported_and_reopened(short_video, demo_table, renderer):
     statuses = []
     live = LiveTable(lambda: VideoSource(short_video), demo_table, renderer.camera,
                      backoff_s=(0.05,), on_frame=lambda t: statuses.append(t.frame))
     live.start()
     try:
-        assert _wait(lambda: live.snapshot()["source"]["reopened"] >= 2)
+        assert wait_until(lambda: live.snapshot()["source"]["reopened"] >= 2)
         snap = live.snapshot()
         assert snap["cars"][0]["name"] == "Interceptor"
         assert statuses.count(0) >= 2          # the file played again from its start
@@ -50,12 +42,12 @@ def test_a_missing_camera_is_tried_again_until_it_appears(tmp_path, short_video,
     live = LiveTable(lambda: open_source(str(target)), demo_table, renderer.camera, backoff_s=(0.05, 0.1))
     live.start()
     try:
-        assert _wait(lambda: live.snapshot()["source"]["status"] == "reopening")
+        assert wait_until(lambda: live.snapshot()["source"]["status"] == "reopening")
         snap = live.snapshot()
         assert "game.avi: no such file" in snap["error"] and "trying again in" in snap["error"]
         assert snap["cars"] == []                         # nothing invented meanwhile
         target.write_bytes(short_video.read_bytes())      # plugged in
-        assert _wait(lambda: len(live.snapshot()["cars"]) == 1)
+        assert wait_until(lambda: len(live.snapshot()["cars"]) == 1)
     finally:
         live.stop()
 
@@ -63,7 +55,7 @@ def test_a_missing_camera_is_tried_again_until_it_appears(tmp_path, short_video,
 def test_a_source_given_open_plays_once_and_says_it_ended(short_video, demo_table, renderer):
     live = LiveTable(VideoSource(short_video), demo_table, renderer.camera).start()
     try:
-        assert _wait(lambda: live.snapshot()["source"]["status"] == "ended")
+        assert wait_until(lambda: live.snapshot()["source"]["status"] == "ended")
         assert "no more frames" in live.snapshot()["error"]
     finally:
         live.stop()

@@ -18,17 +18,9 @@ from companion.dice import DiceRequest, TypedDice
 from companion.tray import TrayDice, match
 from hardware.emulator import FAULTS, TrayEmulator
 from hardware.link import TrayLink
+from tests.conftest import wait_until
 from hardware.protocol import (Batt, Crooked, Hello, LineParser, Moved, Rejection, Reply, Roll, checksum,
                                parse_line, with_checksum)
-
-
-def wait_until(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 # --- the parser ----------------------------------------------------------------------
@@ -236,29 +228,11 @@ def test_typed_dice_answer_the_same_way():
 
 # --- the table file's [dice] and the commands ------------------------------------------
 
-TABLE = """
-[table]
-width_mm = 1000
-depth_mm = 800
-[[anchor]]
-id = 0
-x_mm = 50
-y_mm = 50
-size_mm = 60
-[[anchor]]
-id = 1
-x_mm = 950
-y_mm = 50
-size_mm = 60
-[[anchor]]
-id = 2
-x_mm = 950
-y_mm = 750
-size_mm = 60
-"""
 
 
 def test_dice_section():
+    from tests.test_tablefile import GOOD as TABLE
+
     spec = parse_table(TABLE + '[dice]\nsource = "tray"\nport = "socket://tray:7000"\nbaud = 9600\n').dice
     assert (spec.source, spec.port, spec.baud) == ("tray", "socket://tray:7000", 9600)
     assert parse_table(TABLE).dice.source == "virtual"
