@@ -17,7 +17,7 @@ from typing import Any
 
 import threading
 
-from .dice import DiceError, DiceRequest, DiceSource, DiceThrow, WaitingDiceSource
+from .dice import DiceRequest, DiceSource, DiceThrow, WaitingDiceSource
 from .rules.base import RulesError, RuleSystem
 
 

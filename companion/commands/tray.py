@@ -18,7 +18,7 @@ def register(sub) -> None:
     e = kinds.add_parser("emulate", help="play a dice tray on a pseudo-terminal (prints its port)",
                          description="Prints the port's path, then throws dice on a timer (--every) and "
                                      "reads commands on standard input: 'throw [2d6]', 'fault NAME' "
-                                     f"(one of the faults below), 'quit'.")
+                                     "(one of the faults below), 'quit'.")
     e.add_argument("--path", help="the port's path (a symlink to the pty; default: a new temporary one)")
     e.add_argument("--every", type=float, default=0.0, help="throw every S seconds (0: only when asked)")
     e.add_argument("--dice", default="2d6", help="what a timed throw holds (default 2d6)")

@@ -16,7 +16,6 @@ import shapely
 
 from .pose import Footprint
 from .sight import ANY, Obstacles, sight_arrays
-from .verdict import CALL_SIGMAS
 
 
 @dataclass(frozen=True)
@@ -35,10 +34,6 @@ class PairTable:
     sight_clear: np.ndarray        # (P,) bool
     sight_line: np.ndarray         # (P, 2, 2)
 
-    def outcome(self, margin: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-        """Verdict outcomes for margins (positive passes) with their sigmas."""
-        close = (sigma > 0) & (np.abs(margin) <= CALL_SIGMAS * sigma)
-        return np.where(close, "too close to call", np.where(margin >= 0, "in", "out"))
 
 
 def _frames(cars):

@@ -24,7 +24,6 @@ from .verdict import Verdict, judge
 TEMPLATE_LENGTH_MM = inches(9.0)
 TEMPLATE_WIDTH_MM = inches(4.0)
 SECTION_MM = inches(3.0)
-HALF_WIDTH_MM = inches(2.0)
 BOARDING_MARK_MM = inches(1.0)
 RIG_TEMPLATE_LENGTH_MM = inches(6.0)
 

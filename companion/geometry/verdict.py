@@ -6,7 +6,6 @@ or "too close to call", never a bare yes when the margin is inside the doubt.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from .pose import MM_PER_IN
@@ -65,7 +64,3 @@ def judge(what: str, value_mm: float, threshold_mm: float, sigma_mm: float, *,
     else:
         outcome = IN if margin >= 0 else OUT
     return Verdict(what, float(value_mm), float(threshold_mm), float(margin), sigma, outcome)
-
-
-def combine_sigmas(*sigmas: float) -> float:
-    return math.sqrt(sum(s * s for s in sigmas))

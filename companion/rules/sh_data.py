@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..geometry import inches
-
 RULEBOOK = "shattered-highways-0.3.8.txt"
 
 # --- "Move Template" -------------------------------------------------------------
@@ -82,8 +80,8 @@ MOVE_SUCCESS = 3                 # "Move": "On 3+ the Move succeeds", "On 2 they
 BOARD_SUCCESS = 4                # "Board": "On 4+", "On 2-3 they stay", "On 1 they fall"
 CLING_SUCCESS = 4                # "Cling": "On 4+ ... act at a -1", "On 2-3 ... hang on", "On 1 they fall off"
 CLING_ACTION_PENALTY = -1
-CHANGE_PENALTY = -1              # "Change": "another action at a -1"
-DRIVER_TAKEOVER_PENALTY = -1     # "Driver Actions": "take over driving at a -1 penalty"
+CHANGE_PENALTY = -1              # "Change": "another action at a -1"; also "Driver Actions": a warrior
+                                 # who Changes into the driver's seat takes over "at a -1" (the same -1)
 SHOOT_HIT = 4                    # "Shoot": "On 4+ they hit", "On 2-3 they miss", "On 1 their weapon jams"
 SHOOT_RIG_PART_PENALTY = -1      # "target the tractor or trailer ... at a -1 to hit"
 SHOOT_WARRIOR_BONUS_VEHICLE = ("d6", -1)   # Aiming at Warriors: "also do 1d6-1 bonus damage to the vehicle"

@@ -328,9 +328,9 @@ class ShatteredHighways(RuleSystem):
         if w.out:
             return
         if w.kind == "hero":
-            a = yield from self._d("d6", "tenacity (1 of 2)", w.label())
-            b = yield from self._d("d6", "tenacity (2 of 2)", w.label())
-            tenacity = a + b
+            tenacity = 0
+            for k, die in enumerate(D.HERO_TENACITY_DICE, start=1):
+                tenacity += yield from self._d(die, f"tenacity ({k} of {len(D.HERO_TENACITY_DICE)})", w.label())
         else:
             tenacity = D.FODDER_TENACITY
         if damage > tenacity:
