@@ -1,9 +1,11 @@
 """Soak: 100,000 lines through a pseudo-terminal at full speed, a fifth of them
 faulty, with a cable pull and a power cycle: nothing lost, nothing invented.
 
-    python -m bench.tray [--lines 100000] [--faulty 0.2]
+    python -m bench.tray [--lines 100000] [--faulty 0.2] [--baud 115200]
 
-The emulator writes as fast as the pty takes bytes; the real link reads, and
+The emulator writes as fast as the pty takes bytes (far faster than any serial
+line: the reader is the bottleneck and lines queue), or with --baud at a real
+line's full rate, back to back; the real link reads, and
 each ROLL goes through the tray dice source to a waiting "session" (a deliver
 function that records when it arrived). Reported: whether every throw was
 taken once and in order, the time from a line's last byte written to the
@@ -59,12 +61,14 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=100_000)
     ap.add_argument("--faulty", type=float, default=0.2)
     ap.add_argument("--paced", type=int, default=2000, help="throws in the paced phase")
+    ap.add_argument("--baud", type=int, default=None,
+                    help="send at this serial line rate (default: as fast as the pty takes bytes)")
     args = ap.parse_args()
     rng = random.Random(5)
     # Written at full speed the emulator runs far ahead of the reader; a tray must
     # keep at least 64 events for RESEND, this one keeps 4096 so a line lost that
     # far back can still be asked for (a real tray, a throw every few seconds, never is).
-    emu = TrayEmulator(seed=5, keep=4096).start()
+    emu = TrayEmulator(seed=5, keep=4096, baud=args.baud).start()
     link = TrayLink(emu.path).start()
     source = TrayDice(link)
     session = Session(source)
@@ -120,7 +124,7 @@ def main() -> None:
     if len(paced_lat) == 0:
         paced_lat = np.array([np.nan])
     print(json.dumps({
-        "lines": args.lines, "faulty_share": args.faulty, "soak_seconds": round(soak_s, 2),
+        "lines": args.lines, "faulty_share": args.faulty, "baud": args.baud, "soak_seconds": round(soak_s, 2),
         "throws_sent": len(sent), "throws_taken": len(got), "taken_once_in_order": in_order,
         "invented": len(set(got) - set(sent)), "lost": len(set(sent) - set(got)),
         "soak_throws_taken": soak_count,

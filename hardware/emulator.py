@@ -30,7 +30,7 @@ FAULTS = ("noise", "binary", "overlong", "bad_checksum", "duplicate", "lose", "p
 
 class TrayEmulator:
     def __init__(self, path: str | Path | None = None, *, tray: str = "emulator", fw: str = "1.0",
-                 seed: int | None = None, keep: int = 64) -> None:
+                 seed: int | None = None, keep: int = 64, baud: int | None = None) -> None:
         self._dir = None
         if path is None:
             self._dir = tempfile.mkdtemp(prefix="tray-")
@@ -41,12 +41,20 @@ class TrayEmulator:
         self.boot = self._new_boot()
         self.seq = 0
         self.keep = keep
+        #: Pace the bytes as a serial line at this rate would (10 bits a byte); None: as
+        #: fast as the pseudo-terminal takes them, which no real serial line does.
+        self.baud = baud
+        self._wire_free_at = 0.0
         self.events: deque[tuple[int, bytes]] = deque(maxlen=keep)
         self._master: int | None = None
         self._slave: int | None = None
         self._lock = threading.RLock()          # the tray's state and which pty is in use
+        self._resent = threading.Condition(self._lock)   # a RESEND has been answered in full
         self._write_lock = threading.Lock()     # one line at a time on the wire
-        self._generation = 0                    # a power cycle ends whatever was being resent
+        #: The next event number to send again, while a RESEND is being answered. One
+        #: cursor, as a tray's firmware would have: a second RESEND moves it rather than
+        #: starting a second stream, and commands are read between the lines it sends.
+        self._resend_next: int | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lose_next = 0
@@ -96,6 +104,8 @@ class TrayEmulator:
             master, slave = self._master, self._slave
             self._master = self._slave = None
             self.plugged = False
+            self._resend_next = None                # what was being resent went with the cable
+            self._resent.notify_all()
         for fd in (master, slave):
             if fd is not None:
                 try:
@@ -111,6 +121,12 @@ class TrayEmulator:
         """Write bytes to the host; the time the last one went, or None when the port
         went away first (a pulled cable: the bytes are lost, as on a real one)."""
         with self._write_lock:
+            if self.baud:
+                # A line arrives when its last bit has crossed the wire: hold it until then.
+                done = max(time.monotonic(), self._wire_free_at) + len(data) * 10 / self.baud
+                self._wire_free_at = done
+                while (left := done - time.monotonic()) > 0:
+                    time.sleep(left)
             view = memoryview(data)
             while view:
                 fd = self._master
@@ -131,15 +147,31 @@ class TrayEmulator:
                 time.sleep(0.01)
                 continue
             try:
-                ready, _, _ = select.select([fd], [], [], 0.05)
-                if not ready:
-                    continue
-                data = os.read(fd, 4096)
+                ready, _, _ = select.select([fd], [], [], 0 if self._resend_next is not None else 0.05)
+                data = os.read(fd, 4096) if ready else b""
             except (OSError, ValueError):
                 time.sleep(0.01)
                 continue
             for item in self._commands(data):
                 self._answer(item)
+            self._resend_one()
+
+    def _resend_one(self) -> None:
+        """Send the next held event a RESEND asked for, if any."""
+        with self._lock:
+            first = self._resend_next
+            if first is None:
+                return
+            # Held events are numbered one by one, so the one asked for is found by its offset.
+            index = max(0, first - self.events[0][0]) if self.events else 0
+            line = self.events[index] if index < len(self.events) else None
+            self._resend_next = None if line is None else line[0] + 1
+            if line is None:
+                self._resent.notify_all()
+        if line is not None and self._write(line[1]) is None:
+            with self._lock:                        # the port went: so did the rest of the answer
+                self._resend_next = None
+                self._resent.notify_all()
 
     def _commands(self, data: bytes) -> list[str]:
         """Host command lines completed by these bytes (a bad checksum: ignored, as a tray would)."""
@@ -170,12 +202,8 @@ class TrayEmulator:
             except ValueError:
                 self._write(with_checksum("ERR cmd=RESEND code=bad_from"))
                 return
-            generation = self._generation
-            for seq, line in list(self.events):
-                if self._generation != generation:
-                    break                           # powered off mid-stream: the rest is gone
-                if seq >= first:
-                    self._write(line)
+            with self._lock:
+                self._resend_next = first if self._resend_next is None else min(first, self._resend_next)
         elif words[0] == "ACK":
             pass
         elif words[0] in ("EXPECT", "CANCEL"):
@@ -190,6 +218,10 @@ class TrayEmulator:
 
     def _event(self, body: str) -> tuple[int, float | None]:
         with self._lock:
+            # Events are sent in order: a new one waits until a RESEND being answered
+            # has caught up (as a tray's firmware sending from its one event log would).
+            while self._resend_next is not None and self.plugged and not self._stop.is_set():
+                self._resent.wait(0.05)
             self.seq += 1
             seq = self.seq
             line = with_checksum(body.format(seq=seq, t=int(time.monotonic() * 1000) % 10 ** 9))
@@ -231,7 +263,7 @@ class TrayEmulator:
             self._plug()
         elif kind == "power_cycle":
             with self._lock:
-                self._generation += 1
+                self._resend_next = None            # powered off mid-stream: the rest is gone
                 self.boot = self._new_boot()
                 self.seq = 0
                 self.events.clear()

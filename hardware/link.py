@@ -28,8 +28,14 @@ from .protocol import (EVENTS, Batt, Crooked, Hello, LineParser, Moved, Rejectio
 REOPEN_BACKOFF_S = (0.05, 0.1, 0.2, 0.4, 0.8)
 #: Ask again for missing events when nothing fills the gap for this long.
 RESEND_AGAIN_S = 0.3
-#: Give a gap up (the tray no longer holds the events) after this long without progress.
+#: Give a gap up (the tray no longer holds the events) after asking this many times
+#: and this long without progress.
+GAP_GIVE_UP_ASKS = 3
 GAP_GIVE_UP_S = 1.5
+#: Acknowledge what is held at most this often (or every ACK_EVERY events), so that
+#: a fast stream is not answered line for line.
+ACK_INTERVAL_S = 0.05
+ACK_EVERY = 256
 
 
 @dataclass(frozen=True)
@@ -93,10 +99,12 @@ class TrayLink:
         self.tray: str | None = None
         self.last_taken = 0
         self._waiting: dict[int, TrayEvent] = {}
-        self._asked_from: int | None = None
+        self._asked_from: int | None = None     # the first missing event of the last RESEND
+        self._asked_seen = 0                    # the highest event seen when it was sent
         self._asked_at = 0.0
-        self._gap_since: float | None = None
-        self._last_event_at = 0.0
+        self._asks = 0                          # RESENDs since the events last moved on
+        self._progress_at = 0.0                 # when an event was last handed on
+        self._max_seen = 0
         self._port = port
         self._given_port = port is not None
         self._parser = LineParser()
@@ -104,6 +112,7 @@ class TrayLink:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._acked = 0
+        self._acked_at = 0.0
         self.opened_at: float | None = None
         self.lost_at: float | None = None
 
@@ -222,6 +231,7 @@ class TrayLink:
         if self.boot is None:
             # First contact: what was thrown before anyone listened is not this game's.
             self.boot, self.last_taken = hello.boot, hello.last
+            self._max_seen = self._acked = hello.last
             self._waiting.clear()
             return
         if hello.boot != self.boot:
@@ -230,34 +240,38 @@ class TrayLink:
             self.boot, self.last_taken = hello.boot, 0
             self._waiting.clear()
             self._asked_from = None
+            self._max_seen = self._acked = 0
         if hello.last > self.last_taken:
+            self._max_seen = max(self._max_seen, hello.last)
             self._ask(self.last_taken + 1)
 
     def _event(self, msg, now: float) -> None:
-        self._last_event_at = now
         if self.boot is None:
             # Events before any HELLO: ask who it is first; RESEND recovers them.
             self.send(cmd_hello())
             return
-        if msg.seq <= self.last_taken:
+        if msg.seq <= self.last_taken or msg.seq in self._waiting:
             self.stats.duplicates += 1
             return
+        self._max_seen = max(self._max_seen, msg.seq)
         kind = {Roll: "roll", Crooked: "crooked", Moved: "moved"}[type(msg)]
-        event = TrayEvent(kind, msg.seq, self.boot, msg, now)
-        if msg.seq in self._waiting:
-            self.stats.duplicates += 1
+        self._waiting[msg.seq] = TrayEvent(kind, msg.seq, self.boot, msg, now)
+        self._flush(now)
+        if not self._waiting:
             return
-        self._waiting[msg.seq] = event
-        self._flush()
-        # "RESEND from=<n>" brings back everything from n the tray holds, so a later gap
-        # is in the same stream: ask only for a gap before the one asked for.
-        if self._waiting and (self._asked_from is None or self.last_taken + 1 < self._asked_from):
-            self._ask(self.last_taken + 1)
+        # "RESEND from=<n>" brings back everything from n the tray holds, up to the newest
+        # it had when it read the request, which is at least the newest seen when asking.
+        # A gap inside that is on its way; ask only for one before it or beyond it.
+        first = self.last_taken + 1
+        if self._asked_from is None or first < self._asked_from or first > self._asked_seen:
+            self._ask(first)
 
-    def _flush(self) -> None:
+    def _flush(self, now: float) -> None:
         while self.last_taken + 1 in self._waiting:
             event = self._waiting.pop(self.last_taken + 1)
             self.last_taken = event.seq
+            self._progress_at = now
+            self._asks = 0
             if event.kind == "roll":
                 self.stats.rolls += 1
             elif event.kind == "crooked":
@@ -268,33 +282,32 @@ class TrayLink:
                 self.on_event(event)
         if not self._waiting:
             self._asked_from = None
-            self._gap_since = None
 
     def _ask(self, first: int) -> None:
         if self.send(cmd_resend(first)):
             self.stats.resends += 1
-            self._asked_from = first
+            self._asked_from, self._asked_seen = first, self._max_seen
             self._asked_at = time.monotonic()
+            self._asks += 1
 
     def _maintain(self, now: float) -> None:
         if self._waiting:
-            if self._gap_since is None:
-                self._gap_since = now
-            if now - max(self._gap_since, self._asked_at) > GAP_GIVE_UP_S and now - self._last_event_at > RESEND_AGAIN_S:
+            if (self._asks >= GAP_GIVE_UP_ASKS and now - self._progress_at > GAP_GIVE_UP_S
+                    and now - self._asked_at > RESEND_AGAIN_S):
                 # Asked again and again, and the tray no longer holds them: say so, and go on.
                 first_waiting = min(self._waiting)
-                missing = first_waiting - self.last_taken - 1
-                self.stats.lost += missing
+                self.stats.lost += first_waiting - self.last_taken - 1
                 if self.on_status is not None:
-                    self.on_status("gap", f"events {self.last_taken + 1} to {first_waiting - 1} are lost: "
-                                          f"the tray no longer holds them")
+                    first, last = self.last_taken + 1, first_waiting - 1
+                    which = f"event {first} is" if first == last else f"events {first} to {last} are"
+                    self.on_status("gap", f"{which} lost: the tray no longer holds {'it' if first == last else 'them'}")
                 self.last_taken = first_waiting - 1
-                self._gap_since = None
-                self._flush()
-            elif now - self._asked_at > RESEND_AGAIN_S and now - self._last_event_at > RESEND_AGAIN_S:
-                # Ask again only when the line has gone quiet: while resent events are
-                # still arriving, asking again would only start another flood of them.
+                self._asked_from = None
+                self._flush(now)
+            elif now - self._asked_at > RESEND_AGAIN_S and now - self._progress_at > RESEND_AGAIN_S:
+                # Nothing moved since asking: the request or its answer was lost; ask again.
                 self._ask(self.last_taken + 1)
-        if self.last_taken > self._acked and (self.last_taken - self._acked >= 16 or not self._waiting):
+        if self.last_taken > self._acked and (now - self._acked_at > ACK_INTERVAL_S
+                                              or self.last_taken - self._acked >= ACK_EVERY):
             if self.send(cmd_ack(self.last_taken)):
-                self._acked = self.last_taken
+                self._acked, self._acked_at = self.last_taken, now

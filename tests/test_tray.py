@@ -141,6 +141,69 @@ def test_a_pulled_cable_loses_nothing_thrown_meanwhile(tray):
     assert [seq for _, seq, _ in rolls_taken(taken)] == [1, 2, 3, 4, 5]
 
 
+def test_a_stream_faster_than_the_reader_with_lost_lines_comes_through_in_order():
+    """Thousands of lines as fast as the pty takes them, a lost line every ~20: each
+    RESEND is answered while newer throws wait, so nothing falls out of the tray's memory."""
+    emu = TrayEmulator(seed=3, keep=4096).start()
+    taken = []
+    link = TrayLink(emu.path, on_event=taken.append).start()
+    try:
+        assert wait_until(lambda: link.boot is not None)
+        for i in range(3000):
+            if i % 20 == 7:
+                emu.fault("lose")
+            elif i % 50 == 11:
+                emu.fault("bad_checksum")
+            elif i % 50 == 13:
+                emu.fault("duplicate")
+            else:
+                emu.throw()
+        assert wait_until(lambda: len(rolls_taken(taken)) == len(emu.sent), timeout=30)
+        assert rolls_taken(taken) == [(r["boot"], r["seq"], r["dice"]) for r in emu.sent]
+        assert link.stats.resends >= 1 and link.stats.lost == 0
+    finally:
+        link.stop()
+        emu.stop()
+
+
+def test_events_the_tray_no_longer_holds_are_reported_lost_and_the_rest_go_on():
+    emu = TrayEmulator(seed=4, keep=2).start()          # a tray that forgets after two events
+    taken, statuses = [], []
+    link = TrayLink(emu.path, on_event=taken.append, on_status=lambda s, d: statuses.append((s, d))).start()
+    try:
+        assert wait_until(lambda: link.boot is not None)
+        emu.throw()
+        assert wait_until(lambda: len(taken) == 1)
+        emu._unplug()                                   # three throws while nobody listens...
+        for _ in range(3):
+            emu.throw()
+        emu._plug()                                     # ...of which the tray holds the last two
+        assert wait_until(lambda: link.stats.lost == 1, timeout=5)
+        assert ("gap", "event 2 is lost: the tray no longer holds it") in statuses
+        assert [seq for _, seq, _ in rolls_taken(taken)] == [1, 3, 4]
+    finally:
+        link.stop()
+        emu.stop()
+
+
+def test_the_emulator_can_pace_its_lines_as_a_serial_line_would():
+    emu = TrayEmulator(seed=5, baud=9600).start()
+    taken = []
+    link = TrayLink(emu.path, on_event=taken.append).start()
+    try:
+        assert wait_until(lambda: link.boot is not None)
+        start = time.monotonic()
+        for _ in range(10):
+            emu.throw()
+        took = time.monotonic() - start
+        wire = sum(len(line) for _, line in emu.events) * 10 / 9600
+        assert took >= wire * 0.95
+        assert wait_until(lambda: len(taken) == 10)
+    finally:
+        link.stop()
+        emu.stop()
+
+
 def test_expect_and_cancel_reach_the_tray(tray):
     emu, link, _, _ = tray
     assert link.expect("r1", ("d6", "d6", "d10"))
