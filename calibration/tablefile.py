@@ -72,6 +72,18 @@ class CarSpec:
 
 DICE_SOURCES = ("virtual", "typed", "tray")
 
+#: What a piece of terrain can be (as the geometry's Terrain knows them).
+TERRAIN_KINDS = ("blocking", "rough", "wreckage", "building")
+
+
+@dataclass(frozen=True)
+class TerrainSpec:
+    """A piece of terrain lying on the table: its outline in table mm and its kind."""
+
+    name: str
+    kind: str
+    points: tuple[tuple[float, float], ...]
+
 
 @dataclass(frozen=True)
 class DiceSpec:
@@ -99,6 +111,7 @@ class TableSpec:
     #: far from the camera's nadir.
     roof_sigma_mm: float = 0.5
     dice: DiceSpec = DiceSpec()
+    terrain: tuple[TerrainSpec, ...] = ()
 
     def car(self, marker_id: int) -> CarSpec | None:
         return self._cars_by_id.get(marker_id)
@@ -179,8 +192,9 @@ _TABLE_KEYS = {"width_mm": float, "depth_mm": float, "dictionary": str, "roof_si
 _ANCHOR_KEYS = {"id": int, "x_mm": float, "y_mm": float, "size_mm": float}
 _CAR_KEYS = {"id": int, "name": str, "length_mm": float, "width_mm": float,
              "roof_mm": float, "marker_mm": float, "offset_mm": list}
-_OPTIONAL = {"dictionary", "offset_mm", "roof_sigma_mm"}
-_TOP_LEVEL = {"table", "anchor", "car", "dice"}
+_TERRAIN_KEYS = {"name": str, "kind": str, "points": list}
+_OPTIONAL = {"dictionary", "offset_mm", "roof_sigma_mm", "kind"}
+_TOP_LEVEL = {"table", "anchor", "car", "dice", "terrain"}
 _DICE_KEYS = {"source": str, "port": str, "baud": int, "seed": int}
 
 # Bounds that keep a table physical: a table bigger than a room, a car bigger
@@ -241,7 +255,7 @@ def parse_table(text: str, path: str = "<table>") -> TableSpec:
     for key in raw:
         if key not in _TOP_LEVEL:
             raise TableFileError(f"{path}: unknown section '{key}'{_suggest(key, _TOP_LEVEL)}; "
-                                 f"a table file has [table], [[anchor]], [[car]] and [dice]")
+                                 f"a table file has [table], [[anchor]], [[car]], [[terrain]] and [dice]")
     if "table" not in raw or not isinstance(raw["table"], dict):
         raise TableFileError(f"{path}: missing the [table] section (width_mm, depth_mm)")
     table_raw = raw["table"]
@@ -268,7 +282,35 @@ def parse_table(text: str, path: str = "<table>") -> TableSpec:
             raise where.error(f"marker id {car.id} is already used by {seen[car.id]}", "id")
         seen[car.id] = f"car #{n + 1} ({car.name})"
     dice = _parse_dice(raw.get("dice", {}), path, text)
-    return TableSpec(width, depth, dictionary, anchors, cars, source=path, roof_sigma_mm=roof_sigma, dice=dice)
+    terrain = _parse_terrain(raw.get("terrain", []), path, text, width, depth)
+    return TableSpec(width, depth, dictionary, anchors, cars, source=path, roof_sigma_mm=roof_sigma, dice=dice,
+                     terrain=terrain)
+
+
+def _parse_terrain(value: Any, path: str, text: str, width: float, depth: float) -> tuple[TerrainSpec, ...]:
+    pieces: list[TerrainSpec] = []
+    for n, raw in enumerate(_entries(value, "terrain", path)):
+        where = _Where(path, text, "terrain", n, f" ({raw.get('name', '?')})")
+        _check_keys(raw, _TERRAIN_KEYS, where)
+        name = raw["name"]
+        if not isinstance(name, str) or not name.strip():
+            raise where.error("must be a non-empty name", "name")
+        kind = raw.get("kind", "blocking")
+        if kind not in TERRAIN_KINDS:
+            raise where.error(f"'{kind}' is not a kind of terrain (one of {', '.join(TERRAIN_KINDS)})", "kind")
+        pts = raw["points"]
+        if (not isinstance(pts, list) or len(pts) < 3 or not all(
+                isinstance(pt, list) and len(pt) == 2
+                and all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in pt) for pt in pts)):
+            raise where.error("must be at least three [x_mm, y_mm] corners", "points")
+        for x, y in pts:
+            if not (0 <= x <= width and 0 <= y <= depth):
+                raise where.error(f"corner [{x:g}, {y:g}] is off the {width:g} x {depth:g} mm table", "points")
+        area = 0.5 * sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(pts, pts[1:] + pts[:1]))
+        if abs(area) < 1.0:
+            raise where.error("its corners enclose no area (are they all on one line?)", "points")
+        pieces.append(TerrainSpec(name.strip(), kind, tuple((float(x), float(y)) for x, y in pts)))
+    return tuple(pieces)
 
 
 def _parse_dice(raw: Any, path: str, text: str) -> DiceSpec:

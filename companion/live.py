@@ -51,6 +51,7 @@ class LiveTable:
             self.description = source.description
         self.table = table
         self.pipeline = TablePipeline(table, camera)
+        self.camera_file = camera           # as given (the pipeline may estimate its own)
         self.paced = paced
         self.backoff_s = backoff_s
         self._on_frame = on_frame
@@ -63,6 +64,9 @@ class LiveTable:
         self._last: TrackedFrame | None = None
         self._fps = 0.0
         self._reopens = 0
+        self._annex: dict = {}
+        self._listeners: list[Callable[[TrackedFrame], None]] = []
+        self._last_image = None
         self._snapshot = self._build_snapshot()
 
     # --- running -------------------------------------------------------------------
@@ -122,7 +126,7 @@ class LiveTable:
                     delay = start + frame.time_s - first_time - time.monotonic()
                     if delay > 0:
                         time.sleep(delay)
-                self.process(frame.image, frame.index, frame.time_s)
+                self.process(frame.image, frame.index, frame.time_s, frame.captured_at)
                 recent += 1
                 now = time.monotonic()
                 if now - frames_at >= 1.0:
@@ -134,16 +138,57 @@ class LiveTable:
             log.exception("the live table's source failed")
             return f"{type(exc).__name__}: {exc}"
 
-    def process(self, image, frame_index: int, time_s: float) -> TrackedFrame:
+    def process(self, image, frame_index: int, time_s: float, captured_at: float | None = None) -> TrackedFrame:
         """Track one frame and publish the new snapshot."""
+        captured = captured_at if captured_at is not None else time.time()
         tracked = self.pipeline.process(image, frame_index, time_s)
+        for listener in self._listeners:
+            try:
+                listener(tracked)
+            except Exception:           # a listener's bug must not stop the camera
+                log.exception("a frame listener failed")
         with self._cond:
             self._last = tracked
+            self._last_image = image
+            self._captured_at = captured
             self._error = tracked.located.error
             self._publish()
         if self._on_frame is not None:
             self._on_frame(tracked)
         return tracked
+
+    def add_frame_listener(self, listener: Callable[[TrackedFrame], None]) -> None:
+        """Call `listener` with every tracked frame, before its snapshot is published."""
+        self._listeners.append(listener)
+
+    def nudge(self, annex: dict | None = None) -> None:
+        """Publish a new snapshot now (something beside the camera changed), with `annex`
+        merged into it (the game's version, say)."""
+        with self._cond:
+            if annex:
+                self._annex.update(annex)
+            self._publish()
+
+    def replace_table(self, table: TableSpec) -> None:
+        """Track another table from the next frame on (a new table file loaded)."""
+        with self._cond:
+            self.table = table
+            self.pipeline = TablePipeline(table, self.camera_file)
+            self._rectifier = None
+            self._last = None
+            self._publish()
+
+    def rectify(self, image, table_pose):
+        """The image mapped onto the table plane (far edge at the top), 0.5 px per mm."""
+        from vision.overlay import Rectifier
+        if getattr(self, "_rectifier", None) is None:
+            self._rectifier = Rectifier(self.table)
+        return self._rectifier(image, table_pose)
+
+    def last_image(self):
+        """The latest frame's image and its tracked frame (None, None before the first)."""
+        with self._cond:
+            return self._last_image, self._last
 
     def _set_status(self, status: str, error: str | None) -> None:
         with self._cond:
@@ -181,15 +226,21 @@ class LiveTable:
                 cars.append({**car.to_json(), "length_mm": spec.length_mm, "width_mm": spec.width_mm})
         pose = self.pipeline.locator.table_pose
         return {
+            **self._annex,
             "version": self._version,
             "frame": last.frame if last else -1,
+            # Wall-clock time the frame was taken from the source (for the page's own
+            # capture-to-drawing latency).
+            "captured_at": round(getattr(self, "_captured_at", 0.0), 4),
             "time_s": round(last.time_s, 3) if last else 0.0,
             "cars": cars,
             "missing": list(last.missing) if last else list(self.table.car_ids),
             "anchors": list(last.located.anchors) if last else [],
             "table": {"width_mm": self.table.width_mm, "depth_mm": self.table.depth_mm,
                       "anchors": [{"id": a.id, "x_mm": a.x_mm, "y_mm": a.y_mm, "size_mm": a.size_mm}
-                                  for a in self.table.anchors]},
+                                  for a in self.table.anchors],
+                      "terrain": [{"name": t.name, "kind": t.kind, "points": [list(pt) for pt in t.points]}
+                                  for t in self.table.terrain]},
             "camera": None if pose is None else {
                 "calibrated": not pose.camera.estimated, "source": pose.camera.source,
                 "reprojection_px": round(pose.reprojection_px, 3),

@@ -1,8 +1,10 @@
-"""The demo's scripted game: cars taking turns to drive round a track.
+"""The demo's scripted game: a convoy of cars taking turns to drive round a track.
 
 Like a real activation sequence, one car moves at a time while the others
 stand: it pauses, drives a template's length (accelerating and braking), stops,
-and the next car goes.  The track is a stadium (two straights, two bends), so
+and the next car goes, from the front of the convoy to its back, so that no car
+drives into the one ahead.  The cars run close (a gun's reach apart), as a
+rolling-road game's pack does, so there is always something to shoot at.  The track is a stadium (two straights, two bends), so
 the cars turn as well as drive straight.  The script is a pure function of
 time, so any frame can be rendered again.
 """
@@ -22,6 +24,8 @@ STEPS_MM = (180.0, 120.0, 240.0, 150.0, 210.0, 90.0)
 SPEED_MM_S = 260.0
 PAUSE_BEFORE_S = 0.35
 PAUSE_AFTER_S = 0.25
+#: Centre to centre along the track: with 70-95 mm cars, 2-3 in between bumpers.
+CONVOY_SPACING_MM = 165.0
 
 
 def demo_table() -> TableSpec:
@@ -77,10 +81,8 @@ class DemoScript:
         self.track = Stadium(table.width_mm / 2, table.depth_mm / 2,
                              0.25 * table.width_mm, 0.30 * table.depth_mm)
         n = max(len(self.car_ids), 1)
-        # A turn must not drive a car into the next one: with many cars on the
-        # track, every step shrinks to fit the gap (less a car and a margin).
-        gap_mm = self.track.length / n - 110.0
-        self._steps = tuple(step * min(1.0, max(gap_mm, 20.0) / max(STEPS_MM)) for step in STEPS_MM)
+        # The front car goes first, so a car never closes on one still to move.
+        self._steps = STEPS_MM
         self._turns = [(PAUSE_BEFORE_S, step / SPEED_MM_S * 1.5, PAUSE_AFTER_S) for step in self._steps]
         self._round_s = [n * sum(t) for t in self._turns]
         self._cycle_s = sum(self._round_s)
@@ -97,14 +99,15 @@ class DemoScript:
                 continue
             per_car = sum(turn)
             active, t_in = divmod(t, per_car)
-            if index < active:
+            slot = n - 1 - index                              # the front car (last index) goes first
+            if slot < active:
                 done += step
-            elif index == active:
+            elif slot == active:
                 pause, drive, _ = turn
                 u = min(max((t_in - pause) / drive, 0.0), 1.0)
                 done += step * u * u * (3 - 2 * u)          # smoothstep: accelerate, brake
             break
-        return done + index * self.track.length / n
+        return done + index * CONVOY_SPACING_MM
 
     def poses_at(self, t: float) -> list[CarTruth]:
         out = []

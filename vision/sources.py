@@ -13,7 +13,7 @@ import queue
 import threading
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
@@ -41,6 +41,9 @@ class Frame:
     time_s: float
     name: str = ""
     truth: RenderedFrame | None = None
+    #: Wall-clock time (time.time()) the image came from the camera or file: made
+    #: with the frame, right after its image was read or rendered.
+    captured_at: float = field(default_factory=time.time)
 
 
 class FrameSource(ABC):

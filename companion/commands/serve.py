@@ -17,6 +17,8 @@ def register(sub) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port to serve on (default {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--fps", type=float, default=15.0, help="frames per second to render (default 15)")
+    p.add_argument("--no-game", action="store_true", help="start without the demo's game (set one up on the page)")
+    _lan_args(p)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("serve", help="serve the table page for a camera, video or folder of images",
@@ -26,21 +28,72 @@ def register(sub) -> None:
     p.add_argument("--camera", help="the camera's calibration (OpenCV YAML); without it the camera is estimated from the anchors")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port to serve on (default {DEFAULT_PORT}; 0 picks a free one)")
+    _lan_args(p)
     p.set_defaults(func=cmd_serve)
 
 
-def _serve(live, port: int, host: str = "127.0.0.1") -> int:
+def _lan_args(p) -> None:
+    p.add_argument("--lan", action="store_true",
+                   help="listen on every network interface, so phones on the same network can join; "
+                        "prints the join address and a table PIN (without it, visitors can only watch)")
+    p.add_argument("--pin", help="the table PIN for --lan (default: a new random one each time)")
+
+
+def _lan_address() -> str:
+    """This machine's address on the local network (the one a route out would use)."""
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("10.255.255.255", 1))        # no packet is sent: it only picks a route
+            return s.getsockname()[0]
+        except OSError:
+            return "127.0.0.1"
+
+
+def _open_tray(table):
+    """The tray, when the table file's [dice] says so: its link runs on a thread of its own."""
+    if table.dice.source != "tray":
+        return None, None
+    from hardware.link import TrayLink
+
+    from ..tray import TrayDice
+    link = TrayLink(table.dice.port, table.dice.baud).start()
+    return link, TrayDice(link)
+
+
+def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_game: bool = False) -> int:
+    import secrets
+
     from waitress import create_server
 
+    from ..game import TableGame
     from ..web import create_app
 
-    app = create_app(live)
+    link, tray = _open_tray(live.table)
+    game = TableGame(live, tray=tray, seed=live.table.dice.seed)
+    if tray is not None:
+        tray.on_voided = game.void_throw
+        tray.on_note = lambda text, event: game.note(f"tray: {text} (event {event.seq})", "warn")
+        link.on_status = lambda status, detail: game.note(f"tray {status}: {detail}",
+                                                           "warn" if status in ("lost", "gap", "waiting") else "info")
+    if lan:
+        pin = pin or f"{secrets.randbelow(10 ** 6):06d}"
+    elif pin:
+        print("--pin only applies with --lan", flush=True)
+        pin = None
+    app = create_app(game, {"PIN": pin if lan else None})
+    host = "0.0.0.0" if lan else "127.0.0.1"
     # Each open page holds one thread for its event stream.
-    server = create_server(app, host=host, port=port, threads=24, ident="table-companion")
-    address = f"http://{host}:{server.effective_port}/"
+    server = create_server(app, host=host, port=port, threads=32, ident="table-companion")
+    address = f"http://{'127.0.0.1' if not lan else _lan_address()}:{server.effective_port}/"
     live.start()
+    if demo_game:
+        _start_demo_game(game)
     print(f"Table companion: {address}", flush=True)
     print(f"  showing {live.description} on {live.table.source}; Ctrl+C stops it", flush=True)
+    if lan:
+        print(f"  players on this network join at {address} with the table PIN {pin}", flush=True)
+        print("  without the PIN a visitor can watch but not change anything", flush=True)
     try:
         server.run()
     except KeyboardInterrupt:
@@ -48,7 +101,21 @@ def _serve(live, port: int, host: str = "127.0.0.1") -> int:
     finally:
         live.stop()
         server.close()
+        if link is not None:
+            link.stop()
     return 0
+
+
+def _start_demo_game(game) -> None:
+    """The demo's game of Shattered Highways, once the camera has seen every car."""
+    import time
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and len(game.live.snapshot()["cars"]) < len(game.table.cars):
+        time.sleep(0.05)
+    try:
+        game.start("shattered_highways", {}, game.starter_rosters())
+    except Exception as exc:                      # the page still runs; Setup can start one
+        print(f"  (the demo game did not start: {exc})", flush=True)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -60,7 +127,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # The synthetic camera is known exactly, as a calibration file would give it;
     # frames render on a reader thread while the last one is tracked.
     live = LiveTable(PrefetchSource(source), source.table, source.camera)
-    return _serve(live, args.port)
+    return _serve(live, args.port, lan=args.lan, pin=args.pin, demo_game=not args.no_game)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -78,4 +145,4 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return first.pop() if first else open_source(args.source, table)
 
     live = LiveTable(opener, table, camera, paced=True)
-    return _serve(live, args.port)
+    return _serve(live, args.port, lan=args.lan, pin=args.pin)

@@ -79,9 +79,43 @@ class RuleSystem:
         """Resolve one action: a generator yielding dice requests."""
         raise NotImplementedError(f"{self.name} resolves no actions yet")
 
+    # --- what the page shows (read only) ---------------------------------------------
+
+    def card(self, state, marker: int) -> dict:
+        """A vehicle's card: class, hit points, crew and seats, weapons, add-ons."""
+        raise NotImplementedError(f"{self.name} shows no vehicle cards yet")
+
+    def overlays(self, state, marker: int) -> dict:
+        """What to draw for a vehicle: `move_regions` and weapon `arcs`, as polygon rings."""
+        return {"move_regions": [], "arcs": []}
+
+    def targets(self, state, marker: int, terrain=()) -> list[dict]:
+        """The vehicles it could act against, with their measurements."""
+        return []
+
+    def actions(self, state, marker: int) -> list[dict]:
+        """The actions its crew can take now, each with the fields it needs."""
+        return []
+
+    def update_poses(self, state, poses: dict) -> None:
+        """The table's latest poses (from the camera, or a scenario)."""
+
     def describe(self) -> dict:
         return {"name": self.name, "title": self.title, "rulebook": self.rulebook,
                 "options": [{**o.to_json(), "value": self.settings[o.name]} for o in self.options]}
+
+
+def polygon_rings(geom) -> list[list[list[list[float]]]]:
+    """A (multi)polygon as JSON: a list of polygons, each a list of rings (the outline,
+    then any holes), each a list of [x_mm, y_mm]; for drawing as an SVG path."""
+    parts = getattr(geom, "geoms", [geom])
+    out = []
+    for g in parts:
+        if g.is_empty or g.geom_type != "Polygon":
+            continue
+        rings = [g.exterior, *g.interiors]
+        out.append([[[round(x, 2), round(y, 2)] for x, y in ring.coords] for ring in rings])
+    return out
 
 
 _REGISTRY: dict[str, type[RuleSystem]] = {}

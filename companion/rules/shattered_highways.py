@@ -21,6 +21,7 @@ from ..geometry.pose import MM_PER_IN
 from . import sh_data as D
 from .base import RuleOption, RulesError, RuleSystem, register
 from .sh_state import GameState, Vehicle, Warrior, build_fleet
+from .sh_views import ShatteredHighwaysViews
 
 OPTIONS = (
     RuleOption("arc_edge", "centre_line", ("centre_line", "bumper_line"), f'{D.RULEBOOK}, "Shoot"',
@@ -94,7 +95,7 @@ def _section_of(fp: Footprint, point) -> str:
 
 
 @register
-class ShatteredHighways(RuleSystem):
+class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
     name = "shattered_highways"
     title = "Shattered Highways v0.3.8"
     rulebook = D.RULEBOOK

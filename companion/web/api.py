@@ -1,18 +1,82 @@
-"""JSON for programs and the page: the current snapshot, and a stream of them."""
+"""JSON for programs and the page: the live table, the game, and the players' decisions.
+
+Reading is open to anyone who can reach the page; every change is a POST that
+the security module has already checked (page token, origin, PIN). Bodies are
+JSON objects; a bad one gets a 400 naming the problem, a request the game
+cannot take a 409 saying why, and never a traceback.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 
-from flask import Blueprint, Response, current_app, jsonify, stream_with_context
+import cv2
+from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
+from werkzeug.exceptions import HTTPException
+
+from calibration.tablefile import TableFileError, parse_table
+
+from ..game import GameError, TableGame
+from ..rules.base import RulesError
 
 bp = Blueprint("api", __name__, url_prefix="/api")
+log = logging.getLogger(__name__)
+
+
+def game() -> TableGame:
+    return current_app.extensions["table_game"]
 
 
 def live_table():
     return current_app.extensions["live_table"]
 
+
+class BadRequest(ValueError):
+    pass
+
+
+def body() -> dict:
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise BadRequest("send a JSON object (Content-Type: application/json)")
+    return data
+
+
+def _int(value, what: str) -> int:
+    if isinstance(value, bool):
+        raise BadRequest(f"{what} must be a whole number, not {value!r}")
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise BadRequest(f"{what} must be a whole number, not {value!r}") from None
+
+
+@bp.errorhandler(BadRequest)
+def bad_request(exc):
+    return jsonify({"error": str(exc)}), 400
+
+
+@bp.errorhandler(GameError)
+@bp.errorhandler(RulesError)
+def cannot(exc):
+    return jsonify({"error": str(exc)}), 409
+
+
+@bp.errorhandler(HTTPException)
+def http_error(exc):
+    return jsonify({"error": f"{exc.name}: {exc.description}"}), exc.code
+
+
+@bp.errorhandler(Exception)
+def broken(exc):
+    log.exception("the companion failed answering %s %s", request.method, request.path)
+    return jsonify({"error": f"the companion failed ({type(exc).__name__}: {exc}); the game is as it was, "
+                             f"and the log has the details"}), 500
+
+
+# --- the live table ------------------------------------------------------------------
 
 @bp.get("/state")
 def state():
@@ -48,3 +112,129 @@ def stream():
 
     return Response(stream_with_context(events()), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def _jpeg(image) -> Response:
+    ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
+    if not ok:
+        raise GameError("the picture could not be encoded")
+    return Response(data.tobytes(), mimetype="image/jpeg", headers={"Cache-Control": "no-store"})
+
+
+@bp.get("/camera.jpg")
+def camera_view():
+    """The camera's latest frame with anchors, markers, the table's edge and the cars drawn on it."""
+    from vision.overlay import annotate
+    image, tracked = live_table().last_image()
+    if image is None:
+        return jsonify({"error": "no frame from the camera yet"}), 404
+    return _jpeg(annotate(image, tracked, live_table().table))
+
+
+@bp.get("/rectified.jpg")
+def rectified_view():
+    """The latest frame mapped onto the table, far edge at the top, 0.5 px per mm."""
+    live = live_table()
+    image, tracked = live.last_image()
+    if image is None or tracked.located.table_pose is None:
+        return jsonify({"error": "no frame with the table found yet"}), 404
+    return _jpeg(live.rectify(image, tracked.located.table_pose))
+
+
+@bp.get("/measure")
+def measure():
+    """Between two cars as the camera sees them now, with doubt."""
+    return jsonify(game().measure(_int(request.args.get("a"), "a"), _int(request.args.get("b"), "b")))
+
+
+# --- the game -------------------------------------------------------------------------
+
+@bp.get("/game")
+def game_state():
+    return jsonify(game().game_json())
+
+
+@bp.get("/rules")
+def rules():
+    return jsonify(game().rule_systems())
+
+
+@bp.get("/rosters/starter")
+def starter_rosters():
+    return jsonify(game().starter_rosters())
+
+
+@bp.post("/game")
+def start_game():
+    b = body()
+    return jsonify(game().start(b.get("rules"), b.get("options"), b.get("rosters")))
+
+
+@bp.post("/table")
+def load_table_file():
+    """A new table file (its TOML text): checked line by line, then the camera uses it."""
+    text = body().get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise BadRequest("send the table file's text as 'text'")
+    try:
+        table = parse_table(text, "the table file")
+    except TableFileError as exc:
+        raise BadRequest(str(exc)) from None
+    game().load_table(table)
+    return jsonify({"table": {"width_mm": table.width_mm, "depth_mm": table.depth_mm,
+                              "cars": [c.name for c in table.cars], "anchors": list(table.anchor_ids)}})
+
+
+@bp.get("/car/<marker>")
+def car(marker):
+    return jsonify(game().car(_int(marker, "the car")))
+
+
+@bp.post("/preview")
+def preview():
+    return jsonify(game().preview(body()))
+
+
+@bp.post("/act")
+def act():
+    return jsonify(game().act(body()))
+
+
+@bp.post("/round")
+def start_round():
+    orders = body().get("orders")
+    return jsonify(game().start_round(orders))
+
+
+@bp.post("/end_turn")
+def end_turn():
+    return jsonify(game().end_turn())
+
+
+@bp.post("/dice/typed")
+def typed_dice():
+    faces = body().get("faces")
+    if not isinstance(faces, list) or not faces:
+        raise BadRequest("send the faces as a list of numbers, e.g. {\"faces\": [4, 2]}")
+    return jsonify(game().answer_typed(faces))
+
+
+@bp.post("/dice/virtual")
+def virtual_dice():
+    return jsonify(game().answer_virtual())
+
+
+@bp.post("/cancel")
+def cancel():
+    return jsonify(game().cancel())
+
+
+@bp.post("/undo")
+def undo():
+    return jsonify(game().undo())
+
+
+@bp.post("/hold")
+def hold():
+    b = body()
+    return jsonify(game().hold(_int(b.get("vehicle"), "vehicle"), bool(b.get("held", True))))

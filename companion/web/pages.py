@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template
 
+from .security import csrf_token
+
 bp = Blueprint("pages", __name__)
 
 
@@ -11,6 +13,7 @@ bp = Blueprint("pages", __name__)
 def table():
     live = current_app.extensions["live_table"]
     snap = live.snapshot()
+    csrf_token()            # the page's session gets its token with the page
     return render_template("table.html", snap=snap, table=live.table, car_colour=car_colour)
 
 

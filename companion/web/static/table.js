@@ -1,27 +1,65 @@
-// The table page: follows the live table's snapshots (server-sent events) and
+// The table page. Follows the live table's snapshots (server-sent events) and
 // glides each car to its newest pose, so the page moves smoothly however
-// irregularly frames arrive.
+// irregularly frames arrive; shows the selected car's card, move region,
+// targets and actions; takes the players' decisions and the dice.
 (() => {
   "use strict";
   const SVG = "http://www.w3.org/2000/svg";
-  const board = document.getElementById("board");
+  const $ = (id) => document.getElementById(id);
+  const board = $("board");
   const depth = parseFloat(board.dataset.depthMm);
-  const carLayer = document.getElementById("cars");
-  const labelLayer = document.getElementById("labels");
-  const rows = document.getElementById("car-rows");
-  const cars = new Map();   // id -> {group, label, row, shown, target, size}
-  const state = { updates: 0, last: null, connected: false };
-  window.companion = state;   // for people poking at the page, and for the tests
+  const carLayer = $("cars"), labelLayer = $("labels"), overlayLayer = $("overlays"), lineLayer = $("lines");
+  const rows = $("car-rows");
+  const cars = new Map();   // id -> {group, label, row, shown, target, width}
+  // Everything the page knows, for people poking at it and for the tests.
+  const state = { updates: 0, last: null, connected: false, game: null, gameVersion: -1, selected: null,
+                  car: null, csrf: null, canChange: false, drawn: [] };
+  window.companion = state;
 
   const fmt = (v, d = 1) => Number(v).toFixed(d);
-  const el = (tag, attrs = {}, ns = SVG) => {
-    const e = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  const inch = (mm, d = 2) => `${fmt(mm / 25.4, d)} in`;
+  const el = (tag, attrs = {}, ...children) => {
+    const svg = ["g", "path", "line", "polygon", "text", "circle", "rect"].includes(tag) && attrs.svg !== false;
+    const e = svg ? document.createElementNS(SVG, tag) : document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (k === "svg") continue;
+      if (k === "text") e.textContent = v; else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      else if (v !== null && v !== undefined && v !== false) e.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) e.append(c);
     return e;
   };
-
+  const html = (tag, attrs = {}, ...children) => el(tag, { ...attrs, svg: false }, ...children);
   const carColour = (id) => `hsl(${((id * 137.508) % 360).toFixed(0)} 70% 58%)`;
+  const Y = (y) => depth - y;
+  const ringsPath = (polys) => polys.map((rings) => rings.map((ring) =>
+    "M " + ring.map(([x, y]) => `${x.toFixed(1)} ${Y(y).toFixed(1)}`).join(" L ") + " Z").join(" ")).join(" ");
+  const outcomeWord = { in: "yes", out: "no", too_close: "too close to call" };
 
+  // --- talking to the companion ---------------------------------------------------------
+  async function api(path, body) {
+    const opts = body === undefined ? {} : {
+      method: "POST", body: JSON.stringify(body),
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": state.csrf || "" } };
+    const r = await fetch("api/" + path, opts);
+    let data = null;
+    try { data = await r.json(); } catch (e) { data = { error: `the companion answered ${r.status}` }; }
+    if (!r.ok) throw new Error(data.error || `the companion answered ${r.status}`);
+    return data;
+  }
+  async function act(path, body, errorBox) {
+    if (errorBox) errorBox.textContent = "";
+    try {
+      const g = await api(path, body ?? {});
+      if (g && g.version !== undefined) showGame(g);
+      return g;
+    } catch (e) {
+      (errorBox || $("error")).textContent = e.message;
+      return null;
+    }
+  }
+
+  // --- the table ----------------------------------------------------------------------------
   function carShape(c) {
     const g = el("g", { class: "car", "data-car-id": c.id, style: `--car: ${carColour(c.id)}` });
     const L = c.length_mm, W = c.width_mm;
@@ -36,31 +74,37 @@
     if (car) return car;
     const group = carLayer.querySelector(`[data-car-id="${c.id}"]`) || carLayer.appendChild(carShape(c));
     const label = labelLayer.querySelector(`[data-label-for="${c.id}"]`)
-      || labelLayer.appendChild(Object.assign(el("text", { class: "car-label", "data-label-for": c.id }),
-                                              { textContent: c.name }));
+      || labelLayer.appendChild(el("text", { class: "car-label", "data-label-for": c.id, text: c.name }));
     let row = rows.querySelector(`[data-row-for="${c.id}"]`);
     if (!row) {
-      row = el("tr", { "data-row-for": c.id, style: `--car: ${carColour(c.id)}` }, null);
-      for (let i = 0; i < 6; i++) row.append(el("td", {}, null));
-      row.children[0].append(el("span", { class: "swatch" }, null), document.createTextNode(""));
+      row = html("tr", { "data-row-for": c.id, style: `--car: ${carColour(c.id)}` });
+      for (let i = 0; i < 6; i++) row.append(html("td"));
+      row.children[0].append(html("span", { class: "swatch" }), document.createTextNode(""));
       rows.append(row);
     }
-    car = { group, label, row, shown: null, target: null, width: c.width_mm };
+    group.addEventListener("click", () => select(c.id));
+    label.addEventListener("click", () => select(c.id));
+    car = { group, label, row, shown: null, target: null, width: c.width_mm, name: c.name };
     cars.set(c.id, car);
     return car;
   }
 
+  let lastMoved = 0;
   function onSnapshot(s) {
     state.updates += 1;
     state.last = s;
+    // When the frame was taken, and when the page drew it (for the latency benchmark).
+    state.drawnAt = { frame: s.frame, captured_at: s.captured_at, received_at: Date.now() / 1000 };
     const present = new Set();
     for (const c of s.cars) {
       present.add(c.id);
       const car = ensureCar(c);
+      if (car.target && Math.hypot(car.target.x - c.x_mm, car.target.y - c.y_mm) > 0.5) lastMoved = performance.now();
       car.target = { x: c.x_mm, y: c.y_mm, h: c.heading_deg };
       if (!car.shown) car.shown = { ...car.target };
       car.group.classList.toggle("stale", c.stale);
       car.label.classList.toggle("stale", c.stale);
+      car.label.textContent = c.stale ? `${c.name} (unseen ${fmt(c.age_s)} s)` : c.name;
       car.row.classList.toggle("stale", c.stale);
       const cells = car.row.children;
       cells[0].lastChild.textContent = c.name;
@@ -73,13 +117,19 @@
     for (const [id, car] of cars) {
       if (!present.has(id)) { car.group.remove(); car.label.remove(); car.row.remove(); cars.delete(id); }
     }
-    document.getElementById("source").textContent = `${s.source.description}: ${s.source.status}`;
-    document.getElementById("camera").textContent = s.camera
+    $("source").textContent = `${s.source.description}: ${s.source.status}`;
+    $("camera").textContent = s.camera
       ? `camera ${s.camera.calibrated ? "calibrated" : "estimated"}, anchors ±${fmt(s.camera.reprojection_mm, 2)} mm`
       : "looking for the anchors…";
-    document.getElementById("missing").textContent =
-      s.missing.length ? `Not seen yet: ${s.missing.join(", ")}` : "";
-    document.getElementById("error").textContent = s.error || "";
+    $("missing").textContent = s.missing.length ? `Not seen yet: ${s.missing.join(", ")}` : "";
+    $("error").textContent = s.error || "";
+    if (s.game_version !== undefined && s.game_version !== state.gameVersion) refreshGame();
+    fillMeasureChoices(s.cars);
+    if (s.camera) {
+      $("calib-figures").textContent = `Anchors seen: ${s.anchors.join(", ")}. Reprojection error ` +
+        `${fmt(s.camera.reprojection_px, 2)} px = ${fmt(s.camera.reprojection_mm, 2)} mm on the table. Camera ` +
+        `${s.camera.calibrated ? "from its calibration file" : "estimated from the anchors (no calibration file)"}.`;
+    }
   }
 
   // Glide towards the newest pose; a big jump (a car lifted and put down) snaps.
@@ -99,19 +149,452 @@
       car.label.setAttribute("x", s.x);
       car.label.setAttribute("y", depth - s.y - car.width / 2 - 14);
     }
+    if (state.last) {
+      state.drawn.push({ frame: state.last.frame, captured_at: state.last.captured_at, drawn_at: Date.now() / 1000 });
+      if (state.drawn.length > 2000) state.drawn.splice(0, 1000);
+    }
     requestAnimationFrame(tick);
   }
+
+  // --- the game -----------------------------------------------------------------------------
+  let gameFetch = null;
+  function refreshGame() {
+    if (gameFetch) return;
+    gameFetch = api("game").then(showGame).catch((e) => { $("error").textContent = e.message; })
+      .finally(() => { gameFetch = null; });
+  }
+
+  function showGame(g) {
+    state.game = g;
+    state.gameVersion = g.version;
+    showDice(g.pending);
+    showOutcome(g);
+    showRound(g);
+    showSetup(g);
+    if (state.selected !== null) loadCar(state.selected);
+  }
+
+  function describeTurn(g) {
+    if (!g.game) return "no game yet";
+    const st = g.game.state;
+    if (st.winner) return `${st.winner} has won`;
+    if (st.active === null || st.active === undefined) return st.round ? `round ${st.round}: between activations` : "set the play order to start round 1";
+    const v = st.vehicles[String(st.active)];
+    return `round ${st.round}: the ${v.name}'s turn (${v.controller})`;
+  }
+
+  function showDice(p) {
+    const box = $("dice");
+    box.hidden = !p;
+    state.pendingDice = p;
+    if (!p) return;
+    $("dice-asked").textContent = `${p.asked}`;
+    $("dice-so-far").replaceChildren(...p.so_far.map((d) =>
+      html("li", { text: `${d.asked}: ${d.faces.join(", ")} (${d.source})` })));
+    const inputs = $("dice-inputs");
+    const key = p.dice.join(",") + p.asked;
+    if (inputs.dataset.key !== key) {
+      inputs.dataset.key = key;
+      inputs.replaceChildren(...p.dice.map((d, i) => html("label", {}, `${d} `,
+        html("input", { type: "number", min: 1, max: d.slice(1), required: true, inputmode: "numeric",
+                        class: "face", "aria-label": `face of die ${i + 1} (${d})`, "data-die": d }))));
+    }
+    $("dice-tray").textContent = p.tray ? "…or throw them in the dice tray: the throw is taken by itself." : "";
+    $("dice-error").textContent = "";
+    $("dice-use").disabled = $("dice-roll").disabled = $("dice-cancel").disabled = !state.canChange;
+  }
+
+  function rollLine(r) {
+    const mods = r.modifiers.map((m) => `${m.value > 0 ? "+" : ""}${m.value} (${m.reason})`).join(" ");
+    return `${r.asked}: rolled ${r.face}${mods ? ` ${mods} = ${r.total}` : ""}`;
+  }
+
+  function showOutcome(g) {
+    const box = $("outcome");
+    const last = g.last_outcome;
+    if (!last || !g.game) { box.hidden = true; return; }
+    box.hidden = false;
+    if (last.undone) {
+      box.replaceChildren(html("h2", { text: "Undone" }),
+        html("p", { text: `Event ${last.undone.undid} (${last.undone.kind}) is taken back; the game is as it was before it.` }));
+    } else {
+      const e = last.event, o = e.outcome || {};
+      const title = e.kind === "action" ? `${(o.act || e.detail.act || "").toUpperCase()}: ${o.result || "done"}`
+        : e.kind === "round" ? `Round ${o.round}: ${o.first} goes first` : "Turn ended";
+      const steps = html("ol", { class: "steps" });
+      for (const r of o.rolls || []) steps.append(html("li", { text: rollLine(r) }));
+      for (const d of e.dice) steps.append(html("li", { class: "dim", text: `dice: ${d.asked}: ${d.faces.join(", ")} (${d.source})` }));
+      if (o.range) steps.append(html("li", { text: `range ${inch(o.range.value_mm)} ± ${inch(o.range.sigma_mm)} against ${inch(o.range.threshold_mm, 0)}: margin ${fmt(o.range.margin_mm)} mm` }));
+      if (o.initiative) steps.append(html("li", { text: "initiative: " + Object.entries(o.initiative).map(([p, v]) => `${p} ${v}`).join(", ") }));
+      for (const ev of o.events || []) steps.append(html("li", { class: "event", text: ev }));
+      box.replaceChildren(html("h2", { text: title }), steps);
+    }
+    if (g.can_undo && state.canChange) {
+      box.append(html("button", { id: "undo", onclick: () => act("undo"), text: "Undo the last resolution" }));
+    }
+  }
+
+  function showRound(g) {
+    $("turn").textContent = describeTurn(g);
+    const now = $("round-now");
+    const orders = $("round-orders");
+    $("notes").replaceChildren(...(g.notes || []).slice(-8).reverse().map((n) => html("li", { class: n.kind, text: n.text })));
+    if (!g.game) { now.replaceChildren(html("p", { class: "dim", text: "No game yet: start one in Setup." })); orders.replaceChildren(); $("log").replaceChildren(); return; }
+    const st = g.game.state;
+    const kids = [html("p", { class: "turn-now", text: describeTurn(g) })];
+    if (st.active !== null && st.active !== undefined && state.canChange) {
+      kids.push(html("button", { id: "end-turn", onclick: () => act("end_turn"), text: "End this turn" }));
+    }
+    now.replaceChildren(...kids);
+    // Play order: one list per player, their vehicles in the order they will act.
+    const form = html("form", { id: "order-form" });
+    for (const player of g.game.players) {
+      const own = Object.entries(st.vehicles).filter(([, v]) => v.controller === player && !v.destroyed && !v.out_of_play && !v.hidden);
+      const fs = html("fieldset", {}, html("legend", { text: `${player}'s play order` }));
+      own.forEach((_, slot) => {
+        const sel = html("select", { "data-player": player, "aria-label": `${player} slot ${slot + 1}` },
+          html("option", { value: "", text: "(empty)" }),
+          ...own.map(([m, v]) => html("option", { value: m, text: v.name })));
+        sel.value = own[slot][0];
+        fs.append(html("label", {}, `${slot + 1}. `, sel));
+      });
+      form.append(fs);
+    }
+    form.append(html("button", { type: "submit", disabled: !state.canChange, text: `Start round ${st.round + 1}` }),
+                html("span", { id: "order-error", class: "error" }));
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const ordersBody = {};
+      for (const sel of form.querySelectorAll("select")) {
+        (ordersBody[sel.dataset.player] ||= []).push(sel.value === "" ? null : Number(sel.value));
+      }
+      act("round", { orders: ordersBody }, $("order-error"));
+    });
+    orders.replaceChildren(form);
+    $("log").replaceChildren(...g.log.map((e) => {
+      const o = e.outcome || {};
+      const what = e.kind === "action" ? `${e.detail.act} → ${o.result || ""}` : e.kind === "round" ? `round ${o.round} (${o.first} first)`
+        : e.kind === "undo" ? `undo of ${o.undid}` : "turn ended";
+      return html("li", { value: e.n, class: e.undone ? "undone" : "", text: `${what}${(o.events || []).length ? ": " + o.events.join("; ") : ""}` });
+    }));
+  }
+
+  // --- setup --------------------------------------------------------------------------------
+  let setupFilled = false;
+  function showSetup(g) {
+    const sel = $("setup-rules");
+    if (!sel.options.length) {
+      for (const r of g.rule_systems) sel.append(html("option", { value: r.name, text: r.title }));
+      sel.addEventListener("change", () => showOptions(g.rule_systems.find((r) => r.name === sel.value)));
+    }
+    if (!setupFilled) {
+      setupFilled = true;
+      const current = g.game ? g.game.rules.name : g.rule_systems[0].name;
+      sel.value = current;
+      showOptions(g.game ? g.game.rules : g.rule_systems.find((r) => r.name === current));
+      if (g.game && g.game.setup) $("setup-rosters").value = JSON.stringify(g.game.setup.rosters, null, 1);
+      else api("rosters/starter").then((r) => { $("setup-rosters").value = JSON.stringify(r, null, 1); });
+    }
+    $("setup-start").disabled = !state.canChange;
+    $("setup-start").textContent = g.game ? "Start a new game (this one ends)" : "Start the game";
+  }
+
+  function showOptions(system) {
+    const box = $("setup-options");
+    box.replaceChildren(...system.options.map((o) => {
+      let input;
+      const value = o.value !== undefined ? o.value : o.default;
+      if (o.choices) {
+        input = html("select", { "data-option": o.name },
+          ...o.choices.map((c) => html("option", { value: JSON.stringify(c), text: String(c) })));
+        input.value = JSON.stringify(value);
+      } else {
+        input = html("input", { "data-option": o.name, value: value === null ? "" : value, inputmode: "decimal",
+                                placeholder: "none" });
+      }
+      return html("div", { class: "option" },
+        html("label", {}, html("code", { text: o.name }), " ", input,
+             o.value !== undefined && o.value !== o.default ? html("span", { class: "dim", text: ` (default ${o.default})` }) : null),
+        html("p", { class: "dim", text: `${o.doc} [${o.rule}]` }));
+    }));
+  }
+
+  $("setup-start").addEventListener("click", async () => {
+    let rosters;
+    try { rosters = JSON.parse($("setup-rosters").value); } catch (e) {
+      $("setup-error").textContent = `the rosters are not valid JSON: ${e.message}`; return;
+    }
+    const options = {};
+    for (const input of $("setup-options").querySelectorAll("[data-option]")) {
+      const name = input.dataset.option;
+      if (input.tagName === "SELECT") options[name] = JSON.parse(input.value);
+      else if (input.value.trim() !== "") {
+        const n = Number(input.value);
+        if (Number.isNaN(n)) { $("setup-error").textContent = `option ${name}: ${input.value} is not a number`; return; }
+        options[name] = n;
+      }
+    }
+    const g = await act("game", { rules: $("setup-rules").value, options, rosters }, $("setup-error"));
+    if (g) showTab("car");
+  });
+
+  $("setup-table-file").addEventListener("change", async (ev) => {
+    const file = ev.target.files[0];
+    if (!file) return;
+    const out = $("setup-table-result");
+    try {
+      const r = await api("table", { text: await file.text() });
+      out.className = "dim";
+      out.textContent = `Loaded: ${fmt(r.table.width_mm, 0)} × ${fmt(r.table.depth_mm, 0)} mm, anchors ${r.table.anchors.join(", ")}, cars ${r.table.cars.join(", ")}. Reloading the page…`;
+      setTimeout(() => location.reload(), 1200);
+    } catch (e) { out.className = "error"; out.textContent = e.message; }
+  });
+
+  // --- a selected car -----------------------------------------------------------------------
+  function select(id) {
+    state.selected = id;
+    for (const [cid, car] of cars) car.group.classList.toggle("selected", cid === id);
+    closeActionForm();
+    showTab("car");
+    loadCar(id);
+  }
+
+  let carFetch = null, carAgain = false;
+  function loadCar(id) {
+    if (carFetch) { carAgain = true; return; }
+    carFetch = api(`car/${id}`).then((c) => { if (state.selected === id) showCar(c); })
+      .catch((e) => {
+        state.car = null;
+        $("car-card").replaceChildren(html("p", { class: "error", text: e.message }));
+        $("car-targets").replaceChildren(); $("car-actions").replaceChildren(); overlayLayer.replaceChildren(); lineLayer.replaceChildren();
+      })
+      .finally(() => { carFetch = null; if (carAgain) { carAgain = false; loadCar(state.selected); } });
+  }
+  // While cars move, the selected car's measurements follow (at most a few times a second).
+  setInterval(() => {
+    if (state.selected !== null && performance.now() - lastMoved < 600 && !state.pendingDice) loadCar(state.selected);
+  }, 300);
+
+  function showCar(c) {
+    state.car = c;
+    $("car-hint").hidden = true;
+    const k = c.card;
+    const hp = k.hp.map((h) => html("span", { class: "hp" + (h.now <= 0 ? " gone" : ""), text: `${h.part} ${h.now}/${h.max}` }));
+    const seats = html("table", { class: "seats" }, ...k.seats.map((s) =>
+      html("tr", {}, html("td", { text: s.seat }), html("td", { class: "dim", text: s.part }),
+        html("td", { text: s.label + (s.acted ? " (acted)" : "") }))));
+    const weapons = k.weapons.map((w) => `${w.mount} gun (${w.seat})${w.jammed ? " JAMMED" : ""}`).join(", ") || "none";
+    $("car-card").replaceChildren(html("div", { class: "card", id: "car-sheet", "data-car": k.marker, style: `--car: ${carColour(k.marker)}` },
+      html("h2", {}, html("span", { class: "swatch" }), `${k.name} `, html("small", { class: "dim", text: `${k.class}, ${k.owner}${k.controller !== k.owner ? `, driven by ${k.controller}` : ""}` })),
+      html("p", {}, html("b", { text: "Hit points " }), ...hp, html("span", { class: "dim", text: ` · ${k.status}${k.active ? " · its turn" : ""}${c.held ? " · held where its turn began" : ""}` })),
+      seats,
+      k.clinging.length ? html("p", { text: "Clinging on: " + k.clinging.map((w) => w.label).join(", ") }) : null,
+      html("p", {}, html("b", { text: "Weapons " }), weapons, html("b", { text: " · Add-ons " }), k.addons.join(", ") || "none"),
+      html("p", { class: "dim", text: `Move template ${k.template_in} in. ${c.why_no_measurements || ""}` })));
+    // Targets with every measurement, margin and doubt.
+    const rowsT = c.targets.map((t) => {
+      const arcs = t.arcs.map((a) => `${a.mount}: ${outcomeWord[a.outcome]} (${a.margin_mm >= 0 ? "+" : ""}${fmt(a.margin_mm)} ± ${fmt(a.sigma_mm, 2)} mm)`).join("; ");
+      return html("tr", { "data-target": t.marker, class: t.shootable ? "shootable" : "", onmouseenter: () => drawLine(t.line, "hover"), onmouseleave: () => lineLayer.querySelector(".hover")?.remove() },
+        html("td", {}, html("span", { class: "swatch", style: `--car: ${carColour(t.marker)}` }), t.name),
+        html("td", { class: "num", text: `${inch(t.distance_mm)} ± ${fmt(t.sigma_mm, 2)} mm` }),
+        html("td", { class: `verdict ${t.range.outcome}`, text: `${outcomeWord[t.range.outcome]} (${t.range.margin_mm >= 0 ? "+" : ""}${fmt(t.range.margin_mm)} mm)` }),
+        html("td", { text: arcs || "no guns" }),
+        html("td", { text: t.sight.clear ? "clear" : `blocked by ${t.sight.blocked_by.join(", ")}` }));
+    });
+    $("car-targets").replaceChildren(html("h3", { text: "Targets" }), c.targets.length ? html("div", { class: "scroll" }, html("table", { class: "targets" },
+      html("thead", {}, html("tr", {}, ...["", "distance", "in 6 in range", "arc", "sight"].map((h) => html("th", { text: h })))),
+      html("tbody", {}, ...rowsT))) : html("p", { class: "dim", text: "None in play." }),
+      html("p", { class: "dim", text: "Distance from closest point to closest point (the line on the table); margin: how far inside (+) or outside (−) the rule's limit; ± the measurement's doubt (1 sigma)." }));
+    // Actions.
+    const acts = c.actions.map((a) => html("button", { "data-act": a.act, disabled: !state.canChange || !!state.pendingDice, onclick: () => openAction(a), text: a.label }));
+    $("car-actions").replaceChildren(html("h3", { text: "Actions" }), acts.length ? html("p", { class: "actions" }, ...acts) : html("p", { class: "dim", text: "No crew to act." }));
+    drawOverlays(c);
+    if (openForm && openForm.spec) refreshActionForm();
+  }
+
+  function drawLine(line, cls) {
+    const [[x0, y0], [x1, y1]] = line;
+    const l = el("line", { class: `measured ${cls}`, x1: x0, y1: Y(y0), x2: x1, y2: Y(y1), "marker-start": "url(#tick)", "marker-end": "url(#tick)" });
+    lineLayer.append(l);
+    return l;
+  }
+
+  function drawOverlays(c) {
+    const parts = [];
+    for (const r of c.overlays.move_regions) {
+      parts.push(el("path", { class: "template", d: ringsPath(r.template), "data-template": r.name }));
+      parts.push(el("path", { class: "move-region", d: ringsPath(r.polygons), "data-region": r.name, "fill-rule": "evenodd" }));
+    }
+    for (const a of c.overlays.arcs) {
+      parts.push(el("path", { class: "arc" + (a.jammed ? " jammed" : ""), d: ringsPath(a.polygons), "data-arc": a.mount }));
+    }
+    overlayLayer.replaceChildren(...parts);
+    lineLayer.replaceChildren();
+    for (const t of c.targets) if (t.range.outcome !== "out") drawLine(t.line, "in-range");
+  }
+
+  // --- an action ----------------------------------------------------------------------------
+  let openForm = null;
+  function closeActionForm() { openForm = null; $("action-form").hidden = true; }
+
+  function openAction(spec) {
+    openForm = { spec, values: {} };
+    refreshActionForm();
+  }
+
+  function refreshActionForm() {
+    const box = $("action-form");
+    const spec = (state.car.actions.find((a) => a.act === openForm.spec.act)) || openForm.spec;
+    openForm.spec = spec;
+    box.hidden = false;
+    const fields = [];
+    for (const f of spec.fields) {
+      if (f.kind === "fixed") continue;
+      if (f.kind === "table_pose") { fields.push(html("p", { class: "dim", text: `${f.name}: ${f.label} (from the camera)` })); continue; }
+      const choices = f.choices_by ? (f.choices_by[String(openForm.values[f.depends_on])] || []) : f.choices;
+      const sel = html("select", { name: f.name, "aria-label": f.label },
+        ...(f.optional ? [html("option", { value: "", text: "(any)" })] : []),
+        ...choices.map((c) => html("option", { value: String(c.value), text: c.label })));
+      const prev = openForm.values[f.name];
+      if (prev !== undefined && choices.some((c) => String(c.value) === String(prev))) sel.value = String(prev);
+      else if (f.name === "target" && state.car) {
+        // Start with the nearest target it can reach.
+        const best = state.car.targets.find((t) => t.shootable && choices.some((c) => String(c.value) === String(t.marker)));
+        if (best) sel.value = String(best.marker);
+      }
+      openForm.values[f.name] = sel.value === "" ? undefined : sel.value;
+      sel.addEventListener("change", () => { openForm.values[f.name] = sel.value === "" ? undefined : sel.value; refreshActionForm(); });
+      fields.push(html("label", {}, `${f.label} `, sel));
+    }
+    box.replaceChildren(html("h3", { text: spec.label }), html("p", { class: "dim", text: `${spec.about || ""} [${spec.rule}]` }),
+      ...fields, html("div", { id: "preview", "aria-live": "polite" }),
+      html("p", {}, html("button", { id: "resolve", disabled: true, onclick: resolveAction, text: "Resolve" }), " ",
+        html("button", { class: "quiet", onclick: closeActionForm, text: "Close" })),
+      html("p", { id: "action-error", class: "error" }));
+    previewAction();
+  }
+
+  function actionBody() {
+    const body = { act: openForm.spec.act };
+    for (const f of openForm.spec.fields) {
+      if (f.kind === "fixed") body[f.name] = f.value;
+      else if (f.kind === "choice" && openForm.values[f.name] !== undefined) {
+        const v = openForm.values[f.name];
+        const choices = f.choices_by ? (f.choices_by[String(openForm.values[f.depends_on])] || []) : f.choices;
+        const c = choices.find((x) => String(x.value) === String(v));
+        body[f.name] = c ? c.value : v;
+      }
+    }
+    return body;
+  }
+
+  let previewSeq = 0;
+  async function previewAction() {
+    const seq = ++previewSeq;
+    const box = $("preview");
+    let p;
+    try { p = await api("preview", actionBody()); } catch (e) { box.replaceChildren(html("p", { class: "error", text: e.message })); return; }
+    if (seq !== previewSeq || !openForm) return;
+    const lines = [];
+    lines.push(html("p", { class: p.ok ? "holds" : "fails", id: "conditions",
+      text: p.ok ? `✓ Its conditions hold.${p.needs ? ` It needs ${p.needs}.` : " It needs no dice."}` : `✗ ${p.why}` }));
+    const m = p.measured;
+    if (m) {
+      lines.push(html("p", { class: "num", text: `Range: ${m.range_text} (margin ${fmt(m.range.margin_mm)} mm).` }));
+      for (const a of m.arcs) lines.push(html("p", { class: "num", text: `${a.mount} arc: ${outcomeWord[a.outcome]}, ${fmt(a.margin_mm)} mm inside its edge ± ${fmt(a.sigma_mm, 2)} mm.` }));
+      lineLayer.querySelector(".chosen")?.remove();
+      drawLine(m.line, "chosen");
+    }
+    if (p.judged) {
+      const j = p.judged;
+      lines.push(html("p", { class: "num", text: `Move: ${j.legal ? "legal" : "not legal"}; front bumper ${fmt(j.margin_mm)} mm ${j.margin_mm >= 0 ? "inside" : "outside"} the ${j.template} template region ± ${fmt(j.sigma_mm, 2)} mm.${j.reasons.length ? " " + j.reasons.join("; ") : ""}` }));
+    }
+    box.replaceChildren(...lines);
+    $("resolve").disabled = !p.ok || !state.canChange;
+  }
+
+  async function resolveAction() {
+    const g = await act("act", actionBody(), $("action-error"));
+    if (g) closeActionForm();
+  }
+
+  // --- dice ---------------------------------------------------------------------------------
+  $("dice-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const faces = [...$("dice-inputs").querySelectorAll("input")].map((i) => Number(i.value));
+    act("dice/typed", { faces }, $("dice-error")).then((g) => { if (g) $("dice-inputs").dataset.key = ""; });
+  });
+  $("dice-roll").addEventListener("click", () => act("dice/virtual", {}, $("dice-error")));
+  $("dice-cancel").addEventListener("click", () => act("cancel", {}, $("dice-error")));
+
+  // --- the camera and the ruler --------------------------------------------------------------
+  function fillMeasureChoices(list) {
+    for (const id of ["measure-a", "measure-b"]) {
+      const sel = $(id);
+      const have = [...sel.options].map((o) => o.value).join(",");
+      const want = list.map((c) => String(c.id)).join(",");
+      if (have === want) continue;
+      const v = sel.value;
+      sel.replaceChildren(...list.map((c) => html("option", { value: c.id, text: c.name })));
+      if (v) sel.value = v; else if (id === "measure-b" && list.length > 1) sel.selectedIndex = 1;
+    }
+  }
+  $("measure-go").addEventListener("click", async () => {
+    const out = $("measure-result");
+    try {
+      const m = await api(`measure?a=${$("measure-a").value}&b=${$("measure-b").value}`);
+      out.replaceChildren(html("p", { class: "num", id: "measured", text:
+        `${m.names[0]} to ${m.names[1]}: ${fmt(m.distance_mm)} mm (${inch(m.distance_mm)}) ± ${fmt(m.sigma_mm, 2)} mm, closest point to closest point; ` +
+        `centres ${fmt(m.centre_distance_mm)} ± ${fmt(m.centre_sigma_mm, 2)} mm. ${m.names[1]} in ${m.names[0]}'s front arc: ${outcomeWord[m.in_front_arc.outcome]}; ` +
+        `rear arc: ${outcomeWord[m.in_rear_arc.outcome]}. Line of sight: ${m.line_of_sight.clear ? "clear" : "blocked by " + m.line_of_sight.blocked_by.join(", ")}.` }));
+      lineLayer.querySelector(".ruler")?.remove();
+      drawLine(m.line, "ruler");
+    } catch (e) { out.replaceChildren(html("p", { class: "error", text: e.message })); }
+  });
+  let cameraTimer = null;
+  function refreshCamera() { $("camera-view").src = `api/camera.jpg?t=${Date.now()}`; }
+  $("show-rectified").addEventListener("change", (ev) => {
+    const img = $("rectified");
+    img.style.display = ev.target.checked ? "" : "none";
+    if (ev.target.checked) img.setAttribute("href", `api/rectified.jpg?t=${Date.now()}`);
+  });
+  setInterval(() => { if ($("show-rectified").checked) $("rectified").setAttribute("href", `api/rectified.jpg?t=${Date.now()}`); }, 2000);
+
+  // --- tabs, login --------------------------------------------------------------------------
+  function showTab(name) {
+    for (const b of document.querySelectorAll("#tabs button")) b.setAttribute("aria-selected", String(b.dataset.tab === name));
+    for (const t of document.querySelectorAll(".tab")) t.hidden = t.id !== `tab-${name}`;
+    clearInterval(cameraTimer);
+    if (name === "calibration") { refreshCamera(); cameraTimer = setInterval(refreshCamera, 2000); }
+  }
+  for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab));
+
+  async function session() {
+    const s = await api("session");
+    state.csrf = s.csrf;
+    state.canChange = s.can_change;
+    $("login").hidden = s.can_change;
+    document.body.classList.toggle("watching", !s.can_change);
+  }
+  $("login").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    try {
+      await api("login", { pin: $("pin").value });
+      await session();
+      refreshGame();
+    } catch (e) { $("login-error").textContent = e.message; }
+  });
 
   // Updates per second, measured on the page, not claimed by the server.
   let counted = 0;
   setInterval(() => {
-    document.getElementById("rate").textContent =
-      state.connected ? `${state.updates - counted} updates/s` : "reconnecting…";
+    $("rate").textContent = state.connected ? `${state.updates - counted} updates/s` : "reconnecting…";
     counted = state.updates;
   }, 1000);
 
-  onSnapshot(JSON.parse(document.getElementById("initial-state").textContent));
+  onSnapshot(JSON.parse($("initial-state").textContent));
   state.updates = 0;
+  session().then(refreshGame).catch((e) => { $("error").textContent = e.message; });
   const stream = new EventSource("api/stream");
   stream.onopen = () => { state.connected = true; };
   stream.onmessage = (e) => { state.connected = true; onSnapshot(JSON.parse(e.data)); };

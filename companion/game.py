@@ -1,0 +1,547 @@
+"""The table game: the one object the page talks to.
+
+It holds the live table (what the camera sees), the game being played on it (a
+rule system, its state and the session that resolves actions), and the dice:
+the tray's throws arrive by themselves, dice typed in on the page and a virtual
+roll are one call away, all answering the same waiting request.
+
+Poses: the game's recorded poses follow the camera, except for cars that are
+held. The vehicle whose turn it is is held from the start of its activation,
+so its move template stays where the car started while a player lifts and
+places it; an action that says "where the car stands now" takes the camera's
+current pose of that car. Nothing moves a car in the game without the camera
+having seen it.
+
+Every change bumps `version` and nudges the live table, so every open page
+hears of it on its event stream.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+from collections import deque
+from importlib import resources
+from typing import Any
+
+from .dice import DiceError, DiceRequest, DiceThrow, VirtualDice, WaitingDiceSource
+from .geometry import Footprint, Pose, Terrain, closest_distance, centre_distance, in_half_plane_arc
+from .geometry.pose import MM_PER_IN
+from .geometry.sight import Obstacles
+from .live import LiveTable
+from .rules.base import RulesError, rule_system, rule_systems
+from .scenario import state_json
+from .scene import Scene
+from .session import GameSession
+
+
+class GameError(ValueError):
+    """A request the game cannot take; the message says why, for the player."""
+
+
+class TableDice(WaitingDiceSource):
+    """Every way dice reach the game at once: the tray (if there is one) is told a
+    throw is awaited and answers by itself; typed-in dice and a virtual roll answer
+    the same request from the page. Whichever comes first is used."""
+
+    name = "table"
+
+    def __init__(self, virtual: VirtualDice, tray=None, on_change=None) -> None:
+        self.virtual = virtual
+        self.tray = tray
+        self.on_change = on_change
+        self.pending: tuple[DiceRequest, Any] | None = None
+        self._lock = threading.RLock()
+
+    def request(self, request: DiceRequest, deliver) -> None:
+        with self._lock:
+            self.pending = (request, deliver)
+        if self.tray is not None:
+            self.tray.request(request, self._from_tray)
+        if self.on_change is not None:
+            self.on_change()
+
+    def _take(self, throw: DiceThrow):
+        with self._lock:
+            if self.pending is None:
+                raise DiceError("no dice are awaited")
+            request, deliver = self.pending
+            throw.check(request)
+            self.pending = None
+        if throw.source != "tray" and self.tray is not None:
+            self.tray.cancel()
+        return deliver(throw)
+
+    def _from_tray(self, throw: DiceThrow) -> None:
+        try:
+            self._take(throw)
+        finally:
+            if self.on_change is not None:
+                self.on_change()
+
+    def typed(self, faces) -> Any:
+        with self._lock:
+            if self.pending is None:
+                raise DiceError("no dice are awaited")
+            request = self.pending[0]
+        try:
+            values = tuple(int(f) for f in faces)
+        except (TypeError, ValueError):
+            raise DiceError(f"faces must be whole numbers, not {faces!r}") from None
+        if len(values) != len(request.dice):
+            raise DiceError(f"{request.describe()}: type {len(request.dice)} face(s), not {len(values)}")
+        return self._take(DiceThrow(values, request.dice, "typed"))
+
+    def roll(self) -> Any:
+        with self._lock:
+            if self.pending is None:
+                raise DiceError("no dice are awaited")
+            request = self.pending[0]
+        return self._take(self.virtual.throw(request))
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.pending = None
+        if self.tray is not None:
+            self.tray.cancel()
+
+
+class TableGame:
+    """The live table, and the game played on it."""
+
+    def __init__(self, live: LiveTable, *, tray=None, seed: int | None = None, log_size: int = 200) -> None:
+        self.live = live
+        self.table = live.table
+        self.terrain = tuple(Terrain.from_points(t.points, t.kind, t.name) for t in self.table.terrain)
+        self.dice = TableDice(VirtualDice(seed), tray, on_change=self._changed)
+        self.tray = tray
+        self.session: GameSession | None = None
+        self.setup: dict | None = None
+        self.held: set[int] = set()
+        self.version = 0
+        self.notes: deque[dict] = deque(maxlen=log_size)
+        self.last_outcome: dict | None = None
+        self._lock = threading.RLock()
+        self._held_for_turn: int | None = None
+        live.add_frame_listener(self.on_frame)
+
+    # --- bookkeeping ------------------------------------------------------------------
+
+    def _changed(self) -> None:
+        self.version += 1
+        self.live.nudge({"game_version": self.version})
+
+    def note(self, text: str, kind: str = "info") -> None:
+        self.notes.append({"t": round(time.time(), 3), "kind": kind, "text": text})
+        self._changed()
+
+    def _need_game(self) -> GameSession:
+        if self.session is None:
+            raise GameError("no game yet: choose a rule system and rosters in Setup, and start one")
+        return self.session
+
+    # --- the camera -------------------------------------------------------------------
+
+    def live_poses(self) -> dict[int, dict]:
+        """The camera's cars now, by marker: pose, doubt, and whether it is seen."""
+        return {c["id"]: c for c in self.live.snapshot()["cars"]}
+
+    def on_frame(self, tracked) -> None:
+        """A frame tracked: the game's poses follow the camera, but for held cars."""
+        session = self.session
+        if session is None or session.pending is not None:
+            return
+        with self._lock:
+            poses = {c.id: Pose(c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg)
+                     for c in tracked.cars if c.id not in self.held}
+            if poses:
+                session.rules.update_poses(session.state, poses)
+
+    def _hold_active(self) -> None:
+        """Hold the vehicle whose turn it is (its move is judged from where it started)."""
+        state = self.session.state
+        active = getattr(state, "active", None)
+        marker = active.marker if active is not None else None
+        if marker != self._held_for_turn:
+            if self._held_for_turn is not None:
+                self.held.discard(self._held_for_turn)
+            if marker is not None:
+                self.held.add(marker)
+            self._held_for_turn = marker
+
+    def hold(self, marker: int, held: bool) -> dict:
+        with self._lock:
+            self._vehicle(marker)
+            if held:
+                self.held.add(marker)
+            else:
+                self.held.discard(marker)
+                if marker == self._held_for_turn:
+                    self._held_for_turn = None
+            self._changed()
+            return {"held": sorted(self.held)}
+
+    def _table_pose(self, marker: int) -> list[float]:
+        car = self.live_poses().get(marker)
+        name = self._name(marker)
+        if car is None:
+            raise GameError(f"the camera has not found the {name} (marker {marker}) on the table")
+        if car["stale"]:
+            raise GameError(f"the camera has lost sight of the {name} (last seen {car['age_s']:.1f} s ago): "
+                            f"clear the view and try again")
+        return [car["x_mm"], car["y_mm"], car["heading_deg"], car["sigma_mm"], car["sigma_deg"]]
+
+    def _name(self, marker: int) -> str:
+        spec = self.table.car(marker)
+        if self.session is not None and marker in getattr(self.session.state, "vehicles", {}):
+            return self.session.state.vehicles[marker].name
+        return spec.name if spec else f"car {marker}"
+
+    # --- setting up -------------------------------------------------------------------
+
+    def rule_systems(self) -> list[dict]:
+        return [cls().describe() for cls in rule_systems()]
+
+    def start(self, rules: str, options: dict | None, rosters: list[dict]) -> dict:
+        """A new game on the table as the camera sees it now."""
+        if not isinstance(rules, str) or not rules:
+            raise GameError("choose a rule system")
+        if options is not None and not isinstance(options, dict):
+            raise GameError("options must be an object of option names and values")
+        if not isinstance(rosters, list) or not all(isinstance(r, dict) for r in rosters):
+            raise GameError("rosters must be a list of roster objects (one per player)")
+        system = rule_system(rules, options or {})
+        cars = []
+        live = self.live_poses()
+        for spec in self.table.cars:
+            c = live.get(spec.id)
+            if c is not None:
+                cars.append(Footprint(spec.id, Pose(c["x_mm"], c["y_mm"], c["heading_deg"], c["sigma_mm"],
+                                                    c["sigma_deg"]), spec.length_mm, spec.width_mm, spec.name))
+        scene = Scene(rules, self.table.width_mm, self.table.depth_mm, tuple(cars), self.terrain, "the table")
+        state = system.new_game(rosters, scene)
+        with self._lock:
+            if self.session is not None and self.session.pending is not None:
+                self.session.cancel()
+            self.session = GameSession(system, state, self.dice)
+            self.setup = {"rules": rules, "options": system.settings, "rosters": copy.deepcopy(rosters)}
+            self.held.clear()
+            self._held_for_turn = None
+            self.last_outcome = None
+            self.note(f"a new game of {system.title}")
+            missing = [p["name"] for p in ([{"name": v.name, "pose": v.pose}
+                                            for v in getattr(state, "vehicles", {}).values()]) if p["pose"] is None]
+            if missing:
+                self.note(f"not on the table yet (the camera has not seen them): {', '.join(missing)}", "warn")
+        return self.game_json()
+
+    def starter_rosters(self) -> list[dict]:
+        """Rosters to start from: the demo's own on the demo table, else the table's cars
+        shared between two players, each a car with a front gun, to be edited."""
+        names = {c.name for c in self.table.cars}
+        if names == {"Interceptor", "Rust Bucket", "War Rig", "Buggy", "Hearse"}:
+            text = resources.files("companion").joinpath("data/demo_rosters.json").read_text(encoding="utf-8")
+            return json.loads(text)
+        rosters = [{"player": p, "points": 200, "vehicles": []} for p in ("Player 1", "Player 2")]
+        for n, car in enumerate(self.table.cars):
+            r = rosters[n % 2]
+            if "hero" not in r:
+                r["hero"] = {"vehicle": car.id, "seat": "D"}
+            r["vehicles"].append({"marker": car.id, "name": car.name, "class": "car", "weapons": ["front"],
+                                  "addons": []})
+        return [r for r in rosters if r["vehicles"]]
+
+    def load_table(self, table) -> None:
+        """Play on another table file: the camera uses it from the next frame; a game
+        in progress ends (its cars and table no longer hold)."""
+        with self._lock:
+            self.live.replace_table(table)
+            self.table = table
+            self.terrain = tuple(Terrain.from_points(t.points, t.kind, t.name) for t in table.terrain)
+            if self.session is not None:
+                self.session.cancel()
+                self.session = None
+                self.setup = None
+            self.note(f"table file loaded: {table.width_mm:g} x {table.depth_mm:g} mm, "
+                      f"{len(table.anchors)} anchors, {len(table.cars)} cars")
+
+    # --- reading ----------------------------------------------------------------------
+
+    def _vehicle(self, marker: int):
+        session = self._need_game()
+        try:
+            marker = int(marker)
+        except (TypeError, ValueError):
+            raise GameError(f"{marker!r} is not a vehicle's marker number") from None
+        try:
+            return session.state.vehicle(marker)
+        except RulesError as exc:
+            raise GameError(str(exc)) from None
+
+    def car(self, marker: int) -> dict:
+        """Everything the page shows for one selected vehicle."""
+        with self._lock:
+            session = self._need_game()
+            v = self._vehicle(marker)
+            rules, state = session.rules, session.state
+            out = {"card": rules.card(state, v.marker), "held": v.marker in self.held,
+                   "live": self.live_poses().get(v.marker)}
+            try:
+                out["overlays"] = rules.overlays(state, v.marker)
+                out["targets"] = rules.targets(state, v.marker, self.terrain)
+            except RulesError as exc:
+                out["overlays"], out["targets"] = {"move_regions": [], "arcs": []}, []
+                out["why_no_measurements"] = str(exc)
+            out["actions"] = rules.actions(state, v.marker)
+            return out
+
+    def game_json(self) -> dict:
+        with self._lock:
+            session = self.session
+            if session is None:
+                return {"version": self.version, "game": None, "notes": list(self.notes),
+                        "rule_systems": self.rule_systems()}
+            running = session._running[1] if session._running is not None else None
+            return {
+                "version": self.version,
+                "game": {"rules": session.rules.describe(), "setup": self.setup,
+                         "state": state_json(session.state),
+                         "players": list(getattr(session.state, "players", [])),
+                         "order": [{"player": p, "vehicle": m} for p, m in getattr(session.state, "order", [])],
+                         "turn": getattr(session.state, "turn", -1)},
+                "pending": None if session.pending is None else {
+                    "asked": session.pending.describe(), "dice": list(session.pending.dice),
+                    "purpose": session.pending.purpose, "who": session.pending.who,
+                    "action": running.detail if running else None, "kind": running.kind if running else None,
+                    "so_far": running.dice if running else [],
+                    "tray": self.tray is not None},
+                "log": [e.to_json() for e in reversed(session.log[-60:])],
+                "last_outcome": self.last_outcome,
+                "held": sorted(self.held),
+                "can_undo": bool(session._undo) and session.pending is None,
+                "notes": list(self.notes),
+                "rule_systems": self.rule_systems(),
+            }
+
+    # --- doing ------------------------------------------------------------------------
+
+    def _fill(self, action: dict) -> dict:
+        """Check an action's fields against what the vehicle can do; take "where the car
+        stands now" from the camera."""
+        if not isinstance(action, dict):
+            raise GameError("an action is an object with 'act' and its fields")
+        act = action.get("act")
+        if not isinstance(act, str):
+            raise GameError("the action needs 'act' (move, shoot, ...)")
+        marker = action.get("vehicle")
+        if marker is None and isinstance(action.get("warrior"), str):
+            w = self.session.state.warriors.get(action["warrior"]) if hasattr(self.session.state, "warriors") else None
+            marker = w.vehicle if w is not None else None
+        if marker is None:
+            raise GameError(f"{act}: say which vehicle ('vehicle') or warrior ('warrior') acts")
+        v = self._vehicle(marker)
+        specs = {a["act"]: a for a in self.session.rules.actions(self.session.state, v.marker)}
+        if act not in specs:
+            can = ", ".join(specs) or "nothing"
+            raise GameError(f"the {v.name} cannot {act} now (it can: {can})")
+        filled = {"act": act}
+        for f in specs[act]["fields"]:
+            name = f["name"]
+            if f["kind"] == "fixed":
+                filled[name] = f["value"]
+            elif f["kind"] == "table_pose":
+                of = f["of"]
+                if of == "target":
+                    if "target" not in filled:
+                        raise GameError(f"{act}: choose the target first")
+                    of = filled["target"]
+                filled[name] = self._table_pose(int(of))
+            elif f["kind"] == "choice":
+                value = action.get(name)
+                if value is None:
+                    if f.get("optional"):
+                        continue
+                    raise GameError(f"{act}: choose {f['label']} ('{name}')")
+                choices = f.get("choices")
+                if "choices_by" in f:
+                    choices = f["choices_by"].get(str(filled.get(f["depends_on"])), [])
+                allowed = [c["value"] for c in choices]
+                if value not in allowed and str(value) not in [str(a) for a in allowed]:
+                    raise GameError(f"{act}: {value!r} is not a choice for {f['label']} "
+                                    f"(choices: {', '.join(str(a) for a in allowed) or 'none'})")
+                filled[name] = next(a for a in allowed if str(a) == str(value))
+        return filled
+
+    def preview(self, action: dict) -> dict:
+        """Would this action go ahead, and what would it ask for? Played on a copy up to
+        its first dice; nothing changes."""
+        with self._lock:
+            session = self._need_game()
+            try:
+                filled = self._fill(action)
+            except GameError as exc:
+                return {"ok": False, "why": str(exc)}
+            state = copy.deepcopy(session.state)
+            out: dict = {"action": filled}
+            try:
+                gen = session.rules.resolve(state, filled)
+                request = next(gen)
+                out.update(ok=True, needs=request.describe())
+            except StopIteration:
+                out.update(ok=True, needs=None)
+            except (RulesError, DiceError, KeyError, ValueError) as exc:
+                out.update(ok=False, why=_say(exc))
+            judge = getattr(session.rules, "judge_move", None)
+            if filled.get("act") == "move" and judge is not None and "to" in filled:
+                try:
+                    out["judged"] = judge(session.state, filled["vehicle"], Pose(*filled["to"]))
+                except RulesError as exc:
+                    out["judged"] = {"legal": False, "reasons": [str(exc)]}
+            if "target" in filled and isinstance(filled["target"], int):
+                v = state.vehicles.get(filled.get("vehicle")) if "vehicle" in filled else None
+                if v is None and "warrior" in filled:
+                    v = state.vehicles.get(state.warriors[filled["warrior"]].vehicle)
+                if v is not None:
+                    row = next((t for t in session.rules.targets(session.state, v.marker, self.terrain)
+                                if t["marker"] == filled["target"]), None)
+                    out["measured"] = row
+            return out
+
+    def act(self, action: dict) -> dict:
+        with self._lock:
+            session = self._need_game()
+            filled = self._fill(action)
+            outcome = self._run(lambda: session.act(filled))
+            return outcome
+
+    def start_round(self, orders: dict) -> dict:
+        with self._lock:
+            session = self._need_game()
+            if not isinstance(orders, dict):
+                raise GameError("play orders: an object of player name to a list of vehicle markers")
+            clean = {}
+            for player, order in orders.items():
+                if not isinstance(order, list):
+                    raise GameError(f"{player}'s play order must be a list of vehicle markers")
+                try:
+                    clean[str(player)] = [None if m in (None, "") else int(m) for m in order]
+                except (TypeError, ValueError):
+                    raise GameError(f"{player}'s play order: {order!r} holds something that is not a marker") from None
+            return self._run(lambda: session.start_round(clean))
+
+    def end_turn(self) -> dict:
+        with self._lock:
+            session = self._need_game()
+            return self._run(session.end_turn)
+
+    def _run(self, start) -> dict:
+        try:
+            outcome = start()
+        except (RulesError, DiceError) as exc:
+            raise GameError(_say(exc)) from None
+        except KeyError as exc:
+            raise GameError(f"the action is missing {exc}") from None
+        self._after(outcome)
+        return self.game_json()
+
+    def _after(self, outcome: dict | None) -> None:
+        if outcome is not None:
+            self.last_outcome = {"event": self.session.log[-1].to_json()}
+        self._hold_active()
+        self._changed()
+
+    def answer_typed(self, faces) -> dict:
+        with self._lock:
+            self._need_game()
+            try:
+                outcome = self.dice.typed(faces)
+            except (RulesError, DiceError) as exc:
+                raise GameError(_say(exc)) from None
+            self._after(outcome)
+            return self.game_json()
+
+    def answer_virtual(self) -> dict:
+        with self._lock:
+            self._need_game()
+            try:
+                outcome = self.dice.roll()
+            except (RulesError, DiceError) as exc:
+                raise GameError(_say(exc)) from None
+            self._after(outcome)
+            return self.game_json()
+
+    def void_throw(self, throw: DiceThrow) -> None:
+        """The tray says a die was moved after its throw settled: the resolution that
+        used it is taken back and asks for dice again."""
+        with self._lock:
+            if self.session is None:
+                return
+            try:
+                outcome = self.session.void(throw)
+            except (RulesError, DiceError) as exc:
+                self.note(f"a die was moved after the throw settled; taking it back failed: {exc}", "warn")
+                return
+            self.note("a die was moved after the throw settled: that throw no longer stands; throw again", "warn")
+            self._after(outcome)
+
+    def cancel(self) -> dict:
+        with self._lock:
+            self._need_game().cancel()
+            self.note("the resolution waiting for dice was called off; nothing it did stays")
+            return self.game_json()
+
+    def undo(self) -> dict:
+        with self._lock:
+            session = self._need_game()
+            try:
+                out = session.undo()
+            except RulesError as exc:
+                raise GameError(str(exc)) from None
+            self.last_outcome = {"undone": out}
+            self._hold_active()
+            self._changed()
+            return self.game_json()
+
+    # --- the ruler ------------------------------------------------------------------
+
+    def measure(self, a: int, b: int) -> dict:
+        """Between two cars as the camera sees them now: closest and centre distance with
+        doubt, arcs, and line of sight (terrain and the other cars block it)."""
+        live = self.live_poses()
+        feet = {}
+        for m in (a, b):
+            c = live.get(m)
+            spec = self.table.car(m)
+            if c is None or spec is None:
+                raise GameError(f"the camera has not found car {m} on the table")
+            feet[m] = Footprint(m, Pose(c["x_mm"], c["y_mm"], c["heading_deg"], c["sigma_mm"], c["sigma_deg"]),
+                                spec.length_mm, spec.width_mm, spec.name)
+        if a == b:
+            raise GameError("choose two different cars")
+        others = []
+        for m, c in live.items():
+            spec = self.table.car(m)
+            if m not in (a, b) and spec is not None:
+                others.append(Footprint(m, Pose(c["x_mm"], c["y_mm"], c["heading_deg"]),
+                                        spec.length_mm, spec.width_mm, spec.name))
+        d = closest_distance(feet[a], feet[b])
+        cd = centre_distance(feet[a], feet[b])
+        sight = Obstacles(self.terrain, others).line_of_sight(feet[a], feet[b])
+        return {
+            "from": a, "to": b, "names": [feet[a].name, feet[b].name],
+            "distance_mm": round(d.distance_mm, 2), "distance_in": round(d.distance_mm / MM_PER_IN, 3),
+            "sigma_mm": round(d.sigma_mm, 3), "sigma_in": round(d.sigma_mm / MM_PER_IN, 3),
+            "line": [list(map(float, d.from_point)), list(map(float, d.to_point))],
+            "centre_distance_mm": round(cd.distance_mm, 2), "centre_sigma_mm": round(cd.sigma_mm, 3),
+            "in_front_arc": in_half_plane_arc(feet[a], feet[b], "front").verdict.to_json(),
+            "in_rear_arc": in_half_plane_arc(feet[a], feet[b], "rear").verdict.to_json(),
+            "line_of_sight": {"clear": sight.clear, "blocked_by": list(sight.blocked_by),
+                              "line": [list(sight.line[0]), list(sight.line[1])]},
+        }
+
+
+def _say(exc: Exception) -> str:
+    text = str(exc)
+    return text[1:-1] if isinstance(exc, KeyError) and text.startswith("'") else text
