@@ -384,6 +384,10 @@
       html("tr", {}, html("td", { text: s.seat }), html("td", { class: "dim", text: s.part }),
         html("td", { text: s.label + (s.acted ? " (acted)" : "") }))));
     const weapons = k.weapons.map((w) => `${w.mount} gun (${w.seat})${w.jammed ? " JAMMED" : ""}`).join(", ") || "none";
+    // The card is redrawn only when it changes (the measurements below follow every move).
+    const cardKey = JSON.stringify([k, c.held]);
+    if ($("car-card").dataset.key !== cardKey) $("car-card").dataset.key = cardKey;
+    else if ($("car-sheet")) { showTargetsAndActions(c); return; }
     $("car-card").replaceChildren(html("div", { class: "card", id: "car-sheet", "data-car": k.marker, style: `--car: ${carColour(k.marker)}` },
       html("h2", {}, html("span", { class: "swatch" }), `${k.name} `, html("small", { class: "dim", text: `${k.class}, ${k.owner}${k.controller !== k.owner ? `, driven by ${k.controller}` : ""}` })),
       html("p", {}, html("b", { text: "Hit points " }), ...hp, html("span", { class: "dim", text: ` · ${k.status}${k.active ? " · its turn" : ""}${c.held ? " · held where its turn began" : ""}` })),
@@ -391,6 +395,10 @@
       k.clinging.length ? html("p", { text: "Clinging on: " + k.clinging.map((w) => w.label).join(", ") }) : null,
       html("p", {}, html("b", { text: "Weapons " }), weapons, html("b", { text: " · Add-ons " }), k.addons.join(", ") || "none"),
       html("p", { class: "dim", text: `Move template ${k.template_in} in. ${c.why_no_measurements || ""}` })));
+    showTargetsAndActions(c);
+  }
+
+  function showTargetsAndActions(c) {
     // Targets with every measurement, margin and doubt.
     const rowsT = c.targets.map((t) => {
       const arcs = t.arcs.map((a) => `${a.mount}: ${outcomeWord[a.outcome]} (${a.margin_mm >= 0 ? "+" : ""}${fmt(a.margin_mm)} ± ${fmt(a.sigma_mm, 2)} mm)`).join("; ");
@@ -409,7 +417,8 @@
     const acts = c.actions.map((a) => html("button", { "data-act": a.act, disabled: !state.canChange || !!state.pendingDice, onclick: () => openAction(a), text: a.label }));
     $("car-actions").replaceChildren(html("h3", { text: "Actions" }), acts.length ? html("p", { class: "actions" }, ...acts) : html("p", { class: "dim", text: "No crew to act." }));
     drawOverlays(c);
-    if (openForm && openForm.spec) refreshActionForm();
+    // An open action's conditions follow the cars (its form stays as the player left it).
+    if (openForm && openForm.spec && $("preview")) previewAction();
   }
 
   function drawLine(line, cls) {
