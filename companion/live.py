@@ -244,7 +244,8 @@ class LiveTable:
             "camera": None if pose is None else {
                 "calibrated": not pose.camera.estimated, "source": pose.camera.source,
                 "reprojection_px": round(pose.reprojection_px, 3),
-                "reprojection_mm": round(pose.reprojection_mm, 3)},
+                "reprojection_mm": round(pose.reprojection_mm, 3),
+                "anchors_used": list(pose.anchors_used), "anchors_rejected": list(pose.anchors_rejected)},
             "source": {"description": self.description, "status": self._status,
                        "fps": round(self._fps, 1), "reopened": self._reopens},
             "error": self._error,

@@ -182,3 +182,32 @@ def test_a_visitor_without_the_pin_watches_and_a_player_with_it_plays(browser):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_the_camera_view_the_ruler_and_a_new_game_with_another_reading(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(server)
+    page.wait_for_function("window.companion.csrf && window.companion.game && window.companion.game.game",
+                           timeout=20000)
+    page.click('#tabs [data-tab="calibration"]')
+    page.wait_for_function("document.getElementById('camera-view').naturalWidth > 1000", timeout=10000)
+    assert "Reprojection error" in page.inner_text("#calib-figures")
+    page.select_option("#measure-a", "10")
+    page.select_option("#measure-b", "11")
+    page.click("#measure-go")
+    page.wait_for_selector("#measured")
+    text = page.inner_text("#measured")
+    assert re.search(r"Interceptor to Rust Bucket: \d+\.\d mm \(\d+\.\d\d in\) ± \d+\.\d\d mm", text), text
+    assert page.locator("#lines .ruler").count() == 1
+    page.check("#show-rectified")
+    page.wait_for_timeout(500)
+    snap(page, "9-camera-and-ruler")
+    # Setup: another reading of the arcs' edge, and a new game.
+    page.click('#tabs [data-tab="setup"]')
+    page.select_option('#setup-options [data-option="arc_edge"]', '"bumper_line"')
+    assert "arc" in page.inner_text("#setup-options") and "Shoot" in page.inner_text("#setup-options")
+    page.click("#setup-start")
+    page.wait_for_function("""window.companion.game.game.rules.options
+                              .find(o => o.name === 'arc_edge').value === 'bumper_line'""")
+    assert page.is_visible("#tab-car")
+    page.close()

@@ -126,7 +126,8 @@
     if (s.game_version !== undefined && s.game_version !== state.gameVersion) refreshGame();
     fillMeasureChoices(s.cars);
     if (s.camera) {
-      $("calib-figures").textContent = `Anchors seen: ${s.anchors.join(", ")}. Reprojection error ` +
+      const rejected = s.camera.anchors_rejected.length ? ` (left out, disagreeing with the rest: ${s.camera.anchors_rejected.join(", ")})` : "";
+      $("calib-figures").textContent = `Table found from anchors ${s.camera.anchors_used.join(", ")}${rejected}. Reprojection error ` +
         `${fmt(s.camera.reprojection_px, 2)} px = ${fmt(s.camera.reprojection_mm, 2)} mm on the table. Camera ` +
         `${s.camera.calibrated ? "from its calibration file" : "estimated from the anchors (no calibration file)"}.`;
     }
@@ -222,9 +223,10 @@
       const title = e.kind === "action" ? `${(o.act || e.detail.act || "").toUpperCase()}: ${o.result || "done"}`
         : e.kind === "round" ? `Round ${o.round}: ${o.first} goes first` : "Turn ended";
       const steps = html("ol", { class: "steps" });
-      for (const r of o.rolls || []) steps.append(html("li", { text: rollLine(r) }));
-      for (const d of e.dice) steps.append(html("li", { class: "dim", text: `dice: ${d.asked}: ${d.faces.join(", ")} (${d.source})` }));
       if (o.range) steps.append(html("li", { text: `range ${inch(o.range.value_mm)} ± ${inch(o.range.sigma_mm)} against ${inch(o.range.threshold_mm, 0)}: margin ${fmt(o.range.margin_mm)} mm` }));
+      if (o.arc) steps.append(html("li", { text: `in the arc: ${outcomeWord[o.arc.outcome]}, ${fmt(o.arc.margin_mm)} mm inside its edge ± ${fmt(o.arc.sigma_mm, 2)} mm` }));
+      for (const r of o.rolls || []) steps.append(html("li", { text: rollLine(r) }));
+      for (const d of e.dice) steps.append(html("li", { class: "dim", text: `dice thrown: ${d.asked}: ${d.faces.join(", ")} (${d.source})` }));
       if (o.initiative) steps.append(html("li", { text: "initiative: " + Object.entries(o.initiative).map(([p, v]) => `${p} ${v}`).join(", ") }));
       for (const ev of o.events || []) steps.append(html("li", { class: "event", text: ev }));
       box.replaceChildren(html("h2", { text: title }), steps);

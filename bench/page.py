@@ -1,0 +1,499 @@
+"""The page: a frame's capture to the page drawing it, measured in the browser,
+and the pipeline's frames per second with many browsers open.
+
+    python -m bench.page [--seconds 30] [--window 20] [--pages 10] [--flat-fps 100]
+
+Starts `companion demo` as a player does (a real waitress server in its own
+process, the synthetic camera, the demo's game) and opens the page in Debian's
+Chromium, headless, driven by Playwright.
+
+1. Latency, the demo at its default 15 frames per second, one page open (then
+   again with `--pages` pages open): for every frame the page received, the
+   time from the frame's capture (`captured_at`, the wall clock when the
+   synthetic camera made the image) to the first animation frame of the page
+   that set that frame's cars on screen (the page's own `window.companion.drawn`),
+   median, p95 and max. Beside it, from a script added to the page here (no
+   change to the page): when the snapshot arrived (its event stream's message,
+   before the page handles it), when the frame was certainly painted (the start
+   of the next animation frame), and how far behind the true motion a moving
+   car is drawn, glide included (the delay that best lines up the cars' drawn
+   positions with their positions in the frames, over the frames' capture times).
+2. Fan-out, the demo asked for `--flat-fps` frames per second, more than it can
+   make here, so the pipeline runs flat out and its rate shows its throughput:
+   frames per second (frames tracked over the window) with no page, with
+   `--pages` plain event-stream clients (threads here, no browser: the server's
+   own cost), with `--pages` Chromium pages (each its own browser context, each
+   page's stream checked to be delivering), and with none again. Done twice:
+   with everything sharing every core, and with the companion on core 0 and the
+   browsers (and this script) on the other cores, as when the browsers are
+   the players' phones and laptops.
+
+CPU time is read from /proc for each phase: the companion's, the browsers' (and
+this script's), and everything else on the machine, so a busy neighbour shows.
+Prints a JSON summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from contextlib import contextmanager
+
+import numpy as np
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+VIEWPORT = {"width": 1280, "height": 800}
+CARS_DRAWN = "document.querySelectorAll('#cars [data-car-id]').length === 5"
+
+# Added to every page before its own script: when each snapshot arrives, and at
+# every animation frame the frame on screen and where each car is drawn. Our
+# animation frame callback is asked for before the page's, so in each animation
+# frame it runs first: it sees the snapshot the page is about to draw, and the
+# cars where the page drew them in the animation frame before (painted by now).
+PROBE = r"""
+(() => {
+  const b = window.__bench = { received: [], frames: [], shown: [], rafs: 0 };
+  const ES = window.EventSource;
+  window.EventSource = class extends ES {
+    constructor(url, opts) {
+      super(url, opts);
+      this.addEventListener("message", (e) => {
+        const m = /"frame": (-?\d+)/.exec(e.data);
+        if (m) b.received.push([+m[1], Date.now() / 1000]);
+      });
+    }
+  };
+  let seen = -2, depth = null;
+  function tick() {
+    const now = Date.now() / 1000;
+    b.rafs += 1;
+    const c = window.companion;
+    if (c && c.last) {
+      if (depth === null) depth = parseFloat(document.getElementById("board").dataset.depthMm);
+      const shown = [];
+      for (const g of document.querySelectorAll("#cars [data-car-id]")) {
+        const m = /translate\(([-\d.e]+)[ ,]+([-\d.e]+)\)/.exec(g.getAttribute("transform") || "");
+        if (m) shown.push([+g.dataset.carId, +m[1], depth - +m[2]]);
+      }
+      // Drawn in the animation frame before this one: on screen now.
+      b.shown.push([now, b.lastFrame === undefined ? -1 : b.lastFrame, shown]);
+      b.lastFrame = c.last.frame;
+      if (c.last.frame !== seen) {
+        seen = c.last.frame;
+        b.frames.push([seen, c.last.captured_at, now,
+                       c.last.cars.filter((car) => !car.stale).map((car) => [car.id, car.x_mm, car.y_mm])]);
+      }
+    }
+    requestAnimationFrame(tick);
+  }
+  requestAnimationFrame(tick);
+})();
+"""
+
+# Everything gathered since the last call (the page's own list is trimmed, so
+# this runs every second).
+TAKE = """(since) => {
+  const b = window.__bench, c = window.companion;
+  const out = { drawn: c.drawn.filter((d) => d.drawn_at > since), received: b.received.splice(0),
+                frames: b.frames.splice(0), shown: b.shown.splice(0), updates: c.updates, rafs: b.rafs };
+  return out;
+}"""
+
+COUNTERS = "() => ({ updates: window.companion.updates, rafs: window.__bench.rafs, now: Date.now() / 1000 })"
+
+
+# --- the companion, in its own process -----------------------------------------------
+
+@contextmanager
+def demo(fps: float, cpus: set[int] | None = None):
+    """`companion demo` on a free port; yields its address and process id."""
+    cmd = [sys.executable, "-m", "companion", "demo", "--port", "0", "--fps", str(fps)]
+    pre = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            preexec_fn=pre)
+    try:
+        line = proc.stdout.readline()
+        m = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+        if not m:
+            raise SystemExit(f"the demo did not say its address: {line!r}")
+        url = m.group(1)
+        deadline = time.monotonic() + 60
+        while len(get_json(url + "api/state")["cars"]) < 5:
+            if time.monotonic() > deadline:
+                raise SystemExit("the demo's cars never all showed")
+            time.sleep(0.2)
+        yield url, proc.pid
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+def get_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.load(r)
+
+
+# --- CPU time from /proc ------------------------------------------------------------------
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _proc_table() -> dict[int, tuple[int, float]]:
+    """pid -> (parent pid, CPU seconds so far) for every process."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        table[int(name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK)
+    return table
+
+
+def _tree(table, root: int) -> set[int]:
+    pids, grew = {root}, True
+    while grew:
+        more = {pid for pid, (ppid, _) in table.items() if ppid in pids} - pids
+        grew, pids = bool(more), pids | more
+    return pids
+
+
+def _machine_busy() -> float:
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v) - v[3] - v[4]) / TICK          # all but idle and iowait
+
+
+class CpuMeter:
+    """CPU used over a phase by the companion, by this script with its browsers,
+    and by everything else, in cores (1.0 = one core busy the whole time).
+
+    Processes that end within the phase drop out of the counts (their time
+    shows as 'others'); the browsers here stay open through a phase."""
+
+    def __init__(self, companion_pid: int) -> None:
+        self.companion = companion_pid
+
+    def _read(self):
+        table = _proc_table()
+        comp = sum(table[p][1] for p in _tree(table, self.companion) if p in table)
+        mine = sum(table[p][1] for p in _tree(table, os.getpid()) if p in table)
+        return time.monotonic(), comp, mine, _machine_busy()
+
+    def start(self) -> None:
+        self._start = self._read()
+
+    def stop(self) -> dict:
+        t1, c1, m1, b1 = self._read()
+        t0, c0, m0, b0 = self._start
+        dt = t1 - t0
+        comp, mine, busy = (c1 - c0) / dt, (m1 - m0) / dt, (b1 - b0) / dt
+        return {"companion_cores": round(comp, 2), "bench_and_browsers_cores": round(mine, 2),
+                "others_cores": round(max(busy - comp - mine, 0.0), 2), "machine_busy_cores": round(busy, 2)}
+
+
+# --- the pipeline's rate ------------------------------------------------------------------
+
+def pipeline_rate(url: str, seconds: float, during=None) -> dict:
+    """Frames tracked per second over `seconds` (from the frame numbers), and the
+    median of the companion's own one-second figure (`source.fps`) read each second."""
+    s0, t0 = get_json(url + "api/state"), time.monotonic()
+    samples = []
+    while time.monotonic() - t0 < seconds:
+        time.sleep(1.0)
+        s = get_json(url + "api/state")
+        samples.append(s["source"]["fps"])
+        if during:
+            during()
+    s1, t1 = get_json(url + "api/state"), time.monotonic()
+    return {"fps": round((s1["frame"] - s0["frame"]) / (t1 - t0), 2),
+            "fps_reported_median": round(float(np.median(samples)), 1),
+            "frames": s1["frame"] - s0["frame"], "seconds": round(t1 - t0, 1)}
+
+
+class StreamClients:
+    """`n` plain event-stream readers on threads of their own (no browser)."""
+
+    def __init__(self, url: str, n: int) -> None:
+        self.counts = [0] * n
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._read, args=(url, i), daemon=True) for i in range(n)]
+        for t in self._threads:
+            t.start()
+
+    def _read(self, url: str, i: int) -> None:
+        with urllib.request.urlopen(url + "api/stream", timeout=15) as r:
+            while not self._stop.is_set():
+                line = r.readline()
+                if not line:
+                    return
+                if line.startswith(b"data:"):
+                    self.counts[i] += 1
+
+    def close(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(5)
+
+
+# --- pages --------------------------------------------------------------------------------
+
+@contextmanager
+def chromium(cpus: set[int] | None = None):
+    """Chromium, headless; with `cpus`, it (and this script) run on those cores only."""
+    from playwright.sync_api import sync_playwright
+    before = os.sched_getaffinity(0)
+    if cpus:
+        os.sched_setaffinity(0, cpus)             # the driver and Chromium inherit it
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                yield browser
+            finally:
+                browser.close()
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def open_pages(browser, url: str, n: int) -> list:
+    pages = []
+    for _ in range(n):
+        context = browser.new_context(viewport=VIEWPORT)
+        context.add_init_script(PROBE)
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_function(CARS_DRAWN, timeout=30000)
+        pages.append(page)
+    return pages
+
+
+def close_pages(pages) -> None:
+    for page in pages:
+        page.context.close()
+
+
+def page_rates(pages, seconds: float) -> dict:
+    """Snapshots received and animation frames per second on each page, over `seconds`."""
+    a = [p.evaluate(COUNTERS) for p in pages]
+    time.sleep(seconds)
+    b = [p.evaluate(COUNTERS) for p in pages]
+    ups = [(y["updates"] - x["updates"]) / (y["now"] - x["now"]) for x, y in zip(a, b)]
+    rafs = [(y["rafs"] - x["rafs"]) / (y["now"] - x["now"]) for x, y in zip(a, b)]
+    return {"updates_per_s_min": round(min(ups), 1), "updates_per_s_median": round(float(np.median(ups)), 1),
+            "animation_frames_per_s_min": round(min(rafs), 1),
+            "animation_frames_per_s_median": round(float(np.median(rafs)), 1)}
+
+
+# --- latency --------------------------------------------------------------------------------
+
+def stats_ms(values) -> dict:
+    v = np.asarray(values, float) * 1000
+    if not len(v):
+        return {"n": 0}
+    return {"median_ms": round(float(np.median(v)), 1), "p95_ms": round(float(np.percentile(v, 95)), 1),
+            "max_ms": round(float(v.max()), 1), "n": int(len(v))}
+
+
+def collect(page, seconds: float) -> dict:
+    """Everything the page and the probe saw over `seconds`, for frames first received now."""
+    page.evaluate("() => { const b = window.__bench; b.received.length = b.frames.length = b.shown.length = 0; }")
+    start_frame = page.evaluate("() => window.companion.last.frame")
+    since = page.evaluate("() => Date.now() / 1000")
+    drawn, received, frames, shown = {}, {}, {}, []
+    t0 = time.monotonic()
+    c0 = page.evaluate(COUNTERS)
+    while time.monotonic() - t0 < seconds:
+        time.sleep(1.0)
+        got = page.evaluate(TAKE, since)
+        for d in got["drawn"]:
+            drawn.setdefault(d["frame"], (d["captured_at"], d["drawn_at"]))
+            since = max(since, d["drawn_at"])
+        for f, at in got["received"]:
+            received.setdefault(f, at)
+        for f, captured, at, cars in got["frames"]:
+            frames.setdefault(f, (captured, at, cars))
+        shown.extend(got["shown"])
+    c1 = page.evaluate(COUNTERS)
+    keep = [f for f in received if f > start_frame]
+    return {"start_frame": start_frame, "drawn": drawn, "received": received, "frames": frames, "shown": shown,
+            "keep": keep, "updates_per_s": (c1["updates"] - c0["updates"]) / (c1["now"] - c0["now"]),
+            "animation_frames_per_s": (c1["rafs"] - c0["rafs"]) / (c1["now"] - c0["now"])}
+
+
+def glide_delay(frames: dict, shown: list, start_frame: int) -> dict:
+    """The delay d that best lines up where the page draws each car at time t with
+    where the frames saw it at t - d (positions between frames interpolated over
+    their capture times), over the moments the car was moving: how far behind the
+    table a moving car is drawn, everything included (stream, drawing, glide)."""
+    fs = sorted((f, v) for f, v in frames.items() if f > start_frame)
+    if len(fs) < 10:
+        return {"n": 0}
+    times = np.array([v[0] for _, v in fs])
+    track: dict[int, list] = {}
+    for i, (_, (_, _, cars)) in enumerate(fs):
+        for cid, x, y in cars:
+            track.setdefault(cid, []).append((times[i], x, y))
+    delays = np.arange(0.0, 0.5, 0.001)
+    err = np.zeros_like(delays)
+    count = 0
+    for cid, pts in track.items():
+        pts = np.array(pts)
+        if len(pts) < 10:
+            continue
+        samples = np.array([(t, x, y) for t, _, cars in shown for c, x, y in cars if c == cid])
+        if not len(samples):
+            continue
+        ts = samples[:, 0]
+        inside = (ts - 0.5 > pts[0, 0]) & (ts < pts[-1, 0])
+        # moving: the car's true position changed by over 5 mm in the last half second
+        speed = np.hypot(np.interp(ts, pts[:, 0], pts[:, 1]) - np.interp(ts - 0.5, pts[:, 0], pts[:, 1]),
+                         np.interp(ts, pts[:, 0], pts[:, 2]) - np.interp(ts - 0.5, pts[:, 0], pts[:, 2]))
+        use = inside & (speed > 5.0)
+        if not use.any():
+            continue
+        ts, sx, sy = ts[use], samples[use, 1], samples[use, 2]
+        for k, d in enumerate(delays):
+            err[k] += np.sum(np.hypot(np.interp(ts - d, pts[:, 0], pts[:, 1]) - sx,
+                                      np.interp(ts - d, pts[:, 0], pts[:, 2]) - sy))
+        count += int(use.sum())
+    if not count:
+        return {"n": 0}
+    best = int(np.argmin(err))
+    return {"delay_ms": round(delays[best] * 1000, 1), "mean_error_mm": round(err[best] / count, 2),
+            "error_at_zero_delay_mm": round(err[0] / count, 2), "samples": count}
+
+
+def latency(c: dict) -> dict:
+    keep = c["keep"]
+    drawn = [c["drawn"][f][1] - c["drawn"][f][0] for f in keep if f in c["drawn"]]
+    frames = c["frames"]
+    received = [c["received"][f] - frames[f][0] for f in keep if f in frames]
+    # painted by the next animation frame: the first 'shown' entry carrying the frame
+    painted_at = {}
+    for t, f, _ in c["shown"]:
+        painted_at.setdefault(f, t)
+    painted = [painted_at[f] - frames[f][0] for f in keep if f in frames and f in painted_at]
+    return {
+        "capture_to_drawn": stats_ms(drawn),
+        "capture_to_received": stats_ms(received),
+        "capture_to_painted": stats_ms(painted),
+        "moving_car_drawn_behind": glide_delay(frames, c["shown"], c["start_frame"]),
+        "frames_received": len(keep), "frames_drawn": len(drawn),
+        "updates_per_s": round(c["updates_per_s"], 1),
+        "animation_frames_per_s": round(c["animation_frames_per_s"], 1),
+    }
+
+
+# --- the runs --------------------------------------------------------------------------------
+
+def latency_run(args) -> dict:
+    out = {"demo_fps": 15}
+    with demo(15) as (url, pid), chromium() as browser:
+        meter = CpuMeter(pid)
+        pages = open_pages(browser, url, 1)
+        for name, more in (("one_page", 0), (f"{args.pages}_pages", args.pages - 1)):
+            pages += open_pages(browser, url, more)
+            time.sleep(args.settle)
+            s0, t0 = get_json(url + "api/state"), time.monotonic()
+            meter.start()
+            c = collect(pages[0], args.seconds)
+            cpu = meter.stop()
+            s1, t1 = get_json(url + "api/state"), time.monotonic()
+            out[name] = latency(c)
+            out[name]["pipeline_fps"] = round((s1["frame"] - s0["frame"]) / (t1 - t0), 2)
+            out[name]["cpu"] = cpu
+            if more:
+                out[name]["other_pages"] = page_rates(pages[1:], 5.0)
+        close_pages(pages)
+    return out
+
+
+def fanout_run(args, pinned: bool) -> dict:
+    cpus = sorted(os.sched_getaffinity(0))
+    companion_cpus = {cpus[0]} if pinned else None
+    others = set(cpus[1:]) if pinned else None
+    out = {"demo_fps_asked": args.flat_fps,
+           "companion_cpus": sorted(companion_cpus) if pinned else cpus,
+           "browser_cpus": sorted(others) if pinned else cpus}
+    with demo(args.flat_fps, companion_cpus) as (url, pid), chromium(others) as browser:
+        meter = CpuMeter(pid)
+        time.sleep(args.settle)
+
+        def phase(name, during=None):
+            meter.start()
+            r = pipeline_rate(url, args.window, during)
+            r["cpu"] = meter.stop()
+            out[name] = r
+
+        phase("no_page")
+        if others:
+            os.sched_setaffinity(0, others)        # the clients' threads on the browsers' cores
+        clients = StreamClients(url, args.pages)
+        time.sleep(args.settle)
+        c0 = list(clients.counts)
+        phase("stream_clients")
+        got = [b - a for a, b in zip(c0, clients.counts)]
+        out["stream_clients"]["events_per_client_per_s_min"] = round(min(got) / out["stream_clients"]["seconds"], 1)
+        clients.close()
+        os.sched_setaffinity(0, set(cpus))
+        pages = open_pages(browser, url, args.pages)
+        time.sleep(args.settle)
+        a = [p.evaluate(COUNTERS) for p in pages]
+        phase("browser_pages")
+        b = [p.evaluate(COUNTERS) for p in pages]
+        ups = [(y["updates"] - x["updates"]) / (y["now"] - x["now"]) for x, y in zip(a, b)]
+        rafs = [(y["rafs"] - x["rafs"]) / (y["now"] - x["now"]) for x, y in zip(a, b)]
+        out["browser_pages"].update({
+            "updates_per_page_per_s_min": round(min(ups), 1),
+            "updates_per_page_per_s_median": round(float(np.median(ups)), 1),
+            "animation_frames_per_page_per_s_median": round(float(np.median(rafs)), 1)})
+        close_pages(pages)
+        time.sleep(args.settle)
+        phase("no_page_again")
+    base = (out["no_page"]["fps"] + out["no_page_again"]["fps"]) / 2
+    out["baseline_fps"] = round(base, 2)
+    for name in ("stream_clients", "browser_pages"):
+        out[name]["drop_percent"] = round(100 * (1 - out[name]["fps"] / base), 1)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=30, help="latency: seconds collected per case")
+    ap.add_argument("--window", type=float, default=20, help="fan-out: seconds per phase")
+    ap.add_argument("--pages", type=int, default=10, help="browsers open at once")
+    ap.add_argument("--flat-fps", type=float, default=100, help="fan-out: frames per second asked of the demo")
+    ap.add_argument("--settle", type=float, default=4, help="seconds to let things settle before measuring")
+    ap.add_argument("--only", choices=("latency", "fanout"), help="run one part only")
+    args = ap.parse_args()
+    result = {"cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg()}
+    if args.only != "fanout":
+        result["latency"] = latency_run(args)
+    if args.only != "latency":
+        result["fanout_shared_cores"] = fanout_run(args, pinned=False)
+        if len(os.sched_getaffinity(0)) > 1:
+            result["fanout_companion_on_its_own_core"] = fanout_run(args, pinned=True)
+    result["load_average_at_end"] = os.getloadavg()
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
