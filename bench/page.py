@@ -193,8 +193,9 @@ class CpuMeter:
 
     def _read(self):
         table = _proc_table()
-        comp = sum(table[p][1] for p in _tree(table, self.companion) if p in table)
-        mine = sum(table[p][1] for p in _tree(table, os.getpid()) if p in table)
+        companion = _tree(table, self.companion)
+        comp = sum(table[p][1] for p in companion)
+        mine = sum(table[p][1] for p in _tree(table, os.getpid()) - companion)
         return time.monotonic(), comp, mine, _machine_busy()
 
     def start(self) -> None:

@@ -215,3 +215,37 @@ def test_with_a_pin_visitors_watch_and_players_join(table_game):
     rosters = other.get("/api/rosters/starter").get_json()
     assert other.post("/api/game", json={"rules": "shattered_highways", "rosters": rosters},
                       headers=oh).status_code == 200
+
+
+def test_the_trays_throw_answers_the_page_by_itself(demo_table, renderer):
+    from hardware.emulator import TrayEmulator
+    from hardware.link import TrayLink
+    from companion.tray import TrayDice
+    from tests.conftest import wait_until
+
+    emu = TrayEmulator(seed=2).start()
+    link = TrayLink(emu.path).start()
+    try:
+        assert wait_until(lambda: link.boot is not None)
+        source = SyntheticSource(demo_table, paced=False)
+        live = LiveTable(source, demo_table, source.camera)
+        live.process(renderer.render(POSES, np.random.default_rng(3)).image, 0, 0.0)
+        game = TableGame(live, tray=TrayDice(link))
+        c, h = make_client(game)
+        c.post("/api/game", json={"rules": "shattered_highways", "rosters": c.get("/api/rosters/starter").get_json()},
+               headers=h)
+        g = c.post("/api/act", json=SHOT, headers=h).get_json()
+        assert g["pending"]["tray"] is True
+        assert wait_until(lambda: any(cmd.startswith("EXPECT") for cmd in emu.commands))
+        emu.throw(("d6",), (5,))                   # the Shoot roll: a 5 hits
+        assert wait_until(lambda: (game.game_json()["pending"] or {}).get("purpose", "").startswith("machine gun"))
+        emu.throw(("d6", "d6"), (1, 1))             # two dice for a one-die roll: shown, not used
+        assert wait_until(lambda: len(game.tray.unmatched) == 1)
+        assert game.game_json()["pending"]["purpose"].startswith("machine gun")
+        emu.throw(("d6",), (3,))
+        assert wait_until(lambda: game.game_json()["pending"] is None)
+        event = game.game_json()["log"][0]
+        assert [d["source"] for d in event["dice"]] == ["tray", "tray"] and event["outcome"]["result"] == "hit"
+    finally:
+        link.stop()
+        emu.stop()
