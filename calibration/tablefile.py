@@ -413,3 +413,25 @@ def load_table(path: str | Path) -> TableSpec:
     except (OSError, UnicodeDecodeError) as exc:
         raise TableFileError(f"{p}: cannot read the table file: {exc}") from None
     return parse_table(text, str(p))
+
+
+def table_to_json(table: TableSpec) -> dict:
+    """The table as plain JSON (what a game file keeps of it)."""
+    return {"width_mm": table.width_mm, "depth_mm": table.depth_mm, "dictionary": table.dictionary,
+            "roof_sigma_mm": table.roof_sigma_mm,
+            "anchors": [{"id": a.id, "x_mm": a.x_mm, "y_mm": a.y_mm, "size_mm": a.size_mm} for a in table.anchors],
+            "cars": [{"id": c.id, "name": c.name, "length_mm": c.length_mm, "width_mm": c.width_mm,
+                      "roof_mm": c.roof_mm, "marker_mm": c.marker_mm, "offset_mm": list(c.offset_mm)}
+                     for c in table.cars],
+            "terrain": [{"name": t.name, "kind": t.kind, "points": [list(pt) for pt in t.points]}
+                        for t in table.terrain]}
+
+
+def table_from_json(data: dict, source: str = "<game file>") -> TableSpec:
+    return TableSpec(data["width_mm"], data["depth_mm"], data["dictionary"],
+                     tuple(AnchorSpec(a["id"], a["x_mm"], a["y_mm"], a["size_mm"]) for a in data["anchors"]),
+                     tuple(CarSpec(c["id"], c["name"], c["length_mm"], c["width_mm"], c["roof_mm"], c["marker_mm"],
+                                   tuple(c["offset_mm"])) for c in data["cars"]),
+                     source=source, roof_sigma_mm=data["roof_sigma_mm"],
+                     terrain=tuple(TerrainSpec(t["name"], t["kind"], tuple(tuple(pt) for pt in t["points"]))
+                                   for t in data["terrain"]))

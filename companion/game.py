@@ -111,8 +111,12 @@ class TableDice(WaitingDiceSource):
 class TableGame:
     """The live table, and the game played on it."""
 
-    def __init__(self, live: LiveTable, *, tray=None, seed: int | None = None, log_size: int = 200) -> None:
+    def __init__(self, live: LiveTable, *, tray=None, seed: int | None = None, log_size: int = 200,
+                 store=None) -> None:
         self.live = live
+        #: The game file (companion.store.GameStore) every committed event goes to, or None.
+        self.store = store
+        self._evidence: list[dict] = []         # this resolution's frames, stored when it commits
         self.table = live.table
         self.terrain = tuple(Terrain.from_points(t.points, t.kind, t.name) for t in self.table.terrain)
         self.dice = TableDice(VirtualDice(seed), tray, on_change=self._changed)
@@ -169,7 +173,68 @@ class TableGame:
                 self.held.discard(self._held_for_turn)
             if marker is not None:
                 self.held.add(marker)
+                self._record_hold(marker)
             self._held_for_turn = marker
+
+    # --- evidence ---------------------------------------------------------------------
+
+    def _frame_poses(self):
+        """The latest frame's own poses for the cars it saw (not the tracker's averages: a
+        verdict is measured from one frame, so it can be measured again from that frame),
+        and the frame itself."""
+        image, tracked = self.live.last_image()
+        if tracked is None or tracked.located.table_pose is None:
+            return {}, None
+        located = tracked.located
+        poses = {c.id: Pose(c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg) for c in located.cars}
+        return poses, (image, located)
+
+    def _sync_from_frame(self, state) -> None:
+        """Set the cars (but held ones) where the latest frame puts them, and keep that
+        frame as the evidence of the resolution about to be made."""
+        poses, frame = self._frame_poses()
+        use = {m: p for m, p in poses.items() if m not in self.held and m in getattr(state, "vehicles", {})
+               and state.vehicles[m].in_play}
+        if use:
+            self.session.rules.update_poses(state, use)
+        self._evidence = [] if frame is None else [{"frame": frame, "cars": sorted(use)}]
+
+    def _store_evidence(self, frame) -> dict | None:
+        if self.store is None or frame is None:
+            return None
+        from vision.evidence import frame_evidence
+        jpeg, detections, pose = frame_evidence(*frame)
+        return self.store.add_evidence(jpeg, detections, pose)
+
+    def _calibration(self) -> str | None:
+        from vision.evidence import camera_fingerprint
+        pose = self.live.pipeline.locator.table_pose
+        return camera_fingerprint(pose.camera) if pose is not None else None
+
+    def _record_hold(self, marker: int) -> None:
+        """A car held where its turn began: its pose from this frame, and the frame."""
+        poses, frame = self._frame_poses()
+        v = self.session.state.vehicles.get(marker) if hasattr(self.session.state, "vehicles") else None
+        if v is not None and marker in poses and v.in_play:
+            self.session.rules.update_poses(self.session.state, {marker: poses[marker]})
+        if self.store is not None and v is not None and v.pose is not None:
+            from .record import pose_json
+            ref = self._store_evidence(frame) if marker in poses else None
+            self.store.append("hold", {"vehicle": marker, "pose": pose_json(v.pose), "evidence": ref})
+
+    def _commit(self, event) -> None:
+        """A resolution or an undo is final: into the game file, with its evidence."""
+        if self.store is None:
+            return
+        from .record import event_body
+        refs = []
+        for item in self._evidence:
+            ref = self._store_evidence(item["frame"])
+            if ref is not None:
+                refs.append({"ref": ref, "cars": item["cars"]})
+        kind, body = event_body(event, self.session.rules, self.session.state, refs, self._calibration())
+        self.store.append(kind, body)
+        self._evidence = []
 
     def hold(self, marker: int, held: bool) -> dict:
         with self._lock:
@@ -225,8 +290,18 @@ class TableGame:
         with self._lock:
             if self.session is not None and self.session.pending is not None:
                 self.session.cancel()
+            if self.store is not None and len(self.store):
+                raise GameError(f"{self.store.path} already holds a game; resume it (serve --game) or "
+                                f"start a new game in a new file")
             self.session = GameSession(system, state, self.dice)
+            self.session.on_commit = self._commit
             self.setup = {"rules": rules, "options": system.settings, "rosters": copy.deepcopy(rosters)}
+            if self.store is not None:
+                from .record import setup_body
+                from calibration.tablefile import table_to_json
+                self.store.append("setup", setup_body(system, copy.deepcopy(rosters), scene, state,
+                                                      calibration=self._calibration(),
+                                                      table_file=table_to_json(self.table)))
             self.held.clear()
             self._held_for_turn = None
             self.last_outcome = None
@@ -236,6 +311,24 @@ class TableGame:
             if missing:
                 self.note(f"not on the table yet (the camera has not seen them): {', '.join(missing)}", "warn")
         return self.game_json()
+
+    def resume(self) -> dict:
+        """The game in the store, exactly where its last committed event left it."""
+        from .record import resume
+        with self._lock:
+            replayed = resume(self.store)
+            session = replayed.session
+            session.dice = self.dice
+            session.on_commit = self._commit
+            self.session = session
+            b = replayed.setup.body
+            self.setup = {"rules": b["rules"], "options": b["options"], "rosters": b["rosters"]}
+            active = getattr(session.state, "active", None)
+            self.held = {active.marker} if active is not None else set()
+            self._held_for_turn = active.marker if active is not None else None
+            self.note(f"resumed from {self.store.path}: {len(replayed.events)} events played back, "
+                      f"every state as recorded")
+            return self.game_json()
 
     def starter_rosters(self) -> list[dict]:
         """Rosters to start from: the demo's own on the demo table, else the table's cars
@@ -384,6 +477,8 @@ class TableGame:
             except GameError as exc:
                 return {"ok": False, "why": str(exc)}
             state = copy.deepcopy(session.state)
+            poses, _ = self._frame_poses()      # measured as the resolution would be: from this frame
+            session.rules.update_poses(state, {m: p for m, p in poses.items() if m not in self.held})
             out: dict = {"action": filled}
             try:
                 gen = session.rules.resolve(state, filled)
@@ -413,6 +508,7 @@ class TableGame:
         with self._lock:
             session = self._need_game()
             filled = self._fill(action)
+            self._sync_from_frame(session.state)
             outcome = self._run(lambda: session.act(filled))
             return outcome
 
@@ -429,11 +525,13 @@ class TableGame:
                     clean[str(player)] = [None if m in (None, "") else int(m) for m in order]
                 except (TypeError, ValueError):
                     raise GameError(f"{player}'s play order: {order!r} holds something that is not a marker") from None
+            self._sync_from_frame(session.state)
             return self._run(lambda: session.start_round(clean))
 
     def end_turn(self) -> dict:
         with self._lock:
             session = self._need_game()
+            self._sync_from_frame(session.state)
             return self._run(session.end_turn)
 
     def _run(self, start) -> dict:

@@ -47,8 +47,9 @@ def state_json(state) -> dict:
     }
 
 
-def run_scenario(data: dict, source: str = "<scenario>") -> dict:
-    """Play a scenario; the outcome of every step and the final state."""
+def run_scenario(data: dict, source: str = "<scenario>", store=None) -> dict:
+    """Play a scenario; the outcome of every step and the final state. With `store`
+    (a GameStore), its setup and every committed event are recorded there."""
     try:
         scene = parse_scene(data, source)
         rules = rule_system(data["rules"], data.get("options"))
@@ -57,6 +58,12 @@ def run_scenario(data: dict, source: str = "<scenario>") -> dict:
         raise ScenarioError(f"{source}: {exc}") from None
     dice = FixedDice(data.get("dice", []), "scenario")
     session = GameSession(rules, state, dice)
+    if store is not None:
+        from .record import event_body, setup_body
+        if len(store):
+            raise ScenarioError(f"{store.path} already holds a game; record into a new file")
+        store.append("setup", setup_body(rules, data.get("rosters", []), scene, state))
+        session.on_commit = lambda event: store.append(*event_body(event, rules, session.state))
     steps = []
     for n, step in enumerate(data.get("steps", []), start=1):
         where = f"{source}: step {n}"

@@ -29,6 +29,8 @@ class Event:
     outcome: dict | None = None
     dice: list[dict] = field(default_factory=list)
     undone: bool = False
+    #: The poses the resolution was judged on (vehicle marker to Pose), for the record.
+    poses: dict | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
         return {"n": self.n, "kind": self.kind, "detail": self.detail, "outcome": self.outcome,
@@ -44,6 +46,9 @@ class GameSession:
         self._undo: list[tuple[int, Any]] = []      # (event number, state before it)
         self._running = None                        # (generator, event, state before)
         self.pending: DiceRequest | None = None
+        #: Told of every event as it is committed (a resolution finished, an undo):
+        #: the game store records it there.
+        self.on_commit = None
         # A waiting source (the tray) delivers from its own thread.
         self._lock = threading.RLock()
 
@@ -67,7 +72,7 @@ class GameSession:
         if self._running is not None:
             raise RulesError(f"waiting for dice: {self.pending.describe()}")
         before = copy.deepcopy(self.state)
-        event = Event(len(self.log) + 1, kind, detail)
+        event = Event(len(self.log) + 1, kind, detail, poses=self.rules.poses_of(self.state))
         try:
             gen = make(self.state)
             request = next(gen)
@@ -122,6 +127,8 @@ class GameSession:
         event.outcome = outcome
         self.log.append(event)
         self._undo.append((event.n, before))
+        if self.on_commit is not None:
+            self.on_commit(event)
         return outcome
 
     def cancel(self) -> None:
@@ -167,4 +174,6 @@ class GameSession:
         event = Event(len(self.log) + 1, "undo", {"event": n})
         event.outcome = {"undid": n, "kind": undone.kind}
         self.log.append(event)
+        if self.on_commit is not None:
+            self.on_commit(event)
         return event.outcome

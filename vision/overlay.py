@@ -103,3 +103,21 @@ class Rectifier:
             self._maps = (px[:, 0].reshape(h, w), px[:, 1].reshape(h, w))
             self._key = key
         return cv2.remap(image, self._maps[0], self._maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+
+
+def draw_table_shapes(image: np.ndarray, table_pose: dict, shapes: list[dict]) -> np.ndarray:
+    """Draw shapes given in table mm (on the table's surface) onto a frame, through the
+    table pose the frame was measured with (as stored: vision.evidence.pose_to_json)."""
+    from .evidence import pose_from_json
+    pose = pose_from_json(table_pose)
+    out = image.copy()
+    for shape in shapes:
+        pts = np.asarray(shape["points"], dtype=float)
+        if shape["kind"] == "line":        # many points, so the lens bends it as it bends the picture
+            pts = np.linspace(pts[0], pts[-1], 24)
+        xyz = np.column_stack([pts, np.zeros(len(pts))])
+        px = pose.image_from_table(xyz)
+        _poly(out, px, tuple(shape["colour"]), int(shape.get("width", 2)), closed=shape["kind"] == "polygon")
+        if shape.get("label"):
+            _text(out, shape["label"], px.mean(axis=0) + (6, -6), tuple(shape["colour"]))
+    return out

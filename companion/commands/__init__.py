@@ -13,7 +13,7 @@ import importlib
 from calibration.camera import CameraModel
 
 #: Subcommand modules, in the order `companion --help` lists them.
-MODULES = ("serve", "locate", "render", "markers", "calibrate", "measure", "rules", "scenario", "tray")
+MODULES = ("serve", "locate", "render", "markers", "calibrate", "measure", "rules", "scenario", "tray", "audit")
 
 
 class CommandError(Exception):

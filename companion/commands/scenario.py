@@ -15,17 +15,28 @@ def register(sub) -> None:
     run = kinds.add_parser("run", help="play it and print the outcome as JSON")
     run.add_argument("file", metavar="FILE", help="the scenario (JSON)")
     run.add_argument("--check", action="store_true", help="also check its \"expect\"; exit 1 when it differs")
+    run.add_argument("--game", metavar="GAME.db", help="record its events into this game file (a new one)")
     run.set_defaults(func=cmd_run)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from ..scenario import ScenarioError, check_expectations, load_scenario, run_scenario
 
+    store = None
     try:
         data = load_scenario(args.file)
-        outcome = run_scenario(data, args.file)
+        if args.game:
+            from ..store import GameStore, StoreError
+            try:
+                store = GameStore(args.game)
+            except StoreError as exc:
+                raise CommandError(str(exc)) from None
+        outcome = run_scenario(data, args.file, store)
     except ScenarioError as exc:
         raise CommandError(str(exc)) from None
+    finally:
+        if store is not None:
+            store.close()
     outcome.pop("log", None)
     print(json.dumps(outcome))
     if args.check:

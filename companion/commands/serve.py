@@ -6,7 +6,7 @@ import argparse
 
 from calibration.tablefile import load_table
 
-from . import load_camera
+from . import CommandError, load_camera
 
 DEFAULT_PORT = 8765
 
@@ -19,6 +19,7 @@ def register(sub) -> None:
     p.add_argument("--fps", type=float, default=15.0, help="frames per second to render (default 15)")
     p.add_argument("--no-game", action="store_true", help="start without the demo's game (set one up on the page)")
     _lan_args(p)
+    _game_arg(p)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("serve", help="serve the table page for a camera, video or folder of images",
@@ -29,7 +30,14 @@ def register(sub) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port to serve on (default {DEFAULT_PORT}; 0 picks a free one)")
     _lan_args(p)
+    _game_arg(p)
     p.set_defaults(func=cmd_serve)
+
+
+def _game_arg(p) -> None:
+    p.add_argument("--game", metavar="GAME.db",
+                   help="record the game in this file (every event, with the frames its verdicts were measured "
+                        "from); if it already holds a game, resume it where its last event left it")
 
 
 def _lan_args(p) -> None:
@@ -61,7 +69,8 @@ def _open_tray(table):
     return link, TrayDice(link)
 
 
-def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_game: bool = False) -> int:
+def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_game: bool = False,
+           game_file: str | None = None) -> int:
     import secrets
 
     from waitress import create_server
@@ -69,8 +78,23 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_g
     from ..game import TableGame
     from ..web import create_app
 
+    store = None
+    if game_file:
+        from ..store import GameStore, StoreError
+        try:
+            store = GameStore(game_file)
+        except StoreError as exc:
+            raise CommandError(str(exc)) from None
     link, tray = _open_tray(live.table)
-    game = TableGame(live, tray=tray, seed=live.table.dice.seed)
+    game = TableGame(live, tray=tray, seed=live.table.dice.seed, store=store)
+    resumed = False
+    if store is not None and len(store):
+        from ..record import ReplayError
+        try:
+            game.resume()
+        except (ReplayError, StoreError) as exc:
+            raise CommandError(f"{game_file}: cannot resume the game: {exc}") from None
+        resumed = True
     if tray is not None:
         tray.on_voided = game.void_throw
         tray.on_note = lambda text, event: game.note(f"tray: {text} (event {event.seq})", "warn")
@@ -87,10 +111,13 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_g
     server = create_server(app, host=host, port=port, threads=32, ident="table-companion")
     address = f"http://{'127.0.0.1' if not lan else _lan_address()}:{server.effective_port}/"
     live.start()
-    if demo_game:
+    if demo_game and not resumed:
         _start_demo_game(game)
     print(f"Table companion: {address}", flush=True)
     print(f"  showing {live.description} on {live.table.source}; Ctrl+C stops it", flush=True)
+    if store is not None:
+        what = f"resumed at event {len(store)}" if resumed else "recording"
+        print(f"  game file {game_file}: {what}; the audit page is {address}audit", flush=True)
     if lan:
         print(f"  players on this network join at {address} with the table PIN {pin}", flush=True)
         print("  without the PIN a visitor can watch but not change anything", flush=True)
@@ -103,6 +130,8 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_g
         server.close()
         if link is not None:
             link.stop()
+        if store is not None:
+            store.close()
     return 0
 
 
@@ -127,7 +156,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # The synthetic camera is known exactly, as a calibration file would give it;
     # frames render on a reader thread while the last one is tracked.
     live = LiveTable(PrefetchSource(source), source.table, source.camera)
-    return _serve(live, args.port, lan=args.lan, pin=args.pin, demo_game=not args.no_game)
+    return _serve(live, args.port, lan=args.lan, pin=args.pin, demo_game=not args.no_game, game_file=args.game)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -145,4 +174,4 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return first.pop() if first else open_source(args.source, table)
 
     live = LiveTable(opener, table, camera, paced=True)
-    return _serve(live, args.port, lan=args.lan, pin=args.pin)
+    return _serve(live, args.port, lan=args.lan, pin=args.pin, game_file=args.game)

@@ -100,6 +100,17 @@ class RuleSystem:
     def update_poses(self, state, poses: dict) -> None:
         """The table's latest poses (from the camera, or a scenario)."""
 
+    def poses_of(self, state) -> dict:
+        """Every vehicle's recorded pose (marker to Pose): what a resolution is judged on."""
+        return {m: v.pose for m, v in getattr(state, "vehicles", {}).items() if v.pose is not None}
+
+    def set_poses(self, state, poses: dict) -> None:
+        """Put vehicles back exactly where a record says they stood (replaying a game)."""
+        vehicles = getattr(state, "vehicles", {})
+        for m, pose in poses.items():
+            if m in vehicles:
+                vehicles[m].pose = pose
+
     def describe(self) -> dict:
         return {"name": self.name, "title": self.title, "rulebook": self.rulebook,
                 "options": [{**o.to_json(), "value": self.settings[o.name]} for o in self.options]}

@@ -42,8 +42,9 @@ def create_app(game: TableGame | LiveTable, test_config: dict | None = None) -> 
     app.extensions["table_game"] = game
     app.extensions["live_table"] = game.live
 
-    from . import api, pages, security
+    from . import api, audit, pages, security
     security.init_app(app)
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(audit.bp)
     return app

@@ -1,0 +1,242 @@
+"""A game's record: what goes into the store, and playing it back.
+
+Events in a game file:
+
+- `setup`: the rule system, its options, the rosters, the table (size, the cars'
+  starting poses, terrain), the calibration's fingerprint, the companion's
+  version, and the state it starts from.
+- `resolution`: one action, round start or end of turn: what was asked, every
+  dice throw with its source (tray boot and sequence number, typed, or virtual
+  with its seed), the outcome with each measured verdict (value, threshold,
+  margin, doubt), the poses (with their sigmas) it was judged on, the options
+  in force, the evidence it was measured from, and the state after it.
+- `undo`: a resolution taken back, with the state after.
+- `hold`: a car held where its turn began, with the evidence of that pose.
+
+Playing back (`replay`) starts the game from its setup and resolves every event
+again with its own poses and dice; after each, the state must come out as the
+record says, or the record and the rules disagree and that is said. Resuming a
+game after a crash is exactly this; so is "measure again".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import __version__
+from .dice import DiceError, FixedDice
+from .geometry import Footprint, Pose, Terrain
+from .rules.base import RulesError, rule_system
+from .scenario import state_json
+from .scene import Scene
+from .session import Event, GameSession
+from .store import GameStore, StoredEvent, StoreError
+
+
+class ReplayError(ValueError):
+    """A record that does not play back; the message names the event."""
+
+
+def pose_json(pose: Pose) -> list[float]:
+    return [pose.x_mm, pose.y_mm, pose.heading_deg, pose.sigma_mm, pose.sigma_deg]
+
+
+def poses_json(poses: dict) -> dict[str, list[float]]:
+    return {str(m): pose_json(p) for m, p in sorted(poses.items())}
+
+
+def poses_from_json(data: dict) -> dict[int, Pose]:
+    return {int(m): Pose(*v) for m, v in data.items()}
+
+
+def setup_body(rules, rosters: list[dict], scene: Scene, state, *, calibration: str | None = None,
+               table_file: dict | None = None) -> dict:
+    return {
+        "rules": rules.name, "options": rules.settings, "rosters": rosters,
+        "table": {"width_mm": scene.width_mm, "depth_mm": scene.depth_mm},
+        "cars": [{"id": c.id, "name": c.name, "pose": pose_json(c.pose), "length_mm": c.length_mm,
+                  "width_mm": c.width_mm} for c in scene.cars],
+        "terrain": [{"name": t.name, "kind": t.kind, "points": [list(map(float, xy)) for xy in t.polygon.exterior.coords[:-1]]}
+                    for t in scene.terrain],
+        "calibration": calibration, "table_file": table_file, "companion": __version__,
+        "state": state_json(state),
+    }
+
+
+def event_body(event: Event, rules, state, evidence: list[dict] | None = None,
+               calibration: str | None = None) -> tuple[str, dict]:
+    """The store's kind and body for a committed session event."""
+    if event.kind == "undo":
+        return "undo", {"n": event.n, "undid": event.outcome["undid"], "state": state_json(state)}
+    return "resolution", {
+        "n": event.n, "kind": event.kind, "detail": event.detail, "dice": event.dice, "outcome": event.outcome,
+        "poses": poses_json(event.poses or {}), "options": rules.settings, "calibration": calibration,
+        "companion": __version__, "evidence": evidence or [], "state": state_json(state),
+    }
+
+
+def scene_from_setup(body: dict) -> Scene:
+    cars = tuple(Footprint(c["id"], Pose(*c["pose"]), c["length_mm"], c["width_mm"], c["name"]) for c in body["cars"])
+    terrain = tuple(Terrain.from_points(t["points"], t["kind"], t["name"]) for t in body.get("terrain", []))
+    return Scene(body["rules"], body["table"]["width_mm"], body["table"]["depth_mm"], cars, terrain, "the record")
+
+
+@dataclass
+class Replayed:
+    rules: Any
+    session: GameSession
+    setup: StoredEvent
+    events: list[StoredEvent]
+    scene: Scene
+
+
+def replay(events: list[StoredEvent], upto: int | None = None) -> Replayed:
+    """Play a record back (to the end, or to just before event `upto`); every state checked."""
+    if not events or events[0].kind != "setup":
+        raise ReplayError("the record does not start with the game's setup")
+    setup = events[0]
+    try:
+        rules = rule_system(setup.body["rules"], setup.body["options"])
+        scene = scene_from_setup(setup.body)
+        state = rules.new_game(setup.body["rosters"], scene)
+    except (RulesError, KeyError, TypeError, ValueError) as exc:
+        raise ReplayError(f"event 1 (setup): {exc}") from None
+    if state_json(state) != setup.body["state"]:
+        raise ReplayError("event 1 (setup): the rules start a different game from the rosters")
+    session = GameSession(rules, state, FixedDice([]))
+    done = [setup]
+    for e in events[1:]:
+        if upto is not None and e.seq >= upto:
+            break
+        play(session, e)
+        done.append(e)
+    return Replayed(rules, session, setup, done, scene)
+
+
+def play(session: GameSession, e: StoredEvent) -> None:
+    """Resolve one recorded event again and check the state it leaves."""
+    where = f"event {e.seq} ({e.kind})"
+    b = e.body
+    try:
+        if e.kind == "resolution":
+            session.rules.set_poses(session.state, poses_from_json(b["poses"]))
+            session.dice = FixedDice([f for d in b["dice"] for f in d["faces"]], "record")
+            if b["kind"] == "action":
+                out = session.act(b["detail"])
+            elif b["kind"] == "round":
+                out = session.start_round(b["detail"]["orders"])
+            else:
+                out = session.end_turn()
+            if out is None:
+                raise ReplayError(f"{where}: the record's dice ran out before the resolution ended")
+        elif e.kind == "undo":
+            session.undo()
+        else:
+            return                                  # holds, notes: nothing to resolve
+    except (RulesError, DiceError, KeyError) as exc:
+        raise ReplayError(f"{where}: does not play back: {exc}") from None
+    if state_json(session.state) != b["state"]:
+        raise ReplayError(f"{where}: playing it back gives a different state from the record's")
+
+
+def resume(store: GameStore) -> Replayed:
+    """The game in a store, exactly where its last committed event left it."""
+    events = store.events()
+    if not events:
+        raise StoreError(f"{store.path}: the game file has no events yet")
+    return replay(events)
+
+
+# --- measuring again ------------------------------------------------------------------
+
+def verdicts_in(outcome: Any, path: str = "") -> list[tuple[str, dict]]:
+    """Every measured verdict in an outcome (a dict with a margin, an outcome or a
+    legal/illegal judgement), with where it sits."""
+    found = []
+    if isinstance(outcome, dict):
+        if "margin_mm" in outcome and ("outcome" in outcome or "legal" in outcome):
+            found.append((path or "verdict", outcome))
+        for k, v in outcome.items():
+            if isinstance(v, (dict, list)):
+                found += verdicts_in(v, f"{path}.{k}" if path else k)
+    elif isinstance(outcome, list):
+        for i, v in enumerate(outcome):
+            found += verdicts_in(v, f"{path}[{i}]")
+    return found
+
+
+def evidence_poses(store: GameStore, events: list[StoredEvent], e: StoredEvent, table) -> dict[int, dict]:
+    """Each car's pose located again from the frame it was taken from: this event's own
+    frame, or (a car held where its turn began) the frame of its hold."""
+    from vision.evidence import relocate
+    out: dict[int, dict] = {}
+    for item in e.body.get("evidence", []):
+        ev = store.evidence(item["ref"]["id"])
+        cars = relocate(ev["detections"], ev["table_pose"], table)
+        for m in item["cars"]:
+            if m in cars:
+                out[m] = {"location": cars[m], "from": f"the frame of event {e.seq}", "evidence": ev["id"]}
+    for m in map(int, e.body.get("poses", {})):
+        if m in out:
+            continue
+        hold = next((h for h in reversed(events) if h.seq < e.seq and h.kind == "hold"
+                     and h.body["vehicle"] == m), None)
+        if hold is not None and hold.body.get("evidence"):
+            ev = store.evidence(hold.body["evidence"]["id"])
+            cars = relocate(ev["detections"], ev["table_pose"], table)
+            if m in cars:
+                out[m] = {"location": cars[m], "from": f"the frame of event {hold.seq} (held where its turn began)",
+                          "evidence": ev["id"]}
+    return out
+
+
+def remeasure(store: GameStore, seq: int) -> dict:
+    """Measure a stored resolution again from its evidence: the cars located again from
+    the stored marker corners and table pose, the rules' checks run again on them."""
+    from calibration.tablefile import table_from_json
+    events = store.events()
+    e = next((x for x in events if x.seq == seq), None)
+    if e is None:
+        raise StoreError(f"{store.path}: there is no event {seq}")
+    if e.kind != "resolution":
+        raise StoreError(f"event {seq} is a {e.kind}, not a resolution: nothing was measured")
+    setup = events[0]
+    if not setup.body.get("table_file"):
+        raise StoreError(f"event {seq}: the game file does not keep the table (a scenario's record): "
+                         f"nothing to locate the cars from")
+    table = table_from_json(setup.body["table_file"])
+    replayed = replay(events, upto=seq)
+    stored = poses_from_json(e.body["poses"])
+    again = evidence_poses(store, events, e, table)
+    pose_rows, poses = [], dict(stored)
+    for m, p in sorted(stored.items()):
+        if m in again:
+            loc = again[m]["location"]
+            q = Pose(loc.x_mm, loc.y_mm, loc.heading_deg, loc.sigma_mm, loc.sigma_deg)
+            poses[m] = q
+            diff = max(abs(q.x_mm - p.x_mm), abs(q.y_mm - p.y_mm))
+            pose_rows.append({"vehicle": m, "stored": pose_json(p), "again": pose_json(q), "from": again[m]["from"],
+                              "evidence": again[m]["evidence"], "difference_mm": diff,
+                              "heading_difference_deg": abs(q.heading_deg - p.heading_deg)})
+        else:
+            pose_rows.append({"vehicle": m, "stored": pose_json(p), "again": None,
+                              "from": "no frame: the pose is the record's own", "evidence": None})
+    session = replayed.session
+    session.rules.set_poses(session.state, poses)
+    session.dice = FixedDice([f for d in e.body["dice"] for f in d["faces"]], "record")
+    b = e.body
+    try:
+        if b["kind"] == "action":
+            out = session.act(b["detail"])
+        elif b["kind"] == "round":
+            out = session.start_round(b["detail"]["orders"])
+        else:
+            out = session.end_turn()
+    except (RulesError, DiceError) as exc:
+        out = {"error": str(exc)}
+    before = dict(verdicts_in(b["outcome"]))
+    after = dict(verdicts_in(out or {}))
+    rows = [{"what": k, "stored": v, "again": after.get(k), "same": after.get(k) == v} for k, v in before.items()]
+    return {"event": seq, "poses": pose_rows, "verdicts": rows,
+            "same": all(r["same"] for r in rows) and all(r.get("difference_mm", 0) == 0 for r in pose_rows)}
