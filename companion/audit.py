@@ -135,7 +135,7 @@ def drawn_frame(store: GameStore, seq: int, zoom: bool = False) -> bytes:
 
         from vision.evidence import pose_from_json
         pose = pose_from_json(ev["table_pose"])
-        pts = [pt for sh in shapes if sh.get("width", 1) >= 2 for pt in sh["points"]]
+        pts = [pt for sh in shapes if sh.get("width", 1) >= 3 for pt in sh["points"]]   # the cars it is about
         if pts:
             px = pose.image_from_table(np.column_stack([np.asarray(pts), np.zeros(len(pts))]))
             (x0, y0), (x1, y1) = px.min(axis=0) - 60, px.max(axis=0) + 60
