@@ -120,14 +120,7 @@ def play(session: GameSession, e: StoredEvent) -> None:
     b = e.body
     try:
         if e.kind == "resolution":
-            session.rules.set_poses(session.state, poses_from_json(b["poses"]))
-            session.dice = FixedDice([f for d in b["dice"] for f in d["faces"]], "record")
-            if b["kind"] == "action":
-                out = session.act(b["detail"])
-            elif b["kind"] == "round":
-                out = session.start_round(b["detail"]["orders"])
-            else:
-                out = session.end_turn()
+            out = resolve_again(session, b, poses_from_json(b["poses"]))
             if out is None:
                 raise ReplayError(f"{where}: the record's dice ran out before the resolution ended")
         elif e.kind == "undo":
@@ -138,6 +131,17 @@ def play(session: GameSession, e: StoredEvent) -> None:
         raise ReplayError(f"{where}: does not play back: {exc}") from None
     if state_json(session.state) != b["state"]:
         raise ReplayError(f"{where}: playing it back gives a different state from the record's")
+
+
+def resolve_again(session: GameSession, body: dict, poses: dict) -> dict | None:
+    """A recorded resolution resolved again: the cars at `poses`, the record's own dice."""
+    session.rules.set_poses(session.state, poses)
+    session.dice = FixedDice([f for d in body["dice"] for f in d["faces"]], "record")
+    if body["kind"] == "action":
+        return session.act(body["detail"])
+    if body["kind"] == "round":
+        return session.start_round(body["detail"]["orders"])
+    return session.end_turn()
 
 
 def resume(store: GameStore) -> Replayed:
@@ -222,17 +226,9 @@ def remeasure(store: GameStore, seq: int) -> dict:
         else:
             pose_rows.append({"vehicle": m, "stored": pose_json(p), "again": None,
                               "from": "no frame: the pose is the record's own", "evidence": None})
-    session = replayed.session
-    session.rules.set_poses(session.state, poses)
-    session.dice = FixedDice([f for d in e.body["dice"] for f in d["faces"]], "record")
     b = e.body
     try:
-        if b["kind"] == "action":
-            out = session.act(b["detail"])
-        elif b["kind"] == "round":
-            out = session.start_round(b["detail"]["orders"])
-        else:
-            out = session.end_turn()
+        out = resolve_again(replayed.session, b, poses)
     except (RulesError, DiceError) as exc:
         out = {"error": str(exc)}
     before = dict(verdicts_in(b["outcome"]))
