@@ -30,7 +30,11 @@ def load_scenario(path: str | Path) -> dict:
 
 
 def state_json(state) -> dict:
-    """The game's state as plain JSON (what a scenario's "expect" looks into)."""
+    """The game's state as plain JSON (what a scenario's "expect" looks into, what a game
+    file keeps). A rule system's state says it itself with `to_json()`; Shattered
+    Highways' is laid out here."""
+    if hasattr(state, "to_json"):
+        return state.to_json()
     return {
         "round": state.round,
         "winner": state.winner,

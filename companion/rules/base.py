@@ -153,6 +153,13 @@ def rule_systems() -> list[type[RuleSystem]]:
     return [_REGISTRY[k] for k in sorted(_REGISTRY)]
 
 
+#: The rule systems' modules (DESIGN.md names the systems); importing one registers it.
+SYSTEM_MODULES = ("shattered_highways", "alpha_destructicus", "wasteland_rally", "car_cult", "stop_the_truck")
+
+
 def _load_all() -> None:
-    # Importing a system's module registers it.
-    from . import shattered_highways  # noqa: F401
+    import importlib
+    import importlib.util
+    for name in SYSTEM_MODULES:
+        if importlib.util.find_spec(f"{__package__}.{name}") is not None:
+            importlib.import_module(f"{__package__}.{name}")
