@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .geometry import TERRAIN_KINDS, Footprint, Pose, Terrain
+from .geometry import TERRAIN_KINDS, Footprint, Gate, Pose, Terrain
 
 #: The rule systems a scene may name (DESIGN.md, "Outside contracts").
 RULE_SYSTEMS = ("shattered_highways", "car_cult", "stop_the_truck", "wasteland_rally", "alpha_destructicus")
@@ -37,6 +37,9 @@ class Scene:
     cars: tuple[Footprint, ...]
     terrain: tuple[Terrain, ...]
     source: str = "<scene>"
+    #: Directed gates: `{"name", "a": [x, y], "b": [x, y], "role"}`, crossed with post A
+    #: on the driver's left (companion.geometry.gates).
+    gates: tuple[Gate, ...] = ()
 
 
 def _number(raw: dict, key: str, where: str, *, positive: bool = False, default: float | None = None) -> float:
@@ -107,7 +110,23 @@ def parse_scene(raw: Any, source: str = "<scene>") -> Scene:
         if not piece.polygon.is_valid or piece.polygon.area <= 0:
             raise SceneError(f"{where}: its points do not make a simple polygon (edges crossing?)")
         terrain.append(piece)
-    return Scene(rules, width, depth, tuple(cars), tuple(terrain), source)
+    gates, names = [], set()
+    for n, g in enumerate(raw.get("gates", []) or []):
+        where = f"{source}: gate {g.get('name') or '#' + str(n + 1)}" if isinstance(g, dict) else f"{source}: gate #{n + 1}"
+        if not isinstance(g, dict):
+            raise SceneError(f"{where}: not an object")
+        posts = [g.get("a"), g.get("b")]
+        if not all(isinstance(q, list) and len(q) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                              for v in q) for q in posts):
+            raise SceneError(f"{where}: fields 'a' and 'b' must be its posts, [x_mm, y_mm] each")
+        if posts[0] == posts[1]:
+            raise SceneError(f"{where}: its posts are in the same place")
+        name = str(g.get("name") or f"gate {n + 1}")
+        if name in names:
+            raise SceneError(f"{where}: two gates named '{name}'")
+        names.add(name)
+        gates.append(Gate(tuple(map(float, posts[0])), tuple(map(float, posts[1])), name, str(g.get("role", ""))))
+    return Scene(rules, width, depth, tuple(cars), tuple(terrain), source, tuple(gates))
 
 
 def load_scene(path: str | Path) -> Scene:

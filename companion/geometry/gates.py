@@ -21,6 +21,8 @@ class Gate:
     a: tuple[float, float]
     b: tuple[float, float]
     name: str = ""
+    #: What the game makes of it ("start", "finish", "checkpoint", ...): the rule system's to say.
+    role: str = ""
 
     @property
     def normal(self) -> np.ndarray:
