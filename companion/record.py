@@ -26,7 +26,7 @@ from typing import Any
 
 from . import __version__
 from .dice import DiceError, FixedDice
-from .geometry import Footprint, Pose, Terrain
+from .geometry import Footprint, Gate, Pose, Terrain
 from .rules.base import RulesError, rule_system
 from .scenario import state_json
 from .scene import Scene
@@ -59,6 +59,7 @@ def setup_body(rules, rosters: list[dict], scene: Scene, state, *, calibration: 
                   "width_mm": c.width_mm} for c in scene.cars],
         "terrain": [{"name": t.name, "kind": t.kind, "points": [list(map(float, xy)) for xy in t.polygon.exterior.coords[:-1]]}
                     for t in scene.terrain],
+        "gates": [{"name": g.name, "a": list(g.a), "b": list(g.b), "role": g.role} for g in scene.gates],
         "calibration": calibration, "table_file": table_file, "companion": __version__,
         "state": state_json(state),
     }
@@ -79,7 +80,9 @@ def event_body(event: Event, rules, state, evidence: list[dict] | None = None,
 def scene_from_setup(body: dict) -> Scene:
     cars = tuple(Footprint(c["id"], Pose(*c["pose"]), c["length_mm"], c["width_mm"], c["name"]) for c in body["cars"])
     terrain = tuple(Terrain.from_points(t["points"], t["kind"], t["name"]) for t in body.get("terrain", []))
-    return Scene(body["rules"], body["table"]["width_mm"], body["table"]["depth_mm"], cars, terrain, "the record")
+    gates = tuple(Gate(tuple(g["a"]), tuple(g["b"]), g["name"], g.get("role", "")) for g in body.get("gates", []))
+    return Scene(body["rules"], body["table"]["width_mm"], body["table"]["depth_mm"], cars, terrain, "the record",
+                 gates)
 
 
 @dataclass
