@@ -1,0 +1,1672 @@
+"""Alpha Destructicus (alpha-destructicus.txt): an arena demolition derby.
+
+Freaks (three a player) are drawn by chip to move one at a time; they walk,
+climb into vehicles, drive them through gates for points, shoot, ram, stunt,
+jump ramps and jack each other's cars.  Every action is a resolution (a
+generator): it checks the table's geometry (distances moved along the tracked
+path, which facing a hit strikes, 1" grabs, gate crossings), asks for dice,
+applies modifiers with their reasons, and returns what happened.  Numbers live
+in `ad_data`, each with its section.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import shapely
+
+from ..dice import DiceRequest, Modifier, Roll
+from ..geometry import (Footprint, Obstacles, Pose, Terrain, closest_distance, inches, judge, normalize_deg,
+                        swept_path)
+from ..geometry.pose import MM_PER_IN
+from . import ad_data as D
+from .ad_state import Freak, GameState, Vehicle, build_game
+from .ad_views import AlphaDestructicusViews
+from .base import RuleOption, RulesError, RuleSystem, register
+
+sec = D.sec
+
+OPTIONS = (
+    RuleOption("chip_draw", "dice", ("dice", "declared"), sec("The Turn"),
+               'The rule: chips "are drawn out one at a time". "dice": the companion draws for the table, '
+               'with a die of as many faces as chips left in the bag (a d6 for six chips); "declared": the '
+               'table draws real chips, and the first action of a freak says whose chip came up.'),
+    RuleOption("facing_from", "attacker_centre", ("attacker_centre", "closest_point"), sec("Shooting"),
+               'Which facing a shot or ram strikes ("the armor rating on the targeted vehicle\'s facing side"). '
+               'The target is split by its diagonals into front, back and two sides. "attacker_centre": the '
+               'facing whose wedge holds the attacker\'s centre; "closest_point": the wedge holding the '
+               'attacker\'s point nearest the target (for a ram, where they touch).'),
+    RuleOption("close_facing", "defender", ("defender", "attacker"), sec("Shooting"),
+               'When the facing is too close to call (the attacker within the measuring doubt of a corner '
+               'diagonal), "defender": the better armoured of the two facings counts; "attacker": the weaker.'),
+    RuleOption("shot_compare", "total", ("total", "die"), sec("Shooting"),
+               'The rule: "rolling 1d6 and adding the strength", then "If the number rolled is equal to or '
+               'less than the armor rating". "total": the die plus strength is compared with the armour; '
+               '"die": the natural die alone.'),
+    RuleOption("natural_six_strips_armour", False, (False, True), sec("Shooting"),
+               '"On a natural 6, the shot always scores a penetrating hit." False: that is all it does; '
+               'True: it also destroys 1 point of armour on the facing, as every other hit does.'),
+    RuleOption("ram_distance", "spent", ("spent", "ground"), sec("Ramming"),
+               'The rule: "If the ramming vehicle moved more than 12" ... less than 6" before ramming". '
+               '"spent": movement spent this activation, turning costs included (as "Jumping" counts it); '
+               '"ground": only the distance its centre travelled along the tracked path.'),
+    RuleOption("contact_mm", 3.0, None, sec("Ramming"),
+               'A ram needs the vehicles "in contact". The camera measures gaps to a millimetre or two; a gap '
+               'of up to this many millimetres (edge to edge) counts as touching.'),
+    RuleOption("barrier_armour", 0, None, sec("Terrain"),
+               'The rules give buildings 2 armour but no figure for a normal barrier. The armour a normal '
+               'barrier (and a fixed one, or a ramp\'s wrong side) has on every side for ram rolls.'),
+    RuleOption("turn_tolerance_deg", 5.0, None, sec("Vehicles"),
+               'A tracked path wobbles. A heading change smaller than this (degrees) between two poses of a '
+               'path is not a turn (it costs nothing and does not restart a truck\'s 3").'),
+    RuleOption("speed_freak", "remind", ("remind", "refuse"), sec("Characters"),
+               '"Speed Freak: ... must ALWAYS move at least 6" in that vehicle if possible". "remind": the end '
+               'of the activation says so; "refuse": the activation cannot end while a driver of a working '
+               'vehicle moved less than 6", unless a drive said "blocked" (it was not possible).'),
+    RuleOption("down_gets_up", "acts", ("acts", "spends_turn"), sec("Characters"),
+               '"A freak who is wounded falls down and lies still until his next turn." "acts": at his next '
+               'turn he gets up and acts as usual; "spends_turn": getting up is all he does that turn.'),
+    RuleOption("obsession_free", True, (True, False), sec("Characters"),
+               '"Vehicle Obsession: ... within 6" of a vehicle, he may immediately move to that vehicle." '
+               'True: the dash to the vehicle is free (within 6" whatever he walked); False: it comes out of '
+               'his 6" on foot.'),
+    RuleOption("jack_reach", "aboard_or_within_1in", ("aboard_or_within_1in", "aboard_only"), sec("Jacking"),
+               'The rule does not say where a jacker must be. "aboard_or_within_1in": aboard (clinging or '
+               'inside) or on foot within 1" (the grab reach); "aboard_only": clinging or inside.'),
+    RuleOption("jack_tie", "stays_on", ("stays_on", "falls_off"), sec("Jacking"),
+               'On a tie "the vehicle surges 6" straight ahead and the original owner maintains control"; the '
+               'jacker\'s fate is not given. "stays_on": he stays where he was (aboard, or on foot); '
+               '"falls_off": a jacker aboard falls off where the surge began, unhurt.'),
+    RuleOption("two_wheels_failure", "nothing", ("nothing", "rollover"), sec("Stunts"),
+               'The rule gives no failure for "Two Wheels". "nothing": it simply stays on four wheels; '
+               '"rollover": it rolls as the glancing hit table\'s Rollover (6).'),
+    RuleOption("flamer_ignites", "any_hit", ("any_hit", "damaging_hit"), sec("Appendix 1: Sample Vehicles"),
+               'Sarge\'s flamethrower "sets target on fire". "any_hit": every shot that is not a miss; '
+               '"damaging_hit": only a glancing or penetrating (or bike) hit.'),
+    RuleOption("burning_wreck_destroys", True, (True, False), sec("Penetrating Hit Table"),
+               '"Burning Wreck – The vehicle wrecks and explodes". True: the vehicle is destroyed (a burning '
+               'hulk); False: it is only broken and burning, and can be repaired.'),
+    RuleOption("gate_reset", "other_player", ("other_player", "any_new_driver"), sec("Winning"),
+               '"If the vehicle is abandoned and then taken by another player, it may once again score on any '
+               'gate." "other_player": only a freak of another player resets it; "any_new_driver": any other '
+               'freak taking the wheel does.'),
+    RuleOption("airborne_scores", True, (True, False), sec("Winning"),
+               'A gate "moves complete across ... in the correct direction". True: a jump that carries the '
+               'vehicle through a gate scores; False: only driving through does.'),
+    RuleOption("sight", "forest_and_buildings", ("forest_and_buildings", "forest_only"), sec("Terrain"),
+               'Only "Forest" is said to block line of sight. "forest_and_buildings": forests and buildings '
+               'block a shot; "forest_only": only forests do.'),
+)
+
+_FAR = 1e9
+
+
+def _fmt_in(mm: float) -> str:
+    return f"{mm / MM_PER_IN:.2f} in"
+
+
+@register
+class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
+    name = "alpha_destructicus"
+    title = "Alpha Destructicus!"
+    rulebook = D.RULEBOOK
+    options = OPTIONS
+
+    # --- the game -----------------------------------------------------------------
+
+    def new_game(self, rosters: list[dict], scene) -> GameState:
+        """Freaks and vehicles from rosters, placed at the scene's poses; terrain and gates from the scene."""
+        return build_game(rosters, scene)
+
+    def update_poses(self, state: GameState, poses: dict) -> None:
+        for marker, pose in poses.items():
+            v = state.vehicles.get(marker)
+            if v is not None and not v.removed:
+                v.pose = pose
+
+    def start_round(self, state: GameState, orders: dict | None = None):
+        """A new round: every freak in play puts a chip in the bag ("The Turn"); the first is drawn."""
+        if state.over:
+            raise RulesError(f"the game is over ({self._final_words(state)})")
+        if state.round and (state.bag or state.chip or state.acting):
+            raise RulesError(f"round {state.round} is still being played: {len(state.bag)} chips in the bag"
+                             + (f", {state.acting} is moving" if state.acting else ""))
+        state.round += 1
+        for f in state.freaks.values():
+            f.moved = False
+        state.bag = [p for p in state.players for _ in state.alive(p)]
+        events: list[str] = [f"round {state.round} of {D.ROUNDS}: {len(state.bag)} chips in the bag"]
+        drawn = yield from self._draw(state, events)
+        return {"round": state.round, "chip": drawn, "bag": sorted(state.bag), "events": events, "rolls": []}
+
+    def _movable(self, state: GameState, player: str) -> list[Freak]:
+        return [f for f in state.alive(player) if not f.moved]
+
+    def _draw(self, state: GameState, events: list):
+        """Draw chips until one names a player with a freak still to move ("The Turn")."""
+        state.chip = None
+        if self.option("chip_draw") == "declared":
+            # Chips of freaks taken out this round stay in the real bag; they are drawn and put aside.
+            keep = []
+            for p in state.bag:
+                if keep.count(p) < len(self._movable(state, p)):
+                    keep.append(p)
+            state.bag = keep
+            return None
+        while state.bag:
+            n = len(state.bag)
+            k = 0
+            if n > 1:
+                k = (yield DiceRequest((f"d{n}",), f"chip draw ({n} chips: {', '.join(state.bag)})")).faces[0] - 1
+            player = state.bag.pop(k)
+            if self._movable(state, player):
+                state.chip = player
+                events.append(f"{player}'s chip is drawn: {player} moves one freak")
+                return player
+            events.append(f"{player}'s chip is drawn, but {player} has no freak left to move")
+        return None
+
+    def end_activation(self, state: GameState):
+        """The acting freak's move ends: a failed push, Speed Freak, fire; the next chip is drawn."""
+        if state.over:
+            raise RulesError(f"the game is over ({self._final_words(state)})")
+        events: list[str] = []
+        rolls: list[dict] = []
+        if state.acting is None:
+            if state.chip is not None and self._movable(state, state.chip):
+                raise RulesError(f"{state.chip}'s chip was drawn: choose which freak moves (his first action, "
+                                 f"or 'activate') before ending the turn")
+            if self.option("chip_draw") == "declared" and state.bag:
+                raise RulesError("no freak has moved: the next chip's freak acts first")
+        else:
+            f = state.freaks[state.acting]
+            f.moved = True
+            v = state.vehicles.get(state.drove) if state.drove is not None else None
+            if v is not None and state.push_failed and v.in_play:
+                if v.type == "cavalry":
+                    events.append(f"the failed push: the {v.name} rolls on the cavalry hit table")
+                    yield from self._bike_hit(state, v, events, rolls, {}, "the failed push")
+                elif v.engine is not None and v.engine.status == "working":
+                    v.engine.status = "damaged"
+                    events.append(f"the failed push wrecks the {v.name}'s engine after its move "
+                                  f"({sec('Stunts')})")
+            driving = state.drove if state.drove is not None else (f.aboard if f.seat == "driver" else None)
+            dv = state.vehicles.get(driving) if driving is not None else None
+            if dv is not None and f.aboard == dv.marker and f.seat == "driver" and dv.functional \
+                    and not state.stopped and state.ground_mm < inches(D.SPEED_FREAK_IN) - 1e-6 \
+                    and not state.blocked:
+                words = (f"Speed Freak: {f.id} drove the {dv.name} only {_fmt_in(state.ground_mm)} "
+                         f"(at least 6 in if possible; {sec('Characters')})")
+                if self.option("speed_freak") == "refuse":
+                    raise RulesError(words + "; drive on, or say the way was blocked")
+                events.append(words)
+            if dv is not None and dv.burning and dv.in_play:
+                yield from self._fire(state, dv, events, rolls)
+        for v in state.vehicles.values():
+            if v.burning and v.in_play and not state.inside(v.marker):
+                self._destroy(state, v, events, None, "abandoned while burning: the crew lets it burn")
+        self._reset_activation(state)
+        if not self._check_end(state, events):
+            yield from self._draw(state, events)
+            if not state.bag and state.chip is None:
+                events.append(f"round {state.round} is over")
+                if state.round >= D.ROUNDS:
+                    self._finish(state, events, f"{D.ROUNDS} rounds played")
+        return {"events": events, "rolls": rolls, "chip": state.chip, "round": state.round,
+                "scores": dict(state.scores)}
+
+    def _reset_activation(self, state: GameState) -> None:
+        state.acting, state.chip = None, None
+        state.walked_mm = 0.0
+        state.drove, state.exclusive, state.stunt, state.jacked = None, None, None, False
+        state.direction, state.budget_mm, state.spent_mm, state.ground_mm = None, 0.0, 0.0, 0.0
+        state.turn_cost_mm = 0.0
+        state.pushing = state.push_failed = state.stopped = state.two_wheels = False
+        state.since_turn_mm = None
+        state.blocked = state.getting_up = False
+        state.paths = {}
+
+    # --- the end of the game ------------------------------------------------------------
+
+    def _check_end(self, state: GameState, events: list) -> bool:
+        if state.over:
+            return True
+        if not any(v.in_play and v.on_table for v in state.vehicles.values()):
+            self._finish(state, events, "no undestroyed vehicle is left on the board")
+            return True
+        return False
+
+    def _finish(self, state: GameState, events: list, why: str) -> None:
+        """ "Winning": most points among teams with a surviving freak; ties by vehicles destroyed."""
+        state.over = True
+        state.bag, state.chip = [], None
+        alive = [p for p in state.players if state.alive(p)]
+        if not alive:
+            events.append(f"the game ends ({why}): no team has a surviving freak, so nobody wins")
+            return
+        best = max(state.scores[p] for p in alive)
+        top = [p for p in alive if state.scores[p] == best]
+        tie_break = ""
+        if len(top) > 1:
+            most = max(state.destroyed_by[p] for p in top)
+            tie_break = f" (tied on points; {most} vehicles destroyed)"
+            top = [p for p in top if state.destroyed_by[p] == most]
+        if len(top) == 1:
+            state.winner = top[0]
+            events.append(f"the game ends ({why}): {top[0]} wins with {best} points{tie_break}")
+        else:
+            events.append(f"the game ends ({why}): a draw between {', '.join(top)} ({best} points each)")
+
+    def _final_words(self, state: GameState) -> str:
+        return f"{state.winner} won" if state.winner else "it ended without a single winner"
+
+    # --- who acts -----------------------------------------------------------------------
+
+    def _acting(self, state: GameState, action: dict, *, out_of_turn: bool = False,
+                getting_up_ok: bool = False) -> Freak:
+        """The freak doing it, checked against the chip drawn; the first action picks him."""
+        if state.over:
+            raise RulesError(f"the game is over ({self._final_words(state)})")
+        fid = action.get("freak") or state.acting
+        if fid is None:
+            raise RulesError("say which freak acts ('freak')")
+        f = state.freak(fid)
+        if f.out:
+            raise RulesError(f"{f.id} is out of the game (no wounds left)")
+        if out_of_turn and fid != state.acting:
+            return f
+        if state.round == 0:
+            raise RulesError("start the round first: the chips are not in the bag yet")
+        if state.acting is not None:
+            if fid != state.acting:
+                raise RulesError(f"it is {state.acting}'s move; {f.id} waits for his own chip")
+            if state.getting_up and not getting_up_ok:
+                raise RulesError(f"{f.id} spends this turn getting up ({sec('Characters')})")
+            return f
+        if self.option("chip_draw") == "declared":
+            if f.player not in state.bag:
+                raise RulesError(f"{f.player} has no chip left in the bag this round")
+        elif state.chip is None:
+            raise RulesError("no chip has been drawn: the round is over, start the next one")
+        elif f.player != state.chip:
+            raise RulesError(f"{state.chip}'s chip was drawn; {f.id} is {f.player}'s")
+        if f.moved:
+            raise RulesError(f"{f.id} has already moved this round (his chip is on him)")
+        if f.down and self.option("down_gets_up") == "spends_turn" and not getting_up_ok:
+            raise RulesError(f"{f.id} is down: getting up is all he does this turn ('activate' him; "
+                             f"{sec('Characters')})")
+        if self.option("chip_draw") == "declared":
+            state.bag.remove(f.player)
+            state.chip = f.player
+        state.acting = f.id
+        if f.down:
+            f.down = False
+            state.getting_up = self.option("down_gets_up") == "spends_turn"
+        return f
+
+    def _act_activate(self, state: GameState, action: dict):
+        """Put the drawn chip on a freak: he is the one who moves (and gets up, if he was down)."""
+        fid = action.get("freak") or state.acting
+        was_down = fid is not None and fid in state.freaks and state.freaks[fid].down
+        f = self._acting(state, action, getting_up_ok=True)
+        events = [f"{f.id} moves for {f.player}"]
+        if was_down:
+            events.append(f"{f.id} gets up" + (": that is all he does this turn" if state.getting_up else ""))
+        return {"act": "activate", "freak": f.id, "result": "activated", "events": events, "rolls": []}
+
+    # --- rolling --------------------------------------------------------------------
+
+    def _burning_mods(self, state: GameState, f: Freak | None) -> tuple[Modifier, ...]:
+        if f is not None and f.aboard is not None and state.vehicles[f.aboard].burning and f.seat != "clinging":
+            return (Modifier(D.BURNING_PENALTY, f"aboard the burning {state.vehicles[f.aboard].name}"),)
+        return ()
+
+    def _skill(self, state: GameState, f: Freak, purpose: str, stunt_on: Vehicle | None = None, extra=()):
+        """A skill roll: 1d6, 3 or better ("Characters")."""
+        mods = list(self._burning_mods(state, f)) + list(extra)
+        if stunt_on is not None and stunt_on.kind.stunt_bonus:
+            mods.append(Modifier(stunt_on.kind.stunt_bonus, f"riding the {stunt_on.name} (cavalry)"))
+        req = DiceRequest(("d6",), f"skill: {purpose} (needs {D.SKILL}+)", f.id)
+        throw = yield req
+        return Roll(req, throw.faces[0], tuple(mods))
+
+    def _d6(self, purpose: str, who: str = ""):
+        throw = yield DiceRequest(("d6",), purpose, who)
+        return throw.faces[0]
+
+    def _2d6(self, purpose: str, who: str = ""):
+        throw = yield DiceRequest(("d6", "d6"), purpose, who)
+        return sum(throw.faces)
+
+    # --- harm to freaks ------------------------------------------------------------------
+
+    def _wound(self, state: GameState, f: Freak, events: list, rolls: list, why: str):
+        """A wound, unless he is down ("no known power in the universe can cause him further harm")
+        or rolls his Resilience (6 on a d6)."""
+        if f.out:
+            return
+        if f.down:
+            events.append(f"{f.id} is down: {why} cannot harm him")
+            return
+        req = DiceRequest(("d6",), f"resilience against {why} (needs {D.RESILIENCE})", f.id)
+        throw = yield req
+        roll = Roll(req, throw.faces[0], self._burning_mods(state, f))
+        rolls.append(roll.to_json())
+        if roll.total >= D.RESILIENCE:
+            events.append(f"{f.id} shrugs off {why}")
+            return
+        f.wounds -= 1
+        if f.wounds <= 0:
+            self._put_on_foot(state, f)
+            f.out = True
+            events.append(f"{f.id} takes a wound ({why}) and is out of the game")
+        else:
+            f.down = True
+            events.append(f"{f.id} takes a wound ({why}): {f.wounds} left; he falls down until his next turn")
+
+    def _put_on_foot(self, state: GameState, f: Freak, at=None) -> None:
+        if f.aboard is not None:
+            v = state.vehicles[f.aboard]
+            if at is None and v.pose is not None:
+                at = v.pose.to_table(0.0, v.width_mm / 2 + 15.0)
+            f.aboard, f.seat = None, None
+        if at is not None:
+            f.pos = (float(at[0]), float(at[1]))
+
+    # --- geometry --------------------------------------------------------------------
+
+    def _facing(self, state: GameState, target: Vehicle, attacker_point, attacker_sigma_mm: float, who: str):
+        """Which facing of the target the attack strikes: the wedge (cut by the target's diagonals)
+        holding the attacker's point; a verdict on how far the point is from the nearest diagonal."""
+        fp = target.footprint()
+        f_mm, l_mm = fp.pose.to_local(attacker_point)
+        a, b = fp.length_mm / 2, fp.width_mm / 2
+        s = (abs(f_mm) * b - abs(l_mm) * a) / math.hypot(a, b)
+        lengthwise = "front" if f_mm >= 0 else "back"
+        facing, other = (lengthwise, "side") if s >= 0 else ("side", lengthwise)
+        r = math.hypot(f_mm, l_mm)
+        sigma = math.sqrt(fp.pose.axis_sigma_mm ** 2 + attacker_sigma_mm ** 2 + (r * fp.pose.heading_sigma_rad) ** 2)
+        verdict = judge(f"{who} strikes the {target.name}'s {facing} (distance from the corner's diagonal)",
+                        abs(s), 0.0, sigma, at_most=False)
+        if verdict.outcome == "too close to call":
+            pick = max if self.option("close_facing") == "defender" else min
+            chosen = pick((facing, other), key=lambda x: (target.armour_of(x), x == facing))
+            return chosen, verdict, f"too close to call between {facing} and {other}: the {chosen} counts " \
+                                    f"(close_facing={self.option('close_facing')})"
+        return facing, verdict, None
+
+    def _attack_point(self, attacker_fp: Footprint | None, attacker_xy, target: Vehicle):
+        if attacker_fp is not None and self.option("facing_from") == "closest_point":
+            return np.asarray(closest_distance(attacker_fp, target.footprint()).from_point)
+        return np.asarray(attacker_xy if attacker_xy is not None else attacker_fp.centre, float)
+
+    def _others(self, state: GameState, *exclude: int) -> list[Vehicle]:
+        return [v for v in state.vehicles.values() if v.on_table and v.marker not in exclude]
+
+    def _blocking(self, state: GameState) -> list:
+        return [t for t in state.terrain.values() if t.kind in ("building", "barrier", "fixed")]
+
+    # --- moving --------------------------------------------------------------------------
+
+    def _path_poses(self, v: Vehicle, action: dict) -> list[Pose]:
+        raw = action.get("path")
+        if raw is None:
+            raw = [action["to"]] if "to" in action else []
+        poses = [Pose(*p) for p in raw]
+        start = v.pose
+        if not poses or np.linalg.norm(poses[0].xy - start.xy) > 1.0 or \
+                abs(normalize_deg(poses[0].heading_deg - start.heading_deg)) > 0.5:
+            poses = [start] + poses
+        return poses
+
+    def _cost(self, state: GameState, v: Vehicle, poses: list[Pose], reverse: bool):
+        """Distance and turning along a path ("Vehicles": tanks 45 deg for 3", trucks 90 deg for 3" and 3"
+        between turns, the rest free); what is wrong with it, in words."""
+        tol = float(self.option("turn_tolerance_deg"))
+        turn = v.kind.turn
+        ground = cost = 0.0
+        problems, turns = [], []
+        since = state.since_turn_mm
+        for a, b in zip(poses, poses[1:]):
+            seg = b.xy - a.xy
+            d = float(np.linalg.norm(seg))
+            dh = normalize_deg(b.heading_deg - a.heading_deg)
+            if abs(dh) > tol:
+                if state.two_wheels:
+                    problems.append(f"it turns {abs(dh):.0f} deg while on two wheels ({sec('Stunts')})")
+                if turn == "tank":
+                    n = math.ceil(abs(dh) / D.TANK_TURN_DEG - 1e-9)
+                    cost += n * inches(D.TURN_COST_IN)
+                    turns.append(round(dh, 1))
+                elif turn == "truck":
+                    if abs(dh) > D.TRUCK_TURN_DEG + tol:
+                        problems.append(f"it turns {abs(dh):.0f} deg at once; a {v.type} turns up to 90 "
+                                        f"({sec('Vehicles')})")
+                    if since is not None and since < inches(D.TRUCK_STRAIGHT_IN):
+                        problems.append(f"it turns again after {_fmt_in(since)}; a {v.type} must move 3 in "
+                                        f"after a turn first ({sec('Vehicles')})")
+                    cost += inches(D.TURN_COST_IN)
+                    turns.append(round(dh, 1))
+                    since = 0.0
+                else:
+                    turns.append(round(dh, 1))
+            if d > 1.0:
+                mid = Pose(a.x_mm, a.y_mm, a.heading_deg + dh / 2)
+                along = float(seg @ mid.forward) / d
+                if reverse and along > 0.5:
+                    problems.append(f"it moves forwards in a reverse move ({sec('Vehicles')})")
+                elif not reverse and along < -0.5:
+                    problems.append(f"it moves backwards in a forward move; reverse is a move of its own "
+                                    f"({sec('Vehicles')})")
+            ground += d
+            if since is not None:
+                since += d
+        return ground, cost, sorted(set(problems), key=problems.index), turns, since
+
+    def _crossings(self, state: GameState, v: Vehicle, poses: list[Pose], events: list, airborne=False) -> list:
+        """Gates the vehicle crossed along its poses, and the points they score ("Winning")."""
+        scored = []
+        driver = state.driver(v.marker)
+        feet = [v.footprint(p) for p in poses]
+        for gate in state.gates:
+            if gate.role == "none":
+                continue
+            for a, b in zip(feet, feet[1:]):
+                if gate.crossing(a, b) != 1:
+                    continue
+                if airborne and not self.option("airborne_scores"):
+                    events.append(f"the {v.name} flies through {gate.name}: no point in the air "
+                                  f"(airborne_scores=False)")
+                elif driver is None:
+                    events.append(f"the {v.name} crosses {gate.name} with nobody driving: no point")
+                elif v.last_gate == gate.name:
+                    events.append(f"the {v.name} crosses {gate.name} again: no point until it scores on another "
+                                  f"gate ({sec('Winning')})")
+                else:
+                    state.scores[driver.player] += D.GATE_POINTS
+                    v.last_gate = gate.name
+                    scored.append({"gate": gate.name, "player": driver.player})
+                    events.append(f"the {v.name} drives through {gate.name}: 1 point to {driver.player} "
+                                  f"({state.scores[driver.player]} now)")
+        return scored
+
+    def _terrain_on_path(self, state: GameState, v: Vehicle, poses: list[Pose]):
+        """Rubble/forest crossed (length of the centre line in it) and lava touched."""
+        line = shapely.linestrings([p.xy for p in poses]) if len(poses) > 1 else None
+        swept = shapely.union_all([v.footprint(p).polygon for p in poses])
+        rough, lava = [], []
+        for t in state.terrain.values():
+            if t.kind in ("rubble", "forest") and line is not None:
+                inside = float(shapely.intersection(line, t.polygon).length)
+                if inside > 0.5:
+                    rough.append((t, inside))
+            elif t.kind == "lava" and shapely.intersects(swept, t.polygon):
+                lava.append(t)
+        return rough, lava
+
+    def _start_driving(self, state: GameState, f: Freak, v: Vehicle, reverse: bool) -> None:
+        if state.drove is not None and state.drove != v.marker:
+            raise RulesError(f"{f.id} already drove the {state.vehicles[state.drove].name} this turn; a freak "
+                             f"drives one vehicle a turn ({sec('The Turn')})")
+        direction = "reverse" if reverse else "forward"
+        if state.direction is not None and state.direction != direction:
+            raise RulesError(f"the {v.name} already moved {state.direction} this turn; it may not move both "
+                             f"forward and in reverse ({sec('Vehicles')})")
+        if state.drove is None:
+            state.drove = v.marker
+            state.direction = direction
+            base = inches(D.REVERSE_IN if reverse else v.kind.base_move_in)
+            state.budget_mm += base
+            if v.pending == 1 and v.pending_table == "glancing":
+                state.budget_mm -= inches(D.SHAKEN_LOSS_IN)
+                v.pending, v.pending_table = 0, ""
+            v.last_team = f.player
+
+    def _check_driver(self, state: GameState, f: Freak, v: Vehicle) -> None:
+        if f.aboard != v.marker or f.seat != "driver":
+            raise RulesError(f"{f.id} is not driving the {v.name}")
+        if not v.in_play:
+            raise RulesError(f"the {v.name} is destroyed")
+        if not v.functional:
+            raise RulesError(f"the {v.name}'s engine is not working: repair it first "
+                             f"({sec('Vehicle Components')})")
+        if state.stopped and state.drove == v.marker:
+            raise RulesError(f"the {v.name} has stopped and may not move any more this turn")
+        if v.pending in (2, 3, 4, 6) or (v.pending and v.pending_table != "glancing"):
+            raise RulesError(f"the {v.name} must first make its forced move ({self._pending_words(v)}): "
+                             f"act 'forced'")
+
+    def _pending_words(self, v: Vehicle) -> str:
+        if v.pending_table == "glancing":
+            return D.GLANCING[v.pending]
+        if v.pending_table == "penetrating":
+            return D.PENETRATING[v.pending]
+        return D.BIKE.get(v.pending, "")
+
+    def _act_drive(self, state: GameState, action: dict):
+        """Drive along a path (the poses the car went through); cost, turns, terrain and gates from it."""
+        f = self._acting(state, action)
+        v = state.vehicle(action.get("vehicle", f.aboard if f.aboard is not None else -1))
+        self._check_driver(state, f, v)
+        reverse = bool(action.get("reverse"))
+        poses = self._path_poses(v, action)
+        events, rolls = [], []
+        self._start_driving(state, f, v, reverse)
+        if action.get("concentrate"):
+            if state.exclusive is not None:
+                raise RulesError(f"{f.id} already chose to {state.exclusive} this turn; only one of repair, "
+                                 f"fire or concentrate ({sec('The Turn')})")
+            state.exclusive = "concentrate"
+            state.budget_mm += inches(D.CONCENTRATE_IN)
+            events.append(f"{f.id} concentrates on driving: +6 in")
+        if action.get("booster"):
+            c = next((c for c in v.components if c.kind == "booster"), None)
+            if c is None or c.status != "working":
+                raise RulesError(f"the {v.name} has no working booster")
+            c.status = "destroyed"
+            state.budget_mm += inches(D.BOOSTER_IN)
+            events.append(f"the {v.name}'s booster fires: +6 in, and it is gone")
+        ground, turn_cost, problems, turns, since = self._cost(state, v, poses, reverse)
+        if problems:
+            raise RulesError(f"the {v.name} cannot drive that path: {'; '.join(problems)}")
+        rough, lava = ([], []) if v.kind.flies else self._terrain_on_path(state, v, poses)
+        rubble_mm = 0.0
+        for t, inside in rough:
+            roll = yield from self._skill(state, f, f"driving through the {t.kind} {t.name}")
+            rolls.append(roll.to_json())
+            if roll.total < D.SKILL:
+                rubble_mm += inside * (D.RUBBLE_COST_FACTOR - 1.0)
+                events.append(f"the {v.name} bogs down in {t.name}: {_fmt_in(inside)} in it cost double")
+        spent = state.spent_mm + ground + turn_cost + rubble_mm
+        sigma = math.hypot(v.pose.axis_sigma_mm, poses[-1].axis_sigma_mm)
+        verdict = judge("movement spent", spent, state.budget_mm, sigma)
+        if verdict.outcome == "out":
+            raise RulesError(f"the {v.name} cannot drive that path: it spends {_fmt_in(spent)} "
+                             f"({_fmt_in(ground)} driven, {_fmt_in(turn_cost)} turning"
+                             + (f", {_fmt_in(rubble_mm)} extra in rubble" if rubble_mm else "")
+                             + (f", {_fmt_in(state.spent_mm)} before" if state.spent_mm else "")
+                             + f") but has {_fmt_in(state.budget_mm)} this turn")
+        state.spent_mm = spent
+        state.ground_mm += ground
+        state.turn_cost_mm = state.turn_cost_mm + turn_cost
+        state.since_turn_mm = since
+        state.paths.setdefault(v.marker, []).extend([[p.x_mm, p.y_mm, p.heading_deg] for p in poses])
+        if action.get("blocked"):
+            state.blocked = True
+        v.pose = poses[-1]
+        scored = self._crossings(state, v, poses, events)
+        result = {"act": "drive", "vehicle": v.marker, "result": "moved", "rolls": rolls, "events": events,
+                  "moved_in": round(ground / MM_PER_IN, 2), "turning_in": round(turn_cost / MM_PER_IN, 2),
+                  "turns_deg": turns, "spent": verdict.to_json(),
+                  "left_in": round((state.budget_mm - state.spent_mm) / MM_PER_IN, 2), "scored": scored}
+        for t in lava:
+            events.append(f"the {v.name} touches the lava of {t.name}")
+            yield from self._lava(state, v, events, rolls, action)
+        result["touching"] = self._touching(state, v)
+        if result["touching"] and v.kind.flies:
+            events.append(f"the {v.name} ends its move in contact: a skimmer rams what it touches "
+                          f"({sec('Vehicles')})")
+        return result
+
+    def _touching(self, state: GameState, v: Vehicle) -> list:
+        fp = v.footprint()
+        out = []
+        for o in self._others(state, v.marker):
+            if closest_distance(fp, o.footprint()).distance_mm <= float(self.option("contact_mm")):
+                out.append(o.marker)
+        for t in self._blocking(state):
+            if float(shapely.distance(fp.polygon, t.polygon)) <= float(self.option("contact_mm")):
+                out.append(t.name)
+        return out
+
+    def _act_forced(self, state: GameState, action: dict):
+        """A forced move at the start of the driver's turn (the hit tables): straight ahead, the
+        companion says where the car goes."""
+        f = self._acting(state, action)
+        v = state.vehicle(action.get("vehicle", f.aboard if f.aboard is not None else -1))
+        if f.aboard != v.marker or f.seat != "driver":
+            raise RulesError(f"{f.id} is not driving the {v.name}")
+        if not v.pending or (v.pending_table == "glancing" and v.pending == 1):
+            raise RulesError(f"the {v.name} has no forced move waiting")
+        events, rolls = [], []
+        what = self._pending_words(v)
+        stop = (v.pending_table == "glancing" and v.pending in (3, 6)) or v.pending_table == "penetrating"
+        if stop:
+            dist_in = yield from self._2d6(f"{what}: inches straight ahead", v.name)
+        else:
+            dist_in = D.FORCED_AHEAD_IN
+        v.pending, v.pending_table = 0, ""
+        state.drove, state.direction = v.marker, "forward"
+        state.budget_mm = max(state.budget_mm, inches(v.kind.base_move_in))
+        events.append(f"{what}: the {v.name} moves {dist_in:g} in straight ahead"
+                      + (" and stops" if stop else ""))
+        hit = yield from self._surge(state, v, inches(dist_in), events, rolls, rams=True)
+        state.spent_mm += inches(dist_in)
+        if stop:
+            state.stopped = True
+        return {"act": "forced", "vehicle": v.marker, "result": "stopped" if stop else "moved",
+                "distance_in": dist_in, "hit": hit, "rolls": rolls, "events": events}
+
+    def _surge(self, state: GameState, v: Vehicle, dist_mm: float, events: list, rolls: list, rams: bool = True,
+               reverse: bool = False):
+        """Straight ahead until the distance is gone or something is in the way (which it rams)."""
+        start = v.pose
+        step = 2.0
+        moved = 0.0
+        hit = None
+        others = [o for o in self._others(state, v.marker) if o.in_play]
+        walls = [] if v.kind.flies else self._blocking(state)
+        sign = -1.0 if reverse else 1.0
+        while moved < dist_mm:
+            nxt = min(moved + step, dist_mm)
+            fp = v.footprint(start.moved(sign * nxt))
+            o = next((o for o in others if shapely.intersects(fp.polygon, o.footprint().polygon)), None)
+            t = next((t for t in walls if shapely.intersects(fp.polygon, t.polygon)), None)
+            if o is not None or t is not None:
+                hit = o.marker if o is not None else t.name
+                break
+            moved = nxt
+        end = start.moved(sign * moved)
+        self._crossings(state, v, [start, end], events)
+        v.pose = end
+        # Where it went, for a freak grabbing hold as it passes.
+        state.paths.setdefault(v.marker, []).extend([[p.x_mm, p.y_mm, p.heading_deg] for p in (start, end)])
+        state.ground_mm += moved if state.drove == v.marker else 0.0
+        if hit is not None:
+            name = state.vehicles[hit].name if isinstance(hit, int) else hit
+            if v.type == "cavalry":
+                events.append(f"the {v.name} stops at the {name} after {_fmt_in(moved)}")
+            elif rams:
+                events.append(f"the {v.name} runs into the {name} after {_fmt_in(moved)}: a ram")
+                yield from self._ram(state, v, hit, events, rolls, moved_mm=moved)
+        return hit
+
+    # --- on foot -------------------------------------------------------------------------
+
+    def _act_walk(self, state: GameState, action: dict):
+        """Up to 6" on foot; through a door of one building and out of another's ("Building Teleporter")."""
+        f = self._acting(state, action)
+        if f.aboard is not None:
+            raise RulesError(f"{f.id} is aboard the {state.vehicles[f.aboard].name}: 'leave' it first")
+        to = np.asarray(action["to"][:2], float)
+        start = np.asarray(f.pos, float)
+        via = action.get("via")
+        if via:
+            a, b = (state.feature(n) for n in via)
+            if a.kind != "building" or b.kind != "building":
+                raise RulesError("the teleporters are in buildings: 'via' names two buildings")
+            dist = float(shapely.distance(shapely.points(start), a.polygon)) + \
+                float(shapely.distance(b.polygon, shapely.points(to)))
+        else:
+            dist = float(np.linalg.norm(to - start))
+        left = inches(D.WALK_IN) - state.walked_mm
+        verdict = judge("walked", state.walked_mm + dist, inches(D.WALK_IN), 0.0)
+        if verdict.outcome == "out":
+            raise RulesError(f"{f.id} would walk {_fmt_in(dist)} but has {_fmt_in(left)} of his 6 in left "
+                             f"({sec('Characters')})")
+        state.walked_mm += dist
+        f.pos = (float(to[0]), float(to[1]))
+        return {"act": "walk", "freak": f.id, "result": "walked", "walked": verdict.to_json(),
+                "events": [f"{f.id} walks {_fmt_in(dist)}" + (f" through {via[0]} and out of {via[1]}" if via else "")],
+                "rolls": []}
+
+    def _dist_to(self, state: GameState, f: Freak, v: Vehicle) -> float:
+        return float(shapely.distance(shapely.points(np.asarray(f.pos, float)), v.footprint().polygon))
+
+    def _act_board(self, state: GameState, action: dict):
+        """Climb into a vehicle (Vehicle Obsession: a dash to one within 6")."""
+        f = self._acting(state, action)
+        v = state.vehicle(action["vehicle"])
+        seat = action.get("seat", "driver")
+        if seat not in ("driver", "passenger"):
+            raise RulesError("seat is driver or passenger")
+        if not v.in_play:
+            raise RulesError(f"the {v.name} is a wreck")
+        result = {"act": "board", "freak": f.id, "vehicle": v.marker, "rolls": [], "events": []}
+        if f.aboard == v.marker and f.seat == "clinging":
+            pass
+        elif f.aboard is not None:
+            raise RulesError(f"{f.id} is aboard the {state.vehicles[f.aboard].name}: 'leave' it first")
+        else:
+            d = self._dist_to(state, f, v)
+            reach = inches(D.OBSESSION_IN) if self.option("obsession_free") else inches(D.WALK_IN) - state.walked_mm
+            verdict = judge("distance to the vehicle", d, reach, v.pose.axis_sigma_mm)
+            result["range"] = verdict.to_json()
+            if verdict.outcome == "out":
+                raise RulesError(f"the {v.name} is {_fmt_in(d)} from {f.id}; he reaches {_fmt_in(reach)} "
+                                 f"({sec('Characters')}, Vehicle Obsession)")
+            if not self.option("obsession_free"):
+                state.walked_mm += d
+        if seat == "driver" and state.driver(v.marker) is not None:
+            raise RulesError(f"{state.driver(v.marker).id} drives the {v.name}: jack it ({sec('Jacking')})")
+        cap = v.kind.seats
+        if cap is not None and len(state.inside(v.marker)) >= cap:
+            raise RulesError(f"the {v.name} is a single-occupant {v.type}")
+        f.aboard, f.seat, f.pos = v.marker, seat, None
+        if seat == "driver":
+            self._new_driver(state, v, f, result["events"])
+        result["events"].append(f"{f.id} climbs into the {v.name} as its {seat}")
+        result["result"] = "boarded"
+        return result
+
+    def _new_driver(self, state: GameState, v: Vehicle, f: Freak, events: list) -> None:
+        """ "Winning": a vehicle taken by another player (or any new driver) may score on any gate again."""
+        reset = (v.last_team != f.player) if self.option("gate_reset") == "other_player" \
+            else (v.last_driver != f.id)
+        if reset and v.last_gate is not None:
+            events.append(f"the {v.name} has a new team: it may score on any gate again")
+            v.last_gate = None
+        v.last_team = f.player
+        v.last_driver = f.id
+
+    def _act_leave(self, state: GameState, action: dict):
+        """Get out (or let go, if clinging: "without penalty") and step to a spot."""
+        clinging = state.freak(action.get("freak") or state.acting or "").seat == "clinging" \
+            if (action.get("freak") or state.acting) else False
+        # "A clinging freak may let go at any time without penalty"; getting out is part of his move.
+        f = self._acting(state, action, out_of_turn=clinging)
+        if f.aboard is None:
+            raise RulesError(f"{f.id} is not aboard anything")
+        v = state.vehicles[f.aboard]
+        if f.seat == "driver" and v.pending:
+            raise RulesError(f"the {v.name} must make its forced move; bailing out is the only way off "
+                             f"({sec('Stunts')})")
+        events = []
+        at = action.get("to")
+        if at is not None and f.id == state.acting:
+            d = float(shapely.distance(v.footprint().polygon, shapely.points(np.asarray(at[:2], float))))
+            if state.walked_mm + d > inches(D.WALK_IN) + 1e-6:
+                raise RulesError(f"that spot is {_fmt_in(d)} from the {v.name}; {f.id} has "
+                                 f"{_fmt_in(inches(D.WALK_IN) - state.walked_mm)} on foot")
+            state.walked_mm += d
+        was = f.seat
+        self._put_on_foot(state, f, None if at is None else at[:2])
+        events.append(f"{f.id} {'lets go of' if was == 'clinging' else 'gets out of'} the {v.name}")
+        return {"act": "leave", "freak": f.id, "result": "on foot", "events": events, "rolls": []}
+
+    # --- stunts ----------------------------------------------------------------------------
+
+    def _clingers(self, state: GameState, v: Vehicle, why: str, events: list, rolls: list, wound: bool = False):
+        """Clinging riders roll when the vehicle stunts, rams or is rammed (fall off) or is hit (wounded)."""
+        for c in state.aboard(v.marker, "clinging"):
+            roll = yield from self._skill(state, c, f"hold on to the {v.name} ({why})")
+            rolls.append(roll.to_json())
+            if roll.total >= D.SKILL:
+                events.append(f"{c.id} holds on")
+            elif wound:
+                events.append(f"{c.id} is caught by the shot")
+                yield from self._wound(state, c, events, rolls, f"the shot at the {v.name}")
+            else:
+                self._put_on_foot(state, c, v.pose.xy if v.pose else None)
+                events.append(f"{c.id} falls off the {v.name}")
+
+    def _use_stunt(self, state: GameState, f: Freak, name: str) -> None:
+        if state.stunt is not None:
+            raise RulesError(f"{f.id} already did a stunt this turn ({state.stunt}); one a turn ({sec('The Turn')})")
+        state.stunt = name
+
+    def _act_stunt(self, state: GameState, action: dict):
+        """Push it, Panic Turn, Two Wheels, Bail Out ("Stunts"); Grab Hold is 'grab'."""
+        f = self._acting(state, action)
+        kind = action.get("stunt")
+        if kind not in ("push_it", "panic_turn", "two_wheels", "bail_out"):
+            raise RulesError(f"stunt must be push_it, panic_turn, two_wheels or bail_out, not {kind!r} "
+                             f"(Grab Hold is the 'grab' action)")
+        if f.seat != "driver":
+            raise RulesError(f"{f.id} is not driving anything")
+        v = state.vehicles[f.aboard]
+        if kind in ("push_it", "panic_turn") and not v.functional:
+            raise RulesError(f"the {v.name} cannot move (its engine is not working)")
+        if kind == "two_wheels" and v.type not in ("truck", "bike"):
+            raise RulesError(f"a {v.type} has no wheels to tip onto")
+        turn_deg = float(action.get("turn_deg", 0.0))
+        if kind == "panic_turn" and not 0 < abs(turn_deg) <= D.PANIC_TURN_DEG:
+            raise RulesError(f"a panic turn changes facing by up to 90 deg; say 'turn_deg' (not {turn_deg:g})")
+        self._use_stunt(state, f, kind)
+        events, rolls = [], []
+        roll = yield from self._skill(state, f, kind.replace("_", " "), stunt_on=v)
+        rolls.append(roll.to_json())
+        ok = roll.total >= D.SKILL
+        result = {"act": "stunt", "stunt": kind, "freak": f.id, "vehicle": v.marker,
+                  "result": "success" if ok else "failure", "rolls": rolls, "events": events}
+        yield from self._clingers(state, v, f"the {kind.replace('_', ' ')}", events, rolls)
+        if kind == "push_it":
+            self._start_driving(state, f, v, False) if state.drove is None else None
+            state.budget_mm += inches(D.PUSH_IT_IN)
+            state.pushing = True
+            state.push_failed = not ok
+            events.append(f"the {v.name} pushes it: +6 in straight ahead"
+                          + ("" if ok else "; the engine will be damaged after the move"))
+        elif kind == "panic_turn":
+            if ok:
+                v.pose = v.pose.moved(turn_deg=turn_deg)
+                events.append(f"the {v.name} snaps round {turn_deg:+g} deg")
+        elif kind == "two_wheels":
+            if ok:
+                state.two_wheels = True
+                events.append(f"the {v.name} drives on two wheels: no turning")
+            elif self.option("two_wheels_failure") == "rollover":
+                events.append(f"the {v.name} tips too far and rolls over")
+                yield from self._glancing_effect(state, v, 6, events, rolls, action)
+        else:
+            yield from self._bail_out(state, f, v, ok, events, rolls, action)
+        return result
+
+    def _bail_out(self, state: GameState, f: Freak, v: Vehicle, ok: bool, events, rolls, action):
+        at = action.get("to")
+        self._put_on_foot(state, f, None if at is None else at[:2])
+        events.append(f"{f.id} jumps out of the {v.name}")
+        if not ok:
+            yield from self._wound(state, f, events, rolls, "a bad landing")
+        if state.drove == v.marker:
+            left = max(state.budget_mm - state.spent_mm, 0.0)
+        else:
+            left = inches(v.kind.base_move_in) if v.functional else 0.0
+        if left > 0:
+            events.append(f"the {v.name} carries on {_fmt_in(left)} straight ahead")
+            yield from self._surge(state, v, left, events, rolls, rams=True)
+            state.spent_mm = state.budget_mm
+
+    def _act_grab(self, state: GameState, action: dict):
+        """Grab Hold / Clinging: a freak on foot within 1" of a (moving) vehicle, even out of turn."""
+        f = self._acting(state, action, out_of_turn=True)
+        v = state.vehicle(action["vehicle"])
+        if f.aboard is not None:
+            raise RulesError(f"{f.id} is already aboard the {state.vehicles[f.aboard].name}")
+        if f.down:
+            raise RulesError(f"{f.id} is down until his next turn")
+        if not v.on_table:
+            raise RulesError(f"the {v.name} is not on the table")
+        point = shapely.points(np.asarray(f.pos, float))
+        path = state.paths.get(v.marker)
+        # Where it went this turn (the swept path), or where it stands.
+        ground = swept_path(v.footprint(), [Pose(*p) for p in path]) if path else v.footprint().polygon
+        d = float(shapely.distance(point, ground))
+        verdict = judge("distance to the vehicle's path", d, inches(D.GRAB_IN), v.pose.axis_sigma_mm)
+        if verdict.outcome == "out":
+            raise RulesError(f"the {v.name} came no closer than {_fmt_in(d)} to {f.id}; grabbing reaches 1 in "
+                             f"({sec('Clinging to a Vehicle')})")
+        if f.id == state.acting:
+            self._use_stunt(state, f, "grab_hold")
+        events, rolls = [], []
+        roll = yield from self._skill(state, f, f"grab hold of the {v.name}", extra=())
+        rolls.append(roll.to_json())
+        result = {"act": "grab", "freak": f.id, "vehicle": v.marker, "range": verdict.to_json(),
+                  "rolls": rolls, "events": events}
+        if roll.total >= D.SKILL:
+            f.aboard, f.seat, f.pos = v.marker, "clinging", None
+            events.append(f"{f.id} grabs hold of the {v.name}")
+            result["result"] = "clinging"
+        else:
+            events.append(f"{f.id} misses the {v.name} and falls")
+            yield from self._wound(state, f, events, rolls, "a failed grab")
+            result["result"] = "fell"
+        return result
+
+    # --- jumping --------------------------------------------------------------------------
+
+    def _act_jump(self, state: GameState, action: dict):
+        """Off a ramp: up to the distance moved so far (+6" if pushing it); at least half of that
+        declared; half the declared on a failed stunt roll ("Jumping")."""
+        f = self._acting(state, action)
+        v = state.vehicle(action.get("vehicle", f.aboard if f.aboard is not None else -1))
+        self._check_driver(state, f, v)
+        if v.kind.flies:
+            raise RulesError(f"the {v.name} flies; ramps are for vehicles on the ground")
+        ramp = state.feature(action["ramp"])
+        if ramp.kind != "ramp":
+            raise RulesError(f"{ramp.name} is not a ramp")
+        fp = v.footprint()
+        if float(shapely.distance(fp.polygon, ramp.polygon)) > float(self.option("contact_mm")):
+            raise RulesError(f"the {v.name} is {_fmt_in(float(shapely.distance(fp.polygon, ramp.polygon)))} "
+                             f"from {ramp.name}; it must reach the ramp")
+        (ax, ay), (bx, by) = ramp.points[0], ramp.points[1]
+        into = np.array([-(by - ay), bx - ax])
+        centre = np.asarray(ramp.polygon.centroid.coords[0])
+        if (centre - np.array([ax, ay])) @ into < 0:
+            into = -into
+        into = into / np.linalg.norm(into)
+        if float(v.pose.forward @ into) <= 0:
+            raise RulesError(f"the {v.name} meets {ramp.name} from the wrong side: that is a fixed barrier "
+                             f"({sec('Terrain')})")
+        moved = state.ground_mm + state.turn_cost_mm
+        most = moved + (inches(D.PUSH_IT_IN) if state.pushing else 0.0)
+        declared = inches(float(action["distance_in"]))
+        if most <= 0:
+            raise RulesError(f"the {v.name} has not moved this turn: it cannot jump")
+        if declared > most + 1e-6 or declared < most / 2 - 1e-6:
+            raise RulesError(f"declare between {_fmt_in(most / 2)} and {_fmt_in(most)} (it moved {_fmt_in(moved)}"
+                             + (" and is pushing it" if state.pushing else "") + f"; {sec('Jumping')})")
+        events, rolls = [], []
+        roll = yield from self._skill(state, f, f"the jump off {ramp.name}", stunt_on=v)
+        rolls.append(roll.to_json())
+        yield from self._clingers(state, v, "the jump", events, rolls)
+        dist = declared if roll.total >= D.SKILL else declared / 2
+        start = v.pose
+        land = start.moved(dist)
+        steps = [start.moved(dist * k / 8) for k in range(9)]
+        self._crossings(state, v, steps, events, airborne=True)
+        v.pose = land
+        state.ground_mm += dist
+        state.paths.setdefault(v.marker, []).extend([[p.x_mm, p.y_mm, p.heading_deg] for p in steps])
+        events.append(f"the {v.name} flies {_fmt_in(dist)}" + ("" if roll.total >= D.SKILL else
+                                                                 " (half: the stunt roll failed)"))
+        result = {"act": "jump", "vehicle": v.marker, "result": "landed", "distance_in": round(dist / MM_PER_IN, 2),
+                  "max_in": round(most / MM_PER_IN, 2), "rolls": rolls, "events": events}
+        under = next((o for o in self._others(state, v.marker)
+                      if o.in_play and shapely.intersects(v.footprint().polygon, o.footprint().polygon)), None)
+        if under is not None:
+            events.append(f"the {v.name} lands on the {under.name}: a ram from above, on its top armour")
+            result["rammed"] = under.marker
+            yield from self._ram(state, v, under.marker, events, rolls, moved_mm=state.ground_mm, from_above=True)
+        for t in state.terrain.values():
+            if t.kind == "lava" and shapely.intersects(v.footprint().polygon, t.polygon):
+                events.append(f"the {v.name} lands in the lava of {t.name}")
+                yield from self._lava(state, v, events, rolls, action)
+        return result
+
+    # --- jacking ---------------------------------------------------------------------------
+
+    def _act_jack(self, state: GameState, action: dict):
+        """Both roll a d6, the driver +1; the winner drives, the loser is tossed out with a wound; a tie
+        surges the vehicle 6" ahead ("Jacking")."""
+        f = self._acting(state, action)
+        v = state.vehicle(action["vehicle"])
+        holder = state.driver(v.marker)
+        if holder is None:
+            raise RulesError(f"nobody drives the {v.name}: just climb in (act 'board')")
+        if holder.player == f.player:
+            raise RulesError(f"{holder.id} is on {f.id}'s own team")
+        if state.jacked:
+            raise RulesError(f"{f.id} already tried a jacking this turn")
+        result = {"act": "jack", "freak": f.id, "vehicle": v.marker}
+        if f.aboard != v.marker:
+            if self.option("jack_reach") == "aboard_only" or f.aboard is not None:
+                raise RulesError(f"{f.id} must be aboard the {v.name} to jack it (jack_reach="
+                                 f"{self.option('jack_reach')})")
+            d = self._dist_to(state, f, v)
+            verdict = judge("distance to the vehicle", d, inches(D.GRAB_IN), v.pose.axis_sigma_mm)
+            result["range"] = verdict.to_json()
+            if verdict.outcome == "out":
+                raise RulesError(f"the {v.name} is {_fmt_in(d)} from {f.id}; a jacker must be aboard or within 1 in")
+        state.jacked = True
+        events, rolls = [], []
+        req = DiceRequest(("d6",), f"jacking the {v.name} (jacker)", f.id)
+        a = Roll(req, (yield req).faces[0], self._burning_mods(state, f))
+        req2 = DiceRequest(("d6",), f"jacking the {v.name} (driver, +1)", holder.id)
+        b = Roll(req2, (yield req2).faces[0],
+                 (Modifier(D.JACK_HOLDER_BONUS, "controls the vehicle"),) + self._burning_mods(state, holder))
+        rolls += [a.to_json(), b.to_json()]
+        result.update(rolls=rolls, events=events)
+        if a.total > b.total:
+            self._put_on_foot(state, holder)
+            f.aboard, f.seat, f.pos = v.marker, "driver", None
+            self._new_driver(state, v, f, events)
+            events.append(f"{f.id} throws {holder.id} out and takes the wheel of the {v.name}")
+            yield from self._wound(state, holder, events, rolls, "being thrown out")
+            result["result"] = "jacked"
+        elif a.total < b.total:
+            self._put_on_foot(state, f, None if f.aboard is not None else f.pos)
+            events.append(f"{holder.id} keeps the {v.name}; {f.id} is tossed out")
+            yield from self._wound(state, f, events, rolls, "being tossed out")
+            result["result"] = "repelled"
+        else:
+            events.append(f"a tie: the {v.name} surges 6 in straight ahead; {holder.id} keeps control")
+            if f.aboard == v.marker and self.option("jack_tie") == "falls_off":
+                self._put_on_foot(state, f, v.pose.xy)
+                events.append(f"{f.id} falls off where the surge began")
+            yield from self._surge(state, v, inches(D.SURGE_IN), events, rolls, rams=True)
+            result["result"] = "tie: surged"
+        return result
+
+    # --- shooting ------------------------------------------------------------------------
+
+    def _sight(self, state: GameState, a: Footprint, b: Footprint, exclude: str | None = None):
+        kinds = ("forest", "building") if self.option("sight") == "forest_and_buildings" else ("forest",)
+        blockers = [Terrain(t.polygon, "blocking", t.name) for t in state.terrain.values()
+                    if t.kind in kinds and t.name != exclude]
+        return Obstacles(blockers, []).line_of_sight(a, b)
+
+    def _act_shoot(self, state: GameState, action: dict):
+        """1d6 + strength against the armour of the facing hit ("Shooting")."""
+        f = self._acting(state, action)
+        if f.aboard is None or f.seat == "clinging":
+            raise RulesError(f"{f.id} must be inside a vehicle to fire its weapon ({sec('Clinging to a Vehicle')})")
+        v = state.vehicles[f.aboard]
+        weapon = v.component(action["weapon"])
+        if weapon.kind != "weapon":
+            raise RulesError(f"the {weapon.name} is not a weapon")
+        if weapon.status != "working":
+            raise RulesError(f"the {v.name}'s {weapon.name} is {weapon.status}")
+        target = state.vehicle(action["target"])
+        if not target.in_play or not target.on_table:
+            raise RulesError(f"the {target.name} is a wreck")
+        if target.marker == v.marker:
+            raise RulesError("a vehicle cannot shoot itself")
+        self._exclusive(state, f, "fire")
+        me, them = v.footprint(), target.footprint()
+        dist = closest_distance(me, them)
+        in_range = dist.within(inches(weapon.range_in), "range")
+        if in_range.outcome == "out":
+            state.exclusive = None
+            raise RulesError(f"the {target.name} is {_fmt_in(dist.distance_mm)} away; the {weapon.name} reaches "
+                             f"{weapon.range_in:g} in")
+        sight = self._sight(state, me, them)
+        if not sight.clear:
+            state.exclusive = None
+            raise RulesError(f"no line of sight to the {target.name}: {', '.join(sight.blocked_by)} in the way")
+        events, rolls = [], []
+        point = self._attack_point(me, None, target)
+        result = {"act": "shoot", "freak": f.id, "vehicle": v.marker, "weapon": weapon.name,
+                  "target": target.marker, "range": in_range.to_json(), "rolls": rolls, "events": events}
+        out = yield from self._hit(state, target, weapon.strength, None, events, rolls, action,
+                                   who=f"{f.id}'s {weapon.name}", shooter=f, point=point,
+                                   sigma=me.pose.axis_sigma_mm, ignites=weapon.ignites, result=result)
+        result["result"] = out
+        return result
+
+    def _exclusive(self, state: GameState, f: Freak, what: str) -> None:
+        if state.exclusive is not None:
+            raise RulesError(f"{f.id} already chose to {state.exclusive} this turn; only one of repair, fire or "
+                             f"concentrate ({sec('The Turn')})")
+        state.exclusive = what
+
+    def _hit(self, state: GameState, target: Vehicle, strength: int, facing: str | None, events, rolls, action,
+             who: str, shooter: Freak | None = None, point=None, sigma: float = 0.0, ignites: bool = False,
+             result: dict | None = None):
+        """A strength-S hit: natural 1 misses, natural 6 penetrates, else the total against the facing's armour."""
+        if facing is None:
+            facing, verdict, note = self._facing(state, target, point, sigma, who)
+            if result is not None:
+                result["facing"] = {**verdict.to_json(), "facing": facing}
+            if note:
+                events.append(note)
+        req = DiceRequest(("d6",), f"{who}: strength {strength} at the {target.name}'s {facing} "
+                                   f"(armour {target.armour_of(facing)})", shooter.id if shooter else "")
+        face = (yield req).faces[0]
+        mods = (Modifier(strength, f"strength {strength}"),) + self._burning_mods(state, shooter)
+        roll = Roll(req, face, mods)
+        rolls.append(roll.to_json())
+        if result is not None:
+            result.setdefault("facing", {"facing": facing})
+        armour = target.armour_of(facing)
+        bike = target.kind.hit_table == "bike"
+        if face == D.MISS_FACE:
+            events.append(f"{who} misses the {target.name} (a natural 1)")
+            return "missed"
+        if face == D.PENETRATE_FACE:
+            kind = "penetrating"
+            if self.option("natural_six_strips_armour") and not bike:
+                self._strip(target, facing, events)
+            events.append(f"a natural 6: {who} scores a penetrating hit on the {target.name}")
+        else:
+            compared = roll.total if self.option("shot_compare") == "total" else face
+            if compared <= armour:
+                kind = "armour"
+                if not bike:
+                    self._strip(target, facing, events)
+                events.append(f"{who}: {compared} against armour {armour}: "
+                              + ("no effect on a bike" if bike else "1 point of armour destroyed"))
+            else:
+                kind = "glancing" if armour > 0 else "penetrating"
+                if not bike:
+                    self._strip(target, facing, events)
+                events.append(f"{who}: {compared} against armour {armour}: a {kind} hit"
+                              + ("" if armour > 0 else " (no armour on that side)"))
+        yield from self._clingers(state, target, f"{who} hits", events, rolls, wound=True)
+        if ignites and target.in_play and (self.option("flamer_ignites") == "any_hit" or kind != "armour"):
+            if not target.burning:
+                target.burning = True
+                events.append(f"the {target.name} is set on fire")
+        if kind == "armour":
+            return "armour"
+        if bike:
+            yield from self._bike_hit(state, target, events, rolls, action, who)
+        elif kind == "glancing":
+            yield from self._glancing(state, target, events, rolls, action)
+        else:
+            yield from self._penetrating(state, target, facing, events, rolls, action)
+        return kind
+
+    def _strip(self, v: Vehicle, facing: str, events: list) -> None:
+        if v.armour.get(facing, 0) > 0:
+            v.armour[facing] -= 1
+
+    # --- the hit tables ------------------------------------------------------------------
+
+    def _occupied_functional(self, state: GameState, v: Vehicle) -> bool:
+        return bool(state.inside(v.marker)) and v.functional
+
+    def _pick(self, v: Vehicle, action: dict, want: str, statuses=("working",)):
+        """The component someone chooses: the action's `component` if it fits, else the first that does
+        (a driver's pick: the last listed; another player's: the first listed)."""
+        named = action.get("component")
+        pool = [c for c in v.components if c.status in statuses]
+        if named:
+            c = next((c for c in pool if c.name == named), None)
+            if c is not None:
+                return c
+        if not pool:
+            return None
+        return pool[-1] if want == "driver" else pool[0]
+
+    def _glancing(self, state: GameState, v: Vehicle, events, rolls, action):
+        if not v.in_play:
+            return
+        if not self._occupied_functional(state, v):
+            c = self._pick(v, action, "other", ("working", "damaged"))
+            left = [x for x in v.components if x.status != "destroyed"]
+            if c is None or len(left) <= 1:
+                if c is not None:
+                    c.status = "destroyed"
+                self._destroy(state, v, events, self._culprit(state), "a glancing hit on its last component")
+            else:
+                c.status = "destroyed"
+                events.append(f"glancing hit on the unoccupied/non-functional {v.name}: its {c.name} is destroyed")
+            return
+        n = yield from self._d6(f"glancing hit table for the {v.name}", v.name)
+        rolls.append({"asked": f"glancing hit table for the {v.name}", "face": n, "total": n, "modifiers": []})
+        yield from self._glancing_effect(state, v, n, events, rolls, action)
+
+    def _glancing_effect(self, state: GameState, v: Vehicle, n: int, events, rolls, action):
+        events.append(f"glancing hit {n}: {D.GLANCING[n]}")
+        if n in D.PENDING_GLANCING:
+            if v.pending_table in ("", "glancing") and n >= v.pending:
+                if v.pending:
+                    events.append(f"it supersedes the pending {D.GLANCING[v.pending]}")
+                v.pending, v.pending_table = n, "glancing"
+            elif v.pending_table == "glancing":
+                events.append(f"the pending {D.GLANCING[v.pending]} is higher and stands")
+        if n == 4:
+            spin = max(-D.SPINOUT_DEG, min(D.SPINOUT_DEG, float(action.get("spin_deg", D.SPINOUT_DEG))))
+            v.pose = v.pose.moved(turn_deg=spin)
+            events.append(f"the {v.name} spins {spin:+g} deg")
+        elif n == 5:
+            c = self._pick(v, action, "driver")
+            if c is None:
+                self._destroy(state, v, events, self._culprit(state), "no undamaged component left to lose")
+            else:
+                c.status = "destroyed"
+                events.append(f"the {v.name}'s {c.name} is destroyed")
+        elif n == 6:
+            yield from self._roll_over(state, v, events, rolls, action, wound=False)
+
+    def _roll_over(self, state: GameState, v: Vehicle, events, rolls, action, wound: bool):
+        side = action.get("roll_side", "left")
+        v.pose = v.pose.moved(turn_deg=D.ROLLOVER_DEG if side == "left" else -D.ROLLOVER_DEG)
+        events.append(f"the {v.name} rolls over, turned 90 deg to the {side}")
+        for c in [c for c in v.components if c.status == "working"]:
+            face = yield from self._d6(f"does the {v.name}'s {c.name} survive the roll? (1-3 breaks it)", v.name)
+            rolls.append({"asked": f"{v.name}'s {c.name} in the rollover", "face": face, "total": face,
+                          "modifiers": []})
+            if face <= D.ROLL_OVER_DAMAGE_MAX:
+                c.status = "damaged"
+                events.append(f"the {v.name}'s {c.name} is damaged")
+        if wound:
+            for f in state.inside(v.marker):
+                yield from self._wound(state, f, events, rolls, f"the {v.name}'s wreck")
+
+    def _penetrating(self, state: GameState, v: Vehicle, facing: str, events, rolls, action):
+        if not v.in_play:
+            return
+        if not self._occupied_functional(state, v):
+            if v.armour_of(facing) == 0:
+                self._destroy(state, v, events, self._culprit(state), f"a penetrating hit on its bare {facing}")
+            else:
+                v.armour[facing] = 0
+                v.burning = True
+                events.append(f"penetrating hit on the unoccupied/non-functional {v.name}: its {facing} armour is "
+                              f"gone and it burns")
+            return
+        n = yield from self._d6(f"penetrating hit table for the {v.name}", v.name)
+        rolls.append({"asked": f"penetrating hit table for the {v.name}", "face": n, "total": n, "modifiers": []})
+        events.append(f"penetrating hit {n}: {D.PENETRATING[n]}")
+        if n == 1:
+            if v.armour_of(facing) <= 1:
+                c = self._pick(v, action, "driver")
+                if c is None:
+                    self._destroy(state, v, events, self._culprit(state), "no undamaged component left")
+                else:
+                    c.status = "destroyed"
+                    events.append(f"the {v.name}'s {c.name} is destroyed")
+            v.armour[facing] = 0
+        elif n == 2:
+            v.burning = True
+            events.append(f"the {v.name} is on fire")
+        elif n == 3:
+            working = [c for c in v.components if c.status == "working"]
+            if not working:
+                self._destroy(state, v, events, self._culprit(state), "an internal explosion with nothing working")
+            for c in working:
+                face = yield from self._d6(f"internal explosion: the {v.name}'s {c.name} (1-3 breaks it)", v.name)
+                rolls.append({"asked": f"{v.name}'s {c.name} in the explosion", "face": face, "total": face,
+                              "modifiers": []})
+                if face <= D.ROLL_OVER_DAMAGE_MAX:
+                    c.status = "damaged"
+                    events.append(f"the {v.name}'s {c.name} is broken")
+        elif n == 4:
+            v.pending, v.pending_table = 4, "penetrating"
+            yield from self._roll_over(state, v, events, rolls, action, wound=True)
+        elif n == 5:
+            yield from self._burning_wreck(state, v, events, rolls, action)
+        else:
+            yield from self._explode(state, v, inches(D.EXPLOSION_IN), D.EXPLOSION_STRENGTH, events, rolls, action)
+
+    def _burning_wreck(self, state: GameState, v: Vehicle, events, rolls, action):
+        dist_in = yield from self._2d6(f"burning wreck: inches the {v.name} scatters", v.name)
+        way = yield from self._d6("burning wreck: direction (1 = straight ahead, each face 60 deg anticlockwise)",
+                                  v.name)
+        turned = v.pose.moved(turn_deg=(way - 1) * 60.0)
+        xy = turned.moved(inches(dist_in)).xy
+        v.pose = Pose(float(xy[0]), float(xy[1]), v.pose.heading_deg, v.pose.sigma_mm, v.pose.sigma_deg)
+        events.append(f"the {v.name} scatters {dist_in} in (direction {way}): put it there")
+        for c in v.components:
+            if c.status == "working":
+                c.status = "damaged"
+        v.burning = True
+        for f in state.inside(v.marker):
+            yield from self._wound(state, f, events, rolls, f"the {v.name}'s wreck")
+        for o in self._others(state, v.marker):
+            if o.in_play and shapely.intersects(v.footprint().polygon, o.footprint().polygon):
+                events.append(f"the {v.name} lands on the {o.name}: a strength 4 hit")
+                yield from self._hit(state, o, D.BURNING_WRECK_STRENGTH, "top", events, rolls, {}, f"the {v.name}'s wreck")
+        if self.option("burning_wreck_destroys"):
+            self._destroy(state, v, events, self._culprit(state), "a burning wreck")
+
+    def _explode(self, state: GameState, v: Vehicle, radius_mm: float, strength: int, events, rolls, action,
+                 remove: bool = True):
+        """Everything within the radius takes a hit; freaks inside take one; the wreck goes."""
+        centre = v.pose.xy
+        zone = shapely.Point(*centre).buffer(radius_mm, quad_segs=32)
+        for f in state.aboard(v.marker):
+            yield from self._wound(state, f, events, rolls, f"the {v.name}'s explosion")
+            self._put_on_foot(state, f, centre)
+        self._destroy(state, v, events, self._culprit(state), "it explodes")
+        if remove:
+            v.removed = True
+        for o in self._others(state, v.marker):
+            if o.in_play and shapely.intersects(zone, o.footprint().polygon):
+                events.append(f"the blast reaches the {o.name}")
+                yield from self._hit(state, o, strength, None, events, rolls, {}, f"the {v.name}'s blast",
+                                     point=centre)
+        for f in list(state.freaks.values()):
+            if f.on_foot and f.pos is not None and shapely.intersects(zone, shapely.points(np.asarray(f.pos))):
+                yield from self._wound(state, f, events, rolls, f"the {v.name}'s blast")
+
+    def _bike_hit(self, state: GameState, v: Vehicle, events, rolls, action, who: str):
+        """ "Bike and Cavalry Hit Table" (small skimmers and jetpacks too)."""
+        if not v.in_play:
+            return
+        if not self._occupied_functional(state, v):
+            if v.type in ("jetpack", "cavalry"):
+                self._destroy(state, v, events, self._culprit(state), "a hit with nobody aboard")
+                v.removed = True
+                return
+            if not any(c.status == "working" for c in v.components):
+                self._destroy(state, v, events, self._culprit(state), "a hit with nothing left working")
+            for c in v.components:
+                c.status = "damaged" if c.status == "working" else c.status
+            events.append(f"every component of the unoccupied {v.name} is damaged")
+            return
+        n = yield from self._d6(f"bike hit table for the {v.name}", v.name)
+        rolls.append({"asked": f"bike hit table for the {v.name}", "face": n, "total": n, "modifiers": []})
+        events.append(f"bike hit {n}: {D.BIKE[n]}")
+        driver = state.driver(v.marker)
+        animal = v.type in ("cavalry", "jetpack")
+        if n == 1:
+            c = self._pick(v, action, "driver")
+            if c is None:
+                self._destroy(state, v, events, self._culprit(state), "nothing left working")
+            else:
+                c.status = "damaged"
+                events.append(f"the {v.name}'s {c.name} is damaged")
+        elif n == 2:
+            spin = max(-D.SPINOUT_DEG, min(D.SPINOUT_DEG, float(action.get("spin_deg", D.SPINOUT_DEG))))
+            v.pose = v.pose.moved(turn_deg=spin)
+            v.pending, v.pending_table = 2, "bike"
+            events.append(f"the {v.name} is turned {spin:+g} deg and must move 6 in straight ahead next")
+        else:
+            if driver is not None:
+                self._put_on_foot(state, driver, v.pose.xy)
+                events.append(f"{driver.id} is thrown")
+                yield from self._wound(state, driver, events, rolls, f"being thrown from the {v.name}")
+            if n == 6:
+                for f in state.aboard(v.marker):
+                    yield from self._wound(state, f, events, rolls, f"the {v.name}'s end")
+                    self._put_on_foot(state, f, v.pose.xy)
+                if v.type == "cavalry":
+                    self._destroy(state, v, events, self._culprit(state), "removed from play")
+                    v.removed = True
+                else:
+                    yield from self._explode(state, v, inches(D.KABLOOIE_IN), D.KABLOOIE_STRENGTH, events, rolls,
+                                             action)
+                return
+            if n == 3 and v.type == "jetpack":
+                self._destroy(state, v, events, self._culprit(state), "the jetpack is ditched")
+                return
+            if n in (4, 5) and animal:
+                self._destroy(state, v, events, self._culprit(state), "removed from play")
+                v.removed = True
+                return
+            yield from self._surge(state, v, inches(D.SURGE_IN), events, rolls, rams=(n == 5 or v.type != "cavalry"))
+            if n == 4:
+                if not any(c.status == "working" for c in v.components):
+                    self._destroy(state, v, events, self._culprit(state), "crashed with nothing left working")
+                for c in v.components:
+                    c.status = "damaged" if c.status == "working" else c.status
+            if n == 5:
+                for f in state.aboard(v.marker):
+                    yield from self._wound(state, f, events, rolls, f"the {v.name}'s rollover")
+                    self._put_on_foot(state, f, v.pose.xy)
+                self._destroy(state, v, events, self._culprit(state), "rolled over")
+
+    def _culprit(self, state: GameState) -> str | None:
+        return state.freaks[state.acting].player if state.acting else None
+
+    def _destroy(self, state: GameState, v: Vehicle, events, by: str | None, why: str) -> None:
+        if v.destroyed:
+            return
+        v.destroyed = True
+        if by is not None:
+            state.destroyed_by[by] = state.destroyed_by.get(by, 0) + 1
+        events.append(f"the {v.name} is destroyed ({why})" + (f", credited to {by}" if by else ""))
+
+    # --- fire and lava ---------------------------------------------------------------------
+
+    def _fire(self, state: GameState, v: Vehicle, events, rolls):
+        """ "Fire!": for each passenger and component, 1-2 damages or wounds."""
+        events.append(f"the {v.name} burns")
+        for f in state.inside(v.marker):          # passengers: clinging riders are not in it
+            face = yield from self._d6(f"fire: {f.id} aboard the burning {v.name} (1-2 wounds)", f.id)
+            rolls.append({"asked": f"fire: {f.id}", "face": face, "total": face, "modifiers": []})
+            if face <= D.FIRE_DAMAGE_MAX:
+                yield from self._wound(state, f, events, rolls, "the flames")
+        for c in v.components:
+            if c.status != "working":
+                continue
+            face = yield from self._d6(f"fire: the {v.name}'s {c.name} (1-2 damages it)", v.name)
+            rolls.append({"asked": f"fire: {c.name}", "face": face, "total": face, "modifiers": []})
+            if face <= D.FIRE_DAMAGE_MAX:
+                c.status = "damaged"
+                events.append(f"the fire damages the {v.name}'s {c.name}")
+        if v.components and all(c.status != "working" for c in v.components):
+            self._destroy(state, v, events, None, "burnt out: every component damaged")
+
+    def _lava(self, state: GameState, v: Vehicle, events, rolls, action):
+        """ "Lava": two penetrating hits and it catches fire."""
+        v.burning = True
+        for _ in range(D.LAVA_PENETRATING_HITS):
+            if v.kind.hit_table == "bike":
+                yield from self._bike_hit(state, v, events, rolls, action, "the lava")
+            else:
+                yield from self._penetrating(state, v, "top", events, rolls, action)
+
+    # --- ramming -----------------------------------------------------------------------------
+
+    def _act_ram(self, state: GameState, action: dict):
+        """A ram: the vehicle has driven into contact with a vehicle or a piece of terrain ("Ramming")."""
+        f = self._acting(state, action)
+        v = state.vehicle(action.get("vehicle", f.aboard if f.aboard is not None else -1))
+        if f.aboard != v.marker or f.seat != "driver":
+            raise RulesError(f"{f.id} is not driving the {v.name}")
+        if state.stopped and state.drove == v.marker:
+            raise RulesError(f"the {v.name} has stopped and may not move any more this turn")
+        target = action.get("target")
+        if target is None and "terrain" in action:
+            target = str(action["terrain"])
+            state.feature(target)
+        elif target is None:
+            raise RulesError("ram what? say 'target' (a vehicle) or 'terrain' (a piece's name)")
+        else:
+            target = state.vehicle(target).marker
+        events, rolls = [], []
+        result = {"act": "ram", "vehicle": v.marker, "target": target, "rolls": rolls, "events": events}
+        out = yield from self._ram(state, v, target, events, rolls, result=result, knock_deg=action.get("knock_deg"))
+        result["result"] = out
+        return result
+
+    def _ram(self, state: GameState, v: Vehicle, target, events, rolls, moved_mm: float | None = None,
+             from_above: bool = False, result: dict | None = None, knock_deg: float | None = None):
+        """Both roll a d6 with the modifiers of "Ramming"; each damages the other's facing; the loser
+        stops short (or, terrain, is breached or knocked away)."""
+        result = result if result is not None else {}
+        fp = v.footprint()
+        contact = float(self.option("contact_mm"))
+        is_vehicle = isinstance(target, int)
+        if is_vehicle:
+            t = state.vehicles[target]
+            if not t.on_table:
+                raise RulesError(f"the {t.name} is not on the table")
+            tfp = t.footprint()
+            d = closest_distance(fp, tfp)
+            gap = judge("gap between the vehicles", d.distance_mm, contact, d.sigma_mm)
+            tname = t.name
+        else:
+            t = state.feature(target)
+            gap_mm = float(shapely.distance(fp.polygon, t.polygon))
+            gap = judge("gap to the terrain", gap_mm, contact, fp.pose.axis_sigma_mm)
+            tname = t.name
+        result["contact"] = gap.to_json()
+        if gap.outcome == "out" and not from_above:
+            raise RulesError(f"the {v.name} is {_fmt_in(gap.value_mm)} from the {tname}: a ram needs contact "
+                             f"(within {contact:g} mm)")
+        # Facings: where each strikes the other.
+        if is_vehicle:
+            if from_above:
+                t_face, v_face = "top", "front"
+                result["facing"] = {"facing": "top", "why": "a ram from above (Jumping)"}
+            else:
+                t_face, verdict, note = self._facing(state, t, self._attack_point(fp, None, t), fp.pose.axis_sigma_mm,
+                                                     f"the {v.name}")
+                v_face, v_verdict, v_note = self._facing(state, v, self._attack_point(tfp, None, v),
+                                                         tfp.pose.axis_sigma_mm, f"the {t.name}")
+                result["facing"] = {**verdict.to_json(), "facing": t_face}
+                result["rammer_facing"] = {**v_verdict.to_json(), "facing": v_face}
+                for n in (note, v_note):
+                    if n:
+                        events.append(n)
+            t_armour = t.armour_of(t_face)
+        else:
+            wall_point = np.asarray(shapely.shortest_line(fp.polygon, t.polygon).coords[1])
+            wall = t.wall_near(wall_point)
+            near = np.asarray(shapely.shortest_line(t.polygon, fp.polygon).coords[0])
+            v_face, v_verdict, _ = self._facing(state, v, near, 0.0, tname)
+            result["rammer_facing"] = {**v_verdict.to_json(), "facing": v_face}
+            t_armour = t.armour(wall) if t.kind == "building" else int(self.option("barrier_armour"))
+            t_face = f"wall {wall}"
+        v_armour = v.armour_of(v_face)
+        active = state.active
+        if moved_mm is None:
+            moved_mm = (state.spent_mm if self.option("ram_distance") == "spent" else state.ground_mm) \
+                if state.drove == v.marker else 0.0
+        fast = judge("moved before the ram", moved_mm, inches(D.RAM_FAST_IN), 0.0, at_most=False)
+        slow = judge("moved before the ram", moved_mm, inches(D.RAM_SLOW_IN), 0.0, at_most=False)
+        result["moved"] = {**judge("moved before the ram", moved_mm, inches(D.RAM_FAST_IN), 0.0).to_json(),
+                           "moved_in": round(moved_mm / MM_PER_IN, 2)}
+        vm = []
+        if active is v:
+            vm.append(Modifier(D.RAM_TURN_BONUS, "its turn"))
+        if v_armour > t_armour:
+            vm.append(Modifier(D.RAM_ARMOUR_BONUS, f"more armour where they meet ({v_armour} against {t_armour})"))
+        if fast.margin_mm > 0:
+            vm.append(Modifier(D.RAM_FAST_BONUS, f"moved {_fmt_in(moved_mm)}, more than 12 in"))
+        elif slow.margin_mm < 0:
+            vm.append(Modifier(D.RAM_SLOW_PENALTY, f"moved {_fmt_in(moved_mm)}, less than 6 in"))
+        vm += self._ram_own_mods(state, v)
+        tm = []
+        if is_vehicle:
+            if active is t:
+                tm.append(Modifier(D.RAM_TURN_BONUS, "its turn"))
+            if t_armour > v_armour:
+                tm.append(Modifier(D.RAM_ARMOUR_BONUS, f"more armour where they meet ({t_armour} against {v_armour})"))
+            if not state.inside(t.marker):
+                tm.append(Modifier(D.RAM_INERT_PENALTY, "unoccupied"))
+            tm += self._ram_own_mods(state, t)
+        else:
+            if t_armour > v_armour:
+                tm.append(Modifier(D.RAM_ARMOUR_BONUS, f"more armour where they meet ({t_armour} against {v_armour})"))
+            tm.append(Modifier(D.RAM_INERT_PENALTY, "a piece of terrain"))
+        req = DiceRequest(("d6",), f"ram roll for the {v.name} (rammer)", v.name)
+        vr = Roll(req, (yield req).faces[0], tuple(vm))
+        req2 = DiceRequest(("d6",), f"ram roll for the {tname}", tname)
+        tr = Roll(req2, (yield req2).faces[0], tuple(tm))
+        rolls += [vr.to_json(), tr.to_json()]
+        fixed = not is_vehicle and t.kind in ("fixed", "ramp")
+        won = vr.total >= tr.total and not fixed
+        events.append(f"ram: the {v.name} {vr.total} against the {tname} {tr.total}: "
+                      + ("the rammer wins" if won else f"the {tname} wins" + (" (a fixed barrier always does)"
+                                                                               if fixed else "")))
+        # Damage, both ways, against the other's facing.
+        if is_vehicle:
+            yield from self._ram_damage(state, t, t_face, vr.total, f"the {v.name}'s ram", events, rolls)
+        elif t.kind == "building":
+            if vr.total > 0:
+                t.wall_armour[int(t_face.split()[1])] = max(t_armour - 1, 0)
+        yield from self._ram_damage(state, v, v_face, tr.total, f"the {tname}", events, rolls)
+        yield from self._clingers(state, v, "the ram", events, rolls)
+        if is_vehicle:
+            yield from self._clingers(state, t, "the ram", events, rolls)
+            yield from self._spread_fire(state, v, t, events, rolls)
+        if won:
+            if is_vehicle:
+                events.append(f"the {v.name} may spin the {tname} out of its way and drive on")
+            else:
+                yield from self._terrain_loses(state, v, t, int(t_face.split()[1]), events, rolls, knock_deg)
+        else:
+            if state.drove == v.marker:
+                state.stopped = True
+            events.append(f"the {v.name} stops short and may not move any more this turn")
+        return "won" if won else "lost"
+
+    def _ram_own_mods(self, state: GameState, v: Vehicle) -> list[Modifier]:
+        mods = []
+        if v.kind.ram_penalty:
+            mods.append(Modifier(v.kind.ram_penalty, f"a {v.type}"))
+        if any(c.kind == "horns" and c.status == "working" for c in v.components):
+            mods.append(Modifier(D.HORNS_RAM_BONUS, "horns"))
+        if v.burning and state.inside(v.marker):
+            mods.append(Modifier(D.BURNING_PENALTY, "its crew is on fire"))
+        return mods
+
+    def _ram_damage(self, state: GameState, v: Vehicle, facing: str, roll: int, by: str, events, rolls):
+        if not v.in_play:
+            return
+        armour = v.armour_of(facing)
+        bike = v.kind.hit_table == "bike"
+        if roll <= armour:
+            if not bike:
+                self._strip(v, facing, events)
+                events.append(f"{by}: {roll} against the {v.name}'s {facing} armour {armour}: 1 point lost")
+            return
+        if not bike:
+            self._strip(v, facing, events)
+        events.append(f"{by}: {roll} against the {v.name}'s {facing} armour {armour}: a glancing hit")
+        if bike:
+            yield from self._bike_hit(state, v, events, rolls, {}, by)
+        else:
+            yield from self._glancing(state, v, events, rolls, {})
+
+    def _spread_fire(self, state: GameState, a: Vehicle, b: Vehicle, events, rolls):
+        for src, dst in ((a, b), (b, a)):
+            if src.burning and not dst.burning and dst.in_play:
+                face = yield from self._d6(f"does the fire spread from the {src.name} to the {dst.name}? (1-2)")
+                rolls.append({"asked": f"fire spreads to the {dst.name}", "face": face, "total": face, "modifiers": []})
+                if face <= D.FIRE_SPREAD_MAX:
+                    dst.burning = True
+                    events.append(f"the {dst.name} catches fire")
+
+    def _terrain_loses(self, state: GameState, v: Vehicle, t, wall: int, events, rolls, knock_deg=None):
+        if t.kind == "building":
+            if wall not in t.breached:
+                t.breached.append(wall)
+            events.append(f"the {v.name} breaches {t.name} (wall {wall}) and may drive through")
+            poly = t.polygon
+            for o in self._others(state, v.marker):
+                if o.in_play and shapely.intersects(poly, o.footprint().polygon):
+                    yield from self._hit(state, o, D.BREACH_HIT_STRENGTH, "top", events, rolls, {},
+                                         f"{t.name}'s falling walls")
+            for f in list(state.freaks.values()):
+                if f.on_foot and f.pos is not None and shapely.contains_xy(poly, *f.pos):
+                    yield from self._wound(state, f, events, rolls, f"{t.name} coming down")
+            if len(t.breached) >= D.RUBBLE_AFTER_BREACHES:
+                t.kind = "rubble"
+                events.append(f"{t.name} is reduced to rubble")
+        elif t.kind == "barrier":
+            dist_in = yield from self._d6(f"how far {t.name} is knocked (inches)")
+            rolls.append({"asked": f"{t.name} knocked", "face": dist_in, "total": dist_in, "modifiers": []})
+            way = math.radians(float(knock_deg if knock_deg is not None else v.pose.heading_deg))
+            dx, dy = inches(dist_in) * math.cos(way), inches(dist_in) * math.sin(way)
+            t.offset_mm = (t.offset_mm[0] + dx, t.offset_mm[1] + dy)
+            events.append(f"{t.name} is knocked {dist_in} in away: move it there")
+
+    # --- repairs and the buildings' guns -------------------------------------------------
+
+    def _act_repair(self, state: GameState, action: dict):
+        """Repair a damaged component: a skill roll ("Vehicle Components"; "The Turn")."""
+        f = self._acting(state, action)
+        if f.aboard is None or f.seat == "clinging":
+            raise RulesError(f"{f.id} must be inside a vehicle to repair it ({sec('Clinging to a Vehicle')})")
+        v = state.vehicles[f.aboard]
+        c = v.component(action.get("component", "engine"))
+        if c.status == "working":
+            raise RulesError(f"the {v.name}'s {c.name} works already")
+        if c.status == "destroyed":
+            raise RulesError(f"the {v.name}'s {c.name} is destroyed; it cannot be repaired")
+        self._exclusive(state, f, "repair")
+        roll = yield from self._skill(state, f, f"repair the {v.name}'s {c.name}")
+        events = []
+        ok = roll.total >= D.SKILL
+        if ok:
+            c.status = "working"
+            events.append(f"{f.id} gets the {v.name}'s {c.name} working")
+        else:
+            events.append(f"{f.id} fails to fix the {c.name}")
+        return {"act": "repair", "freak": f.id, "vehicle": v.marker, "component": c.name,
+                "result": "repaired" if ok else "failed", "rolls": [roll.to_json()], "events": events}
+
+    def _act_defend(self, state: GameState, action: dict):
+        """Building Defenses: a freak inside fires the point-defence guns, 12", S1, on top armour."""
+        f = self._acting(state, action)
+        b = state.feature(action["building"])
+        if b.kind != "building":
+            raise RulesError(f"{b.name} is not a building (it is {b.kind})")
+        if not f.on_foot or f.pos is None or not shapely.contains_xy(b.polygon, *f.pos):
+            raise RulesError(f"{f.id} must be inside {b.name} to work its guns")
+        target = state.vehicle(action["target"])
+        if not target.in_play or not target.on_table:
+            raise RulesError(f"the {target.name} is a wreck")
+        self._exclusive(state, f, "fire")
+        d = float(shapely.distance(b.polygon, target.footprint().polygon))
+        verdict = judge("range from the building's wall", d, inches(D.BUILDING_GUN_RANGE_IN),
+                        target.pose.axis_sigma_mm)
+        if verdict.outcome == "out":
+            state.exclusive = None
+            raise RulesError(f"the {target.name} is {_fmt_in(d)} from {b.name}; its guns reach 12 in")
+        events, rolls = [], []
+        result = {"act": "defend", "freak": f.id, "building": b.name, "target": target.marker,
+                  "range": verdict.to_json(), "rolls": rolls, "events": events}
+        result["result"] = yield from self._hit(state, target, D.BUILDING_GUN_STRENGTH, "top", events, rolls, action,
+                                                f"{b.name}'s guns", shooter=f, result=result)
+        return result
+
+    # --- the dispatcher -----------------------------------------------------------------------
+
+    def resolve(self, state: GameState, action: dict):
+        act = action.get("act")
+        handler = getattr(self, f"_act_{act}", None)
+        if handler is None:
+            raise RulesError(f"unknown action {act!r} (one of: {', '.join(sorted(ACTIONS))})")
+        try:
+            out = handler(state, action)
+            result = (yield from out) if inspect.isgenerator(out) else out
+        except KeyError as exc:
+            raise RulesError(f"{act}: the action needs the field {exc}") from None
+        events = result.setdefault("events", [])
+        self._check_end(state, events)
+        result.setdefault("rolls", [])
+        return result
+
+
+ACTIONS = sorted(name[5:] for name in dir(AlphaDestructicus) if name.startswith("_act_"))

@@ -1,0 +1,802 @@
+"""Alpha Destructicus: the worked scenarios, every option's readings, rosters, the
+geometry the rules read (facings, paths, gates, grabs), the hit tables, and the session."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from companion.cli import main
+from companion.dice import FixedDice
+from companion.rules.base import RulesError, rule_system
+from companion.scenario import ScenarioError, check_expectations, load_scenario, run_scenario
+from companion.scene import parse_scene
+from companion.rules.alpha_destructicus import ACTIONS
+from companion.session import GameSession
+
+SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "examples" / "scenarios").glob("ad-*.json"))
+BASE = {k: v for k, v in load_scenario(SCENARIOS[0]).items() if k not in ("steps", "dice", "expect", "about")}
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_worked_scenario(path):
+    data = load_scenario(path)
+    assert data["rules"] == "alpha_destructicus" and data.get("expect")
+    assert check_expectations(data, run_scenario(data, str(path))) == []
+
+
+def test_at_least_four_worked_scenarios_and_the_command_checks_them(capsys):
+    assert len(SCENARIOS) >= 4
+    for path in SCENARIOS:
+        assert main(["scenario", "run", str(path), "--check"]) == 0
+    out = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert out["rules"] == "alpha_destructicus"
+
+
+def play(steps, dice, options=None, **changes):
+    data = copy.deepcopy(BASE)
+    data.update(changes)
+    data.update(steps=steps, dice=dice, options=options or {})
+    return run_scenario(data)
+
+
+def session(options=None, dice=(), prep=None, **changes):
+    """A game with its first round begun (Ann's chip drawn), for acting on directly."""
+    data = copy.deepcopy(BASE)
+    data.update(changes)
+    rules = rule_system("alpha_destructicus", options)
+    state = rules.new_game(data["rosters"], parse_scene(data))
+    if prep:
+        prep(state)
+    s = GameSession(rules, state, FixedDice([1]))
+    s.start_round({})
+    s.dice = FixedDice(list(dice))
+    return s
+
+
+def working(*markers):
+    def prep(state):
+        for m in markers:
+            state.vehicles[m].engine.status = "working"
+    return prep
+
+
+# --- every option, both ways ------------------------------------------------------
+
+def test_option_chip_draw():
+    # "dice": a d6 for six chips; face 1 is Ann's first chip, so Bob's freak may not act.
+    out = play([{"round": {}}, {"act": "activate", "freak": "Grub", "expect_error": True}], [1])
+    assert out["steps"][0]["chip"] == "Ann" and "Ann's chip was drawn" in out["steps"][1]["error"]
+    # "declared": no dice; the first freak to act says whose chip came out of the real bag.
+    out = play([{"round": {}}, {"act": "activate", "freak": "Grub"}], [], {"chip_draw": "declared"})
+    assert out["state"]["chip"] == "Bob" and out["state"]["bag"] == ["Ann", "Ann", "Ann", "Bob", "Bob"]
+
+
+def _shoot_king(options, tank_pose, dice=(4,), king=(500, 400, 0)):
+    steps = [{"poses": {"12": list(king), "10": list(tank_pose)}}, {"round": {}},
+             {"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12}]
+    return play(steps, [1, *dice], options)["steps"][2]
+
+
+def test_option_facing_from():
+    """The Rhinocerator stands up and to the left of the King Rhino's nose, pointing across it: its
+    centre is in the King's side wedge, but its nearest corner is in the front wedge."""
+    shot = _shoot_king({}, (570, 445, 90))
+    assert shot["facing"]["facing"] == "side"
+    shot = _shoot_king({"facing_from": "closest_point"}, (570, 445, 90))
+    assert shot["facing"]["facing"] == "front"
+
+
+def test_option_close_facing():
+    """The shooter's centre on the King Rhino's front-left diagonal (f 100, l 42.5 for a 80 x 34 car),
+    both poses +/- 2 mm: too close to call between front (armour 3) and side (2)."""
+    tank = (600, 442.5, 0, 2.0, 0.5)
+    king = (500, 400, 0, 2.0, 0.5)
+    shot = _shoot_king({}, tank, king=king)
+    assert shot["facing"]["outcome"] == "too close to call" and shot["facing"]["facing"] == "front"
+    assert any("too close to call between front and side" in e for e in shot["events"])
+    shot = _shoot_king({"close_facing": "attacker"}, tank, king=king)
+    assert shot["facing"]["facing"] == "side"
+
+
+def test_option_shot_compare():
+    # Side armour 2; a 2 on the die + strength 1 = 3.
+    assert _shoot_king({}, (500, 470, 0), dice=(2,))["result"] == "glancing"
+    assert _shoot_king({"shot_compare": "die"}, (500, 470, 0), dice=(2,))["result"] == "armour"
+
+
+def test_option_natural_six_strips_armour():
+    for reading, side in ((False, 2), (True, 1)):
+        s = session({"natural_six_strips_armour": reading}, [6, 2], working(12))
+        s.state.vehicles[12].pose = s.state.vehicles[12].pose.__class__(500, 400, 0)
+        s.state.vehicles[10].pose = s.state.vehicles[10].pose.__class__(500, 470, 0)
+        out = s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12})
+        assert out["result"] == "penetrating" and s.state.vehicles[12].burning        # table: 2, Fire!
+        assert s.state.vehicles[12].armour["side"] == side
+
+
+def _ram_after(path, king, options=None, dice=(4, 2)):
+    steps = [{"poses": {"10": path[0], "12": king}}, {"round": {}},
+             {"act": "repair", "freak": "Zed", "component": "engine"},
+             {"act": "drive", "freak": "Zed", "vehicle": 10, "path": path},
+             {"act": "ram", "freak": "Zed", "vehicle": 10, "target": 12}]
+    return play(steps, [1, 5, *dice], options)["steps"][4]
+
+
+def test_option_ram_distance():
+    """3.94 in driven and a 45 degree turn (3 in): 6.94 in spent, but 3.94 in on the ground."""
+    path = [[100, 200, 0], [200, 200, 0], [200, 200, 45]]
+    king = [256.57, 256.57, 45]            # nose to tail, straight ahead of the turned tank
+    reasons = [m["reason"] for m in _ram_after(path, king)["rolls"][0]["modifiers"]]
+    assert not any("less than 6" in r for r in reasons)
+    reasons = [m["reason"] for m in _ram_after(path, king, {"ram_distance": "ground"})["rolls"][0]["modifiers"]]
+    assert "moved 3.94 in, less than 6 in" in reasons
+
+
+def test_option_contact_mm():
+    path = [[100, 200, 0], [200, 200, 0]]
+    with pytest.raises(ScenarioError, match="a ram needs contact"):
+        _ram_after(path, [262, 200, 90])                      # a 5 mm gap
+    assert _ram_after(path, [262, 200, 90], {"contact_mm": 6.0})["contact"]["value_mm"] == pytest.approx(5.0)
+
+
+def test_option_barrier_armour():
+    terrain = BASE["terrain"] + [{"kind": "blocking", "name": "barrier: crates",
+                                  "points": [[240, 150], [260, 150], [260, 250], [240, 250]]}]
+    steps = [{"poses": {"10": [100, 200, 0]}}, {"round": {}},
+             {"act": "repair", "freak": "Zed", "component": "engine"},
+             {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[100, 200, 0], [200, 200, 0]]},
+             {"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "barrier: crates"}]
+    out = play(steps, [1, 5, 4, 2, 3], terrain=terrain)
+    ram = out["steps"][4]
+    assert ram["result"] == "won" and any("more armour" in m["reason"] for m in ram["rolls"][0]["modifiers"])
+    assert out["state"]["terrain"]["barrier: crates"]["offset_mm"] == [76.2, 0.0]      # knocked 3 in away
+    out = play(steps, [1, 5, 2, 5, 1], {"barrier_armour": 5}, terrain=terrain)
+    ram = out["steps"][4]
+    assert ram["result"] == "lost" and any("more armour" in m["reason"] for m in ram["rolls"][1]["modifiers"])
+
+
+def test_option_turn_tolerance_deg():
+    path = [[200, 200, 0], [250, 200, 4], [300, 200, 0]]
+    steps = [{"round": {}}, {"act": "repair", "freak": "Zed", "component": "engine"},
+             {"act": "drive", "freak": "Zed", "vehicle": 10, "path": path}]
+    assert play(steps, [1, 5])["steps"][2]["turning_in"] == 0.0
+    assert play(steps, [1, 5], {"turn_tolerance_deg": 2.0})["steps"][2]["turning_in"] == 6.0    # two 4-deg turns
+
+
+def test_option_speed_freak():
+    steps = [{"round": {}}, {"act": "repair", "freak": "Zed", "component": "engine"},
+             {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[200, 200, 0], [300, 200, 0]]},
+             {"end_turn": True}]
+    out = play(steps, [1, 5, 1])
+    assert any("Speed Freak: Zed drove the Rhinocerator only 3.94 in" in e for e in out["steps"][3]["events"])
+    with pytest.raises(ScenarioError, match="drive on, or say the way was blocked"):
+        play(steps, [1, 5, 1], {"speed_freak": "refuse"})
+    steps[2]["blocked"] = True
+    assert play(steps, [1, 5, 1], {"speed_freak": "refuse"})["steps"][3]["chip"] == "Ann"
+
+
+def test_option_down_gets_up():
+    def down(state):
+        state.freaks["Zed"].down = True
+    s = session({}, [5], down)
+    assert s.act({"act": "repair", "freak": "Zed", "component": "engine"})["result"] == "repaired"
+    assert not s.state.freaks["Zed"].down
+    s = session({"down_gets_up": "spends_turn"}, [5], down)
+    with pytest.raises(RulesError, match="getting up is all he does this turn"):
+        s.act({"act": "repair", "freak": "Zed", "component": "engine"})
+    assert "gets up: that is all he does" in " ".join(s.act({"act": "activate", "freak": "Zed"})["events"])
+    with pytest.raises(RulesError, match="spends this turn getting up"):
+        s.act({"act": "repair", "freak": "Zed", "component": "engine"})
+
+
+def test_option_obsession_free():
+    """Ix walks 3 in towards the Horse and back (6 in walked), then dashes 5.51 in to it."""
+    steps = [{"round": {}}, {"act": "walk", "freak": "Ix", "to": [376.2, 600]},
+             {"act": "walk", "freak": "Ix", "to": [300, 600]},
+             {"act": "board", "freak": "Ix", "vehicle": 14, "seat": "driver"}]
+    out = play(steps, [1])
+    assert out["steps"][3]["result"] == "boarded" and out["state"]["freaks"]["Ix"]["aboard"] == 14
+    with pytest.raises(ScenarioError, match="the Horse is 5.51 in from Ix; he reaches 0.00 in"):
+        play(steps, [1], {"obsession_free": False})
+
+
+def _kez(spot):
+    rosters = copy.deepcopy(BASE["rosters"])
+    rosters[1]["freaks"][2] = {"name": "Kez", **spot}
+    return rosters
+
+
+def test_option_jack_reach():
+    steps = [{"round": {}}, {"act": "jack", "freak": "Kez", "vehicle": 10}]
+    out = play(steps, [4, 5, 2, 1], rosters=_kez({"at": [200, 230]}))      # 12 mm from the tank's side
+    assert out["steps"][1]["result"] == "jacked" and out["state"]["vehicles"]["10"]["driver"] == "Kez"
+    with pytest.raises(ScenarioError, match="must be aboard the Rhinocerator to jack it"):
+        play(steps, [4], {"jack_reach": "aboard_only"}, rosters=_kez({"at": [200, 230]}))
+
+
+def test_option_jack_tie():
+    """Kez clinging to the Rhinocerator: 3 against 2 + 1, a tie; the tank surges 6 in ahead."""
+    steps = [{"round": {}}, {"act": "jack", "freak": "Kez", "vehicle": 10}]
+    out = play(steps, [4, 3, 2], rosters=_kez({"aboard": 10, "seat": "clinging"}))
+    assert out["steps"][1]["result"] == "tie: surged"
+    assert out["state"]["vehicles"]["10"]["pose"] == [352.4, 200.0, 0.0]
+    assert out["state"]["freaks"]["Kez"]["seat"] == "clinging"
+    out = play(steps, [4, 3, 2], {"jack_tie": "falls_off"}, rosters=_kez({"aboard": 10, "seat": "clinging"}))
+    assert out["state"]["freaks"]["Kez"]["pos"] == [200.0, 200.0] and out["state"]["freaks"]["Kez"]["aboard"] is None
+
+
+def test_option_two_wheels_failure():
+    steps = [{"round": {}}, {"act": "stunt", "freak": "Mo", "stunt": "two_wheels"}]
+    out = play(steps, [1, 2])
+    assert out["steps"][1]["result"] == "failure" and out["state"]["vehicles"]["11"]["pose"][2] == 0.0
+    out = play(steps, [1, 2, 5], {"two_wheels_failure": "rollover"})      # the booster survives its roll (5)
+    assert out["state"]["vehicles"]["11"]["pose"][2] == 90.0
+    assert out["state"]["vehicles"]["11"]["pending"] == "rollover"
+
+
+def test_option_flamer_ignites():
+    """Sarge's flamethrower (S2, 6 in) at the Rhinocerator's front (armour 4): 1 + ... a 2 + 2 = 4, no more
+    than the armour: a point of armour, not a damaging hit."""
+    steps = [{"poses": {"13": [330, 200, 180]}}, {"round": {}},
+             {"act": "shoot", "freak": "Pox", "weapon": "flamethrower", "target": 10}]
+    out = play(steps, [4, 2])
+    assert out["steps"][2]["result"] == "armour" and out["state"]["vehicles"]["10"]["burning"]
+    assert out["state"]["vehicles"]["10"]["armour"]["front"] == 3
+    out = play(steps, [4, 2], {"flamer_ignites": "damaging_hit"})
+    assert not out["state"]["vehicles"]["10"]["burning"]
+
+
+def test_option_burning_wreck_destroys():
+    for reading in (True, False):
+        # Penetrating 5: the King Rhino scatters 2 + 3 in, direction 1 (straight ahead, +x).
+        s = session({"burning_wreck_destroys": reading}, [6, 5, 2, 3, 1, 1], working(12))
+        s.state.vehicles[13].pose = s.state.vehicles[13].pose.__class__(700, 700, 0)   # Sarge out of the way
+        s.state.vehicles[10].pose = s.state.vehicles[10].pose.__class__(500, 470, 0)
+        s.state.vehicles[12].pose = s.state.vehicles[12].pose.__class__(500, 400, 0)
+        s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12})
+        king = s.state.vehicles[12]
+        assert king.burning and king.destroyed is reading and king.pose.x_mm == pytest.approx(500 + 5 * 25.4)
+        assert all(c.status != "working" for c in king.components)
+
+
+def test_option_gate_reset():
+    def prep(state):
+        h = state.vehicles[14]
+        h.last_gate, h.last_team, h.last_driver = "Gate 1", "Ann", "Zed"
+    steps = [{"act": "board", "freak": "Ix", "vehicle": 14, "seat": "driver"}]
+    s = session({}, [], prep)
+    s.act(*steps)
+    assert s.state.vehicles[14].last_gate == "Gate 1"               # still Ann's team
+    s = session({"gate_reset": "any_new_driver"}, [], prep)
+    s.act(*steps)
+    assert s.state.vehicles[14].last_gate is None
+
+
+def _jump(options):
+    gates = BASE["gates"] + [{"name": "Gate 3", "a": [1000, 380], "b": [1000, 260]}]
+    steps = [{"poses": {"10": [540, 320, 0]}}, {"round": {}},
+             {"act": "repair", "freak": "Zed", "component": "engine"},
+             {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [840, 320, 0]]},
+             {"act": "jump", "freak": "Zed", "vehicle": 10, "ramp": "ramp: Big Ramp", "distance_in": 10}]
+    return play(steps, [1, 5, 4], options, gates=gates)
+
+
+def test_option_airborne_scores():
+    out = _jump({})
+    assert out["steps"][4]["distance_in"] == 10.0 and out["state"]["scores"]["Ann"] == 1
+    assert out["state"]["vehicles"]["10"]["pose"] == [1094.0, 320.0, 0.0]
+    out = _jump({"airborne_scores": False})
+    assert out["state"]["scores"]["Ann"] == 0 and out["state"]["vehicles"]["10"]["last_gate"] is None
+
+
+def test_option_sight():
+    """The Bank stands between the Rhinocerator and the King Rhino (9.45 in apart)."""
+    steps = [{"poses": {"10": [300, 705, 0], "12": [620, 705, 0]}}, {"round": {}},
+             {"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12}]
+    with pytest.raises(ScenarioError, match="no line of sight to the King Rhino: Bank in the way"):
+        play(steps, [1, 3])
+    shot = play(steps, [1, 3], {"sight": "forest_only"})["steps"][2]
+    assert shot["result"] == "glancing" and shot["facing"]["facing"] == "back"
+
+
+def test_every_option_quotes_its_rule_and_has_a_test():
+    rules = rule_system("alpha_destructicus")
+    tested = {name[len("test_option_"):] for name in globals() if name.startswith("test_option_")}
+    for option in rules.options:
+        assert option.rule.startswith("alpha-destructicus.txt, \"") and len(option.doc) > 40
+        assert option.name in tested, f"{option.name} has no test_option_ test"
+
+
+# --- rosters -------------------------------------------------------------------
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r[0]["freaks"].pop(), "roster of Ann: needs exactly 3 'freaks'"),
+    (lambda r: r[0]["vehicles"][0].update(sample="batmobile"), "no sample vehicle 'batmobile'"),
+    (lambda r: r[0]["vehicles"][0].update(type="hovercraft"), "type must be one of truck, tank"),
+    (lambda r: r[0]["vehicles"][0].update(armour={"roof": 2}), "armour facings are front, side, back, top"),
+    (lambda r: r[0]["vehicles"][0].update(components=["engine", "engine"]), "two components share a name"),
+    (lambda r: r[0]["vehicles"][0].update(components=[{"weapon": "gun", "strength": 1}]), "needs a 'range_in'"),
+    (lambda r: r[1]["vehicles"][0].update(marker=10), "marker 10 is already another vehicle's"),
+    (lambda r: r[0]["freaks"][2].update(aboard=10, seat="driver"), "the Rhinocerator already has a driver"),
+    (lambda r: r[0]["vehicles"][2].update(armour={"all": 1}), "cavalry have no armour"),
+    (lambda r: r[0]["freaks"][2].pop("at"), "needs 'aboard' (a vehicle's marker) or 'at'"),
+])
+def test_roster_mistakes_are_named(change, message):
+    data = copy.deepcopy(BASE)
+    change(data["rosters"])
+    with pytest.raises(RulesError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        rule_system("alpha_destructicus").new_game(data["rosters"], parse_scene(data))
+
+
+def test_a_game_starts_with_broken_engines_and_the_appendix_numbers():
+    s = session()
+    tank, horse = s.state.vehicles[10], s.state.vehicles[14]
+    assert tank.armour == {"front": 4, "side": 3, "back": 1, "top": 1}
+    assert tank.engine.status == "damaged" and not tank.functional
+    assert horse.functional and horse.armour == {"front": 0, "side": 0, "back": 0, "top": 0}
+    assert s.state.freaks["Zed"].wounds == 3 and s.state.bag == ["Ann", "Ann", "Bob", "Bob", "Bob"]
+    copy.deepcopy(s.state)
+    assert json.dumps(s.state.to_json()) == json.dumps(copy.deepcopy(s.state).to_json())
+    with pytest.raises(RulesError, match="engine is not working: repair it first"):
+        s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [300, 200, 0]})
+
+
+# --- moving: the tracked path ----------------------------------------------------
+
+def test_trucks_turn_up_to_90_and_go_3_inches_between_turns():
+    s = session({}, [], working(11))
+    with pytest.raises(RulesError, match=r"it turns again after 1.95 in; a truck must move 3 in"):
+        s.act({"act": "drive", "freak": "Mo", "vehicle": 11,
+               "path": [[200, 400, 0], [250, 400, 0], [250, 400, 45], [285, 435, 45], [285, 435, 90]]})
+    with pytest.raises(RulesError, match="it turns 120 deg at once; a truck turns up to 90"):
+        s.act({"act": "drive", "freak": "Mo", "vehicle": 11, "path": [[200, 400, 0], [200, 400, 120]]})
+    out = s.act({"act": "drive", "freak": "Mo", "vehicle": 11,
+                 "path": [[200, 400, 0], [250, 400, 0], [250, 400, 45], [310, 460, 45], [310, 460, 90]]})
+    assert out["turning_in"] == 6.0 and out["turns_deg"] == [45.0, 45.0]
+
+
+def test_reverse_is_6_inches_and_never_mixed_with_forward():
+    s = session({}, [], working(10))
+    with pytest.raises(RulesError, match="but has 6.00 in this turn"):
+        s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "reverse": True, "to": [40, 200, 0]})
+    with pytest.raises(RulesError, match="moves forwards in a reverse move"):
+        s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "reverse": True, "to": [260, 200, 0]})
+    s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "reverse": True, "to": [100, 200, 0]})
+    with pytest.raises(RulesError, match="may not move both forward and in reverse"):
+        s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [120, 200, 0]})
+
+
+def test_push_it_adds_6_inches_and_a_failure_breaks_the_engine_after_the_move():
+    s = session({}, [2, 5], working(10))
+    s.act({"act": "stunt", "freak": "Zed", "stunt": "push_it"})
+    out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [650, 200, 0]})     # 17.72 in of 18
+    assert out["left_in"] == 0.28 and s.state.vehicles[10].engine.status == "working"
+    end = s.end_turn()
+    assert s.state.vehicles[10].engine.status == "damaged"
+    assert any("failed push wrecks the Rhinocerator's engine" in e for e in end["events"])
+
+
+# --- which facing: the geometry ------------------------------------------------------
+
+@pytest.mark.parametrize("where, facing", [
+    ((600, 400), "front"), ((400, 400), "back"), ((500, 480), "side"), ((500, 320), "side"),
+    ((560, 450), "side"), ((600, 430), "front")])
+def test_the_facing_struck_is_the_wedge_between_the_diagonals(where, facing):
+    s = session()
+    king = s.state.vehicles[12]
+    king.pose = king.pose.__class__(500, 400, 0)
+    got, verdict, _ = s.rules._facing(s.state, king, where, 0.0, "a test")
+    assert got == facing and verdict.outcome == "in"
+
+
+# --- clinging, grabbing, jacking --------------------------------------------------------
+
+def test_a_freak_grabs_a_passing_car_out_of_turn_within_1_inch():
+    rosters = _kez({"at": [400, 240]})            # 22 mm off the tank's path, not its final spot
+    s = session({}, [5, 4], working(10), rosters=rosters)
+    s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 200, 0]})
+    out = s.act({"act": "grab", "freak": "Kez", "vehicle": 10})
+    assert out["result"] == "clinging" and out["range"]["value_mm"] == pytest.approx(22.0)
+    assert s.state.freaks["Kez"].seat == "clinging" and s.state.acting == "Zed"
+    rosters = _kez({"at": [400, 260]})            # 42 mm: too far
+    s = session({}, [5, 4], working(10), rosters=rosters)
+    s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 200, 0]})
+    with pytest.raises(RulesError, match="came no closer than 1.65 in to Kez; grabbing reaches 1 in"):
+        s.act({"act": "grab", "freak": "Kez", "vehicle": 10})
+
+
+def test_clinging_riders_roll_when_their_car_stunts_and_fall_off_on_a_failure():
+    s = session({}, [5, 1], working(10), rosters=_kez({"aboard": 10, "seat": "clinging"}))
+    out = s.act({"act": "stunt", "freak": "Zed", "stunt": "panic_turn", "turn_deg": 90})
+    assert s.state.vehicles[10].pose.heading_deg == 90 and s.state.freaks["Kez"].aboard is None
+    assert "Kez falls off the Rhinocerator" in out["events"]
+
+
+# --- the hit tables -----------------------------------------------------------------
+
+def test_a_higher_glancing_result_supersedes_a_lower_one_and_not_the_other_way():
+    s = session({}, [4, 6, 4, 5], working(12))
+    s.state.vehicles[10].pose = s.state.vehicles[10].pose.__class__(500, 470, 0)
+    s.state.vehicles[12].pose = s.state.vehicles[12].pose.__class__(500, 400, 0)
+    s.state.vehicles[12].pending, s.state.vehicles[12].pending_table = 1, "glancing"
+    shoot = {"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12}
+    s.act(shoot)              # 4 + 1 > side 2: glancing 6 (rollover) over 1; engine (4) and horns (5) survive
+    king = s.state.vehicles[12]
+    assert king.pending == 6 and king.pose.heading_deg == 90
+    s.state.exclusive = None                                 # (a second shot, as if from another freak)
+    s.dice = FixedDice([5, 2])
+    s.act(shoot)                                             # now at its front: 5 + 1 > 3, glancing 2
+    assert king.pending == 6 and "the pending rollover is higher and stands" in s.log[-1].outcome["events"]
+
+
+def test_a_badly_shaken_car_makes_its_forced_move_first():
+    def prep(state):
+        working(10)(state)
+        state.vehicles[10].pending, state.vehicles[10].pending_table = 2, "glancing"
+    s = session({}, [], prep)
+    with pytest.raises(RulesError, match=r"must first make its forced move \(badly shaken\)"):
+        s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [300, 200, 0]})
+    out = s.act({"act": "forced", "freak": "Zed", "vehicle": 10})
+    assert out["distance_in"] == 6 and s.state.vehicles[10].pose.x_mm == pytest.approx(352.4)
+    out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [500, 200, 0]})
+    assert out["left_in"] == pytest.approx(0.19, abs=0.01)       # 6 forced + 5.81 of 12
+
+
+def test_fire_burns_at_the_end_of_the_drivers_turn():
+    def prep(state):
+        working(10)(state)
+        state.vehicles[10].burning = True
+        state.vehicles[10].component("machine guns").status = "damaged"
+    s = session({}, [3, 5, 1, 3], prep)                      # repair at -1: 3 - 1 = 2 fails
+    out = s.act({"act": "repair", "freak": "Zed", "component": "machine guns"})
+    assert out["result"] == "failed" and out["rolls"][0]["modifiers"][0]["value"] == -1
+    end = s.end_turn()                                       # Zed rolls 5: unhurt; the engine 1: damaged
+    tank = s.state.vehicles[10]
+    assert tank.engine.status == "damaged" and tank.destroyed
+    assert "the Rhinocerator is destroyed (burnt out: every component damaged)" in end["events"]
+    assert end["chip"] == "Bob"
+
+
+def test_lava_gives_two_penetrating_hits_and_fire():
+    terrain = BASE["terrain"] + [{"kind": "blocking", "name": "lava: the pit",
+                                  "points": [[420, 180], [460, 180], [460, 220], [420, 220]]}]
+    s = session({}, [3, 2, 1], working(10), terrain=terrain)   # table 3 (engine 2: broken), then 2
+    out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [480, 200, 0]})
+    tank = s.state.vehicles[10]
+    assert tank.burning and "the Rhinocerator touches the lava of lava: the pit" in out["events"]
+    assert "penetrating hit 3: internal explosion" in out["events"]
+
+
+def test_a_building_rammed_twice_is_rubble():
+    def prep(state):
+        working(10)(state)
+        state.vehicles[10].pose = state.vehicles[10].pose.__class__(460, 610, 90)   # nose on the Bank's wall
+    s = session({}, [5, 1], prep)
+    out = s.act({"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "Bank"})
+    assert out["result"] == "won" and s.state.terrain["Bank"].breached == [0]
+    s.state.terrain["Bank"].breached.append(2)               # another wall breached later
+    assert s.state.terrain["Bank"].kind == "building"
+    s.state.stopped = False
+    s.dice = FixedDice([5, 1])
+    s.act({"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "Bank"})
+    assert s.state.terrain["Bank"].kind == "rubble"
+
+
+# --- the end of the game ---------------------------------------------------------------
+
+def test_six_rounds_end_the_game_with_the_most_points_winning():
+    s = session({"chip_draw": "declared"})
+    s.state.scores = {"Ann": 1, "Bob": 2}
+    for rnd in range(6):
+        if rnd:
+            s.start_round({})
+        for fid in ("Zed", "Grub", "Mo", "Pox", "Ix", "Kez"):
+            s.act({"act": "activate", "freak": fid})
+            s.end_turn()
+    assert s.state.over and s.state.winner == "Bob" and s.state.round == 6
+    with pytest.raises(RulesError, match="the game is over \\(Bob won\\)"):
+        s.start_round({})
+
+
+def test_page_hooks_show_the_card_targets_and_actions():
+    s = session({}, [], working(10))
+    card = s.rules.card(s.state, 10)
+    assert card["driver"] == "Zed" and card["status"] == "working" and card["armour"]["front"] == 4
+    targets = {t["marker"]: t for t in s.rules.targets(s.state, 10)}
+    assert targets[12]["facing"]["facing"] in ("front", "side") and "weapons" in targets[12]
+    acts = {a["act"]: a for a in s.rules.actions(s.state, 10)}
+    assert {"drive", "stunt", "shoot", "activate"} <= set(acts)
+    assert acts["drive"]["fields"][2]["kind"] == "table_pose"
+    assert s.rules.overlays(s.state, 10)["arcs"][0]["range_in"] == 12
+
+
+
+# --- a whole game -------------------------------------------------------------------
+
+SCENE = {
+    "rules": "alpha_destructicus",
+    "table": {"width_mm": 1219.2, "depth_mm": 812.8},
+    "cars": [
+        {"id": 10, "name": "Rhinocerator", "x_mm": 150, "y_mm": 150, "heading_deg": 0, "length_mm": 80, "width_mm": 36},
+        {"id": 11, "name": "Dragster", "x_mm": 150, "y_mm": 400, "heading_deg": 0, "length_mm": 75, "width_mm": 32},
+        {"id": 14, "name": "Horse", "x_mm": 300, "y_mm": 650, "heading_deg": 0, "length_mm": 50, "width_mm": 20},
+        {"id": 12, "name": "King Rhino", "x_mm": 1050, "y_mm": 150, "heading_deg": 180, "length_mm": 80, "width_mm": 34},
+        {"id": 13, "name": "Sarge", "x_mm": 1050, "y_mm": 400, "heading_deg": 180, "length_mm": 75, "width_mm": 32},
+        {"id": 15, "name": "Waldo", "x_mm": 1000, "y_mm": 700, "heading_deg": 180, "length_mm": 60, "width_mm": 30},
+    ],
+    "terrain": [
+        {"kind": "building", "name": "Bank", "points": [[700, 480], [800, 480], [800, 580], [700, 580]]},
+        {"kind": "blocking", "name": "ramp: Hump", "points": [[480, 630], [480, 670], [520, 670], [520, 630]]},
+    ],
+    "gates": [
+        {"name": "East", "a": [400, 460], "b": [400, 340]},
+        {"name": "West", "a": [800, 340], "b": [800, 460]},
+        {"name": "Sky", "a": [540, 700], "b": [540, 600]},
+    ],
+}
+ROSTERS = [
+    {"player": "Ann", "freaks": [{"name": "Zed", "aboard": 10, "seat": "driver"},
+                                 {"name": "Mo", "aboard": 11, "seat": "driver"}, {"name": "Ix", "at": [250, 650]}],
+     "vehicles": [{"marker": 10, "sample": "rhinocerator"}, {"marker": 11, "sample": "dragster"},
+                  {"marker": 14, "sample": "horse"}]},
+    {"player": "Bob", "freaks": [{"name": "Grub", "aboard": 12, "seat": "driver"},
+                                 {"name": "Pox", "aboard": 13, "seat": "driver"}, {"name": "Kez", "at": [960, 650]}],
+     "vehicles": [{"marker": 12, "sample": "king_rhino"}, {"marker": 13, "sample": "sarge"},
+                  {"marker": 15, "sample": "waldo"}]},
+]
+
+
+class Table:
+    """Plays a game through the session; each step's dice are fixed and must all be used; the chip
+    draws are the faces that pick the chip of the player named next."""
+
+    def __init__(self):
+        rules = rule_system("alpha_destructicus")
+        self.s = GameSession(rules, rules.new_game(copy.deepcopy(ROSTERS), parse_scene(SCENE)), None)
+        self.kinds = set()
+        self.out = []
+
+    @property
+    def st(self):
+        return self.s.state
+
+    def _chip(self, bag, player):
+        return [bag.index(player) + 1] if len(bag) > 1 else []
+
+    def round(self, first):
+        bag = [p for p in self.st.players for _ in self.st.alive(p)]
+        self.s.dice = FixedDice(self._chip(bag, first))
+        out = self.s.start_round({})
+        assert self.s.dice.remaining == 0 and out["chip"] == first, out
+        return out
+
+    def act(self, dice=(), **action):
+        self.s.dice = FixedDice(list(dice))
+        out = self.s.act(action)
+        assert self.s.dice.remaining == 0, (action, self.s.dice.remaining, out)
+        self.kinds.add(action["act"])
+        self.out.append(out)
+        return out
+
+    def end(self, dice=(), next=None):
+        bag = self.st.bag
+        self.s.dice = FixedDice(list(dice) + ([] if next is None else self._chip(bag, next)))
+        out = self.s.end_turn()
+        assert self.s.dice.remaining == 0, (out, self.s.dice.remaining)
+        if next is not None:
+            assert out["chip"] == next, out
+        return out
+
+
+def test_a_whole_game_six_rounds_every_action_kind_and_gate_scoring():
+    """Six rounds between Ann and Bob, every die fixed: gates scored (and one not: backwards), a
+    ram won and one lost in a forced move, a jump through a gate, a jacking, a grab as a car passes,
+    a building breached, fire, and the tie on points broken by vehicles destroyed."""
+    t = Table()
+    # Round 1
+    t.round("Ann")
+    t.act([5], act="repair", freak="Zed", component="engine")
+    t.act(act="drive", freak="Zed", vehicle=10, path=[[150, 150, 0], [450, 150, 0]])
+    t.end(next="Bob")
+    t.act([5], act="repair", freak="Grub", component="engine")
+    t.act(act="drive", freak="Grub", vehicle=12, path=[[1050, 150, 180], [750, 150, 180]])
+    t.end(next="Ann")
+    t.act([5], act="repair", freak="Mo", component="engine")
+    o = t.act(act="drive", freak="Mo", vehicle=11, path=[[150, 400, 0], [450, 400, 0]])
+    assert o["scored"] == [{"gate": "East", "player": "Ann"}]
+    t.end(next="Bob")
+    t.act([5], act="repair", freak="Pox", component="engine")
+    o = t.act(act="drive", freak="Pox", vehicle=13, path=[[1050, 400, 180], [750, 400, 180]])
+    assert o["scored"] == [{"gate": "West", "player": "Bob"}]
+    t.end(next="Ann")
+    t.act(act="activate", freak="Ix")
+    t.act(act="walk", freak="Ix", to=[265, 650])
+    t.act(act="board", freak="Ix", vehicle=14, seat="driver")
+    t.end(next="Bob")
+    t.act(act="walk", freak="Kez", to=[820, 600])
+    t.end()
+    # Round 2
+    t.round("Ann")
+    o = t.act([4, 2], act="shoot", freak="Zed", weapon="machine guns", target=12)
+    assert o["result"] == "glancing" and o["facing"]["facing"] == "front"          # 4 + 1 > 3: badly shaken
+    t.act(act="drive", freak="Zed", vehicle=10, path=[[450, 150, 0], [610, 150, 0]])
+    t.end(next="Bob")
+    o = t.act([2, 5, 1], act="forced", freak="Grub", vehicle=12)
+    assert "the King Rhino runs into the Rhinocerator after 2.28 in: a ram" in o["events"] and t.st.stopped
+    t.end(next="Ann")
+    t.act([4], act="stunt", freak="Mo", stunt="push_it")
+    t.act(act="drive", freak="Mo", vehicle=11, path=[[450, 400, 0], [675, 400, 0]])
+    o = t.act([6, 1, 5, 3], act="ram", freak="Mo", vehicle=11, target=13)
+    assert o["result"] == "won" and t.st.vehicles[13].component("flamethrower").status == "destroyed"
+    t.end(next="Bob")
+    t.act(act="leave", freak="Pox", to=[750, 440])
+    t.act(act="walk", freak="Pox", to=[750, 500])
+    t.end(next="Ann")
+    t.act(act="drive", freak="Ix", vehicle=14, path=[[300, 650, 0], [455, 650, 0]])
+    o = t.act([3], act="jump", freak="Ix", vehicle=14, ramp="ramp: Hump", distance_in=5)
+    assert o["distance_in"] == 5.0 and t.st.scores["Ann"] == 2
+    t.end(next="Bob")
+    t.act(act="walk", freak="Kez", to=[705, 505])
+    t.end()
+
+    # Round 3
+    t.round("Ann")
+    t.act(act="drive", freak="Zed", vehicle=10, reverse=True, path=[[610, 150, 0], [500, 150, 0]])
+    t.end(next="Bob")
+    o = t.act([3, 2], act="defend", freak="Pox", building="Bank", target=11)
+    assert o["result"] == "penetrating" and t.st.vehicles[11].burning        # top armour 0: fire (2)
+    t.end(next="Ann")
+    o = t.act([2, 3, 5, 2, 4], act="forced", freak="Mo", vehicle=11)
+    assert t.st.vehicles[13].destroyed and t.st.vehicles[11].pending == 4     # spinout waits
+    t.end([6, 6, 6], next="Bob")
+    t.act(act="walk", freak="Kez", to=[656.6, 418.4])
+    o = t.act([5, 2, 1], act="jack", freak="Kez", vehicle=11)
+    assert o["result"] == "jacked" and o["rolls"][1]["total"] == 2           # 2 + 1 - 1 (burning)
+    t.end([6, 6, 6], next="Ann")
+    t.act(act="drive", freak="Ix", vehicle=14, path=[[582, 650, 0], [650, 650, 0], [650, 650, 90], [650, 700, 90], [650, 700, 0], [700, 700, 0]])
+    t.end(next="Bob")
+    o = t.act(act="drive", freak="Grub", vehicle=12, path=[[692, 150, 180], [600, 150, 180]])
+    assert o["left_in"] == 2.38                                              # slightly shaken: 6 in
+    t.end()
+    # Round 4
+    t.round("Ann")
+    o = t.act(act="activate", freak="Mo")
+    assert o["events"] == ["Mo moves for Ann", "Mo gets up"]
+    t.end(next="Bob")
+    o = t.act([3, 2, 1, 1], act="forced", freak="Kez", vehicle=11)
+    assert "Pox takes a wound (Bank coming down): 2 left; he falls down until his next turn" in o["events"]
+    o = t.act([4], act="grab", freak="Mo", vehicle=11)
+    assert o["result"] == "clinging" and t.st.freaks["Mo"].seat == "clinging"
+    t.end([6, 6, 6], next="Ann")
+    t.act(act="drive", freak="Zed", vehicle=10, path=[[500, 150, 0], [520, 150, 0]])
+    o = t.act([5, 1, 6, 4, 4], act="ram", freak="Zed", vehicle=10, target=12)
+    assert o["result"] == "won" and t.st.vehicles[12].pose.heading_deg == -90  # rolled over
+    t.end(next="Bob")
+    o = t.act([1, 1], act="forced", freak="Grub", vehicle=12)
+    assert o["result"] == "stopped" and o["distance_in"] == 2
+    t.end(next="Ann")
+    t.act(act="drive", freak="Ix", vehicle=14, path=[[700, 700, 0], [700, 700, -90], [700, 650, -90], [700, 650, 180], [520, 650, 180]])
+    t.end(next="Bob")
+    o = t.act(act="activate", freak="Pox")
+    assert "Pox gets up" in o["events"]
+    t.act(act="walk", freak="Pox", to=[878, 578])
+    t.act(act="board", freak="Pox", vehicle=15, seat="driver")
+    t.end()
+    # Round 5
+    t.round("Bob")
+    t.act(act="drive", freak="Pox", vehicle=15, path=[[1000, 700, 180], [1000, 700, -90], [1000, 440, -90], [1000, 440, 180]])
+    t.end(next="Ann")
+    o = t.act([1], act="shoot", freak="Zed", weapon="machine guns", target=12)
+    assert o["result"] == "missed"
+    t.end(next="Bob")
+    o = t.act(act="drive", freak="Grub", vehicle=12, path=[[600, 99.2, -90], [600, 99.2, 0], [760, 99.2, 0]])
+    assert o["turning_in"] == 3.0
+    t.end(next="Ann")
+    t.act(act="leave", freak="Mo", to=[700, 420])
+    t.act(act="walk", freak="Mo", to=[650, 380])
+    t.end(next="Bob")
+    t.act(act="activate", freak="Kez")
+    t.end([6, 6, 6], next="Ann")
+    t.act(act="drive", freak="Ix", vehicle=14, path=[[520, 650, 180], [400, 650, 180]])
+    t.end()
+    # Round 6
+    t.round("Bob")
+    o = t.act(act="drive", freak="Pox", vehicle=15, path=[[1000, 440, 180], [760, 440, 180]])
+    assert o["scored"] == [{"gate": "West", "player": "Bob"}]
+    t.end(next="Ann")
+    t.act(act="drive", freak="Zed", vehicle=10, path=[[520, 150, 0], [520, 150, 45], [560, 190, 45]])
+    t.end(next="Bob")
+    t.act(act="activate", freak="Grub")
+    t.end(next="Ann")
+    t.act(act="walk", freak="Mo", to=[600, 380])
+    t.end(next="Bob")
+    t.act(act="activate", freak="Kez")
+    t.end([6, 6, 6], next="Ann")
+    t.act(act="activate", freak="Ix")
+    o = t.end()
+    st = t.st
+    assert st.over and st.round == 6 and st.winner == "Ann"
+    assert st.scores == {"Ann": 2, "Bob": 2} and st.destroyed_by == {"Ann": 1, "Bob": 0}
+    every = {"activate", "walk", "board", "leave", "drive", "forced", "stunt", "grab", "jump", "jack", "shoot",
+             "repair", "ram", "defend"}
+    assert every == t.kinds == set(ACTIONS)
+    scored = [(s["gate"], s["player"]) for o in t.out for s in o.get("scored", [])]
+    assert scored == [("East", "Ann"), ("West", "Bob"), ("West", "Bob")]
+    assert any("the Horse drives through Sky: 1 point to Ann" in e for o in t.out for e in o["events"])
+    assert st.vehicles[13].destroyed and st.terrain["Bank"].breached == [0]
+    assert st.freaks["Mo"].wounds == 2 and st.vehicles[11].burning and st.vehicles[11].last_team == "Bob"
+    assert "the game ends (6 rounds played): Ann wins with 2 points (tied on points; 1 vehicles destroyed)" \
+        in t.s.log[-1].outcome["events"]
+    assert json.loads(json.dumps(st.to_json())) == st.to_json()
+    with pytest.raises(RulesError, match="the game is over"):
+        t.s.start_round({})
+
+
+# --- more of the tables and the terrain ----------------------------------------------
+
+def test_a_spectacular_explosion_hits_everything_within_6_inches():
+    def prep(state):
+        working(12, 10)(state)
+        state.vehicles[12].pose = state.vehicles[12].pose.__class__(500, 400, 0)
+        state.vehicles[10].pose = state.vehicles[10].pose.__class__(500, 470, 0)
+    # A natural 6, penetrating 6; Grub aboard rolls 1 (wounded); the blast's S2 on the tank's side (armour 3):
+    # 2 + 2 = 4, a point of armour and a glancing hit (1, slightly shaken).
+    s = session({}, [6, 6, 1, 2, 1], prep)
+    out = s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12})
+    king, tank = s.state.vehicles[12], s.state.vehicles[10]
+    assert king.destroyed and king.removed and s.state.freaks["Grub"].aboard is None
+    assert s.state.freaks["Grub"].wounds == 2 and s.state.destroyed_by["Ann"] == 1
+    assert "the blast reaches the Rhinocerator" in out["events"] and tank.armour["side"] == 2
+    assert tank.pending == 1 and s.dice.remaining == 0
+
+
+def test_a_bike_hit_throws_the_rider_and_the_horse_surges_on():
+    def prep(state):
+        state.vehicles[14].pose = state.vehicles[14].pose.__class__(200, 300, 0)
+        state.freaks["Ix"].aboard, state.freaks["Ix"].seat, state.freaks["Ix"].pos = 14, "driver", None
+    # 3 + 1 against no armour: a hit on the bike and cavalry table, 3 (Ditched); Ix's resilience 2.
+    s = session({}, [3, 3, 2], prep)
+    out = s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 14})
+    assert out["result"] == "penetrating" and "bike hit 3: ditched" in out["events"]
+    assert s.state.freaks["Ix"].aboard is None and s.state.freaks["Ix"].wounds == 2
+    assert s.state.vehicles[14].pose.x_mm == pytest.approx(200 + 6 * 25.4)
+
+
+def test_rubble_costs_double_on_a_failed_skill_check():
+    terrain = BASE["terrain"] + [{"kind": "rough", "name": "rubble: yard",
+                                  "points": [[300, 150], [350, 150], [350, 250], [300, 250]]}]
+    s = session({}, [2], working(10), terrain=terrain)
+    out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [400, 200, 0]})
+    assert out["spent"]["value_mm"] == pytest.approx(250.0)         # 200 driven + 50 in rubble paid twice
+    s = session({}, [2], working(10), terrain=terrain)
+    with pytest.raises(RulesError, match=r"it spends 13.78 in \(11.81 in driven, 0.00 in turning, 1.97 in extra"):
+        s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [500, 200, 0]})
+
+
+def test_a_jump_declared_under_half_its_reach_is_refused_and_a_failed_roll_halves_it():
+    gates = BASE["gates"]
+    steps = [{"poses": {"10": [540, 320, 0]}}, {"round": {}},
+             {"act": "repair", "freak": "Zed", "component": "engine"},
+             {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [840, 320, 0]]},
+             {"act": "jump", "freak": "Zed", "vehicle": 10, "ramp": "ramp: Big Ramp", "distance_in": 5,
+              "expect_error": True},
+             {"act": "jump", "freak": "Zed", "vehicle": 10, "ramp": "ramp: Big Ramp", "distance_in": 10}]
+    out = play(steps, [1, 5, 2], gates=gates)
+    assert "declare between 5.91 in and 11.81 in" in out["steps"][4]["error"]
+    assert out["steps"][5]["distance_in"] == 5.0 and out["state"]["vehicles"]["10"]["pose"][0] == 967.0
+
+
+def test_a_recorded_game_file_plays_back_to_the_same_state(tmp_path):
+    from companion.record import resume
+    from companion.store import GameStore
+    path = SCENARIOS[2]                                  # the ram: dice, poses, a drive and a ram
+    store = GameStore(tmp_path / "game.db")
+    outcome = run_scenario(load_scenario(path), str(path), store)
+    replayed = resume(store)
+    assert replayed.session.state.to_json() == outcome["state"]
+    assert replayed.session.state.vehicles[12].armour["side"] == 1
+    store.close()
