@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import threading
 import time
 from collections import deque
@@ -35,6 +36,12 @@ from .rules.base import RulesError, rule_system, rule_systems
 from .scenario import state_json
 from .scene import Scene
 from .session import GameSession
+
+
+#: A car's path keeps a pose each time it has moved this far or turned this much.
+PATH_STEP_MM = 5.0
+PATH_STEP_DEG = 3.0
+PATH_MAX_POINTS = 2000
 
 
 class GameError(ValueError):
@@ -129,6 +136,9 @@ class TableGame:
         self.last_outcome: dict | None = None
         self._lock = threading.RLock()
         self._held_for_turn: int | None = None
+        #: Each car's way over the table since its activation began, as the camera followed
+        #: it (for rules that take distance and turns from the path driven).
+        self._paths: dict[int, list[list[float]]] = {}
         live.add_frame_listener(self.on_frame)
 
     # --- bookkeeping ------------------------------------------------------------------
@@ -155,6 +165,15 @@ class TableGame:
     def on_frame(self, tracked) -> None:
         """A frame tracked: the game's poses follow the camera, but for held cars."""
         session = self.session
+        for c in tracked.cars:
+            if c.stale:
+                continue
+            path = self._paths.setdefault(c.id, [])
+            last = path[-1] if path else None
+            if last is None or math.hypot(c.x_mm - last[0], c.y_mm - last[1]) >= PATH_STEP_MM \
+                    or abs((c.heading_deg - last[2] + 180) % 360 - 180) >= PATH_STEP_DEG:
+                path.append([c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg])
+                del path[:-PATH_MAX_POINTS]
         if session is None or session.pending is not None:
             return
         with self._lock:
@@ -174,6 +193,7 @@ class TableGame:
             if marker is not None:
                 self.held.add(marker)
                 self._record_hold(marker)
+                self._paths.pop(marker, None)           # its way this activation starts here
             self._held_for_turn = marker
 
     # --- evidence ---------------------------------------------------------------------
@@ -451,6 +471,10 @@ class TableGame:
                         raise GameError(f"{act}: choose the target first")
                     of = filled["target"]
                 filled[name] = self._table_pose(int(of))
+            elif f["kind"] == "table_path":
+                of = int(f["of"])
+                now = self._table_pose(of)
+                filled[name] = [p[:3] for p in self._paths.get(of, [])] + [now[:3]]
             elif f["kind"] == "choice":
                 value = action.get(name)
                 if value is None:

@@ -116,8 +116,8 @@ class AlphaDestructicusViews:
             acts.append({"act": "drive", "label": "Drive", "rule": D.sec("Vehicles"),
                          "about": "Drive the car on the table, then resolve: where it stands is where it went "
                                   "(a path of poses gives turns and gates more exactly).",
-                         "fields": [pick, fixed, {"name": "to", "kind": "table_pose", "of": marker,
-                                                  "label": "to where the car stands now"}]})
+                         "fields": [pick, fixed, {"name": "path", "kind": "table_path", "of": marker,
+                                                  "label": "the way it went, as the camera followed it"}]})
             acts.append({"act": "stunt", "label": "Stunt", "rule": D.sec("Stunts"),
                          "fields": [pick, {"name": "stunt", "kind": "choice", "label": "stunt", "choices": [
                              {"value": s, "label": s.replace("_", " ")}

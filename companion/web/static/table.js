@@ -89,6 +89,41 @@
     return car;
   }
 
+  // Gates: the line between the posts, the posts (A on the driver's left), the
+  // name, and an arrow the way to drive through. Redrawn only when they change.
+  let gatesDrawn = "";
+  function drawGates(gates) {
+    const key = JSON.stringify(gates || []);
+    if (key === gatesDrawn) return;
+    gatesDrawn = key;
+    const layer = $("gates");
+    layer.replaceChildren();
+    for (const g of gates || []) {
+      if (!g.a || !g.b) continue;                      // a marker gate whose posts are not seen yet
+      const [ax, ay] = g.a, [bx, by] = g.b;
+      const len = Math.hypot(bx - ax, by - ay);
+      if (!(len > 0)) continue;
+      // The way through is the left-hand normal of A -> B (table frame), drawn with y flipped.
+      const nx = -(by - ay) / len, ny = (bx - ax) / len;
+      const mx = (ax + bx) / 2, my = (ay + by) / 2, r = Math.min(28, len / 3);
+      const tip = [mx + nx * r, my + ny * r], tail = [mx - nx * r, my - ny * r];
+      const side = [-ny * r * 0.45, nx * r * 0.45], back = [nx * r * 0.5, ny * r * 0.5];
+      const head = [[tip[0] - back[0] + side[0], tip[1] - back[1] + side[1]], tip,
+                    [tip[0] - back[0] - side[0], tip[1] - back[1] - side[1]]];
+      const grp = el("g", { class: `gate ${g.source === "markers" ? "marker-gate" : ""} ${g.role || ""}`,
+                            "data-gate": g.name, "data-role": g.role || "" });
+      grp.append(el("line", { class: "gate-line", x1: ax, y1: Y(ay), x2: bx, y2: Y(by) }));
+      grp.append(el("path", { class: "gate-arrow",
+        d: `M ${tail[0]} ${Y(tail[1])} L ${tip[0]} ${Y(tip[1])} M ${head.map(([x, y]) => `${x} ${Y(y)}`).join(" L ")}` }));
+      grp.append(el("circle", { class: "gate-post", "data-post": "a", cx: ax, cy: Y(ay), r: 7 }));
+      grp.append(el("circle", { class: "gate-post", "data-post": "b", cx: bx, cy: Y(by), r: 7 }));
+      // The name sits beyond post A, off the line, where cars driving through do not cover it.
+      const ux = (ax - bx) / len, uy = (ay - by) / len;
+      grp.append(el("text", { class: "gate-name", x: ax + ux * 24, y: Y(ay + uy * 24) + 5, text: g.name }));
+      layer.append(grp);
+    }
+  }
+
   let lastMoved = 0;
   function onSnapshot(s) {
     state.updates += 1;
@@ -117,6 +152,7 @@
     for (const [id, car] of cars) {
       if (!present.has(id)) { car.group.remove(); car.label.remove(); car.row.remove(); cars.delete(id); }
     }
+    drawGates(s.gates);
     $("source").textContent = `${s.source.description}: ${s.source.status}`;
     $("camera").textContent = s.camera
       ? `camera ${s.camera.calibrated ? "calibrated" : "estimated"}, anchors ±${fmt(s.camera.reprojection_mm, 2)} mm`
@@ -461,7 +497,7 @@
     const fields = [];
     for (const f of spec.fields) {
       if (f.kind === "fixed") continue;
-      if (f.kind === "table_pose") { fields.push(html("p", { class: "dim", text: `${f.name}: ${f.label} (from the camera)` })); continue; }
+      if (f.kind === "table_pose" || f.kind === "table_path") { fields.push(html("p", { class: "dim", text: `${f.name}: ${f.label} (from the camera)` })); continue; }
       const choices = f.choices_by ? (f.choices_by[String(openForm.values[f.depends_on])] || []) : f.choices;
       const sel = html("select", { name: f.name, "aria-label": f.label },
         ...(f.optional ? [html("option", { value: "", text: "(any)" })] : []),
