@@ -510,7 +510,7 @@ def test_page_hooks_show_the_card_targets_and_actions():
     assert targets[12]["facing"]["facing"] in ("front", "side") and "weapons" in targets[12]
     acts = {a["act"]: a for a in s.rules.actions(s.state, 10)}
     assert {"drive", "stunt", "shoot", "activate"} <= set(acts)
-    assert acts["drive"]["fields"][2]["kind"] == "table_pose"
+    assert acts["drive"]["fields"][2]["kind"] == "table_path"
     assert s.rules.overlays(s.state, 10)["arcs"][0]["range_in"] == 12
 
 
