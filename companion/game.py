@@ -350,21 +350,17 @@ class TableGame:
                       f"every state as recorded")
             return self.game_json()
 
-    def starter_rosters(self) -> list[dict]:
-        """Rosters to start from: the demo's own on the demo table, else the table's cars
-        shared between two players, each a car with a front gun, to be edited."""
+    def starter_rosters(self, rules: str = "shattered_highways") -> list[dict]:
+        """Rosters to start from: the demo's own on the demo table (Shattered Highways), else
+        the rule system's own for this table's cars, to be edited."""
         names = {c.name for c in self.table.cars}
-        if names == {"Interceptor", "Rust Bucket", "War Rig", "Buggy", "Hearse"}:
+        if rules == "shattered_highways" and names == {"Interceptor", "Rust Bucket", "War Rig", "Buggy", "Hearse"}:
             text = resources.files("companion").joinpath("data/demo_rosters.json").read_text(encoding="utf-8")
             return json.loads(text)
-        rosters = [{"player": p, "points": 200, "vehicles": []} for p in ("Player 1", "Player 2")]
-        for n, car in enumerate(self.table.cars):
-            r = rosters[n % 2]
-            if "hero" not in r:
-                r["hero"] = {"vehicle": car.id, "seat": "D"}
-            r["vehicles"].append({"marker": car.id, "name": car.name, "class": "car", "weapons": ["front"],
-                                  "addons": []})
-        return [r for r in rosters if r["vehicles"]]
+        try:
+            return rule_system(rules).starter_rosters([(c.id, c.name) for c in self.table.cars])
+        except NotImplementedError as exc:
+            raise GameError(str(exc)) from None
 
     def load_table(self, table) -> None:
         """Play on another table file: the camera uses it from the next frame; a game

@@ -116,6 +116,22 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- the game -----------------------------------------------------------------
 
+    def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
+        """Two players, the table's cars shared out as the appendix's sample vehicles, three
+        freaks each ("Freaks"): one driving each of their vehicles, the rest on foot."""
+        samples = ("dragster", "king_rhino", "sarge", "rhinocerator", "waldo", "velociraptor")
+        rosters = [{"player": p, "freaks": [], "vehicles": []} for p in ("Player 1", "Player 2")]
+        for n, (marker, _name) in enumerate(cars):
+            rosters[n % 2]["vehicles"].append({"marker": marker, "sample": samples[n % len(samples)]})
+        for k, r in enumerate(rosters):
+            for i in range(3):
+                if i < len(r["vehicles"]):
+                    r["freaks"].append({"name": f"Freak {k + 1}.{i + 1}", "aboard": r["vehicles"][i]["marker"],
+                                        "seat": "driver"})
+                else:
+                    r["freaks"].append({"name": f"Freak {k + 1}.{i + 1}", "at": [150.0 + 300 * k, 150.0 + 60 * i]})
+        return [r for r in rosters if r["vehicles"]]
+
     def new_game(self, rosters: list[dict], scene) -> GameState:
         """Freaks and vehicles from rosters, placed at the scene's poses; terrain and gates from the scene."""
         return build_game(rosters, scene)

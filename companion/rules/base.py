@@ -79,6 +79,11 @@ class RuleSystem:
         """Resolve one action: a generator yielding dice requests."""
         raise NotImplementedError(f"{self.name} resolves no actions yet")
 
+    def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
+        """Rosters to begin from for a table's cars (marker, name): something that plays,
+        for the players to edit."""
+        raise NotImplementedError(f"{self.name} has no starter rosters; write them in Setup")
+
     # --- what the page shows (read only) ---------------------------------------------
 
     def card(self, state, marker: int) -> dict:

@@ -123,6 +123,16 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         table = (scene.width_mm, scene.depth_mm) if scene is not None else (1219.2, 812.8)
         return GameState(players, vehicles, warriors, table, _pack_heading(vehicles.values()))
 
+    def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
+        """The table's cars shared between two players, each a car with a front gun and a
+        hero driving the first."""
+        rosters = [{"player": p, "points": 200, "vehicles": []} for p in ("Player 1", "Player 2")]
+        for n, (marker, name) in enumerate(cars):
+            r = rosters[n % 2]
+            r.setdefault("hero", {"vehicle": marker, "seat": "D"})
+            r["vehicles"].append({"marker": marker, "name": name, "class": "car", "weapons": ["front"], "addons": []})
+        return [r for r in rosters if r["vehicles"]]
+
     def table_from_scene(self, scene, classes: dict[int, str]) -> GameState:
         """Just the vehicles on a scene's table, by class, no crews: enough to judge a Move."""
         vehicles = {}

@@ -161,7 +161,8 @@ def rules():
 
 @bp.get("/rosters/starter")
 def starter_rosters():
-    return jsonify(game().starter_rosters())
+    from flask import request
+    return jsonify(game().starter_rosters(request.args.get("rules", "shattered_highways")))
 
 
 @bp.post("/game")

@@ -323,7 +323,11 @@
     const sel = $("setup-rules");
     if (!sel.options.length) {
       for (const r of g.rule_systems) sel.append(html("option", { value: r.name, text: r.title }));
-      sel.addEventListener("change", () => showOptions(g.rule_systems.find((r) => r.name === sel.value)));
+      sel.addEventListener("change", () => {
+        showOptions(g.rule_systems.find((r) => r.name === sel.value));
+        api(`rosters/starter?rules=${sel.value}`).then((r) => { $("setup-rosters").value = JSON.stringify(r, null, 1); })
+          .catch((e) => { $("setup-error").textContent = e.message; });
+      });
     }
     if (!setupFilled) {
       setupFilled = true;
@@ -331,7 +335,7 @@
       sel.value = current;
       showOptions(g.game ? g.game.rules : g.rule_systems.find((r) => r.name === current));
       if (g.game && g.game.setup) $("setup-rosters").value = JSON.stringify(g.game.setup.rosters, null, 1);
-      else api("rosters/starter").then((r) => { $("setup-rosters").value = JSON.stringify(r, null, 1); });
+      else api(`rosters/starter?rules=${current}`).then((r) => { $("setup-rosters").value = JSON.stringify(r, null, 1); });
     }
     $("setup-start").disabled = !state.canChange;
     $("setup-start").textContent = g.game ? "Start a new game (this one ends)" : "Start the game";
