@@ -85,6 +85,32 @@ class TerrainSpec:
     points: tuple[tuple[float, float], ...]
 
 
+#: Narrower than this, a gate is probably a typo: a 1:64 car is about 32 mm wide.
+MIN_GATE_WIDTH_MM = 50.0
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """A directed gate: posts A and B, crossed with A on the driver's left.
+
+    Its posts are either measured (`a_mm`, `b_mm`) or found by the camera each
+    frame from a flat marker at each post (`markers` = (id at A, id at B), each
+    `marker_mm` on a side).  `role` is free text the rule system gives meaning to
+    ("start_finish", "checkpoint", "elimination", ...)."""
+
+    name: str
+    role: str = ""
+    a_mm: tuple[float, float] | None = None
+    b_mm: tuple[float, float] | None = None
+    markers: tuple[int, int] | None = None
+    marker_mm: float | None = None
+
+    @property
+    def fixed(self) -> bool:
+        """True when the posts are where the file says (no camera needed)."""
+        return self.markers is None
+
+
 @dataclass(frozen=True)
 class DiceSpec:
     """Where the dice come from: a virtual roll (seeded, recorded), dice typed in
@@ -112,6 +138,15 @@ class TableSpec:
     roof_sigma_mm: float = 0.5
     dice: DiceSpec = DiceSpec()
     terrain: tuple[TerrainSpec, ...] = ()
+    gates: tuple[GateSpec, ...] = ()
+
+    def gate(self, name: str) -> GateSpec | None:
+        return next((g for g in self.gates if g.name == name), None)
+
+    @property
+    def gate_marker_ids(self) -> tuple[int, ...]:
+        """The ids of every gate post marker, in the file's order."""
+        return tuple(i for g in self.gates if g.markers is not None for i in g.markers)
 
     def car(self, marker_id: int) -> CarSpec | None:
         return self._cars_by_id.get(marker_id)
@@ -194,7 +229,8 @@ _CAR_KEYS = {"id": int, "name": str, "length_mm": float, "width_mm": float,
              "roof_mm": float, "marker_mm": float, "offset_mm": list}
 _TERRAIN_KEYS = {"name": str, "kind": str, "points": list}
 _OPTIONAL = {"dictionary", "offset_mm", "roof_sigma_mm", "kind"}
-_TOP_LEVEL = {"table", "anchor", "car", "dice", "terrain"}
+_TOP_LEVEL = {"table", "anchor", "car", "dice", "terrain", "gate"}
+_GATE_KEYS = ("name", "role", "a_mm", "b_mm", "markers", "marker_mm")
 _DICE_KEYS = {"source": str, "port": str, "baud": int, "seed": int}
 
 # Bounds that keep a table physical: a table bigger than a room, a car bigger
@@ -255,7 +291,7 @@ def parse_table(text: str, path: str = "<table>") -> TableSpec:
     for key in raw:
         if key not in _TOP_LEVEL:
             raise TableFileError(f"{path}: unknown section '{key}'{_suggest(key, _TOP_LEVEL)}; "
-                                 f"a table file has [table], [[anchor]], [[car]], [[terrain]] and [dice]")
+                                 f"a table file has [table], [[anchor]], [[car]], [[terrain]], [[gate]] and [dice]")
     if "table" not in raw or not isinstance(raw["table"], dict):
         raise TableFileError(f"{path}: missing the [table] section (width_mm, depth_mm)")
     table_raw = raw["table"]
@@ -283,8 +319,80 @@ def parse_table(text: str, path: str = "<table>") -> TableSpec:
         seen[car.id] = f"car #{n + 1} ({car.name})"
     dice = _parse_dice(raw.get("dice", {}), path, text)
     terrain = _parse_terrain(raw.get("terrain", []), path, text, width, depth)
+    gates = _parse_gates(raw.get("gate", []), path, text, dictionary, width, depth, seen)
     return TableSpec(width, depth, dictionary, anchors, cars, source=path, roof_sigma_mm=roof_sigma, dice=dice,
-                     terrain=terrain)
+                     terrain=terrain, gates=gates)
+
+
+def _parse_gates(value: Any, path: str, text: str, dictionary: str, width: float, depth: float,
+                 taken: dict[int, str]) -> tuple[GateSpec, ...]:
+    """[[gate]] entries; `taken` maps marker ids already used (anchors, cars) to who uses them."""
+    gates: list[GateSpec] = []
+    taken = dict(taken)
+    for n, raw in enumerate(_entries(value, "gate", path)):
+        where = _Where(path, text, "gate", n, f" ({raw.get('name', '?')})")
+        for key in raw:
+            if key not in _GATE_KEYS:
+                raise where.error(f"unknown key '{key}'{_suggest(key, set(_GATE_KEYS))}; "
+                                  f"known keys are {', '.join(_GATE_KEYS)}", key)
+        if "name" not in raw:
+            raise where.error("missing value 'name'")
+        name = raw["name"]
+        if not isinstance(name, str) or not name.strip():
+            raise where.error("must be a non-empty name", "name")
+        name = name.strip()
+        if any(g.name == name for g in gates):
+            raise where.error(f"two gates are named '{name}'", "name")
+        role = raw.get("role", "")
+        if not isinstance(role, str):
+            raise where.error(f"must be text (\"start_finish\", \"checkpoint\", ...), not {role!r}", "role")
+        measured = "a_mm" in raw or "b_mm" in raw
+        if measured and "markers" in raw:
+            raise where.error("a gate's posts are either measured (a_mm, b_mm) or markers, not both", "markers")
+        if measured:
+            if "marker_mm" in raw:
+                raise where.error("only a gate with post markers has a marker size", "marker_mm")
+            posts = []
+            for key in ("a_mm", "b_mm"):
+                if key not in raw:
+                    raise where.error(f"missing value '{key}' (a gate needs both posts)")
+                pt = raw[key]
+                if (not isinstance(pt, list) or len(pt) != 2
+                        or not all(isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c)
+                                   for c in pt)):
+                    raise where.error(f"must be a post's place [x_mm, y_mm], not {pt!r}", key)
+                x, y = float(pt[0]), float(pt[1])
+                if not (0 <= x <= width and 0 <= y <= depth):
+                    raise where.error(f"post [{x:g}, {y:g}] is off the {width:g} x {depth:g} mm table", key)
+                posts.append((x, y))
+            gap = math.dist(posts[0], posts[1])
+            if gap < MIN_GATE_WIDTH_MM:
+                raise where.error(f"its posts are {gap:g} mm apart, too narrow for a car to pass "
+                                  f"(at least {MIN_GATE_WIDTH_MM:g} mm)", "b_mm")
+            gates.append(GateSpec(name, role.strip(), posts[0], posts[1]))
+            continue
+        if "markers" not in raw:
+            raise where.error("a gate needs its posts: a_mm and b_mm measured on the table, "
+                              "or markers = [id at post A, id at post B] with marker_mm")
+        ids = raw["markers"]
+        if (not isinstance(ids, list) or len(ids) != 2
+                or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids)):
+            raise where.error(f"must be two marker ids [post A, post B], not {ids!r}", "markers")
+        size = DICTIONARY_SIZES[dictionary]
+        for i in ids:
+            if not 0 <= i < size:
+                raise where.error(f"marker id {i} is not in {dictionary} (ids 0 to {size - 1})", "markers")
+            if i in taken:
+                raise where.error(f"marker id {i} is already used by {taken[i]}", "markers")
+        if ids[0] == ids[1]:
+            raise where.error(f"both posts carry marker {ids[0]}; each post needs its own", "markers")
+        if "marker_mm" not in raw:
+            raise where.error("missing value 'marker_mm' (the side of the post markers' black square)")
+        marker = _number(raw, "marker_mm", where, at_most=min(width, depth) / 2)
+        for i in ids:
+            taken[i] = f"gate #{n + 1} ({name})"
+        gates.append(GateSpec(name, role.strip(), markers=(ids[0], ids[1]), marker_mm=marker))
+    return tuple(gates)
 
 
 def _parse_terrain(value: Any, path: str, text: str, width: float, depth: float) -> tuple[TerrainSpec, ...]:
@@ -424,7 +532,23 @@ def table_to_json(table: TableSpec) -> dict:
                       "roof_mm": c.roof_mm, "marker_mm": c.marker_mm, "offset_mm": list(c.offset_mm)}
                      for c in table.cars],
             "terrain": [{"name": t.name, "kind": t.kind, "points": [list(pt) for pt in t.points]}
-                        for t in table.terrain]}
+                        for t in table.terrain],
+            "gates": [gate_spec_to_json(g) for g in table.gates]}
+
+
+def gate_spec_to_json(g: GateSpec) -> dict:
+    """A gate as the table file describes it (posts None for a marker gate, markers None for a measured one)."""
+    return {"name": g.name, "role": g.role,
+            "a_mm": None if g.a_mm is None else list(g.a_mm), "b_mm": None if g.b_mm is None else list(g.b_mm),
+            "markers": None if g.markers is None else list(g.markers), "marker_mm": g.marker_mm}
+
+
+def _gate_spec_from_json(g: dict) -> GateSpec:
+    def pt(v):
+        return None if v is None else (float(v[0]), float(v[1]))
+    return GateSpec(g["name"], g.get("role", ""), pt(g.get("a_mm")), pt(g.get("b_mm")),
+                    None if g.get("markers") is None else (int(g["markers"][0]), int(g["markers"][1])),
+                    g.get("marker_mm"))
 
 
 def table_from_json(data: dict, source: str = "<game file>") -> TableSpec:
@@ -434,4 +558,6 @@ def table_from_json(data: dict, source: str = "<game file>") -> TableSpec:
                                    tuple(c["offset_mm"])) for c in data["cars"]),
                      source=source, roof_sigma_mm=data["roof_sigma_mm"],
                      terrain=tuple(TerrainSpec(t["name"], t["kind"], tuple(tuple(pt) for pt in t["points"]))
-                                   for t in data["terrain"]))
+                                   for t in data["terrain"]),
+                     # Game files written before tables had gates have none.
+                     gates=tuple(_gate_spec_from_json(g) for g in data.get("gates", [])))

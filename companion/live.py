@@ -21,8 +21,12 @@ from collections.abc import Callable
 from calibration.camera import CameraFileError, CameraModel
 from calibration.tablefile import TableSpec
 from vision.detect import DetectionError
+from vision.gates import GateLocator, GatePosts
 from vision.pipeline import TablePipeline, TrackedFrame
 from vision.sources import FrameSource, PrefetchSource, SourceError
+
+from .geometry import Gate
+from .race import gates_from_posts
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +55,8 @@ class LiveTable:
             self.description = source.description
         self.table = table
         self.pipeline = TablePipeline(table, camera)
+        self.gate_locator = GateLocator(table)
+        self._gates: tuple[GatePosts, ...] = self.gate_locator.gates()
         self.camera_file = camera           # as given (the pipeline may estimate its own)
         self.paced = paced
         self.backoff_s = backoff_s
@@ -142,6 +148,7 @@ class LiveTable:
         """Track one frame and publish the new snapshot."""
         captured = captured_at if captured_at is not None else time.time()
         tracked = self.pipeline.process(image, frame_index, time_s)
+        gates = self.gate_locator.update(tracked.located)
         for listener in self._listeners:
             try:
                 listener(tracked)
@@ -149,6 +156,7 @@ class LiveTable:
                 log.exception("a frame listener failed")
         with self._cond:
             self._last = tracked
+            self._gates = gates
             self._last_image = image
             self._captured_at = captured
             self._error = tracked.located.error
@@ -174,6 +182,8 @@ class LiveTable:
         with self._cond:
             self.table = table
             self.pipeline = TablePipeline(table, self.camera_file)
+            self.gate_locator = GateLocator(table)
+            self._gates = self.gate_locator.gates()
             self._rectifier = None
             self._last = None
             self._publish()
@@ -202,6 +212,12 @@ class LiveTable:
         self._cond.notify_all()
 
     # --- reading -------------------------------------------------------------------
+
+    def gates(self) -> tuple[Gate, ...]:
+        """The table's gates where their posts now stand (a marker gate as its posts
+        were last seen; one whose posts have not been seen yet is left out)."""
+        with self._cond:
+            return gates_from_posts(self._gates)
 
     @property
     def version(self) -> int:
@@ -236,6 +252,9 @@ class LiveTable:
             "cars": cars,
             "missing": list(last.missing) if last else list(self.table.car_ids),
             "anchors": list(last.located.anchors) if last else [],
+            # As a scene file's gates ({"name", "a", "b", "role"}), a marker gate's posts
+            # as last seen (None before they are).
+            "gates": [g.to_json() for g in self._gates],
             "table": {"width_mm": self.table.width_mm, "depth_mm": self.table.depth_mm,
                       "anchors": [{"id": a.id, "x_mm": a.x_mm, "y_mm": a.y_mm, "size_mm": a.size_mm}
                                   for a in self.table.anchors],
