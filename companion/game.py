@@ -305,7 +305,8 @@ class TableGame:
             if c is not None:
                 cars.append(Footprint(spec.id, Pose(c["x_mm"], c["y_mm"], c["heading_deg"], c["sigma_mm"],
                                                     c["sigma_deg"]), spec.length_mm, spec.width_mm, spec.name))
-        scene = Scene(rules, self.table.width_mm, self.table.depth_mm, tuple(cars), self.terrain, "the table")
+        scene = Scene(rules, self.table.width_mm, self.table.depth_mm, tuple(cars), self.terrain, "the table",
+                      self.live.gates())
         state = system.new_game(rosters, scene)
         with self._lock:
             if self.session is not None and self.session.pending is not None:

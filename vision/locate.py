@@ -211,8 +211,9 @@ class Locator:
         duplicates = tuple(sorted(i for i, ds in by_id.items() if len(ds) > 1))
         single = {i: ds[0] for i, ds in by_id.items() if len(ds) == 1}
         anchors_seen = tuple(sorted(i for i in single if self.table.anchor(i) is not None))
+        gate_posts = set(self.table.gate_marker_ids)
         unknown = tuple(sorted(i for i in by_id if self.table.anchor(i) is None
-                               and self.table.car(i) is None))
+                               and self.table.car(i) is None and i not in gate_posts))
         error = None
         if solve_pose or self.table_pose is None:
             # An anchor whose outline would not refine is partly covered or smudged:

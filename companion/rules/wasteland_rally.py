@@ -1,0 +1,1393 @@
+"""Wasteland Rally (wasteland-rally.txt), an Open Fire v0.3 module: car-combat races.
+
+Open Fire's core (open-fire-0.3-core-rules.md) gives the round (initiative
+roll-off, alternating activations, stress), D12 attribute rolls (roll + modifiers
+at least the attribute; a natural 1 fails, a 12 passes) and attacks; its vehicles
+expansion (open-fire-0.3-expansion-vehicles.md) gives movement by manoeuvres.
+Wasteland Rally adds gates, losing control, terrain collisions and the team
+tables.  Every action is a resolution (a generator of dice requests); numbers
+live in `wr_data` with their sections; rosters and state in `wr_state`.
+
+Rounds ("orders"): `start_round(state, orders)` rolls the initiative roll-off
+(CORE, "Initiative"), then players take turns activating one vehicle each, in
+the order of their rolls. `orders` maps each player to a list of their vehicles
+in the order they mean to activate them; a list may be short or empty, and then
+the player chooses at the table: the first action of an unactivated vehicle of
+the player whose turn it is activates it. `end_activation` ends that vehicle's
+activation and passes the turn; when nobody has a vehicle left to activate the
+round ends (finishers ranked, the elimination gate checked, stress taken).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import shapely
+
+from ..dice import DiceRequest, Modifier, Roll
+from ..geometry import (FRONT, LEFT, REAR, RIGHT, Footprint, Pose, Sector, closest_distance, directly_behind,
+                        in_half_plane_arc, in_sector, inches, judge, normalize_deg, overlaps)
+from ..geometry.pose import MM_PER_IN
+from . import wr_data as D
+from .base import RuleOption, RulesError, RuleSystem, register
+from .wr_state import GameState, Vehicle, build_team
+from .wr_views import WastelandRallyViews
+
+R = D.RULEBOOK
+OPTIONS = (
+    RuleOption("mission", "two_lap_race", D.MISSIONS, f'{R}, "Missions"',
+               'Not an ambiguity: the mission the table plays. It decides how the scene\'s gates are read '
+               '(two_lap_race, elimination_race: a start/finish gate and a far gate; arena_race: two gates; '
+               'outrun, scavengers: one gate; battle_royale: one start gate per player) and how the game ends.'),
+    RuleOption("start_gate_counts", True, (True, False), f'{R}, "Elimination Gates" and "Two Lap Race"',
+               'Cars deploy "as close as possible to the starting gate without placing any part of the vehicle '
+               'over the gate itself". True: they deploy behind it and crossing the start gate is gate 1 of the '
+               'sequence (so a two-lap race is start, far, start, far, finish); False: they deploy past it and '
+               'the far gate is gate 1.'),
+    RuleOption("critical_success", "natural_12", ("natural_12", "total_12"), f'{R}, "Critical Hits"',
+               '"hits with a critical success" is not defined. "natural_12": the die shows 12 (the roll that '
+               'always succeeds, CORE "Attribute Rolls", and Rending\'s "skill roll is a 12"); "total_12": the '
+               'roll with its modifiers comes to 12 or more.'),
+    RuleOption("critical_tests", "once_per_weapon", ("once_per_weapon", "per_critical"), f'{R}, "Critical Hits"',
+               '"When ... the attacking player hits with a critical success the vehicle must take a command test". '
+               '"once_per_weapon": one test per weapon\'s attack however many 12s; "per_critical": a test per 12.'),
+    RuleOption("reinforced_armour", "improves", ("improves", "literal"), f'{R}, "Vehicle Upgrades"',
+               '"increases its defence by 1", but a defence roll succeeds at or over the attribute (CORE, '
+               '"Attribute Rolls"), so a higher number is worse. "improves": the armour helps, defence 5 becomes '
+               '4; "literal": the number goes up by 1 (5 becomes 6).'),
+    RuleOption("second_weapon", "any_category", ("any_category", "not_ranged"), f'{R}, "Weapon Upgrades"',
+               '"one ranged weapon and one other weapon from any category". "any_category": the other may be a '
+               'second ranged weapon; "not_ranged": it must be melee or dropped.'),
+    RuleOption("costly_modification", "per_modification", ("per_modification", "once_per_weapon"),
+               f'{R}, "Weapon Modifications"',
+               '"weapons which cost 4 or more points pay an additional point to be modified". "per_modification": '
+               'a point more for each modification; "once_per_weapon": one point more however many it takes.'),
+    RuleOption("arc_layout", "half_planes", ("half_planes", "quarters"), f'{R}, "Vehicle Weapons"',
+               'The module names front, side and rear arcs without drawing them; Open Fire\'s are halves split '
+               'at the line through the centre (CORE, "Facing and Arcs"). "half_planes": front and rear are '
+               'those halves (any part of the target over the line), the side arcs the left and right halves; '
+               '"quarters": four 90-degree sectors from the centre, front, left, rear and right.'),
+    RuleOption("dropper_zone", "rear_arc", ("rear_arc", "directly_behind"), f'{R}, "Dropper"',
+               '"every vehicle in the rear arc and within range". "rear_arc": the rear arc as arc_layout draws '
+               'it; "directly_behind": only the strip as wide as the car behind it, out to the range.'),
+    RuleOption("reposition_measure", "centre", ("centre", "any_point"), f'{R}, "Losing Control"',
+               '"moved up to 1 inch in any direction". "centre": the car\'s centre moves at most 1"; "any_point": '
+               'no part of it moves more than 1" (CORE, "Measuring": "no part of the model moves more than the '
+               'distance"), so a turn uses some of the inch.'),
+    RuleOption("finish_distance_from", "rear", ("rear", "front"), f'{R}, "Final Finishing Positions"',
+               '"ranked by their distance from the finish line". "rear": from the line to the car\'s nearest point '
+               '(CORE, "Measuring": closest point), "front": to its foremost point.'),
+    RuleOption("elimination_closest", "segment", ("segment", "line"), f'{R}, "Elimination Gates"',
+               '"the vehicle that is closest to the elimination gate". "segment": edge-to-edge distance to the '
+               'gate between its posts; "line": distance past the gate\'s line, extended.'),
+    RuleOption("melee_is_assault", True, (True, False), f'{R}, "Melee Weapons"',
+               'The module gives its melee weapons the special rule "Melee", which neither book defines. True: '
+               'Melee weapons count as Assault (CORE, "Assault Weapons": no -4 in assault range); False: Melee '
+               'means nothing and they take the -4 like any other weapon.'),
+    RuleOption("backward_cost", "half_rate", ("half_rate", "double_distance"), f'{D.VEHICLES}, "Vehicle Restrictions"',
+               '"Vehicles count their movement rate as half when moving backward." "half_rate": the allowance is '
+               'halved and extra manoeuvres cost 2" of it; "double_distance": each inch driven backwards costs 2, '
+               'extra manoeuvres 2" of the full allowance.'),
+    RuleOption("boost_counts", False, (False, True), f'{R}, "Vehicle Upgrades" (Boost)',
+               '"This unit immediately moves directly forward 9 inches". False: the 9" comes on top of the move; '
+               'True: it is part of the move\'s allowance.'),
+    RuleOption("contact_mm", 1.0, None, f'{R}, "Colliding With Terrain" and "Moving Over Other Vehicles"',
+               'How close (mm) a car must come to terrain or a car to count as "touching" / "in contact": the '
+               'camera cannot see a gap of zero.'),
+    RuleOption("path_tolerance_mm", 5.0, None, f'{D.CORE}, "Action: Movement"',
+               'A model "is always moved forward in a straight line"; vehicles turn "on the spot" (VEHICLES, '
+               '"Vehicle Movement"). How far (mm) a path may stray sideways on a straight, or shift during a '
+               'turn, and still count as straight / on the spot.'),
+    RuleOption("path_reading", "driven", ("driven", "on_the_spot"), f'{D.VEHICLES}, "Vehicle Movement"',
+               'Vehicles turn "up to 45 degrees on the spot". "driven": a path as the camera follows a car pushed '
+               'by hand may turn while it moves; its turning, summed in each direction, counts as manoeuvres of '
+               'up to 45 degrees, its length as the distance; "on_the_spot": every turn must be made standing '
+               '(a step that turns more than the tolerance may not also move).'),
+    RuleOption("turn_tolerance_deg", 3.0, None, f'{D.VEHICLES}, "Vehicle Movement"',
+               'How much a straight run may change heading (degrees) before it counts as a manoeuvre; a turn\'s '
+               'manoeuvres are its angle less this, in 45-degree steps.'),
+    RuleOption("exploding_terrain", (), None, f'{R}, "Exploding Terrain"',
+               'Which terrain pieces (by name) are exploding: the scene format has no "exploding" kind, so a '
+               'piece is exploding if named here or if its name starts with "exploding". It is impassable too.'),
+    RuleOption("explosion_removes", True, (True, False), f'{R}, "Exploding Terrain"',
+               'The rule does not say what is left after the blast. True: the exploded piece is gone; False: it '
+               'stays (and can explode again).'),
+    RuleOption("cars_block_sight", True, (True, False), f'{D.CORE}, "Line of Sight"',
+               'Open Fire: a target "partially obscured by a friendly unit" is blocked, one obscured by another '
+               'enemy unit is obstructed; the vehicles expansion counts a vehicle obscured only when more than '
+               'half of it is hidden "behind terrain". True: cars in the way count (a friendly car hiding any '
+               'part blocks the shot, enemy cars hide like terrain); False: only terrain blocks sight.'),
+    RuleOption("use_stress", True, (True, False), f'{D.CORE}, "Stress"',
+               'Wasteland Rally does not mention stress. True: Open Fire\'s stress applies (a vehicle damaged in '
+               'a round takes a stress token, at most 3, each -1 to movement and skill; Recover removes them); '
+               'False: no stress.'),
+    RuleOption("recover", "success_removes_one", ("success_removes_one", "twelve_only"), f'{D.CORE}, "Action: Recover"',
+               '"making a command roll for each stress marker ... In the event of rolling a 12 you may remove all". '
+               '"success_removes_one": each passed roll removes one marker, a 12 all; "twelve_only": only a 12 '
+               'removes any (all of them).'),
+    RuleOption("royale_scoring", "per_attack", ("per_attack", "per_hit_point"), f'{R}, "Battle Royale"',
+               '"points awarded for each time an opponent is damaged". "per_attack": a point for each attack that '
+               'damages an opponent\'s vehicle; "per_hit_point": a point for each hit point taken off them.'),
+    RuleOption("finishing_points", (3, 2, 1), None, f'{R}, "Two Lap Race"',
+               '"points awarded for finishing positions" with no numbers given: the points for 1st, 2nd, ...'),
+    RuleOption("race_round_limit", None, None, f'{D.CORE}, "Ending the Game"',
+               'A race lasts until every vehicle has finished or is out (None); a number ends it after that many '
+               'rounds (Open Fire\'s default is 6). Arena race, battle royale and scavengers last 6 rounds.'),
+    RuleOption("check_deployment", True, (True, False), f'{R}, "Deployment Areas"',
+               'True: at the start, cars must stand at least 2" apart and none over the start gate; False: the '
+               'table is taken as it is (a situation part way through a game).'),
+)
+
+
+def _terrain_kind(rules: "WastelandRally", t) -> str:
+    """How Wasteland Rally reads a scene's terrain kind (CORE, "Terrain"; RULEBOOK, "Terrain")."""
+    exploding = set(rules.option("exploding_terrain") or ())
+    if t.name in exploding or t.name.lower().startswith("exploding"):
+        return "exploding"
+    return {"blocking": "impassable", "building": "impassable", "wreckage": "wreckage", "rough": "slow"}[t.kind]
+
+
+def _pose(raw, where: str) -> Pose:
+    if not isinstance(raw, (list, tuple)) or not 3 <= len(raw) <= 5 or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw):
+        raise RulesError(f"{where}: a pose is [x_mm, y_mm, heading_deg]")
+    return Pose(*map(float, raw))
+
+
+def _interp(a: Pose, b: Pose, step_mm: float = 4.0, step_deg: float = 3.0) -> list[Pose]:
+    """Poses from a to b (not a), straight and turning evenly: the ground between breakpoints."""
+    d = float(np.hypot(b.x_mm - a.x_mm, b.y_mm - a.y_mm))
+    turn = normalize_deg(b.heading_deg - a.heading_deg)
+    n = max(1, int(math.ceil(d / step_mm)), int(math.ceil(abs(turn) / step_deg)))
+    return [Pose(a.x_mm + (b.x_mm - a.x_mm) * k / n, a.y_mm + (b.y_mm - a.y_mm) * k / n,
+                 normalize_deg(a.heading_deg + turn * k / n), b.sigma_mm, b.sigma_deg) for k in range(1, n + 1)]
+
+
+def _path_to(start: Pose, to: Pose) -> list[Pose]:
+    """Only where the car ended (the page's move): read as the simplest legal shape, a turn on
+    the spot to face the end, a straight run (forwards, or backwards if the end is behind), a
+    turn to the final heading."""
+    d = to.xy - start.xy
+    if float(np.hypot(*d)) < 1e-6:
+        return [to]
+    bearing = math.degrees(math.atan2(d[1], d[0]))
+    if abs(normalize_deg(bearing - start.heading_deg)) > 90:
+        bearing = normalize_deg(bearing + 180)            # backing up
+    out = []
+    if abs(normalize_deg(bearing - start.heading_deg)) > 1e-6:
+        out.append(Pose(start.x_mm, start.y_mm, bearing, start.sigma_mm, start.sigma_deg))
+    out.append(Pose(to.x_mm, to.y_mm, bearing, to.sigma_mm, to.sigma_deg))
+    if abs(normalize_deg(to.heading_deg - bearing)) > 1e-6:
+        out.append(to)
+    return out
+
+
+@register
+class WastelandRally(WastelandRallyViews, RuleSystem):
+    name = "wasteland_rally"
+    title = "Wasteland Rally (Open Fire v0.3 module)"
+    rulebook = D.RULEBOOK
+    options = OPTIONS
+
+    # --- setting up ---------------------------------------------------------------------
+
+    def new_game(self, rosters: list[dict], scene) -> GameState:
+        """Teams from rosters, placed at the scene's poses, the mission's gates read from the scene."""
+        if len(rosters) < 2:
+            raise RulesError("a game needs at least two rosters")
+        cars = {c.id: c for c in scene.cars} if scene is not None else {}
+        sizes = {m: (c.length_mm, c.width_mm) for m, c in cars.items()}
+        vehicles, players, taken = {}, [], set()
+        for roster in rosters:
+            team = build_team(roster, self.option("second_weapon"), taken, sizes, self.option("costly_modification"))
+            if roster["player"] in players:
+                raise RulesError(f"two rosters for {roster['player']}")
+            players.append(roster["player"])
+            for v in team:
+                if v.marker in cars:
+                    v.pose = cars[v.marker].pose
+                vehicles[v.marker] = v
+        table = (scene.width_mm, scene.depth_mm) if scene is not None else (1828.8, 1219.2)
+        gates = {g.name: g for g in (scene.gates if scene is not None else ())}
+        mission = self.option("mission")
+        sequence, notes = self._mission_setup(mission, gates, players, table, len(vehicles))
+        state = GameState(players, vehicles, table, list(scene.terrain) if scene is not None else [], gates,
+                          mission, sequence, scores={p: 0 for p in players},
+                          pools={r["player"]: int(r.get("pool", 0)) for r in rosters})
+        state.setup_notes = notes
+        if mission == "elimination_race":
+            state.elimination_index = 1     # "When the game starts the second gate is designated"
+        if self.option("check_deployment"):
+            self._check_deployment(state)
+        return state
+
+    def _start_gate(self, gates: dict, mission: str):
+        starts = [g for g in gates.values() if g.role in ("start_finish", "start", "finish")]
+        if len(starts) != 1:
+            raise RulesError(f"the {mission.replace('_', ' ')} needs one gate with role 'start_finish' "
+                             f"(the scene has {len(starts)}; {R}, \"Missions\")")
+        return starts[0]
+
+    def _mission_setup(self, mission: str, gates: dict, players: list[str], table, n_vehicles: int):
+        """The gate sequence for the mission, and notes on how the table departs from its setup."""
+        notes: list[str] = []
+        lo, hi = D.GATE_WIDTH_IN
+        for g in gates.values():
+            w = g.width_mm / MM_PER_IN
+            if not lo - 0.5 <= w <= hi + 0.5 and mission != "battle_royale":
+                notes.append(f"gate {g.name} is {w:.1f} in wide; gates are roughly {lo}-{hi} in "
+                             f"({R}, \"Objective Gates\")")
+        first = [] if not self.option("start_gate_counts") else None
+        if mission in ("two_lap_race", "elimination_race", "arena_race"):
+            s = self._start_gate(gates, mission)
+            others = [g for g in gates.values() if g is not s]
+            if len(others) != 1:
+                raise RulesError(f"the {mission.replace('_', ' ')} needs a start/finish gate and one other gate "
+                                 f"(the scene has {len(gates)} gates; {R}, \"{mission.replace('_', ' ').title()}\")")
+            o = others[0]
+            lead = [s.name] if first is None else []
+            if mission == "two_lap_race":
+                return lead + [o.name, s.name] * 2, notes
+            if mission == "elimination_race":
+                laps = max(2, n_vehicles)           # enough gates for an elimination at each
+                return lead + [o.name, s.name] * laps, notes
+            apart = float(np.linalg.norm((np.add(s.a, s.b) - np.add(o.a, o.b)) / 2)) / MM_PER_IN
+            if apart < 36:
+                notes.append(f"the arena race's gates are {apart:.1f} in apart; at least 36 in "
+                             f"({R}, \"Arena Race\")")
+            return lead + [o.name, s.name] * 6, notes
+        if mission in ("outrun", "scavengers"):
+            if len(gates) != 1:
+                raise RulesError(f"the {mission} needs one gate (the scene has {len(gates)}; {R}, "
+                                 f"\"{mission.title()}\")")
+            g = next(iter(gates.values()))
+            mid = (np.asarray(g.a) + np.asarray(g.b)) / 2
+            edge_gap = min(mid[0], mid[1], table[0] - mid[0], table[1] - mid[1]) / MM_PER_IN
+            if edge_gap > 1.0:
+                notes.append(f"gate {g.name} is {edge_gap:.1f} in from the table edge; it should be on an edge "
+                             f"({R}, \"{mission.title()}\")")
+            return [g.name], notes
+        # battle royale: a gate per player, facing the centre, 16" from it
+        if len(gates) != len(players):
+            raise RulesError(f"the battle royale needs a gate per player ({len(players)}), the scene has "
+                             f"{len(gates)} ({R}, \"Battle Royale\")")
+        centre = np.array(table) / 2
+        for g in gates.values():
+            mid = (np.asarray(g.a) + np.asarray(g.b)) / 2
+            dist = float(np.linalg.norm(centre - mid)) / MM_PER_IN
+            if abs(dist - 16) > 1:
+                notes.append(f"gate {g.name} is {dist:.1f} in from the centre; 16 in ({R}, \"Battle Royale\")")
+            if float(g.normal @ (centre - mid)) <= 0:
+                notes.append(f"gate {g.name} does not face the centre of the table ({R}, \"Battle Royale\")")
+        return [], notes
+
+    def _check_deployment(self, state: GameState) -> None:
+        """2" between cars; no part over the start gate ("Deployment Areas")."""
+        placed = state.in_play()
+        gap = inches(D.DEPLOY_SPACING_IN)
+        for i, a in enumerate(placed):
+            for b in placed[i + 1:]:
+                d = closest_distance(a.footprint(), b.footprint())
+                if d.distance_mm < gap - 0.01:
+                    raise RulesError(f"the {a.name} and the {b.name} are deployed {d.distance_mm / MM_PER_IN:.2f} in "
+                                     f"apart; at least {D.DEPLOY_SPACING_IN} in ({R}, \"Deployment Areas\")")
+        if state.sequence:
+            start = state.gates[state.sequence[0]] if self.option("start_gate_counts") else None
+            if start is None:
+                return
+            seg = shapely.linestrings([start.a, start.b])
+            for v in placed:
+                if v.progress == 0 and shapely.intersects(v.footprint().polygon, seg):
+                    raise RulesError(f"the {v.name} is deployed over the start gate {start.name}; no part of a "
+                                     f"vehicle may be over it ({R}, \"Deployment Areas\")")
+
+    def update_poses(self, state: GameState, poses: dict) -> None:
+        """The table's latest poses (camera or scenario). Gate crossings are counted from
+        move paths and repositions, not from these."""
+        for marker, pose in poses.items():
+            if marker in state.vehicles and state.vehicles[marker].in_play:
+                state.vehicles[marker].pose = pose
+
+    # --- rounds -------------------------------------------------------------------------
+
+    def start_round(self, state: GameState, orders: dict):
+        """The initiative roll-off (D12 each, ties re-rolled) and the players' planned orders."""
+        if state.over:
+            raise RulesError(f"the game is over ({state.winner or 'no one'} won)")
+        if state.round > 0 and (state.up is not None or state.active_marker is not None):
+            left = [v.name for v in state.in_play() if v.marker not in state.activated]
+            raise RulesError(f"round {state.round} is not over: {', '.join(left)} still to activate")
+        if state.pending:
+            raise RulesError(self._pending_text(state))
+        orders = orders or {}
+        for player, order in orders.items():
+            if player not in state.players:
+                raise RulesError(f"an order from {player}, who is not playing")
+            if len(set(order)) != len(order):
+                raise RulesError(f"{player}'s order names a vehicle twice")
+            for m in order:
+                v = state.vehicle(m)
+                if v.owner != player:
+                    raise RulesError(f"{player}'s order names the {v.name}, which {v.owner} owns")
+                if not v.in_play:
+                    raise RulesError(f"{player}'s order names the {v.name}, which is {v.status()}")
+        history: list[dict] = []
+
+        def rank(group: list[str]):
+            faces = {}
+            for p in group:
+                faces[p] = (yield DiceRequest((D.DIE,), "initiative roll-off", p)).faces[0]
+            history.append(dict(faces))
+            out = []
+            for face in sorted(set(faces.values()), reverse=True):
+                tied = [p for p in group if faces[p] == face]
+                out += (yield from rank(tied)) if len(tied) > 1 else tied
+            return out
+
+        order = yield from rank(list(state.players))
+        state.round += 1
+        state.initiative = order
+        state.orders = {p: list(orders.get(p, [])) for p in state.players}
+        state.activated = []
+        state.active_marker = None
+        state.up = self._next_player(state, None)
+        events = [f"round {state.round}: {order[0]} wins the initiative roll-off"]
+        if state.up is None:
+            events += self._end_round(state)
+        return {"round": state.round, "initiative": history,
+                "order": order, "up": state.up, "events": events}
+
+    def _can_activate(self, state: GameState, player: str) -> bool:
+        return any(v.owner == player and v.in_play and v.pose is not None and v.marker not in state.activated
+                   for v in state.vehicles.values())
+
+    def _next_player(self, state: GameState, after: str | None) -> str | None:
+        order = state.initiative
+        if not order:
+            return None
+        start = 0 if after is None else (order.index(after) + 1)
+        for k in range(len(order)):
+            p = order[(start + k) % len(order)]
+            if self._can_activate(state, p):
+                return p
+        return None
+
+    def end_activation(self, state: GameState):
+        """The active vehicle's activation ends; the next player's turn, or the round's end."""
+        v = state.active
+        if v is None:
+            raise RulesError("no vehicle is taking its activation")
+        if state.pending:
+            raise RulesError(self._pending_text(state))
+        events = [f"the {v.name}'s activation ends"]
+        state.activated.append(v.marker)
+        state.active_marker = None
+        if state.round > 0:
+            state.up = self._next_player(state, v.owner)
+            if state.up is None:
+                events += self._end_round(state)
+            else:
+                events.append(f"{state.up} activates a vehicle next")
+        return {"events": events, "up": state.up}
+        yield  # a resolution, though it asks for no dice
+
+    def _end_round(self, state: GameState) -> list[str]:
+        """End of round: finishers ranked, the elimination gate's first trigger, stress, the game's end."""
+        events = []
+        if state.crossed_finish:
+            gate = state.gates[state.sequence[-1]]
+            part = self.option("finish_distance_from")
+            past = {m: gate.distance_past(state.vehicles[m].footprint(), part) for m in state.crossed_finish}
+            for m in sorted(state.crossed_finish, key=lambda m: -past[m]):
+                v = state.vehicles[m]
+                state.finish_order.append(m)
+                v.finished = len(state.finish_order)
+                pts = list(self.option("finishing_points") or ())
+                gain = pts[v.finished - 1] if v.finished <= len(pts) else 0
+                state.scores[v.owner] = state.scores.get(v.owner, 0) + gain
+                events.append(f"the {v.name} finishes {_ordinal(v.finished)} ({past[m] / MM_PER_IN:.2f} in past "
+                              f"the line), {gain} points to {v.owner}")
+            state.crossed_finish = []
+        if state.elimination_index is not None:
+            events += self._elimination_at_round_end(state)
+        if self.option("use_stress"):
+            for v in state.vehicles.values():
+                if v.damaged_this_round and v.in_play and v.stress < D.MAX_STRESS:
+                    v.stress += 1
+                    events.append(f"the {v.name} took damage this round: stress {v.stress} "
+                                  f"({D.CORE}, \"Stress\")")
+        for v in state.vehicles.values():
+            v.damaged_this_round = False
+        state.up, state.active_marker, state.activated = None, None, []
+        events += self._check_end(state, round_over=True)
+        return events
+
+    def _racers(self, state: GameState) -> list[Vehicle]:
+        return [v for v in state.in_play() if v.marker not in state.crossed_finish]
+
+    def _eliminate(self, state: GameState, v: Vehicle, why: str) -> str:
+        v.eliminated = True
+        state.eliminated_order.append(v.marker)
+        return f"the {v.name} is eliminated: {why}"
+
+    def _elimination_at_round_end(self, state: GameState) -> list[str]:
+        """"The first time a round ends where all, or all but one, vehicles have crossed the current
+        elimination gate, one vehicle will be eliminated" (RULEBOOK, "Elimination Gates")."""
+        k = state.elimination_index
+        racers = self._racers(state)
+        if k >= len(state.sequence) or len(racers) < 2:
+            return []
+        behind = [v for v in racers if v.progress <= k]
+        if len(behind) > 1:
+            return []
+        gate = state.gates[state.sequence[k]]
+        if behind:
+            out = self._eliminate(state, behind[0], f"the only vehicle not across elimination gate {k + 1} "
+                                  f"({gate.name}) at the round's end")
+        else:
+            def near(v):
+                fp = v.footprint()
+                if self.option("elimination_closest") == "line":
+                    depths = gate.signed_depths(fp)
+                    return 0.0 if depths.min() < 0 < depths.max() else float(abs(depths).min())
+                return float(shapely.distance(fp.polygon, shapely.linestrings([gate.a, gate.b])))
+            last = min(racers, key=near)
+            out = self._eliminate(state, last, f"everyone is across elimination gate {k + 1} ({gate.name}) and "
+                                  f"it is closest to it, {near(last) / MM_PER_IN:.2f} in")
+        state.elimination_index = k + 1
+        return [out, f"gate {k + 2} of the sequence is now the elimination gate"]
+
+    def _check_end(self, state: GameState, round_over: bool = False) -> list[str]:
+        if state.over:
+            return []
+        m = state.mission
+        racers = self._racers(state)
+        limit = self.option("race_round_limit")
+        if m in ("two_lap_race", "outrun", "elimination_race"):
+            done = (not racers and not state.crossed_finish) or (m == "elimination_race" and len(racers) <= 1
+                                                                  and not state.crossed_finish)
+            if m == "elimination_race" and len(racers) == 1 and not state.finish_order:
+                state.over, state.winner = True, racers[0].owner
+                return [f"the {racers[0].name} is the last vehicle in the race: {racers[0].owner} wins"]
+            if done or (round_over and limit is not None and state.round >= limit):
+                state.over = True
+                if state.finish_order:
+                    state.winner = state.vehicles[state.finish_order[0]].owner
+                return ["the race is over" + (f": {state.winner} wins" if state.winner else "")]
+            return []
+        standing = {v.owner for v in racers}
+        if round_over and len(standing) < len(state.players):
+            # CORE, "Ending the Game": a player with no units on the battlefield forfeits
+            state.over = True
+            state.winner = next(iter(standing)) if len(standing) == 1 else None
+            gone = [p for p in state.players if p not in standing]
+            return [f"{', '.join(gone)} {'has' if len(gone) == 1 else 'have'} no vehicles left and "
+                    f"forfeit{'s' if len(gone) == 1 else ''}" + (f": {state.winner} wins" if state.winner else "")]
+        if (round_over and state.round >= D.DEFAULT_ROUNDS) or not racers:
+            state.over = True
+            best = max(state.scores.values(), default=0)
+            top = [p for p, s in state.scores.items() if s == best]
+            state.winner = top[0] if len(top) == 1 else None
+            return [f"the game is over after round {state.round}: "
+                    + (f"{state.winner} wins with {best} points" if state.winner else "a draw")]
+        return []
+
+    # --- rolling ------------------------------------------------------------------------
+
+    def _attribute(self, v: Vehicle, attr: str) -> int:
+        k = v.kind
+        if attr == "skill":
+            return D.MARKSMAN_SKILL if v.driver == "marksman" else k.skill
+        if attr == "command":
+            return D.SKILLED_DRIVER_COMMAND if v.driver == "skilled_driver" else k.command
+        base = k.defence
+        if "reinforced_armour" in v.upgrades:
+            base += -1 if self.option("reinforced_armour") == "improves" else 1
+        return base
+
+    def _test(self, v: Vehicle, attr: str, purpose: str, mods: list[Modifier] | tuple = (), n: int = 1):
+        """n attribute rolls on a D12 (CORE, "Attribute Rolls"): each a (Roll, passed) pair."""
+        mods = list(mods)
+        if v.badly_damaged:
+            mods.append(Modifier(D.DAMAGED_ROLL_PENALTY, "lost more than half its hit points"))
+        target = self._attribute(v, attr)
+        req = DiceRequest((D.DIE,) * n, f"{attr} test: {purpose} (needs {target}+)", v.name)
+        throw = yield req
+        out = []
+        for face in throw.faces:
+            roll = Roll(DiceRequest((D.DIE,), req.purpose, req.who), face, tuple(mods))
+            passed = face == D.AUTO_PASS or (face != D.AUTO_FAIL and roll.total >= target)
+            out.append((roll, passed))
+        return out
+
+    def _roll_json(self, roll: Roll, passed: bool, target: int, **extra) -> dict:
+        return {**roll.to_json(), "target": target, "passed": passed, **extra}
+
+    def _command_test(self, state, v: Vehicle, why: str, events: list, rolls: list, mods=()):
+        """A command test; failing it, the vehicle loses control (RULEBOOK, "Losing Control")."""
+        (roll, passed), = yield from self._test(v, "command", why, mods)
+        rolls.append(self._roll_json(roll, passed, self._attribute(v, "command")))
+        if passed:
+            events.append(f"the {v.name} keeps control ({why})")
+            return True
+        events.append(f"the {v.name} fails its command test ({why}) and loses control")
+        return False
+
+    def _lose_control(self, state: GameState, v: Vehicle, events: list, rolls: list):
+        """Losing control: a defence test (1 damage on a failure), and the nearest other player's
+        reposition owed (RULEBOOK, "Losing Control")."""
+        (roll, passed), = yield from self._test(v, "defence", "losing control")
+        rolls.append(self._roll_json(roll, passed, self._attribute(v, "defence")))
+        if not passed:
+            yield from self._damage(state, v, D.LOSE_CONTROL_DAMAGE, None, events, "losing control")
+        if v.in_play and not any(p["vehicle"] == v.marker for p in state.pending):
+            by, note = self._repositioner(state, v)
+            state.pending.append({"vehicle": v.marker, "by": by, "from": [round(v.pose.x_mm, 2),
+                                 round(v.pose.y_mm, 2), round(v.pose.heading_deg, 2)]})
+            events.append(f"{' or '.join(by)} may turn the {v.name} up to 45 degrees and move it up to 1 in "
+                          f"({note})")
+
+    def _repositioner(self, state: GameState, v: Vehicle) -> tuple[list[str], str]:
+        """"the player with the nearest vehicle to their own": nearest edge to edge; when the
+        nearest two are too close to call apart, either of their owners."""
+        me = v.footprint()
+        others = [(closest_distance(me, o.footprint()), o) for o in state.in_play() if o.marker != v.marker]
+        if not others:
+            return [v.owner], "no other vehicle on the table"
+        others.sort(key=lambda t: t[0].distance_mm)
+        d0, o0 = others[0]
+        who = [o0.owner]
+        for d, o in others[1:]:
+            sigma = math.hypot(d.sigma_mm, d0.sigma_mm)
+            if d.distance_mm - d0.distance_mm <= 2 * sigma and o.owner not in who:
+                who.append(o.owner)
+        return who, f"the {o0.name} is nearest, {d0.distance_mm / MM_PER_IN:.2f} in"
+
+    def _damage(self, state: GameState, v: Vehicle, amount: int, attacker: Vehicle | None, events: list, why: str):
+        if amount <= 0 or not v.in_play:
+            return
+        v.hp -= amount
+        v.damaged_this_round = v.ever_damaged = True
+        events.append(f"the {v.name} takes {amount} damage ({why}): {max(v.hp, 0)}/{v.max_hp} hit points")
+        if (state.mission == "battle_royale" and attacker is not None and attacker.owner != v.owner):
+            gain = 1 if self.option("royale_scoring") == "per_attack" else amount
+            state.scores[attacker.owner] = state.scores.get(attacker.owner, 0) + gain
+        if v.hp <= 0:
+            v.hp = 0
+            v.destroyed = True
+            state.pending = [p for p in state.pending if p["vehicle"] != v.marker]
+            if v.marker in state.crossed_finish:
+                state.crossed_finish.remove(v.marker)
+            events.append(f"the {v.name} is destroyed")
+        return
+        yield
+
+    def _pending_text(self, state: GameState) -> str:
+        p = state.pending[0]
+        v = state.vehicles[p["vehicle"]]
+        return (f"the {v.name} lost control: {' or '.join(p['by'])} must reposition it first "
+                f"(act 'reposition')")
+
+    # --- actions ------------------------------------------------------------------------
+
+    def resolve(self, state: GameState, action: dict):
+        act = action.get("act")
+        handler = getattr(self, f"_act_{act}", None)
+        if handler is None:
+            raise RulesError(f"unknown action {act!r} (one of: {', '.join(ACTIONS)})")
+        if act not in ("upgrade_stage", "campaign_mission"):
+            if state.over:
+                raise RulesError(f"the game is over ({state.winner or 'no one'} won)")
+            if state.pending and act != "reposition":
+                raise RulesError(self._pending_text(state))
+        result = yield from handler(state, action)
+        result.setdefault("events", [])
+        result["events"] += self._check_end(state)
+        return result
+
+    def _activate(self, state: GameState, action: dict, step: str) -> Vehicle:
+        """The vehicle acting, checked against whose turn it is and the order of actions
+        (CORE, "Activating Units": recover, move, attack, in that order)."""
+        marker = action.get("vehicle")
+        v = state.vehicle(marker)
+        if not v.in_play:
+            raise RulesError(f"the {v.name} is {v.status()}")
+        if v.pose is None:
+            raise RulesError(f"the {v.name} is not on the table")
+        if state.active_marker is None:
+            if state.round > 0:
+                if state.up is None:
+                    raise RulesError(f"round {state.round} is over; start the next round")
+                if v.owner != state.up:
+                    raise RulesError(f"it is {state.up}'s turn to activate a vehicle, and the {v.name} is "
+                                     f"{v.owner}'s")
+                if v.marker in state.activated:
+                    raise RulesError(f"the {v.name} has already activated this round")
+                planned = [m for m in state.orders.get(v.owner, []) if m not in state.activated
+                           and state.vehicles[m].in_play]
+                if planned and planned[0] != v.marker:
+                    raise RulesError(f"{v.owner}'s order activates the {state.vehicles[planned[0]].name} next, "
+                                     f"not the {v.name}")
+            state.active_marker = v.marker
+            v.recovered, v.moved, v.advanced, v.attacked = False, None, False, []
+        elif state.active_marker != v.marker:
+            raise RulesError(f"it is the {state.active.name}'s activation; end it before the {v.name} acts")
+        if step == "recover" and (v.recovered or v.moved or v.attacked):
+            raise RulesError(f"the {v.name} can only recover at the start of its activation "
+                             f"({D.CORE}, \"Activating Units\")")
+        if step == "move":
+            if v.moved:
+                raise RulesError(f"the {v.name} has already moved this activation")
+            if v.attacked:
+                raise RulesError(f"the {v.name} has attacked; it moves before attacking "
+                                 f"({D.CORE}, \"Activating Units\")")
+        return v
+
+    def _act_hold(self, state: GameState, action: dict):
+        """Activate the vehicle and do nothing (every action of an activation is optional:
+        CORE, "Activating Units" says it "may perform")."""
+        v = self._activate(state, action, "hold")
+        return {"result": "holds", "rolls": [], "events": [f"the {v.name} holds its position"]}
+        yield
+
+    # --- recover ------------------------------------------------------------------------
+
+    def _act_recover(self, state: GameState, action: dict):
+        """CORE, "Action: Recover": a command roll per stress marker."""
+        v = self._activate(state, action, "recover")
+        if not v.stress:
+            raise RulesError(f"the {v.name} has no stress to recover from")
+        events, rolls = [], []
+        results = yield from self._test(v, "command", f"recover from {v.stress} stress", n=v.stress)
+        target = self._attribute(v, "command")
+        removed = 0
+        for roll, passed in results:
+            rolls.append(self._roll_json(roll, passed, target))
+        if any(r.face == D.AUTO_PASS for r, _ in results):
+            removed = v.stress
+        elif self.option("recover") == "success_removes_one":
+            removed = sum(1 for _, p in results if p)
+        v.stress -= removed
+        v.recovered = True
+        events.append(f"the {v.name} sheds {removed} stress ({v.stress} left)")
+        return {"result": "recovered" if removed else "no change", "removed": removed, "rolls": rolls,
+                "events": events}
+
+    # --- move ---------------------------------------------------------------------------
+
+    def allowance_in(self, v: Vehicle, advance: bool) -> tuple[float, list[str]]:
+        """The movement rate this activation, in inches, and why."""
+        why = [f"{v.kind.name} {v.kind.move_in}"]
+        mov = float(v.kind.move_in)
+        if "tank_tracks" in v.upgrades:
+            mov += D.TANK_TRACKS_MOVE_IN
+            why.append(f"tank tracks {D.TANK_TRACKS_MOVE_IN}")
+        if v.badly_damaged:
+            mov += D.DAMAGED_MOVE_PENALTY_IN
+            why.append(f"badly damaged {D.DAMAGED_MOVE_PENALTY_IN}")
+        if self.option("use_stress") and v.stress:
+            mov -= v.stress
+            why.append(f"stress -{v.stress}")
+        if advance:
+            extra = D.FAST_ADVANCE_IN if "Fast" in v.kind.special else D.ADVANCE_IN
+            mov += extra
+            why.append(f"advance +{extra}")
+        return max(mov, 0.0), why
+
+    def check_path(self, state: GameState, v: Vehicle, path: list[Pose], *, backward: bool | None = None,
+                   advance: bool = False, boost: bool = False) -> dict:
+        """Measure a move through `path` (poses after the start): its straights and turns, its
+        cost against the allowance (VEHICLES, "Vehicle Movement"). Raises RulesError when it
+        breaks a rule of movement; terrain and cars on the way are the resolution's."""
+        tol_mm = float(self.option("path_tolerance_mm"))
+        tol_deg = float(self.option("turn_tolerance_deg"))
+        if not path:
+            raise RulesError("a move needs a 'path' of at least one pose")
+        poses = [v.pose, *path]
+        dist_mm = boost_mm = slow_mm = 0.0
+        directions = set()
+        slow = [t for t in state.live_terrain() if _terrain_kind(self, t) == "slow"]
+        on_the_spot = self.option("path_reading") == "on_the_spot"
+        # Turning is summed into runs in one direction (a counter-turn within the tolerance is
+        # camera jitter, absorbed); each run of up to 45 degrees is a manoeuvre.
+        runs: list[float] = []
+        cur = back = 0.0
+        for k, (a, b) in enumerate(zip(poses, poses[1:])):
+            d = b.xy - a.xy
+            run = float(np.hypot(*d))
+            signed = normalize_deg(b.heading_deg - a.heading_deg)
+            turn = abs(signed)
+            if cur == 0.0 or signed * cur >= 0:
+                cur += signed + back
+                back = 0.0
+            else:
+                back += signed
+                if abs(back) > tol_deg:
+                    runs.append(cur)
+                    cur, back = back, 0.0
+            if turn > tol_deg and run > tol_mm and on_the_spot:
+                raise RulesError(f"step {k + 1} of the path turns {turn:.0f} degrees while moving "
+                                 f"{run / MM_PER_IN:.2f} in; vehicles turn on the spot, then drive straight "
+                                 f"({D.VEHICLES}, \"Vehicle Movement\")")
+            if run <= tol_mm:
+                continue
+            mid = Pose(a.x_mm, a.y_mm, a.heading_deg + signed / 2)
+            along = float(d @ mid.forward)
+            lateral = abs(float(d @ mid.left))
+            if lateral > tol_mm:
+                raise RulesError(f"step {k + 1} of the path slides {lateral:.1f} mm sideways; a vehicle moves "
+                                 f"straight forwards or backwards ({D.CORE}, \"Action: Movement\")")
+            if boost and k == 0:
+                if along < 0 or abs(run - inches(D.BOOST_IN)) > tol_mm:
+                    raise RulesError(f"a boost moves directly forward {D.BOOST_IN} in; the path's first step moves "
+                                     f"{run / MM_PER_IN:.2f} in {'back' if along < 0 else 'forward'} "
+                                     f"({R}, \"Vehicle Upgrades\")")
+                boost_mm = run
+                if not self.option("boost_counts"):
+                    continue
+            directions.add("forward" if along > 0 else "backward")
+            dist_mm += run
+            for t in slow:
+                if "Rugged" not in v.kind.special:
+                    seg = shapely.linestrings([a.xy, b.xy])
+                    slow_mm += float(shapely.length(shapely.intersection(seg, t.polygon)))
+        if boost and not boost_mm:
+            raise RulesError(f"a boost moves directly forward {D.BOOST_IN} in at the start of the move; the path "
+                             f"starts with no straight step")
+        if len(directions) > 1:
+            raise RulesError(f"the path drives both forwards and backwards; a vehicle moves one way in an "
+                             f"activation ({D.VEHICLES}, \"Vehicle Restrictions\")")
+        going = directions.pop() if directions else ("backward" if backward else "forward")
+        if backward is not None and (going == "backward") != bool(backward):
+            raise RulesError(f"the path drives {going}s, but the move says backward={bool(backward)}")
+        if boost and going == "backward":
+            raise RulesError(f"a boost drives forward; the rest of the move cannot be backwards "
+                             f"({D.VEHICLES}, \"Vehicle Restrictions\")")
+        runs.append(cur)
+        manoeuvres = sum(int(math.ceil((abs(r) - tol_deg) / D.MANOEUVRE_DEG - 1e-9)) for r in runs if abs(r) > tol_deg)
+        free = 2 if "tank_tracks" in v.upgrades else 1
+        if advance and manoeuvres > D.ADVANCE_MAX_MANOEUVRES:
+            raise RulesError(f"an advance move makes at most {D.ADVANCE_MAX_MANOEUVRES} manoeuvre; this path makes "
+                             f"{manoeuvres} ({D.VEHICLES}, \"Vehicle Movement\")")
+        extra = max(manoeuvres - free, 0)
+        allowance_in, why = self.allowance_in(v, advance)
+        cost_mm = dist_mm + slow_mm + inches(D.EXTRA_MANOEUVRE_IN) * extra
+        allowance_mm = inches(allowance_in)
+        if going == "backward":
+            if self.option("backward_cost") == "half_rate":
+                allowance_mm /= 2
+                why.append("backwards: half")
+            else:
+                cost_mm += dist_mm + slow_mm
+                why.append("backwards: each inch counts 2")
+        sigma = math.hypot(v.pose.axis_sigma_mm, path[-1].axis_sigma_mm)
+        verdict = judge("distance moved", cost_mm, allowance_mm, sigma)
+        return {"distance_mm": round(dist_mm, 2), "boost_mm": round(boost_mm, 2), "slow_extra_mm": round(slow_mm, 2),
+                "manoeuvres": manoeuvres, "free_manoeuvres": free, "extra_manoeuvres": extra,
+                "direction": going, "cost_mm": round(cost_mm, 2), "allowance_mm": round(allowance_mm, 2),
+                "allowance": " ".join(why), "verdict": verdict}
+
+    def judge_move(self, state: GameState, marker: int, to: Pose) -> dict:
+        """Would a straight move to `to` be within the vehicle's movement? (the scenario step)."""
+        v = state.vehicle(marker)
+        try:
+            m = self.check_path(state, v, _path_to(v.pose, to))
+        except RulesError as exc:
+            return {"legal": False, "reasons": [str(exc)]}
+        verdict = m.pop("verdict")
+        return {"legal": verdict.outcome != "out", "reasons": [] if verdict.outcome != "out" else
+                [f"it costs {m['cost_mm'] / MM_PER_IN:.2f} in of {m['allowance_mm'] / MM_PER_IN:.2f} in"],
+                **m, "verdict": verdict.to_json()}
+
+    def _on_table(self, state: GameState, fp: Footprint) -> bool:
+        w, d = state.table_mm
+        c = fp.corners
+        return bool((c[:, 0] >= -1e-6).all() and (c[:, 1] >= -1e-6).all() and (c[:, 0] <= w + 1e-6).all()
+                    and (c[:, 1] <= d + 1e-6).all())
+
+    def _contacts(self, state: GameState, v: Vehicle, dense: list[Pose]) -> list[tuple[int, str, object]]:
+        """Along the path's ground, the first contact with each obstacle, in path order:
+        (index into dense, kind, the terrain piece or vehicle). Driving into impassable or
+        exploding terrain, or ending on a car, is refused here."""
+        contact = float(self.option("contact_mm"))
+        feet = [v.footprint(p) for p in dense]
+        polys = shapely.polygons([fp.corners for fp in feet])
+        inner = shapely.buffer(polys, -contact, join_style="mitre")
+        found = []
+        for t in state.live_terrain():
+            kind = _terrain_kind(self, t)
+            if kind == "slow":
+                continue
+            gaps = shapely.distance(polys, t.polygon)
+            touching = [i for i, g in enumerate(gaps) if g <= contact]
+            first = touching[0] if touching else None
+            if kind in ("impassable", "exploding"):
+                through = shapely.intersects(inner, t.polygon)
+                if through.any():
+                    raise RulesError(f"the path drives through {t.name or 'terrain'} ({kind}); a vehicle cannot "
+                                     f"move through it ({D.CORE}, \"Terrain\"; {R}, \"Terrain\")")
+            if first is not None:
+                found.append((first, kind, t))
+        for o in state.in_play():
+            if o.marker == v.marker:
+                continue
+            ofp = o.footprint()
+            over = np.flatnonzero(shapely.intersects(inner, ofp.polygon))
+            if not len(over):
+                continue
+            if over[-1] == len(feet) - 1:
+                raise RulesError(f"the {v.name} would end its move on the {o.name}; a vehicle moving over another "
+                                 f"must completely pass to the other side ({R}, \"Moving Over Other Vehicles\")")
+            first = int(np.flatnonzero(shapely.distance(polys, ofp.polygon) <= contact)[0])
+            found.append((first, "vehicle", o))
+        return sorted(found, key=lambda f: (f[0], f[1]))
+
+    def _act_move(self, state: GameState, action: dict):
+        """A movement action: the path checked against the allowance and manoeuvres, then what it
+        met on the way in order (cars driven over, impassable, wreckage and exploding terrain),
+        then the gates it crossed."""
+        v = self._activate(state, action, "move")
+        path = [_pose(p, f"move of the {v.name}, path pose {k + 1}") for k, p in enumerate(action.get("path") or [])]
+        if not path and action.get("to") is not None:
+            path = _path_to(v.pose, _pose(action["to"], f"move of the {v.name}, to"))
+        advance, boost = bool(action.get("advance")), bool(action.get("boost"))
+        if boost:
+            if "boost" not in v.upgrades:
+                raise RulesError(f"the {v.name} has no boost ({R}, \"Vehicle Upgrades\")")
+            if v.boost_used:
+                raise RulesError(f"the {v.name} has used its boost (one use only; {R}, \"Vehicle Upgrades\")")
+        m = self.check_path(state, v, path, backward=action.get("backward"), advance=advance, boost=boost)
+        verdict = m.pop("verdict")
+        if verdict.outcome == "out":
+            raise RulesError(f"the move costs {m['cost_mm'] / MM_PER_IN:.2f} in ({m['distance_mm'] / MM_PER_IN:.2f} in "
+                             f"driven, {m['manoeuvres']} manoeuvres, {m['extra_manoeuvres']} beyond the free "
+                             f"{m['free_manoeuvres']} at {D.EXTRA_MANOEUVRE_IN} in each) but the {v.name} may "
+                             f"move {m['allowance_mm'] / MM_PER_IN:.2f} in ({m['allowance']}; "
+                             f"{D.VEHICLES}, \"Vehicle Movement\")")
+        dense = [v.pose]
+        breaks = [0]
+        for a, b in zip([v.pose, *path], path):
+            dense += _interp(a, b, 1.0, 1.0)     # 1 mm / 1 degree: where a car stops at contact
+            breaks.append(len(dense) - 1)
+        for i, p in enumerate(dense):
+            if not self._on_table(state, v.footprint(p)):
+                raise RulesError(f"the path leaves the table; a model may not move off the board "
+                                 f"({D.CORE}, \"Action: Movement\")")
+        contacts = self._contacts(state, v, dense)
+        events, rolls, later = [], [], []
+        start = v.pose
+        v.moved = m["direction"]
+        v.advanced = advance
+        if boost:
+            v.boost_used = True
+            events.append(f"the {v.name} boosts {D.BOOST_IN} in forward")
+        stop_at = len(dense) - 1
+        lost = False
+        for index, kind, what in contacts:
+            if index > stop_at:
+                break
+            if kind == "vehicle":
+                o = what
+                events.append(f"the {v.name} drives over the {o.name}: both take command tests")
+                ok = yield from self._command_test(state, v, f"driving over the {o.name}", events, rolls)
+                mods = [Modifier(D.RECKLESS_PENALTY, f"the {v.name}'s reckless driver")] if v.driver == "reckless" else []
+                theirs = yield from self._command_test(state, o, f"the {v.name} drives over it", events, rolls, mods)
+                if not theirs:
+                    later.append(o)
+                if not ok:
+                    stop_at, lost = index, True
+                    break
+            elif kind == "impassable":
+                ok = yield from self._command_test(state, v, f"touching {what.name or 'impassable terrain'}",
+                                                   events, rolls)
+                if not ok:
+                    stop_at, lost = index, True
+                    break
+            elif kind == "wreckage":
+                ok = yield from self._command_test(state, v, f"hitting the wreckage {what.name}", events, rolls)
+                if ok:
+                    state.removed_terrain.append(what.name)
+                    events.append(f"the {v.name} smashes through the wreckage {what.name}: remove it")
+                else:
+                    stop_at, lost = index, True
+                    break
+            elif kind == "exploding":
+                ok = yield from self._command_test(state, v, f"touching the exploding {what.name}", events, rolls)
+                face = (yield DiceRequest((D.DIE,), f"does the {what.name} explode? (9+)", v.owner)).faces[0]
+                rolls.append({"asked": f"does the {what.name} explode? (9+)", "face": face, "total": face,
+                              "modifiers": [], "target": D.EXPLODE_ON, "passed": face >= D.EXPLODE_ON})
+                if not ok:
+                    stop_at, lost = index, True
+                v.pose = dense[min(index, stop_at)]
+                if face >= D.EXPLODE_ON:
+                    yield from self._explode(state, what, events, rolls)
+                if lost or not v.in_play:
+                    break
+        end = dense[stop_at]
+        if stop_at < len(dense) - 1:
+            events.append(f"the {v.name} stops at [{end.x_mm:.1f}, {end.y_mm:.1f}, {end.heading_deg:.1f}]: "
+                          f"put it there")
+        if v.in_play:
+            v.pose = end
+            self._cross(state, v, [start] + [dense[i] for i in breaks[1:] if i < stop_at] + [end], events)
+            if lost:
+                yield from self._lose_control(state, v, events, rolls)
+        for o in later:
+            if o.in_play:
+                yield from self._lose_control(state, o, events, rolls)
+        return {"result": "lost control" if lost else "moved", "move": m, "movement": verdict.to_json(),
+                "contacts": [{"at": i, "kind": k, "what": getattr(w, "name", "")} for i, k, w in contacts],
+                "rolls": rolls, "events": events}
+
+    def _explode(self, state: GameState, terrain, events: list, rolls: list):
+        """Every vehicle within 4" takes a defence test (two if touching), 3 damage per failure
+        (RULEBOOK, "Exploding Terrain")."""
+        events.append(f"the {terrain.name} explodes!")
+        radius = inches(D.EXPLOSION_RADIUS_IN)
+        contact = float(self.option("contact_mm"))
+        for o in list(state.in_play()):
+            fp = o.footprint()
+            gap = float(shapely.distance(fp.polygon, terrain.polygon))
+            verdict = judge(f"{o.name} within {D.EXPLOSION_RADIUS_IN} in of the blast", gap, radius, fp.pose.axis_sigma_mm)
+            if verdict.outcome == "out":
+                continue
+            n = D.TOUCHING_EXPLOSION_TESTS if gap <= contact else 1
+            results = yield from self._test(o, "defence", f"caught in the {terrain.name}'s blast", n=n)
+            for roll, passed in results:
+                rolls.append(self._roll_json(roll, passed, self._attribute(o, "defence"), range=verdict.to_json()))
+                if not passed:
+                    yield from self._damage(state, o, D.EXPLOSION_DAMAGE, None, events, f"the {terrain.name}'s blast")
+        if self.option("explosion_removes") and terrain.name not in state.removed_terrain:
+            state.removed_terrain.append(terrain.name)
+
+    def _cross(self, state: GameState, v: Vehicle, poses: list[Pose], events: list) -> None:
+        """Gate crossings along the poses, in the mission's sequence; the elimination gate's
+        immediate trigger; finishers noted for the round's end."""
+        for a, b in zip(poses, poses[1:]):
+            before, after = v.footprint(a), v.footprint(b)
+            if v.progress > 0:
+                back = state.gates[state.sequence[v.progress - 1]]
+                if back.crossing(before, after) == -1:
+                    v.progress -= 1
+                    events.append(f"the {v.name} backs over gate {v.progress + 1} ({back.name}): it must cross "
+                                  f"it again")
+                    if v.marker in state.crossed_finish:
+                        state.crossed_finish.remove(v.marker)
+                    continue
+            if v.progress >= len(state.sequence):
+                continue
+            gate = state.gates[state.sequence[v.progress]]
+            if gate.crossing(before, after) != 1:
+                continue
+            v.progress += 1
+            k = v.progress - 1
+            events.append(f"the {v.name} crosses gate {k + 1} of {len(state.sequence)} ({gate.name})")
+            if state.mission == "arena_race" and k not in state.gate_firsts:
+                state.gate_firsts[k] = v.marker
+                state.scores[v.owner] = state.scores.get(v.owner, 0) + 1
+                events.append(f"first across: a point to {v.owner}")
+            if v.progress == len(state.sequence) and state.mission in ("two_lap_race", "outrun", "scavengers",
+                                                                       "elimination_race"):
+                state.crossed_finish.append(v.marker)
+                events.append(f"the {v.name} has crossed the finish: ranked at the round's end")
+            e = state.elimination_index
+            if e is not None and e < len(state.sequence) and k >= e + 2:
+                behind = [o for o in self._racers(state) if o.progress <= e]
+                for o in behind:
+                    events.append(self._eliminate(state, o, f"the {v.name} crossed gate {k + 1}, two ahead of "
+                                                            f"elimination gate {e + 1}, before it crossed"))
+                state.elimination_index = e + 1
+                events.append(f"gate {e + 2} of the sequence is now the elimination gate")
+
+    # --- reposition (losing control) ----------------------------------------------------------
+
+    def _act_reposition(self, state: GameState, action: dict):
+        """The nearest player turns the car up to 45 degrees and moves it up to 1 inch; not over a
+        car, off the table or over terrain; no command tests (RULEBOOK, "Losing Control")."""
+        marker = action.get("vehicle")
+        p = next((p for p in state.pending if p["vehicle"] == marker), None)
+        if p is None:
+            raise RulesError(f"the {state.vehicle(marker).name} has not lost control; nothing to reposition")
+        who = action.get("by")
+        if who not in p["by"]:
+            raise RulesError(f"{who} may not reposition the {state.vehicles[marker].name}: the player with the "
+                             f"nearest vehicle does ({' or '.join(p['by'])}; {R}, \"Losing Control\")")
+        v = state.vehicles[marker]
+        to = _pose(action.get("to"), "reposition, to")
+        fp0, fp1 = v.footprint(), v.footprint(to)
+        turn = abs(normalize_deg(to.heading_deg - v.pose.heading_deg))
+        sigma = math.hypot(v.pose.axis_sigma_mm, to.axis_sigma_mm)
+        turn_v = judge("turn", turn, D.LOSE_CONTROL_TURN_DEG, to.sigma_deg)
+        if self.option("reposition_measure") == "centre":
+            moved = float(np.hypot(*(to.xy - v.pose.xy)))
+        else:
+            moved = float(np.max(np.hypot(*(fp1.corners - fp0.corners).T)))
+        move_v = judge("moved", moved, inches(D.LOSE_CONTROL_MOVE_IN), sigma)
+        if turn_v.outcome == "out":
+            raise RulesError(f"the car is turned {turn:.1f} degrees; at most {D.LOSE_CONTROL_TURN_DEG:g} "
+                             f"({R}, \"Losing Control\")")
+        if move_v.outcome == "out":
+            raise RulesError(f"the car is moved {moved / MM_PER_IN:.2f} in "
+                             f"({'its centre' if self.option('reposition_measure') == 'centre' else 'its farthest corner'}); "
+                             f"at most {D.LOSE_CONTROL_MOVE_IN} in ({R}, \"Losing Control\")")
+        if not self._on_table(state, fp1):
+            raise RulesError(f"the reposition puts the {v.name} off the table ({R}, \"Losing Control\")")
+        contact = float(self.option("contact_mm"))
+        sweep = [v.footprint(x) for x in [v.pose, *_interp(v.pose, to)]]
+        for o in state.in_play():
+            if o.marker != v.marker and any(shapely.intersects(f.polygon.buffer(-contact), o.footprint().polygon)
+                                            for f in sweep):
+                raise RulesError(f"the reposition moves the {v.name} over the {o.name} ({R}, \"Losing Control\")")
+        for t in state.live_terrain():
+            if any(shapely.intersects(f.polygon.buffer(-contact), t.polygon) for f in sweep):
+                raise RulesError(f"the reposition moves the {v.name} over {t.name or 'terrain'} "
+                                 f"({R}, \"Losing Control\")")
+        events = [f"{who} repositions the {v.name}: turned {turn:.1f} degrees, moved {moved / MM_PER_IN:.2f} in"]
+        start = v.pose
+        v.pose = to
+        state.pending.remove(p)
+        self._cross(state, v, [start, to], events)
+        return {"result": "repositioned", "turn": turn_v.to_json(), "moved": move_v.to_json(), "rolls": [],
+                "events": events}
+        yield
+
+    # --- attacks ------------------------------------------------------------------------
+
+    def arc_of(self, me: Footprint, them: Footprint) -> dict[str, object]:
+        """Which of the shooter's arcs the target is in: verdicts for front, rear, left, right."""
+        if self.option("arc_layout") == "half_planes":
+            return {FRONT: in_half_plane_arc(me, them, FRONT).verdict,
+                    REAR: in_half_plane_arc(me, them, REAR).verdict,
+                    LEFT: in_half_plane_arc(me, them, LEFT).verdict,
+                    RIGHT: in_half_plane_arc(me, them, RIGHT).verdict}
+        facing = {FRONT: 0.0, LEFT: 90.0, REAR: 180.0, RIGHT: -90.0}
+        return {s: in_sector(Sector.of(me.pose, f, 90.0), them).verdict for s, f in facing.items()}
+
+    def weapon_arcs(self, w) -> tuple[str, ...]:
+        if "Turret Mount" in w.special:
+            return (FRONT, LEFT, RIGHT, REAR)
+        if "Side Arc" in w.special:
+            return (LEFT, RIGHT)
+        return (FRONT,)
+
+    def sight(self, state: GameState, me: Footprint, them: Footprint) -> tuple[str, float]:
+        """Line of sight, judged on lines from the shooter's centre to nine points of the target
+        (centre, corners, edge middles): "blocked" when terrain hides them all, or (with the
+        cars_block_sight option) a car of the shooter's side hides any (CORE, "Line of Sight");
+        "obscured" when terrain (or an enemy car) hides more than half (VEHICLES, "Attacking a
+        Vehicle"); else "clear". With the fraction hidden."""
+        terrain = [t.polygon for t in state.live_terrain() if t.blocks_sight]
+        shooter = state.vehicles.get(me.id)
+        friends, enemies = [], []
+        if self.option("cars_block_sight") and shooter is not None:
+            for o in state.in_play():
+                if o.marker in (me.id, them.id):
+                    continue
+                (friends if o.owner == shooter.owner else enemies).append(o.footprint().polygon)
+        c = them.corners
+        pts = np.vstack([them.centre[None, :], c, (c + np.roll(c, -1, axis=0)) / 2])
+
+        def crosses(line, polys):
+            return any(shapely.intersects(line, b) and shapely.intersection(line, b).length > 1e-6 for b in polys)
+
+        hidden = by_friend = 0
+        for pt in pts:
+            line = shapely.linestrings([me.centre, pt])
+            if crosses(line, terrain) or crosses(line, enemies):
+                hidden += 1
+            elif crosses(line, friends):
+                by_friend += 1
+        frac = (hidden + by_friend) / len(pts)
+        if by_friend:
+            return "blocked by a friendly car", frac
+        if hidden == len(pts):
+            return "blocked", frac
+        return ("obscured" if frac > 0.5 else "clear"), frac
+
+    def _enemies_in_assault(self, state: GameState, v: Vehicle) -> list[Vehicle]:
+        me = v.footprint()
+        return [o for o in state.in_play() if o.owner != v.owner
+                and closest_distance(me, o.footprint()).distance_mm <= inches(D.ASSAULT_RANGE_IN)]
+
+    def _skill_mods(self, v: Vehicle, w, in_assault: bool, off_front: bool) -> list[Modifier]:
+        mods = []
+        if self.option("use_stress") and v.stress:
+            mods.append(Modifier(-v.stress, f"{v.stress} stress"))
+        if v.advanced:
+            mods.append(Modifier(D.ADVANCE_SKILL_PENALTY, "made an advance move"))
+        assault = "Assault" in w.special or (self.option("melee_is_assault") and "Melee" in w.special)
+        if in_assault and not assault:
+            mods.append(Modifier(D.ASSAULT_PENALTY, "not an assault weapon, in assault range"))
+        if "Accurate" in w.special:
+            mods.append(Modifier(D.ACCURATE_BONUS, "Accurate (improved sights)"))
+        if "Unwieldy" in w.special:
+            mods.append(Modifier(D.UNWIELDY_PENALTY, "Unwieldy"))
+        if off_front and "Turret Mount" in w.special:
+            mods.append(Modifier(D.TURRET_OFF_FRONT_PENALTY, "turret firing outside the front arc"))
+        return mods
+
+    def _critical(self, roll: Roll) -> bool:
+        if self.option("critical_success") == "natural_12":
+            return roll.face == D.AUTO_PASS
+        return roll.total >= D.AUTO_PASS
+
+    def _attack_one(self, state: GameState, v: Vehicle, w, o: Vehicle, *, in_assault: bool, off_front: bool,
+                    obscured: bool, events: list, rolls: list, dist_mm: float) -> dict:
+        """One weapon's attack on one vehicle: skill rolls, criticals, defence rolls, damage,
+        then the command tests of criticals and Obstructing (CORE, "Attack Procedure")."""
+        attacks = w.kind.attacks
+        if "Rapid Fire" in w.special and dist_mm <= inches(w.range_in) / 2:
+            attacks += 1
+            events.append("Rapid Fire: +1 attack within half range")
+        mods = self._skill_mods(v, w, in_assault, off_front)
+        results = yield from self._test(v, "skill", f"{w.name} at the {o.name}", mods, n=attacks)
+        target = self._attribute(v, "skill")
+        hits = crits = rending = 0
+        for roll, passed in results:
+            if "Torrent" in w.special:
+                passed = roll.face != D.AUTO_FAIL
+            crit = passed and self._critical(roll)
+            rolls.append(self._roll_json(roll, passed, target, critical=crit))
+            hits += passed
+            crits += crit
+            if passed and roll.face == D.AUTO_PASS and "Rending (1)" in w.special:
+                rending += 1
+        events.append(f"the {v.name}'s {w.name}: {hits} hit{'s' if hits != 1 else ''} of {attacks} on the {o.name}"
+                      + (f", {crits} critical" if crits else ""))
+        damage = 0
+        if hits and w.damage:
+            dmods = []
+            if w.piercing:
+                dmods.append(Modifier(-w.piercing, f"piercing {w.piercing}"))
+            if obscured and "Blast" not in w.special:
+                dmods.append(Modifier(D.OBSCURED_DEFENCE_BONUS, "obscured line of sight"))
+            saves = yield from self._test(o, "defence", f"against the {w.name}", dmods, n=hits * w.damage)
+            dt = self._attribute(o, "defence")
+            for roll, passed in saves:
+                rolls.append(self._roll_json(roll, passed, dt))
+            damage = sum(1 for _, p in saves if not p) + rending
+            if rending:
+                events.append(f"Rending: {rending} more damage for the 12s")
+            yield from self._damage(state, o, damage, v, events, f"the {v.name}'s {w.name}")
+        tests = 0
+        if crits and o.in_play:
+            tests += crits if self.option("critical_tests") == "per_critical" else 1
+        for _ in range(tests):
+            if not o.in_play:
+                break
+            if not (yield from self._command_test(state, o, "a critical hit", events, rolls)):
+                yield from self._lose_control(state, o, events, rolls)
+        if hits and "Obstructing" in w.special and o.in_play:
+            if not (yield from self._command_test(state, o, f"hit by the obstructing {w.name}", events, rolls)):
+                yield from self._lose_control(state, o, events, rolls)
+        return {"target": o.marker, "hits": hits, "criticals": crits, "damage": damage}
+
+    def _act_attack(self, state: GameState, action: dict):
+        """An attack with one weapon at a vehicle (or exploding terrain): range edge to edge,
+        the weapon's arcs, line of sight, valid targets (CORE, "Action: Attack")."""
+        v = self._activate(state, action, "attack")
+        w = v.weapon(action.get("weapon", ""))
+        if "Dropper" in w.special:
+            raise RulesError(f"the {w.name} is a dropper: use the 'drop' action (it attacks everything behind)")
+        if w.key in v.attacked:
+            raise RulesError(f"the {v.name} has already attacked with its {w.name} this activation")
+        me = v.footprint()
+        events, rolls = [], []
+        if action.get("terrain") is not None:
+            return (yield from self._attack_terrain(state, v, w, me, action["terrain"], events, rolls))
+        o = state.vehicle(action.get("target"))
+        if o.marker == v.marker or not o.in_play or o.pose is None:
+            raise RulesError(f"the {o.name} cannot be attacked ({o.status()})")
+        them = o.footprint()
+        dist = closest_distance(me, them)
+        rng = dist.within(inches(w.range_in), f"range of the {w.name}")
+        if rng.outcome == "out":
+            raise RulesError(f"the {o.name} is {dist.distance_mm / MM_PER_IN:.2f} in away; the {w.name} reaches "
+                             f"{w.range_in} in ({D.CORE}, \"Check Range\")")
+        arcs = self.arc_of(me, them)
+        allowed = self.weapon_arcs(w)
+        best = max((arcs[a] for a in allowed), key=lambda x: x.margin_mm)
+        if best.outcome == "out":
+            raise RulesError(f"the {o.name} is not in the {w.name}'s {' or '.join(allowed)} arc "
+                             f"({best.margin_mm / MM_PER_IN:.2f} in outside; {R}, \"Vehicle Weapons\")")
+        off_front = arcs[FRONT].outcome == "out"
+        seen, hidden = self.sight(state, me, them)
+        if seen.startswith("blocked"):
+            raise RulesError(f"the {v.name} cannot see the {o.name}: " + (
+                "a car of its own side is in the way" if seen != "blocked" else "terrain blocks every line")
+                + f" ({D.CORE}, \"Line of Sight\")")
+        close = self._enemies_in_assault(state, v)
+        if close and o not in close:
+            raise RulesError(f"the {v.name} is in assault range of the {', '.join(c.name for c in close)}; it may only "
+                             f"attack {'it' if len(close) == 1 else 'them'} ({D.CORE}, \"Valid Targets\")")
+        in_assault = dist.distance_mm <= inches(D.ASSAULT_RANGE_IN)
+        if not in_assault:
+            friends = [f for f in state.in_play() if f.owner == v.owner and f.marker != v.marker
+                       and closest_distance(f.footprint(), them).distance_mm <= inches(D.ASSAULT_RANGE_IN)]
+            if friends:
+                raise RulesError(f"the {o.name} is in assault range of {v.owner}'s {friends[0].name}; only a "
+                                 f"vehicle also in its assault range may attack it ({D.CORE}, \"Valid Targets\")")
+        if in_assault and "Torrent" in w.special:
+            raise RulesError(f"the {w.name} (Torrent) may not be used within assault range, "
+                             f"{D.ASSAULT_RANGE_IN} in ({D.CORE}, \"Torrent\")")
+        v.attacked.append(w.key)
+        res = yield from self._attack_one(state, v, w, o, in_assault=in_assault, off_front=off_front,
+                                          obscured=seen == "obscured", events=events, rolls=rolls,
+                                          dist_mm=dist.distance_mm)
+        return {"result": "hit" if res["hits"] else "miss", **res, "range": rng.to_json(), "arc": best.to_json(),
+                "sight": {"line": seen, "hidden_fraction": round(hidden, 3)}, "rolls": rolls, "events": events}
+
+    def _attack_terrain(self, state, v, w, me, name, events, rolls):
+        """Shooting exploding terrain: a critical success on a skill roll sets it off
+        (RULEBOOK, "Exploding Terrain")."""
+        t = next((t for t in state.live_terrain() if t.name == name), None)
+        if t is None or _terrain_kind(self, t) != "exploding":
+            raise RulesError(f"there is no exploding terrain named {name!r} to shoot at")
+        gap = float(shapely.distance(me.polygon, t.polygon))
+        rng = judge(f"range of the {w.name}", gap, inches(w.range_in), me.pose.axis_sigma_mm)
+        if rng.outcome == "out":
+            raise RulesError(f"the {name} is {gap / MM_PER_IN:.2f} in away; the {w.name} reaches {w.range_in} in")
+        allowed = self.weapon_arcs(w)
+        dirs = {FRONT: me.pose.forward, REAR: -me.pose.forward, LEFT: me.pose.left, RIGHT: -me.pose.left}
+        pts = np.asarray(t.polygon.exterior.coords)
+        if not any(float(((pts - me.centre) @ dirs[a]).max()) > 0 for a in allowed):
+            raise RulesError(f"the {name} is not in the {w.name}'s {' or '.join(allowed)} arc")
+        v.attacked.append(w.key)
+        mods = self._skill_mods(v, w, gap <= inches(D.ASSAULT_RANGE_IN), FRONT not in allowed)
+        results = yield from self._test(v, "skill", f"{w.name} at the {name}", mods, n=w.kind.attacks)
+        crit = False
+        for roll, passed in results:
+            c = passed and self._critical(roll)
+            crit = crit or c
+            rolls.append(self._roll_json(roll, passed, self._attribute(v, "skill"), critical=c))
+        if crit:
+            yield from self._explode(state, t, events, rolls)
+        else:
+            events.append(f"no critical success: the {name} does not explode")
+        return {"result": "exploded" if crit else "no effect", "range": rng.to_json(), "rolls": rolls,
+                "events": events}
+
+    def dropper_targets(self, state: GameState, v: Vehicle, w) -> list[tuple[Vehicle, object]]:
+        """Every other vehicle, friend or foe, behind the car and within the dropper's range."""
+        me = v.footprint()
+        out = []
+        for o in state.in_play():
+            if o.marker == v.marker:
+                continue
+            them = o.footprint()
+            dist = closest_distance(me, them)
+            if dist.within(inches(w.range_in)).outcome == "out":
+                continue
+            if self.option("dropper_zone") == "directly_behind":
+                zone = overlaps(directly_behind(me, inches(w.range_in)), them, "directly behind")
+            else:
+                zone = self.arc_of(me, them)[REAR]
+                if self.option("arc_layout") == "half_planes" and in_half_plane_arc(me, them, FRONT).verdict.outcome == "in":
+                    # Open Fire: "in front arc if any part ... otherwise it is in the rear arc".
+                    continue
+            if zone.outcome != "out":
+                out.append((o, dist))
+        return out
+
+    def _act_drop(self, state: GameState, action: dict):
+        """A dropper: an attack with the full profile against every vehicle in the rear arc and
+        in range (RULEBOOK, "Dropper")."""
+        v = self._activate(state, action, "attack")
+        droppers = [w for w in v.weapons if "Dropper" in w.special]
+        key = action.get("weapon") or (droppers[0].key if droppers else "")
+        w = v.weapon(key)
+        if "Dropper" not in w.special:
+            raise RulesError(f"the {w.name} is not a dropper")
+        if w.key in v.attacked:
+            raise RulesError(f"the {v.name} has already used its {w.name} this activation")
+        v.attacked.append(w.key)
+        events, rolls, results = [], [], []
+        victims = self.dropper_targets(state, v, w)
+        if not victims:
+            events.append(f"nothing behind the {v.name} within {w.range_in} in")
+        for o, dist in victims:
+            if not o.in_play:
+                continue
+            res = yield from self._attack_one(state, v, w, o, in_assault=dist.distance_mm <= inches(D.ASSAULT_RANGE_IN),
+                                              off_front=True, obscured=False, events=events, rolls=rolls,
+                                              dist_mm=dist.distance_mm)
+            results.append(res)
+        return {"result": "dropped", "targets": results, "rolls": rolls, "events": events}
+
+    # --- the campaign -------------------------------------------------------------------
+
+    def _act_upgrade_stage(self, state: GameState, action: dict):
+        """After the game (RULEBOOK, "Upgrade Stage"): mission points into the pools, a D12 for
+        each destroyed and each damaged vehicle, the winner's campaign point. `repair` and `save`
+        list the vehicles their owners pay for when the dice allow."""
+        if not state.over:
+            raise RulesError("the upgrade stage comes after the game is over")
+        if state.upgrade_stage_done:
+            raise RulesError("the upgrade stage has been played for this game")
+        repair, save = set(action.get("repair", [])), set(action.get("save", []))
+        events, rolls, outcome = [], [], {}
+        for p, pts in state.scores.items():
+            if pts:
+                state.pools[p] = state.pools.get(p, 0) + pts
+                events.append(f"{p} earns {pts} points into the pool ({state.pools[p]})")
+        for m, v in sorted(state.vehicles.items()):
+            if v.destroyed:
+                face = (yield DiceRequest((D.DIE,), f"the destroyed {v.name}: scrap or recovered", v.owner)).faces[0]
+                rolls.append({"asked": f"destroyed {v.name}", "face": face, "total": face, "modifiers": []})
+                if face >= D.DESTROYED_RECOVERED_ON:
+                    outcome[str(m)] = "recovered"
+                    events.append(f"the {v.name} is recovered ({face}) and races next time")
+                else:
+                    state.pools[v.owner] = state.pools.get(v.owner, 0) + face
+                    outcome[str(m)] = f"scrapped for {face}"
+                    events.append(f"the {v.name} is scrap ({face}): {face} points to {v.owner}'s pool")
+            elif v.ever_damaged or v.hp < v.max_hp:
+                face = (yield DiceRequest((D.DIE,), f"the damaged {v.name}: repair or save", v.owner)).faces[0]
+                rolls.append({"asked": f"damaged {v.name}", "face": face, "total": face, "modifiers": []})
+                pool = state.pools.get(v.owner, 0)
+                if face < D.DAMAGED_SAVE_ON:
+                    if m in repair and pool >= face:
+                        state.pools[v.owner] = pool - face
+                        outcome[str(m)] = f"repaired for {face}"
+                        events.append(f"{v.owner} repairs the {v.name} for {face}")
+                    else:
+                        outcome[str(m)] = f"needs repair: {face}"
+                        events.append(f"the {v.name} needs {face} points of repair before it races again")
+                elif m in save and pool >= D.DAMAGED_SAVE_COST:
+                    state.pools[v.owner] = pool - D.DAMAGED_SAVE_COST
+                    outcome[str(m)] = f"saved for {D.DAMAGED_SAVE_COST}"
+                    events.append(f"{v.owner} saves the {v.name} for {D.DAMAGED_SAVE_COST} ({face})")
+                else:
+                    state.pools[v.owner] = pool + D.DAMAGED_SAVE_COST
+                    outcome[str(m)] = f"scrapped for {D.DAMAGED_SAVE_COST}"
+                    events.append(f"the {v.name} is scrapped ({face}): {D.DAMAGED_SAVE_COST} points to {v.owner}")
+        state.upgrade_stage_done = True
+        campaign = {state.winner: 1} if state.winner else {}
+        return {"result": "upgrade stage", "vehicles": outcome, "pools": dict(sorted(state.pools.items())),
+                "campaign_points": campaign, "rolls": rolls, "events": events}
+
+    def _act_campaign_mission(self, state: GameState, action: dict):
+        """The next campaign round's mission (RULEBOOK, "Campaign Structure"): the first is the two
+        lap race, the final outrun, others a D12, moving on down the list if it repeats the last."""
+        n = int(action.get("campaign_round", 2))
+        if n == 1:
+            return {"result": "two_lap_race", "rolls": [], "events": ["the first round is a two lap race"]}
+        if action.get("final"):
+            return {"result": "outrun", "rolls": [], "events": ["the final round is outrun"]}
+        face = (yield DiceRequest((D.DIE,), "campaign mission")).faces[0]
+        names = [m for _, _, m in D.CAMPAIGN_MISSIONS]
+        pick = next(m for lo, hi, m in D.CAMPAIGN_MISSIONS if lo <= face <= hi)
+        events = [f"rolled {face}: {pick.replace('_', ' ')}"]
+        if pick == action.get("previous"):
+            pick = names[(names.index(pick) + 1) % len(names)]
+            events.append(f"the same as last round: the next in the list, {pick.replace('_', ' ')}")
+        return {"result": pick, "rolls": [{"asked": "campaign mission", "face": face, "total": face,
+                                           "modifiers": []}], "events": events}
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+ACTIONS = ("hold", "recover", "move", "attack", "drop", "reposition", "upgrade_stage", "campaign_mission")

@@ -1,0 +1,150 @@
+"""Wasteland Rally's numbers, each with the section it comes from.
+
+Wasteland Rally (wasteland-rally.txt) is a module for Open Fire v0.3
+(open-fire-0.3-core-rules.md) with its vehicles expansion
+(open-fire-0.3-expansion-vehicles.md).  Distances are in inches here, as the
+books give them; the rules turn them into millimetres.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RULEBOOK = "wasteland-rally.txt"
+CORE = "open-fire-0.3-core-rules.md"
+VEHICLES = "open-fire-0.3-expansion-vehicles.md"
+
+DIE = "d12"                                  # CORE, "Dice"
+AUTO_FAIL, AUTO_PASS = 1, 12                 # CORE, "Attribute Rolls"
+
+
+@dataclass(frozen=True)
+class VehicleType:
+    name: str
+    move_in: int
+    skill: int
+    defence: int
+    command: int
+    hit_points: int
+    special: tuple[str, ...]
+    points: int
+
+
+# RULEBOOK, "Vehicle Types"
+VEHICLE_TYPES = {
+    "car": VehicleType("Car", 10, 9, 5, 6, 10, (), 10),
+    "hotrod": VehicleType("Hotrod", 11, 9, 5, 6, 10, ("Fast",), 11),
+    "sports_car": VehicleType("Sports Car", 12, 9, 5, 6, 9, ("Fast",), 11),
+    "buggy": VehicleType("Buggy", 9, 8, 6, 6, 8, ("Rugged",), 9),
+    "truck": VehicleType("Truck", 9, 9, 4, 6, 12, ("Rugged",), 13),
+}
+
+
+@dataclass(frozen=True)
+class WeaponType:
+    name: str
+    category: str                 # "ranged", "melee", "dropped"
+    range_in: int
+    attacks: int
+    damage: int | None            # None: "-" (no damage; droppers that only obstruct)
+    piercing: int | None
+    special: tuple[str, ...]
+    points: int
+    section: str
+
+
+def _w(name, cat, rng, att, dmg, prc, special, pts, section):
+    return WeaponType(name, cat, rng, att, dmg, prc, tuple(special), pts, section)
+
+
+# RULEBOOK, "Weapon Upgrades": the ranged, melee and dropped weapon tables.
+WEAPONS = {
+    "light_machine_gun": _w("Light Machine Gun", "ranged", 12, 2, 1, 0, (), 1, "Ranged Weapons"),
+    "twin_light_machine_guns": _w("Twin Light Machine Guns", "ranged", 12, 3, 1, 0, ("Rapid Fire",), 2, "Ranged Weapons"),
+    "heavy_machine_gun": _w("Heavy Machine Gun", "ranged", 16, 2, 2, 1, (), 2, "Ranged Weapons"),
+    "twin_heavy_machine_guns": _w("Twin Heavy Machine Guns", "ranged", 16, 3, 2, 1, ("Rapid Fire",), 3, "Ranged Weapons"),
+    "minigun": _w("Minigun", "ranged", 18, 4, 2, 1, ("Torrent",), 4, "Ranged Weapons"),
+    "rocket_launcher": _w("Rocket Launcher", "ranged", 18, 3, 3, 2, ("Suppression", "Blast"), 6, "Ranged Weapons"),
+    "flamethrower": _w("Flamethrower", "ranged", 8, 8, 1, 0, ("Torrent",), 3, "Ranged Weapons"),
+    "driver_pistol": _w("Driver Pistol", "melee", 6, 2, 1, 0, ("Melee",), 1, "Melee Weapons"),
+    "spiked_ram": _w("Spiked Ram", "melee", 1, 2, 2, 2, ("Melee",), 2, "Melee Weapons"),
+    "spiked_wheels": _w("Spiked Wheels", "melee", 1, 2, 1, 1, ("Melee", "Side Arc"), 2, "Melee Weapons"),
+    "wrecker_arm": _w("Wrecker Arm", "melee", 1, 2, 3, 2, ("Melee", "Unwieldy", "Obstructing"), 3, "Melee Weapons"),
+    "smoke_dropper": _w("Smoke Dropper", "dropped", 5, 1, None, None, ("Dropper", "Obstructing"), 1, "Dropped Weapons"),
+    "oil_dropper": _w("Oil Dropper", "dropped", 3, 2, None, None, ("Dropper", "Obstructing"), 1, "Dropped Weapons"),
+    "spike_dropper": _w("Spike Dropper", "dropped", 3, 2, 1, 0, ("Dropper", "Obstructing"), 2, "Dropped Weapons"),
+}
+
+# RULEBOOK, "Weapon Modifications"
+MODIFICATIONS = {
+    "improved_sights": 2,     # gains Accurate and Rending (1)
+    "inferno_ammo": 2,        # damage +1, not for a flamethrower
+    "armour_piercing": 2,     # piercing +1, not for a flamethrower
+    "stabilised": 1,          # range +6"
+    "turret_mount": 1,        # other arcs, -1 to the skill roll there
+}
+NOT_FOR_FLAMETHROWER = ("inferno_ammo", "armour_piercing")
+#: "weapons which cost 4 or more points pay an additional point to be modified"
+COSTLY_WEAPON_POINTS = 4
+COSTLY_MODIFICATION_SURCHARGE = 1
+STABILISED_RANGE_IN = 6
+TURRET_OFF_FRONT_PENALTY = -1
+
+# RULEBOOK, "Vehicle Upgrades" (at most 4 points of them on a vehicle)
+VEHICLE_UPGRADES = {"tank_tracks": 3, "reinforced_armour": 2, "boost": 2, "sturdy": 2}
+VEHICLE_UPGRADE_CAP = 4
+TANK_TRACKS_MOVE_IN = -2
+BOOST_IN = 9
+STURDY_HP = 2
+
+# RULEBOOK, "Driver Upgrades" (one per vehicle)
+DRIVER_UPGRADES = {"marksman": 2, "skilled_driver": 1, "reckless": 1}
+MARKSMAN_SKILL = 7
+SKILLED_DRIVER_COMMAND = 4
+RECKLESS_PENALTY = -3
+
+# RULEBOOK, "One-Off Game"
+GAME_SIZES = {"small": ((3, 5), 50), "medium": ((6, 8), 100), "large": ((8, 10), 150)}
+
+# VEHICLES, "Vehicle Movement" and "Vehicle Restrictions"; CORE, "Advance Moves"
+MANOEUVRE_DEG = 45.0
+EXTRA_MANOEUVRE_IN = 2
+ADVANCE_IN, FAST_ADVANCE_IN = 6, 9
+ADVANCE_SKILL_PENALTY = -4
+ADVANCE_MAX_MANOEUVRES = 1
+DAMAGED_MOVE_PENALTY_IN = -2          # lost more than half its hit points
+DAMAGED_ROLL_PENALTY = -1
+
+# CORE, "Assault Range", "Assault Weapons", "Stress"; weapon special rules
+ASSAULT_RANGE_IN = 1
+ASSAULT_PENALTY = -4
+ACCURATE_BONUS = 2
+UNWIELDY_PENALTY = -2
+OBSCURED_DEFENCE_BONUS = 4
+MAX_STRESS = 3
+DEFAULT_ROUNDS = 6                   # CORE, "Ending the Game"
+
+# RULEBOOK, "Losing Control", "Exploding Terrain"
+LOSE_CONTROL_MOVE_IN = 1
+LOSE_CONTROL_TURN_DEG = 45.0
+LOSE_CONTROL_DAMAGE = 1
+EXPLODE_ON = 9
+EXPLOSION_RADIUS_IN = 4
+EXPLOSION_DAMAGE = 3
+TOUCHING_EXPLOSION_TESTS = 2
+
+# RULEBOOK, "Objective Gates", mission deployment
+GATE_WIDTH_IN = (8, 10)
+DEPLOY_SPACING_IN = 2
+
+# RULEBOOK, "Campaigns"
+CAMPAIGN_VEHICLES = (8, 10)
+CAMPAIGN_POINTS = 100
+CAMPAIGN_POOL_KEEP = 10
+DESTROYED_RECOVERED_ON = 10          # 1-9 scrap for the roll, 10-12 recovered
+DAMAGED_SAVE_ON = 10                 # 1-9 repair for the roll, 10-12 save for 5 or scrap for 5
+DAMAGED_SAVE_COST = 5
+CAMPAIGN_MISSIONS = ((1, 3, "two_lap_race"), (4, 6, "arena_race"), (7, 9, "elimination_race"),
+                     (10, 12, "battle_royale"))
+
+MISSIONS = ("two_lap_race", "arena_race", "elimination_race", "battle_royale", "scavengers", "outrun")

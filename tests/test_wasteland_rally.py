@@ -1,0 +1,1133 @@
+"""Wasteland Rally: rosters by the team tables, Open Fire's rolls and movement, losing control,
+terrain, gates and elimination, every option's readings, the campaign, the page hooks, and a
+whole two lap race played to its finish with fixed dice."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from companion.dice import DiceSource, DiceThrow
+from companion.geometry import Pose
+from companion.rules.base import RulesError, rule_system
+from companion.rules.wr_state import campaign_roster
+from companion.scenario import check_expectations, load_scenario, run_scenario, state_json
+from companion.scene import parse_scene
+from companion.session import GameSession
+
+SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "examples" / "scenarios").glob("wr-*.json"))
+MM = 25.4
+
+# A small oval: lanes round an impassable infield, anticlockwise. The start/finish gate
+# crosses the near straight at x 500 (driving +x); the far gate the far straight at x 700
+# (driving -x). Max's cars run the inner lane, Joe's the outer.
+SCENE = {
+    "rules": "wasteland_rally",
+    "table": {"width_mm": 1400, "depth_mm": 1000},
+    "cars": [
+        {"id": 10, "name": "Rustler", "x_mm": 450, "y_mm": 300, "heading_deg": 0, "length_mm": 75, "width_mm": 32},
+        {"id": 11, "name": "Dust Devil", "x_mm": 320, "y_mm": 300, "heading_deg": 0, "length_mm": 70, "width_mm": 32},
+        {"id": 20, "name": "Scrapjaw", "x_mm": 450, "y_mm": 200, "heading_deg": 0, "length_mm": 75, "width_mm": 32},
+        {"id": 21, "name": "Gravedigger", "x_mm": 320, "y_mm": 200, "heading_deg": 0, "length_mm": 80, "width_mm": 34},
+    ],
+    "terrain": [
+        {"kind": "blocking", "name": "infield", "points": [[420, 370], [980, 370], [980, 630], [420, 630]]},
+        {"kind": "wreckage", "name": "burnt-out bus", "points": [[1130, 470], [1170, 470], [1170, 500], [1130, 500]]},
+        {"kind": "blocking", "name": "exploding barrels", "points": [[560, 140], [600, 140], [600, 170], [560, 170]]},
+    ],
+    "gates": [{"name": "start", "role": "start_finish", "a": [500, 364.3], "b": [500, 135.7]},
+              {"name": "far", "role": "checkpoint", "a": [700, 635.7], "b": [700, 864.3]}],
+}
+ROSTERS = [
+    {"player": "Max", "points": 50, "vehicles": [
+        {"marker": 10, "name": "Rustler", "type": "car", "weapons": ["heavy_machine_gun", "oil_dropper"],
+         "upgrades": ["boost"], "driver": "marksman"},
+        {"marker": 11, "name": "Dust Devil", "type": "buggy", "weapons": ["twin_light_machine_guns", "spiked_ram"],
+         "upgrades": ["sturdy"], "driver": "reckless"}]},
+    {"player": "Joe", "points": 50, "vehicles": [
+        {"marker": 20, "name": "Scrapjaw", "type": "hotrod",
+         "weapons": [{"weapon": "light_machine_gun", "mods": ["turret_mount"]}, "spike_dropper"],
+         "upgrades": ["reinforced_armour"]},
+        {"marker": 21, "name": "Gravedigger", "type": "truck", "weapons": ["flamethrower", "wrecker_arm"],
+         "driver": "skilled_driver"}]},
+]
+
+
+def game(options=None, rosters=None, **scene_changes):
+    scene = copy.deepcopy(SCENE)
+    scene.update(scene_changes)
+    rules = rule_system("wasteland_rally", options)
+    return rules, rules.new_game(copy.deepcopy(rosters or ROSTERS), parse_scene(scene))
+
+
+def play(steps, dice, options=None, rosters=None, **scene_changes):
+    data = copy.deepcopy(SCENE)
+    data.update(scene_changes)
+    data.update(rosters=copy.deepcopy(rosters or ROSTERS), steps=steps, dice=dice, options=options or {})
+    return run_scenario(data)
+
+
+def place(data_cars, poses):
+    cars = copy.deepcopy(data_cars)
+    for c in cars:
+        if c["id"] in poses:
+            c["x_mm"], c["y_mm"], c["heading_deg"] = poses[c["id"]]
+    return cars
+
+
+def with_progress(crossed):
+    rosters = copy.deepcopy(ROSTERS)
+    for r in rosters:
+        for v in r["vehicles"]:
+            v["gates_crossed"] = crossed.get(v["marker"], 0)
+    return rosters
+
+
+# --- the worked scenarios -------------------------------------------------------------
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_worked_scenario(path):
+    data = load_scenario(path)
+    assert data["rules"] == "wasteland_rally" and data.get("expect")
+    assert check_expectations(data, run_scenario(data, str(path))) == []
+
+
+def test_there_are_worked_scenarios():
+    assert len(SCENARIOS) >= 4
+
+
+def test_scenario_command_checks_them(capsys):
+    from companion.cli import main
+    assert main(["scenario", "run", str(SCENARIOS[0]), "--check"]) == 0
+
+
+# --- building a team ------------------------------------------------------------------
+
+def roster_with(**vehicle):
+    base = {"marker": 10, "name": "Rustler", "type": "car"}
+    base.update(vehicle)
+    return [{"player": "Max", "points": 50, "vehicles": [base]}, ROSTERS[1]]
+
+
+def test_vehicle_profiles_and_costs():
+    rules, st = game()
+    r, d = st.vehicles[10], st.vehicles[11]
+    # Car 10 + HMG 2 + oil dropper 1 + boost 2 + marksman 2 = 17
+    from companion.rules.wr_state import vehicle_cost
+    assert vehicle_cost(r) == 17
+    assert rules._attribute(r, "skill") == 7 and rules._attribute(r, "command") == 6
+    assert d.max_hp == 10 and d.hp == 10                     # buggy 8 + sturdy 2
+    assert rules._attribute(st.vehicles[21], "command") == 4     # skilled driver
+    assert rules._attribute(st.vehicles[20], "defence") == 4     # hotrod 5, reinforced armour
+
+
+def test_option_costly_modification():
+    from companion.rules.wr_state import Weapon
+    assert Weapon("minigun", ["stabilised"]).cost() == 4 + 1 + 1
+    assert Weapon("heavy_machine_gun", ["stabilised"]).cost() == 2 + 1
+    assert Weapon("rocket_launcher", ["improved_sights", "turret_mount"]).cost() == 6 + 3 + 2
+    assert Weapon("rocket_launcher", ["improved_sights", "turret_mount"]).cost("once_per_weapon") == 6 + 3 + 1
+    # a team at 51 points per modification is 50 once per weapon
+    rosters = roster_with(type="truck", weapons=[{"weapon": "rocket_launcher", "mods": ["improved_sights",
+                                                                                     "turret_mount"]}],
+                          upgrades=["sturdy", "boost"], driver="marksman")
+    rosters[0]["vehicles"].append({"marker": 11, "name": "Dust Devil", "type": "truck",
+                                   "weapons": ["minigun"], "upgrades": ["sturdy"], "driver": "marksman"})
+    with pytest.raises(RulesError, match=r"the team costs 51 points \(Rustler 30, Dust Devil 21\), over its 50"):
+        game(rosters=rosters)
+    rules, st = game({"costly_modification": "once_per_weapon"}, rosters=rosters)
+    assert st.vehicles[10].weapons[0].special[-3:] == ("Accurate", "Rending (1)", "Turret Mount")
+
+
+@pytest.mark.parametrize("vehicle, message", [
+    ({"type": "tank"}, 'type must be one of car, hotrod, sports_car, buggy, truck, not \'tank\' (wasteland-rally.txt, "Vehicle Types")'),
+    ({"upgrades": ["tank_tracks", "boost"]}, "vehicle upgrades total 5 points (tank_tracks 3, boost 2); at most 4"),
+    ({"weapons": ["light_machine_gun", "minigun", "spiked_ram"]}, "3 weapons; a vehicle carries one ranged weapon and one other"),
+    ({"weapons": ["spiked_ram", "oil_dropper"]}, "two weapons but no ranged one"),
+    ({"weapons": [{"weapon": "flamethrower", "mods": ["inferno_ammo"]}]}, "inferno ammo cannot be taken for a flamethrower"),
+    ({"weapons": [{"weapon": "spiked_ram", "mods": ["stabilised"]}]}, "only ranged weapons may be modified"),
+    ({"driver": ["marksman", "reckless"]}, "2 driver upgrades; each vehicle is permitted one"),
+    ({"driver": "ace"}, "unknown driver upgrade 'ace'"),
+    ({"weapons": ["rocket_launcher", "wrecker_arm"], "upgrades": ["sturdy", "boost"], "driver": "marksman",
+      "type": "truck"}, "the team costs 53 points (Rustler 28, Gravedigger 25), over its 50"),
+])
+def test_roster_errors_name_the_rule(vehicle, message):
+    rosters = roster_with(**vehicle)
+    if "Gravedigger" in message:
+        rosters[0]["vehicles"].append({"marker": 12, "name": "Gravedigger", "type": "truck",
+                                       "weapons": ["minigun", "wrecker_arm"], "upgrades": ["tank_tracks"], "driver": "marksman"})
+    with pytest.raises(RulesError) as err:
+        game(rosters=rosters, cars=[c for c in SCENE["cars"] if c["id"] != 11])
+    assert message in str(err.value)
+    assert "roster of Max" in str(err.value)
+
+
+def test_game_sizes():
+    rosters = copy.deepcopy(ROSTERS)
+    rosters[0]["size"] = "small"
+    with pytest.raises(RulesError, match=r"2 vehicles; a small game has 3-5 \(wasteland-rally.txt, \"One-Off Game\"\)"):
+        game(rosters=rosters)
+
+
+def test_option_second_weapon():
+    rosters = roster_with(weapons=["light_machine_gun", "heavy_machine_gun"])
+    cars = [c for c in SCENE["cars"] if c["id"] != 11]
+    rules, st = game(rosters=rosters, cars=cars)
+    assert [w.key for w in st.vehicles[10].weapons] == ["light_machine_gun", "heavy_machine_gun"]
+    with pytest.raises(RulesError, match="two ranged weapons; with second_weapon 'not_ranged'"):
+        game({"second_weapon": "not_ranged"}, rosters=rosters, cars=cars)
+
+
+def test_campaign_roster_and_pool():
+    vehicles = [{"marker": 30 + k, "name": f"Car {k}", "type": "car", "weapons": ["light_machine_gun"]}
+                for k in range(8)]
+    # 8 cars of 11 points: 88 spent, 12 left, 10 kept in the pool
+    assert campaign_roster({"player": "Max", "vehicles": vehicles}) == {
+        "player": "Max", "vehicles": 8, "spent": 88, "pool": 10}
+    with pytest.raises(RulesError, match="7 vehicles; a campaign roster has 8-10"):
+        campaign_roster({"player": "Max", "vehicles": vehicles[:7]})
+    upgraded = copy.deepcopy(vehicles)
+    upgraded[0]["upgrades"] = ["boost"]
+    with pytest.raises(RulesError, match="Car 0: a campaign vehicle starts with one weapon upgrade and no other"):
+        campaign_roster({"player": "Max", "vehicles": upgraded})
+    trucks = [{**v, "type": "truck"} for v in vehicles] + [{"marker": 50, "name": "Big", "type": "truck"}]
+    with pytest.raises(RulesError, match="the roster costs 125 points, over 100"):
+        campaign_roster({"player": "Max", "vehicles": trucks})
+
+
+# --- deployment and missions ----------------------------------------------------------
+
+def test_deployment_spacing_and_the_start_gate():
+    with pytest.raises(RulesError, match=r"deployed 0.22 in apart; at least 2 in"):
+        game(cars=place(SCENE["cars"], {11: (372, 300, 0)}))
+    with pytest.raises(RulesError, match="deployed over the start gate start"):
+        game(cars=place(SCENE["cars"], {10: (480, 300, 0)}))
+    rules, st = game({"check_deployment": False}, cars=place(SCENE["cars"], {10: (480, 300, 0)}))
+    assert st.vehicles[10].pose.x_mm == 480
+
+
+def test_mission_gate_sequences():
+    assert game()[1].sequence == ["start", "far", "start", "far", "start"]
+    assert game({"start_gate_counts": False, "check_deployment": False})[1].sequence == ["far", "start", "far", "start"]
+    _, st = game({"mission": "elimination_race"})
+    assert st.sequence[:3] == ["start", "far", "start"] and st.to_json()["elimination_gate"] == {"index": 2, "gate": "far"}
+    _, st = game({"mission": "arena_race"})
+    assert "36 in" in st.setup_notes[0]            # the gates are 9.4 in apart here
+    with pytest.raises(RulesError, match="the outrun needs one gate"):
+        game({"mission": "outrun"})
+    _, st = game({"mission": "outrun"}, gates=[{"name": "safety", "role": "finish", "a": [1400, 900], "b": [1400, 670]}])
+    assert st.sequence == ["safety"] and st.setup_notes == []
+    extra = SCENE["gates"] + [{"name": "third", "a": [100, 100], "b": [100, 328.6]}]
+    with pytest.raises(RulesError, match=r"the battle royale needs a gate per player \(2\), the scene has 3"):
+        game({"mission": "battle_royale"}, gates=extra)
+
+
+def test_battle_royale_gates_face_the_centre():
+    gates = [{"name": "north", "a": [900, 906.4], "b": [500, 906.4]},       # 16" from the centre, facing it
+             {"name": "south", "a": [900, 93.6], "b": [500, 93.6]}]         # facing away
+    _, st = game({"mission": "battle_royale", "check_deployment": False}, gates=gates)
+    assert st.setup_notes == ["gate south does not face the centre of the table (wasteland-rally.txt, \"Battle Royale\")"]
+
+
+# --- activation -----------------------------------------------------------------------
+
+def test_initiative_ties_are_rerolled_and_turns_alternate():
+    out = play([{"round": {}}, {"act": "hold", "vehicle": 20}, {"end_turn": True},
+                {"act": "hold", "vehicle": 21, "expect_error": True},
+                {"act": "hold", "vehicle": 11}, {"end_turn": True}], [6, 6, 3, 8])
+    assert out["steps"][0]["initiative"] == [{"Max": 6, "Joe": 6}, {"Max": 3, "Joe": 8}]
+    assert out["steps"][0]["order"] == ["Joe", "Max"]
+    assert "it is Max's turn to activate a vehicle, and the Gravedigger is Joe's" in out["steps"][3]["error"]
+    assert out["state"]["up"] == "Joe"
+
+
+def test_planned_orders_are_kept():
+    out = play([{"round": {"Max": [11, 10]}}, {"act": "hold", "vehicle": 10, "expect_error": True}], [9, 4])
+    assert "Max's order activates the Dust Devil next, not the Rustler" in out["steps"][1]["error"]
+
+
+def test_round_must_finish_before_the_next():
+    out = play([{"round": {}}, {"act": "hold", "vehicle": 10}, {"end_turn": True}], [9, 4])
+    rules, st = game()
+    sess = GameSession(rules, st, ScriptedDice())
+    sess.start_round({})
+    with pytest.raises(RulesError, match="round 1 is not over"):
+        sess.start_round({})
+    assert out["state"]["activated"] == [10]
+
+
+# --- attribute rolls and attacks -------------------------------------------------------
+
+def test_natural_one_fails_and_twelve_passes():
+    # The Gravedigger (skilled driver, command 4) drives over the Dust Devil: a 1 fails even for it;
+    # the Dust Devil, badly damaged (-1), passes on a 12 regardless.
+    rosters = copy.deepcopy(ROSTERS)
+    rosters[0]["vehicles"][1]["hp"] = 4
+    out = play([{"act": "move", "vehicle": 21, "path": [[480, 300, 0]]}], [1, 12, 10],
+               rosters=rosters, options={"check_deployment": False},
+               cars=place(SCENE["cars"], {21: (260, 300, 0), 11: (380, 300, 0), 10: (800, 300, 0)}))
+    rolls = out["steps"][0]["rolls"]
+    assert rolls[0]["face"] == 1 and rolls[0]["passed"] is False and rolls[0]["target"] == 4
+    assert rolls[1]["face"] == 12 and rolls[1]["total"] == 11 - 0 and rolls[1]["passed"] is True
+    assert out["steps"][0]["result"] == "lost control"
+
+
+def shoot_setup():
+    return place(SCENE["cars"], {20: (800, 250, 0), 10: (600, 300, 0)})
+
+
+def test_attack_range_arc_and_sight():
+    cars = shoot_setup()
+    out = play([{"act": "attack", "vehicle": 20, "weapon": "spike_dropper", "target": 10, "expect_error": True},
+                {"act": "attack", "vehicle": 10, "weapon": "heavy_machine_gun", "target": 21, "expect_error": True}],
+               [], options={"check_deployment": False}, cars=cars)
+    assert "is a dropper" in out["steps"][0]["error"]
+    assert "the Gravedigger is" in out["steps"][1]["error"] and "not in the Heavy Machine Gun's front arc" in out["steps"][1]["error"]
+    far = place(SCENE["cars"], {20: (1200, 250, 0), 10: (600, 300, 0)})
+    out = play([{"act": "attack", "vehicle": 10, "weapon": "heavy_machine_gun", "target": 20, "expect_error": True}],
+               [], options={"check_deployment": False}, cars=far)
+    assert "is 20.68 in away; the Heavy Machine Gun reaches 16 in" in out["steps"][0]["error"]
+
+
+def test_attack_sight_blocked_by_the_infield():
+    cars = place(SCENE["cars"], {10: (700, 300, 90), 20: (700, 700, 0)})
+    out = play([{"act": "attack", "vehicle": 10, "weapon": "heavy_machine_gun", "target": 20, "expect_error": True}],
+               [], options={"check_deployment": False}, cars=cars)
+    assert "terrain blocks every line" in out["steps"][0]["error"]
+
+
+def test_option_cars_block_sight():
+    # the Dust Devil sits between the Rustler and the Gravedigger: a friend in the way blocks the
+    # shot; the Scrapjaw (an enemy) between them and the Gravedigger only hides part of it
+    cars = place(SCENE["cars"], {10: (500, 300, 0), 11: (640, 300, 0), 21: (800, 300, 0), 20: (300, 200, 0)})
+    step = [{"act": "attack", "vehicle": 10, "weapon": "heavy_machine_gun", "target": 21, "expect_error": True}]
+    out = play(step, [], options={"check_deployment": False}, cars=cars)
+    assert "a car of its own side is in the way" in out["steps"][0]["error"]
+    step[0]["expect_error"] = False
+    out = play(step, [5, 5], options={"check_deployment": False, "cars_block_sight": False}, cars=cars)
+    assert out["steps"][0]["sight"] == {"line": "clear", "hidden_fraction": 0.0}
+    cars = place(cars, {11: (300, 300, 0), 20: (640, 312, 0)})
+    rules, st = game({"check_deployment": False}, cars=cars)
+    seen, hidden = rules.sight(st, st.vehicles[10].footprint(), st.vehicles[21].footprint())
+    assert seen == "obscured" and hidden > 0.5
+
+
+def test_turret_fires_outside_the_front_arc_at_minus_one():
+    cars = place(SCENE["cars"], {20: (600, 200, 0), 10: (500, 300, 0)})
+    out = play([{"act": "attack", "vehicle": 20, "weapon": "light_machine_gun", "target": 10}], [10, 9, 10],
+               options={"check_deployment": False}, cars=cars)
+    rolls = out["steps"][0]["rolls"]
+    assert {"value": -1, "reason": "turret firing outside the front arc"} in rolls[0]["modifiers"]
+    assert [r["passed"] for r in rolls[:2]] == [True, False]          # 10-1 = 9 hits, 9-1 = 8 misses
+    assert out["steps"][0]["arc"]["outcome"] == "in"
+
+
+def test_assault_range_restricts_targets_and_torrent():
+    cars = place(SCENE["cars"], {21: (600, 300, 0), 10: (700, 300, 0), 20: (800, 200, 0)})
+    out = play([{"act": "attack", "vehicle": 21, "weapon": "flamethrower", "target": 10, "expect_error": True},
+                {"act": "attack", "vehicle": 21, "weapon": "wrecker_arm", "target": 10}],
+               [9, 3, 5, 5, 5, 10], options={"check_deployment": False}, cars=cars)
+    assert "(Torrent) may not be used within assault range" in out["steps"][0]["error"]
+    attack = out["steps"][1]
+    mods = attack["rolls"][0]["modifiers"]
+    assert {"value": -2, "reason": "Unwieldy"} in mods
+    assert not any(m["reason"].startswith("not an assault weapon") for m in mods)   # Melee counts as Assault
+    # 9 - 2 (Unwieldy) = 7 against skill 9: a miss; 3 misses too
+    assert attack["hits"] == 0
+
+
+def test_a_target_in_a_friends_assault_range_is_refused():
+    # the Dust Devil is within 1 in of the Scrapjaw (0.63 in); the Rustler, 5.6 in away, may not shoot it
+    cars = place(SCENE["cars"], {10: (500, 300, 0), 11: (700, 152, 0), 20: (700, 200, 0)})
+    out = play([{"act": "attack", "vehicle": 10, "weapon": "heavy_machine_gun", "target": 20, "expect_error": True}],
+               [], options={"check_deployment": False}, cars=cars)
+    assert "the Scrapjaw is in assault range of Max's Dust Devil" in out["steps"][0]["error"]
+
+
+def test_obstructing_hit_forces_a_command_test():
+    cars = place(SCENE["cars"], {21: (600, 300, 0), 10: (700, 300, 0), 20: (800, 200, 0)})
+    # wrecker arm: 12 hits (a natural 12, critical), 2 misses; 3 defence rolls (2, 10, 10): 1 damage;
+    # one critical test (8, passes), then the Obstructing test (3, fails): loses control, defence 10.
+    out = play([{"act": "attack", "vehicle": 21, "weapon": "wrecker_arm", "target": 10}],
+               [12, 2, 2, 10, 10, 8, 3, 10], options={"check_deployment": False}, cars=cars)
+    a = out["steps"][0]
+    assert a["hits"] == 1 and a["criticals"] == 1 and a["damage"] == 1
+    assert "hit by the obstructing Wrecker Arm" in " ".join(a["events"])
+    assert out["state"]["pending"][0]["vehicle"] == 10 and out["state"]["pending"][0]["by"] == ["Joe"]
+
+
+def test_rapid_fire_and_obscured_defence():
+    # the twin LMGs at 4 in: within half of 12 in, so 4 attacks; the target behind the barrels'
+    # corner is not obscured (less than half hidden)
+    cars = place(SCENE["cars"], {11: (600, 300, 0), 20: (780, 300, 0)})
+    out = play([{"act": "attack", "vehicle": 11, "weapon": "twin_light_machine_guns", "target": 20}],
+               [8, 8, 1, 2, 10, 10], options={"check_deployment": False}, cars=cars)
+    a = out["steps"][0]
+    assert "Rapid Fire: +1 attack within half range" in a["events"]
+    assert a["hits"] == 2 and a["damage"] == 0 and a["sight"]["line"] == "clear"
+
+
+def test_dropper_hits_everything_behind():
+    # the Rustler drops oil: the Dust Devil 1.08 in behind (a friend) and the Scrapjaw 1.21 in behind
+    # and aside are both attacked; the Gravedigger far back is not
+    cars = place(SCENE["cars"], {10: (700, 250, 0), 11: (600, 255, 0), 20: (600, 200, 0), 21: (300, 200, 0)})
+    out = play([{"act": "drop", "vehicle": 10}], [9, 1, 6, 1, 1], options={"check_deployment": False}, cars=cars)
+    d = out["steps"][0]
+    assert [t["target"] for t in d["targets"]] == [11, 20]
+    assert d["targets"][0]["hits"] == 1 and d["targets"][0]["damage"] == 0       # oil: no damage
+    assert "hit by the obstructing Oil Dropper" in " ".join(d["events"])
+    # the Dust Devil passed (6); the Scrapjaw was not hit
+    assert out["state"]["pending"] == []
+
+
+def test_option_dropper_zone():
+    cars = place(SCENE["cars"], {10: (700, 250, 0), 11: (600, 255, 0), 20: (600, 200, 0), 21: (300, 200, 0)})
+    out = play([{"act": "drop", "vehicle": 10}], [1, 1], options={"check_deployment": False,
+                                                                 "dropper_zone": "directly_behind"}, cars=cars)
+    assert [t["target"] for t in out["steps"][0]["targets"]] == [11]
+
+
+def test_option_arc_layout():
+    # the Scrapjaw ahead and to the right at 45+ degrees: front half, but the right quarter
+    cars = place(SCENE["cars"], {10: (600, 300, 0), 20: (640, 150, 0)})
+    rules, st = game({"check_deployment": False}, cars=cars)
+    me, them = st.vehicles[10].footprint(), st.vehicles[20].footprint()
+    assert rules.arc_of(me, them)["front"].outcome == "in"
+    rules, st = game({"check_deployment": False, "arc_layout": "quarters"}, cars=cars)
+    arcs = rules.arc_of(me, them)
+    assert arcs["right"].outcome == "in" and arcs["front"].outcome == "out"
+
+
+def test_option_critical_success():
+    cars = shoot_setup()
+    rosters = copy.deepcopy(ROSTERS)
+    rosters[0]["vehicles"][0]["weapons"] = [{"weapon": "heavy_machine_gun", "mods": ["improved_sights"]}]
+    steps = [{"act": "attack", "vehicle": 10, "weapon": "heavy_machine_gun", "target": 20}]
+    # 11 + 2 (Accurate) = 13: a critical only by total
+    out = play(steps, [11, 2, 10, 10], options={"check_deployment": False}, cars=cars, rosters=rosters)
+    assert out["steps"][0]["criticals"] == 0
+    out = play(steps, [11, 2, 10, 10, 10], options={"check_deployment": False, "critical_success": "total_12"},
+               cars=cars, rosters=rosters)
+    assert out["steps"][0]["criticals"] == 1 and "a critical hit" in " ".join(out["steps"][0]["events"])
+
+
+def test_option_critical_tests_and_rending():
+    cars = shoot_setup()
+    rosters = copy.deepcopy(ROSTERS)
+    rosters[0]["vehicles"][0]["weapons"] = [{"weapon": "heavy_machine_gun", "mods": ["improved_sights"]}]
+    steps = [{"act": "attack", "vehicle": 10, "weapon": "heavy_machine_gun", "target": 20}]
+    dice = [12, 12, 10, 10, 10, 10, 10, 10]
+    out = play(steps, dice, options={"check_deployment": False}, cars=cars, rosters=rosters)
+    assert out["steps"][0]["damage"] == 2           # Rending (1) on each 12, all saves made
+    assert out["dice_left"] == 1                    # one command test for the two criticals
+    out = play(steps, dice, options={"check_deployment": False, "critical_tests": "per_critical"},
+               cars=cars, rosters=rosters)
+    assert out["dice_left"] == 0
+
+
+def test_option_reinforced_armour():
+    rules, st = game({"reinforced_armour": "literal"})
+    assert rules._attribute(st.vehicles[20], "defence") == 6
+
+
+def test_option_melee_is_assault():
+    cars = place(SCENE["cars"], {21: (600, 300, 0), 10: (700, 300, 0), 20: (800, 200, 0)})
+    out = play([{"act": "attack", "vehicle": 21, "weapon": "wrecker_arm", "target": 10}], [9, 3],
+               options={"check_deployment": False, "melee_is_assault": False}, cars=cars)
+    assert {"value": -4, "reason": "not an assault weapon, in assault range"} in out["steps"][0]["rolls"][0]["modifiers"]
+
+
+def test_shooting_exploding_terrain():
+    out = play([{"act": "attack", "vehicle": 21, "weapon": "flamethrower", "terrain": "exploding barrels"}],
+               [5, 5, 5, 5, 5, 5, 5, 12, 3], cars=SCENE["cars"])
+    a = out["steps"][0]
+    assert a["result"] == "exploded"
+    # the Scrapjaw is 2.9 in from the barrels: one defence test (3 against 4), 3 damage; the
+    # Gravedigger, 7.87 in away, and the cars in the inner lane are clear
+    assert out["state"]["vehicles"]["20"]["hp"] == 7
+    assert out["state"]["removed_terrain"] == ["exploding barrels"]
+    out = play([{"act": "attack", "vehicle": 21, "weapon": "flamethrower", "terrain": "infield", "expect_error": True}],
+               [], cars=SCENE["cars"])
+    assert "no exploding terrain named 'infield'" in out["steps"][0]["error"]
+
+
+def test_option_explosion_removes():
+    out = play([{"act": "attack", "vehicle": 21, "weapon": "flamethrower", "terrain": "exploding barrels"}],
+               [5, 5, 5, 5, 5, 5, 5, 12, 10], options={"explosion_removes": False}, cars=SCENE["cars"])
+    assert out["state"]["removed_terrain"] == []
+
+
+def test_option_exploding_terrain_by_name():
+    terrain = copy.deepcopy(SCENE["terrain"])
+    terrain[2]["name"] = "fuel dump"
+    rules, st = game({"exploding_terrain": ["fuel dump"]}, terrain=terrain)
+    from companion.rules.wasteland_rally import _terrain_kind
+    assert [_terrain_kind(rules, t) for t in st.terrain] == ["impassable", "wreckage", "exploding"]
+    rules, st = game(terrain=terrain)
+    assert _terrain_kind(rules, st.terrain[2]) == "impassable"
+
+
+# --- movement ---------------------------------------------------------------------------
+
+def test_boost_and_advance():
+    out = play([{"act": "move", "vehicle": 10, "boost": True, "path": [[678.6, 300, 0], [932.6, 300, 0]]},
+                {"end_turn": True}, {"act": "move", "vehicle": 11, "boost": True, "path": [[500, 300, 0]], "expect_error": True}],
+               [], cars=SCENE["cars"])
+    m = out["steps"][0]["move"]
+    assert m["boost_mm"] == pytest.approx(228.6) and m["distance_mm"] == pytest.approx(254.0)
+    assert out["state"]["vehicles"]["10"]["boost_used"] is True
+    assert "has no boost" in out["steps"][2]["error"]
+
+
+def test_option_boost_counts():
+    steps = [{"act": "move", "vehicle": 10, "boost": True, "path": [[678.6, 300, 0], [932.6, 300, 0]]}]
+    with pytest.raises(Exception, match="the move costs 19.00 in"):
+        play(steps, [], options={"boost_counts": True}, cars=SCENE["cars"])
+
+
+def test_option_backward_cost():
+    # a 45-degree turn (free) and 3 in backwards: in at half rate (5 in), but doubled it is 6 of 10
+    steps = [{"act": "move", "vehicle": 11, "path": [[320, 300, 45], [320 - 76.2 * math.cos(math.radians(45)),
+                                                                      300 - 76.2 * math.sin(math.radians(45)), 45]]}]
+    out = play(steps, [], cars=SCENE["cars"])
+    assert out["steps"][0]["move"]["allowance_mm"] == pytest.approx(114.3)
+    out = play(steps, [], options={"backward_cost": "double_distance"}, cars=SCENE["cars"])
+    assert out["steps"][0]["move"]["cost_mm"] == pytest.approx(152.4)
+    assert out["steps"][0]["move"]["allowance_mm"] == pytest.approx(228.6)
+
+
+def test_forward_and_back_in_one_move_is_refused():
+    out = play([{"act": "move", "vehicle": 11, "path": [[360, 300, 0], [300, 300, 0]], "expect_error": True}],
+               [], cars=SCENE["cars"])
+    assert "drives both forwards and backwards" in out["steps"][0]["error"]
+
+
+def test_options_path_and_turn_tolerance():
+    cars = place(SCENE["cars"], {10: (800, 300, 0)})
+    steps = [{"act": "move", "vehicle": 11, "path": [[400, 308, 0]]}]
+    out = play(steps + [], [], cars=cars, options={"path_tolerance_mm": 10.0})
+    assert out["steps"][0]["result"] == "moved"
+    with pytest.raises(Exception, match="slides 8.0 mm sideways"):
+        play(steps, [], cars=cars)
+    steps = [{"act": "move", "vehicle": 11, "path": [[320, 300, 4], [380, 304.2, 4]]}]
+    assert play(steps, [], cars=cars, options={"turn_tolerance_deg": 5.0})["steps"][0]["move"]["manoeuvres"] == 0
+    assert play(steps, [], cars=cars)["steps"][0]["move"]["manoeuvres"] == 1
+
+
+def test_badly_damaged_and_stressed_vehicles_move_less():
+    rules, st = game()
+    v = st.vehicles[10]
+    v.hp, v.stress = 4, 2
+    assert rules.allowance_in(v, False) == (6.0, ["Car 10", "badly damaged -2", "stress -2"])
+    rules, st = game({"use_stress": False})
+    st.vehicles[10].stress = 2
+    assert rules.allowance_in(st.vehicles[10], True)[0] == 16.0
+
+
+def test_terrain_collision_and_wreckage():
+    # the Scrapjaw scrapes the infield (command test passed) and the Gravedigger smashes the bus
+    cars = place(SCENE["cars"], {20: (600, 353.5, 0), 21: (1150, 400, 90)})
+    out = play([{"act": "move", "vehicle": 20, "path": [[700, 363.5, 0]], "expect_error": True},
+                {"act": "move", "vehicle": 20, "path": [[700, 353.5, 0]]}, {"end_turn": True},
+                {"act": "move", "vehicle": 21, "path": [[1150, 600, 90]]}],
+               [8, 9], options={"check_deployment": False, "path_tolerance_mm": 12.0}, cars=cars)
+    assert "drives through infield" in out["steps"][0]["error"]
+    assert out["steps"][1]["contacts"][0]["kind"] == "impassable"
+    assert out["steps"][3]["contacts"][0] == {"at": out["steps"][3]["contacts"][0]["at"], "kind": "wreckage",
+                                              "what": "burnt-out bus"}
+    assert out["state"]["removed_terrain"] == ["burnt-out bus"]
+
+
+def test_option_contact_mm():
+    # driving along 0.5 mm from the infield: touching by the default 1 mm (a command test), not by 0.2 mm
+    cars = place(SCENE["cars"], {20: (600, 353.5, 0)})
+    step = [{"act": "move", "vehicle": 20, "path": [[700, 353.5, 0]]}]
+    out = play(step, [8], options={"check_deployment": False}, cars=cars)
+    assert [c["what"] for c in out["steps"][0]["contacts"]] == ["infield"] and out["dice_left"] == 0
+    out = play(step, [], options={"check_deployment": False, "contact_mm": 0.2}, cars=cars)
+    assert out["steps"][0]["contacts"] == [] and out["steps"][0]["rolls"] == []
+
+
+def test_failing_against_wreckage_stops_the_car_at_contact():
+    cars = place(SCENE["cars"], {21: (1150, 400, 90)})
+    out = play([{"act": "move", "vehicle": 21, "path": [[1150, 600, 90]]}], [2, 10],
+               options={"check_deployment": False}, cars=cars)
+    y = out["state"]["vehicles"]["21"]["pose"][1]
+    assert out["steps"][0]["result"] == "lost control"
+    assert 429 <= y <= 431            # its front (40 mm ahead of the centre) at the bus's edge, 470
+    assert out["state"]["removed_terrain"] == []
+
+
+def test_ending_on_another_car_is_refused():
+    out = play([{"act": "move", "vehicle": 11, "path": [[440, 300, 0]], "expect_error": True}], [], cars=SCENE["cars"])
+    assert "must completely pass to the other side" in out["steps"][0]["error"]
+
+
+def test_judge_move():
+    rules, st = game()
+    assert rules.judge_move(st, 10, Pose(700, 300, 0))["legal"]
+    j = rules.judge_move(st, 11, Pose(320, 600, 90))
+    assert not j["legal"]
+
+
+# --- losing control -------------------------------------------------------------------
+
+def lost_control_game(options=None):
+    cars = place(SCENE["cars"], {21: (615, 300, 0), 10: (700, 300, 0), 20: (800, 200, 0)})
+    steps = [{"act": "attack", "vehicle": 21, "weapon": "wrecker_arm", "target": 10}]
+    return steps, [12, 2, 10, 10, 10, 3, 10, 10], dict({"check_deployment": False}, **(options or {})), cars
+
+
+def test_reposition_limits():
+    steps, dice, options, cars = lost_control_game()
+    tries = [([700, 300, 50], "turned 50.0 degrees; at most 45"),
+             ([730, 300, 0], "moved 1.18 in (its centre); at most 1 in"),
+             ([680, 300, 0], "over the Gravedigger"),
+             ([700, 320, 0], None)]
+    for to, err in tries:
+        s = steps + [{"act": "reposition", "vehicle": 10, "by": "Joe", "to": to, "expect_error": err is not None}]
+        out = play(s, dice, options=options, cars=cars)
+        if err:
+            assert err in out["steps"][1]["error"]
+        else:
+            assert out["state"]["vehicles"]["10"]["pose"] == [700.0, 320.0, 0.0]
+
+
+def test_reposition_not_over_terrain():
+    steps, dice, options, cars = lost_control_game()
+    cars = place(cars, {21: (600, 345, 0), 10: (700, 345, 0)})
+    s = steps + [{"act": "reposition", "vehicle": 10, "by": "Joe", "to": [700, 360, 0], "expect_error": True}]
+    assert "over infield" in play(s, dice, options=options, cars=cars)["steps"][1]["error"]
+
+
+def test_option_reposition_measure():
+    steps, dice, options, cars = lost_control_game()
+    s = steps + [{"act": "reposition", "vehicle": 10, "by": "Joe", "to": [700, 310, 40], "expect_error": True}]
+    out = play(s, dice, options=dict(options, reposition_measure="any_point"), cars=cars)
+    assert "(its farthest corner); at most 1 in" in out["steps"][1]["error"]
+    s[-1]["expect_error"] = False
+    assert play(s, dice, options=options, cars=cars)["steps"][1]["result"] == "repositioned"
+
+
+def test_nothing_else_happens_until_the_reposition():
+    steps, dice, options, cars = lost_control_game()
+    out = play(steps + [{"act": "hold", "vehicle": 21, "expect_error": True}], dice, options=options, cars=cars)
+    assert "Joe must reposition it first" in out["steps"][1]["error"]
+
+
+# --- gates, finishing, elimination ------------------------------------------------------
+
+def test_crossing_back_undoes_a_gate():
+    out = play([{"act": "move", "vehicle": 10, "path": [[560, 300, 0]]}, {"end_turn": True},
+                {"act": "move", "vehicle": 10, "path": [[480, 300, 0]]}], [], cars=SCENE["cars"])
+    assert out["state"]["vehicles"]["10"]["progress"] == 0
+    assert "backs over gate 1 (start)" in " ".join(out["steps"][2]["events"])
+
+
+def test_a_car_round_the_end_of_a_gate_does_not_cross_it():
+    cars = place(SCENE["cars"], {21: (420, 80, 0)})
+    out = play([{"act": "move", "vehicle": 21, "path": [[600, 80, 0]]}], [], options={"check_deployment": False},
+               cars=cars, terrain=SCENE["terrain"][:2])
+    assert out["state"]["vehicles"]["21"]["progress"] == 0
+
+
+def finish_game(options=None):
+    cars = place(SCENE["cars"], {10: (450, 300, 0), 11: (900, 700, 180), 20: (440, 200, 0), 21: (1000, 800, 180)})
+    rosters = with_progress({10: 4, 11: 2, 20: 4, 21: 2})
+    steps = [{"round": {}},
+             {"act": "move", "vehicle": 10, "path": [[620, 300, 0]]}, {"end_turn": True},
+             {"act": "move", "vehicle": 20, "path": [[640, 200, 0]]}, {"end_turn": True},
+             {"act": "hold", "vehicle": 11}, {"end_turn": True}, {"act": "hold", "vehicle": 21}, {"end_turn": True}]
+    return play(steps, [9, 4], options=dict({"check_deployment": False}, **(options or {})), cars=cars, rosters=rosters,
+                terrain=SCENE["terrain"][:2])
+
+
+def test_option_finish_distance_from():
+    # past the line by the rear: Rustler 82.5 mm, Scrapjaw 102.5; by the front 157.5 and 177.5:
+    # the same order either way (the next test tells them apart); the points are the option's
+    assert finish_game()["state"]["finish_order"] == [20, 10]
+    assert finish_game({"finish_distance_from": "front"})["state"]["finish_order"] == [20, 10]
+    out = finish_game({"finishing_points": [5, 1]})
+    assert out["state"]["scores"] == {"Joe": 5, "Max": 1}
+
+
+def test_finish_ranking_front_differs_from_rear():
+    cars = place(SCENE["cars"], {10: (450, 300, 0), 11: (900, 700, 180), 20: (440, 200, 0), 21: (1000, 800, 180)})
+    cars = [dict(c, length_mm=150) if c["id"] == 20 else c for c in cars]
+    cars = place(cars, {20: (400, 200, 0)})
+    rosters = with_progress({10: 4, 11: 2, 20: 4, 21: 2})
+    steps = [{"round": {}},
+             {"act": "move", "vehicle": 10, "path": [[620, 300, 0]]}, {"end_turn": True},
+             {"act": "move", "vehicle": 20, "path": [[660, 200, 0]]}, {"end_turn": True},
+             {"act": "hold", "vehicle": 11}, {"end_turn": True}, {"act": "hold", "vehicle": 21}, {"end_turn": True}]
+    # Scrapjaw 150 long at 660: rear 85 past, front 235; Rustler rear 82.5, front 157.5
+    kw = dict(cars=cars, rosters=rosters, terrain=SCENE["terrain"][:2])
+    assert play(steps, [9, 4], options={"check_deployment": False}, **kw)["state"]["finish_order"] == [20, 10]
+    steps[3]["path"] = [[654, 200, 0]]          # rear 79 past: behind the Rustler's 82.5 by the rear
+    assert play(steps, [9, 4], options={"check_deployment": False}, **kw)["state"]["finish_order"] == [10, 20]
+    assert play(steps, [9, 4], options={"check_deployment": False, "finish_distance_from": "front"},
+                **kw)["state"]["finish_order"] == [20, 10]
+
+
+def elimination_round_end(options=None):
+    # everyone but nobody-behind: all four across the elimination gate (far, gate 2); the one
+    # closest to it at the round's end goes
+    cars = place(SCENE["cars"], {10: (560, 700, 180), 11: (300, 600, -90), 20: (640, 800, 180), 21: (690, 300, 0)})
+    rosters = with_progress({10: 2, 11: 2, 20: 2, 21: 2})
+    steps = [{"round": {}}]
+    for m in (10, 20, 11, 21):
+        steps += [{"act": "hold", "vehicle": m}, {"end_turn": True}]
+    return play(steps, [9, 4], options=dict({"check_deployment": False, "mission": "elimination_race"}, **(options or {})),
+                cars=cars, rosters=rosters, terrain=SCENE["terrain"][:2])
+
+
+def test_elimination_at_round_end_closest_to_the_gate():
+    out = elimination_round_end()
+    assert out["state"]["eliminated"] == [20]           # its rear 22.5 mm past the far gate: the nearest
+    assert "closest to it" in " ".join(out["steps"][-1]["events"])
+    assert out["state"]["elimination_gate"] == {"index": 3, "gate": "start"}
+
+
+def test_option_elimination_closest():
+    # the Gravedigger on the near straight straddles the far gate's line extended (0 from it) but
+    # is 318 mm from the gate between its posts; the Scrapjaw is 22.5 mm past the gate itself
+    seg = elimination_round_end()["state"]["eliminated"]
+    line = elimination_round_end({"elimination_closest": "line"})["state"]["eliminated"]
+    assert seg == [20] and line == [21]
+
+
+# --- other missions ------------------------------------------------------------------
+
+def test_battle_royale_scores_damage():
+    gates = [{"name": "north", "a": [900, 906.4], "b": [500, 906.4]},
+             {"name": "south", "a": [900, 93.6], "b": [500, 93.6]}]
+    cars = shoot_setup()
+    steps = [{"act": "attack", "vehicle": 10, "weapon": "heavy_machine_gun", "target": 20}]
+    dice = [9, 9, 1, 1, 10, 10]
+    out = play(steps, dice, options={"mission": "battle_royale", "check_deployment": False}, cars=cars, gates=gates)
+    assert out["state"]["scores"] == {"Joe": 0, "Max": 1}
+    out = play(steps, dice, options={"mission": "battle_royale", "check_deployment": False,
+                                     "royale_scoring": "per_hit_point"}, cars=cars, gates=gates)
+    assert out["state"]["scores"] == {"Joe": 0, "Max": 2}
+
+
+def test_battle_royale_player_with_no_cars_left_forfeits():
+    gates = [{"name": "north", "a": [900, 906.4], "b": [500, 906.4]},
+             {"name": "south", "a": [900, 93.6], "b": [500, 93.6]}]
+    rosters = copy.deepcopy(ROSTERS)
+    rosters[1]["vehicles"][0]["hp"] = 2
+    rosters[1]["vehicles"][1]["hp"] = 0          # already wrecked
+    cars = shoot_setup()
+    steps = [{"round": {}}, {"act": "attack", "vehicle": 10, "weapon": "heavy_machine_gun", "target": 20},
+             {"end_turn": True}, {"act": "hold", "vehicle": 11}, {"end_turn": True}]
+    out = play(steps, [9, 4, 9, 9, 1, 1, 10, 10], options={"mission": "battle_royale", "check_deployment": False},
+               cars=cars, gates=gates, rosters=rosters)
+    assert out["state"]["vehicles"]["20"]["status"] == "destroyed"
+    assert out["state"]["over"] is True and out["state"]["winner"] == "Max"
+    assert "Joe has no vehicles left and forfeits: Max wins" in out["steps"][-1]["events"]
+
+
+def test_arena_race_scores_first_across():
+    steps = [{"act": "move", "vehicle": 10, "path": [[600, 300, 0]]}, {"end_turn": True},
+             {"act": "move", "vehicle": 20, "path": [[600, 200, 0]]}]
+    out = play(steps, [], options={"mission": "arena_race"}, cars=SCENE["cars"])
+    assert out["state"]["scores"] == {"Joe": 0, "Max": 1}
+
+
+def test_race_round_limit_and_game_length():
+    out = play([{"round": {}}] + sum(([{"act": "hold", "vehicle": m}, {"end_turn": True}] for m in (10, 20, 11, 21)), []),
+               [9, 4], options={"race_round_limit": 1}, cars=SCENE["cars"])
+    assert out["state"]["over"] is True and out["state"]["winner"] is None
+    with pytest.raises(Exception, match="the game is over"):
+        play([{"round": {}}] + sum(([{"act": "hold", "vehicle": m}, {"end_turn": True}] for m in (10, 20, 11, 21)), [])
+             + [{"round": {}}], [9, 4], options={"race_round_limit": 1}, cars=SCENE["cars"])
+
+
+# --- stress ------------------------------------------------------------------------------
+
+def stressed(options=None, dice_recover=(12,)):
+    cars = place(SCENE["cars"], {21: (600, 300, 0), 10: (700, 300, 0), 20: (800, 200, 0)})
+    steps = [{"round": {}}, {"act": "attack", "vehicle": 21, "weapon": "wrecker_arm", "target": 10}, {"end_turn": True},
+             {"act": "hold", "vehicle": 10}, {"end_turn": True}, {"act": "hold", "vehicle": 20}, {"end_turn": True},
+             {"act": "hold", "vehicle": 11}, {"end_turn": True},
+             {"round": {}}, {"act": "recover", "vehicle": 10}]
+    # Joe first; wrecker arm 11-2 hits, 2 misses; defence 1, 1, 10: 2 damage; Obstructing: command 9 passes
+    return play(steps, [4, 9, 11, 2, 1, 1, 10, 9, 9, 4, *dice_recover],
+                options=dict({"check_deployment": False}, **(options or {})), cars=cars)
+
+
+def test_stress_from_damage_and_recovery():
+    out = stressed(dice_recover=(7,))
+    assert "stress 1" in " ".join(out["steps"][8]["events"])
+    assert out["steps"][10]["removed"] == 1 and out["state"]["vehicles"]["10"]["stress"] == 0
+
+
+def test_option_recover():
+    out = stressed({"recover": "twelve_only"}, dice_recover=(7,))
+    assert out["steps"][10]["removed"] == 0 and out["state"]["vehicles"]["10"]["stress"] == 1
+
+
+def test_option_use_stress():
+    with pytest.raises(Exception, match="has no stress to recover from"):
+        stressed({"use_stress": False}, dice_recover=(7,))
+
+
+def test_option_start_gate_counts():
+    out = play([{"act": "move", "vehicle": 10, "path": [[600, 300, 0]]}], [],
+               options={"start_gate_counts": False, "check_deployment": False}, cars=SCENE["cars"])
+    assert out["state"]["vehicles"]["10"]["progress"] == 0          # the far gate is gate 1
+
+
+def test_option_mission_values():
+    rules = rule_system("wasteland_rally")
+    names = {o.name for o in rules.options}
+    assert {"mission", "critical_success", "reposition_measure", "finish_distance_from"} <= names
+    for o in rules.options:
+        assert o.rule and o.doc and (o.choices is None or o.default in o.choices)
+    with pytest.raises(RulesError, match="option mission: 'demolition' is not one of"):
+        rule_system("wasteland_rally", {"mission": "demolition"})
+
+
+# --- campaign -------------------------------------------------------------------------
+
+def test_campaign_mission_roll():
+    out = play([{"act": "campaign_mission", "campaign_round": 1},
+                {"act": "campaign_mission", "campaign_round": 2, "previous": "two_lap_race"},
+                {"act": "campaign_mission", "campaign_round": 3, "previous": "arena_race"},
+                {"act": "campaign_mission", "campaign_round": 4, "final": True}], [2, 5], cars=SCENE["cars"])
+    assert [s["result"] for s in out["steps"]] == ["two_lap_race", "arena_race", "elimination_race", "outrun"]
+
+
+def test_upgrade_stage_needs_the_game_over():
+    out = play([{"act": "upgrade_stage", "expect_error": True}], [], cars=SCENE["cars"])
+    assert "comes after the game is over" in out["steps"][0]["error"]
+
+
+# --- page hooks -------------------------------------------------------------------------
+
+def test_page_hooks():
+    rules, st = game()
+    card = rules.card(st, 20)
+    assert card["attributes"] == {"move_in": 11, "skill": 9, "defence": 4, "command": 6}
+    assert card["weapons"][0]["arcs"] == ["front", "left", "right", "rear"]
+    assert card["gates"] == {"crossed": 0, "of": 5, "next": "start"}
+    ov = rules.overlays(st, 10)
+    assert ov["move_regions"][0]["allowance_in"] == 10.0 and len(ov["arcs"]) == 2
+    t = rules.targets(st, 10)
+    assert t[0]["marker"] in (11, 20) and all("range" in w for w in t[0]["weapons"])
+    acts = {a["act"] for a in rules.actions(st, 10)}
+    assert {"move", "attack", "drop"} <= acts
+    move = next(a for a in rules.actions(st, 10) if a["act"] == "move")
+    assert {"name": "path", "kind": "table_path", "of": 10,
+            "label": "the way the car went this activation, as the camera saw it"} in move["fields"]
+    json.dumps([card, ov, t, rules.actions(st, 10)])
+
+
+def arc_path(x, y, heading_deg, radius_mm, turn_deg, steps):
+    """Poses along a turn driven on a circle (the camera's samples of a car pushed round a bend)."""
+    out = []
+    for k in range(1, steps + 1):
+        a = math.radians(heading_deg + turn_deg * k / steps)
+        h0 = math.radians(heading_deg)
+        cx, cy = x - radius_mm * math.sin(h0), y + radius_mm * math.cos(h0)
+        out.append([cx + radius_mm * math.sin(a), cy - radius_mm * math.cos(a), heading_deg + turn_deg * k / steps])
+    return out
+
+
+def test_option_path_reading():
+    # the Dust Devil drives a quarter circle of radius 100 mm to the left (157 mm): two manoeuvres
+    cars = place(SCENE["cars"], {10: (800, 300, 0), 11: (300, 200, 0), 20: (1000, 700, 180), 21: (1000, 800, 180)})
+    step = [{"act": "move", "vehicle": 11, "path": arc_path(300, 200, 0, 100, 90, 18)}]
+    m = play(step, [], options={"check_deployment": False}, cars=cars)["steps"][0]["move"]
+    assert m["manoeuvres"] == 2 and m["distance_mm"] == pytest.approx(math.pi * 50, abs=0.5)
+    with pytest.raises(Exception, match="degrees while moving"):
+        play(step, [], options={"check_deployment": False, "path_reading": "on_the_spot"}, cars=cars)
+
+
+def test_a_slow_drift_adds_up_to_manoeuvres():
+    # 2 degrees at a time, each under the tolerance, 50 degrees in all: two manoeuvres
+    cars = place(SCENE["cars"], {10: (800, 300, 0), 11: (300, 200, 0), 20: (1000, 700, 180), 21: (1000, 800, 180)})
+    step = [{"act": "move", "vehicle": 11, "path": arc_path(300, 200, 0, 150, 50, 25)}]
+    assert play(step, [], options={"check_deployment": False}, cars=cars)["steps"][0]["move"]["manoeuvres"] == 2
+    # camera jitter (1 degree back and forth) on a straight is no manoeuvre
+    jitter = [[300 + 10 * k, 200, (-1) ** k] for k in range(1, 11)]
+    step = [{"act": "move", "vehicle": 11, "path": jitter}]
+    assert play(step, [], options={"check_deployment": False}, cars=cars)["steps"][0]["move"]["manoeuvres"] == 0
+
+
+def test_page_offers_only_the_reposition_while_one_is_owed():
+    steps, dice, options, cars = lost_control_game()
+    rules, st = game(options, cars=cars)
+    sess = GameSession(rules, st, ScriptedDice())
+    sess.dice.queue += dice
+    sess.act(steps[0])
+    acts = rules.actions(sess.state, 10)
+    assert [a["act"] for a in acts] == ["reposition"]
+    assert acts[0]["fields"][1]["choices"] == [{"value": "Joe", "label": "Joe"}]
+    assert rules.actions(sess.state, 21) == []
+
+
+def test_page_move_with_only_where_the_car_ended():
+    out = play([{"act": "move", "vehicle": 11, "to": [320, 380, 90]}], [], options={"check_deployment": False},
+               cars=SCENE["cars"])
+    m = out["steps"][0]["move"]
+    assert m["manoeuvres"] == 2 and m["direction"] == "forward"
+
+
+def test_state_is_plain_and_deep_copyable():
+    rules, st = game()
+    twin = copy.deepcopy(st)
+    assert json.dumps(state_json(twin), sort_keys=True) == json.dumps(state_json(st), sort_keys=True)
+    assert state_json(st)["vehicles"]["10"]["pose"] == [450.0, 300.0, 0.0]
+
+
+RECORDED = [p for p in SCENARIOS if p.stem.startswith(("wr-02", "wr-04"))]
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=[p.stem for p in RECORDED])
+def test_a_recorded_game_plays_back(tmp_path, path):
+    from companion.record import resume
+    from companion.store import GameStore
+    data = load_scenario(path)
+    store = GameStore(tmp_path / "game.db")
+    played = run_scenario(data, str(path), store=store)
+    assert state_json(resume(store).session.state) == played["state"]
+
+
+def test_undo_restores_the_state():
+    rules, st = game()
+    sess = GameSession(rules, st, ScriptedDice())
+    sess.act({"act": "move", "vehicle": 10, "path": [[600, 300, 0]]})
+    assert sess.state.vehicles[10].progress == 1
+    sess.undo()
+    assert sess.state.vehicles[10].progress == 0 and sess.state.active is None
+
+
+# --- a whole race -----------------------------------------------------------------------
+
+class ScriptedDice(DiceSource):
+    """Fixed dice: faces queued for the moments the test sets up, else a fixed face by what is
+    asked (commands and defences pass, skill 9, the initiative alternating, blasts 3)."""
+
+    name = "scripted"
+
+    def __init__(self):
+        self.queue: list[int] = []
+        self.asked: list[str] = []
+        self.rounds = 0
+
+    def throw(self, request):
+        self.asked.append(request.describe())
+        faces = []
+        for _ in request.dice:
+            if self.queue:
+                faces.append(self.queue.pop(0))
+            elif "initiative" in request.purpose:
+                first = "Max" if self.rounds % 2 == 0 else "Joe"
+                faces.append(9 if request.who == first else 4)
+            elif request.purpose.startswith(("command", "defence")):
+                faces.append(10)
+            elif request.purpose.startswith("skill"):
+                faces.append(9)
+            elif "explode" in request.purpose:
+                faces.append(3)
+            else:
+                faces.append(5)
+        return DiceThrow(tuple(faces), request.dice, self.name)
+
+
+def lane(offset_mm):
+    """A car's lane: the corners of its rectangle round the infield, anticlockwise."""
+    o = offset_mm
+    return [(300 - o, 250 - o), (1100 + o, 250 - o), (1100 + o, 750 + o), (300 - o, 750 + o)]
+
+
+HEADINGS = [0.0, 90.0, 180.0, -90.0]
+
+
+def plan(pose, offset_mm, budget_mm, free, turns=True):
+    """A path round the lane: straight runs and 90-degree turns on the spot at the corners (two
+    manoeuvres each, extras at 2 in), spending at most `budget_mm`."""
+    corners = lane(offset_mm)
+    edge = min(range(4), key=lambda i: abs((pose.heading_deg - HEADINGS[i] + 180) % 360 - 180))
+    x, y = pose.x_mm, pose.y_mm
+    path, used, man, run = [], 0.0, 0, 0.0
+    while True:
+        cx, cy = corners[(edge + 1) % 4]
+        to_corner = math.hypot(cx - x, cy - y)
+        left = budget_mm - used
+        if to_corner >= left:
+            h = math.radians(HEADINGS[edge])
+            path.append([x + left * math.cos(h), y + left * math.sin(h), HEADINGS[edge]])
+            run += left
+            break
+        if to_corner > 0.01:
+            path.append([cx, cy, HEADINGS[edge]])
+        used += to_corner
+        run += to_corner
+        x, y = cx, cy
+        extra = (max(0, man + 2 - free) - max(0, man - free)) * 2 * MM
+        if not turns or used + extra > budget_mm:
+            break
+        used += extra
+        man += 2
+        edge = (edge + 1) % 4
+        path.append([x, y, HEADINGS[edge]])
+    return path, run
+
+
+class Race:
+    def __init__(self):
+        rosters = copy.deepcopy(ROSTERS)
+        rosters[1]["pool"] = 3
+        self.rules, st = game(rosters=rosters)
+        self.dice = ScriptedDice()
+        self.session = GameSession(self.rules, st, self.dice)
+        self.kinds: set[str] = set()
+        self.events: list[str] = []
+
+    @property
+    def state(self):
+        return self.session.state
+
+    def act(self, **action):
+        out = self.session.act(action)
+        self.kinds.add(action["act"])
+        self.events += out.get("events", [])
+        for p in list(self.state.pending):
+            v = self.state.vehicles[p["vehicle"]]
+            self.act(act="reposition", vehicle=v.marker, by=p["by"][0],
+                     to=[v.pose.x_mm, v.pose.y_mm, v.pose.heading_deg])
+        return out
+
+    def end(self):
+        out = self.session.end_turn()
+        self.events += out["events"]
+        return out
+
+    def offset(self, v):
+        return -50.0 if v.owner == "Max" else 50.0
+
+    def drive(self, v):
+        """Round the lane, as far as the car may, stopping clear of the others."""
+        st = self.state
+        if v.progress >= len(st.sequence):
+            return self.act(act="hold", vehicle=v.marker)
+        free = 2 if "tank_tracks" in v.upgrades else 1
+        best = None
+        for advance in (False, True):
+            budget = MM * self.rules.allowance_in(v, advance)[0]
+            while budget > 0:
+                path, run = plan(v.pose, self.offset(v), budget, free, turns=not advance)
+                if not path:
+                    budget = 0
+                    break
+                end = v.footprint(Pose(*path[-1]))
+                if all(end.polygon.distance(o.footprint().polygon) > 5 for o in st.in_play() if o is not v):
+                    break
+                budget -= 20
+            if budget > 0 and (best is None or run > best[2]):
+                best = (advance, path, run)
+        if best is None:
+            return self.act(act="hold", vehicle=v.marker)
+        return self.act(act="move", vehicle=v.marker, path=best[1], advance=best[0])
+
+    def turn(self):
+        st = self.state
+        mine = [v for v in st.vehicles.values() if v.owner == st.up and v.in_play and v.marker not in st.activated]
+        self.drive(mine[0])
+        self.end()
+
+
+def test_a_whole_two_lap_race():
+    race = Race()
+    st = race.state
+    dice = race.dice
+
+    # Round 1, Max first. The Rustler boosts 9 in, drives 4.8 in more and crosses the start.
+    race.session.start_round({"Max": [10, 11], "Joe": [21, 20]})
+    dice.rounds += 1
+    out = race.act(act="move", vehicle=10, boost=True, path=[[678.6, 300, 0], [800, 300, 0]])
+    assert out["move"]["boost_mm"] == pytest.approx(228.6) and st.vehicles[10].progress == 1
+    race.end()
+    # The Gravedigger sets off the barrels by the start with its flamethrower: a 12 among the
+    # eight Torrent dice. The Scrapjaw beside them fails its defence test: 3 damage.
+    dice.queue += [5, 5, 5, 5, 5, 5, 5, 12, 2]
+    out = race.act(act="attack", vehicle=21, weapon="flamethrower", terrain="exploding barrels")
+    assert out["result"] == "exploded" and st.vehicles[20].hp == 7
+    race.end()
+    race.act(act="move", vehicle=11, path=[[540, 300, 0]])
+    assert st.vehicles[11].progress == 1
+    race.end()
+    # The Scrapjaw advances, then its turret gun hits the Dust Devil behind it with a natural 12;
+    # the Dust Devil fails its command test and loses control: Joe's Scrapjaw is nearest, so Joe
+    # repositions it (the race driver leaves it where it stands).
+    race.act(act="move", vehicle=20, path=[[700, 200, 0]], advance=True)
+    dice.queue += [12, 3, 10, 2, 10]
+    out = race.act(act="attack", vehicle=20, weapon="light_machine_gun", target=11)
+    assert out["criticals"] == 1 and "reposition" in race.kinds
+    assert any(m["reason"] == "made an advance move" for m in out["rolls"][0]["modifiers"])
+    race.end()
+    assert st.round == 1 and st.up is None                      # the round is over
+    assert st.vehicles[20].stress == 1                         # the blast damaged it
+
+    # Round 2, Joe first. The Scrapjaw recovers its stress and backs up 8 mm; the Rustler drops
+    # oil on it (2.98 in behind): two hits, no damage, and it keeps control.
+    race.session.start_round({})
+    dice.rounds += 1
+    assert st.up == "Joe"
+    dice.queue += [8]
+    race.act(act="recover", vehicle=20)
+    assert st.vehicles[20].stress == 0
+    race.act(act="move", vehicle=20, path=[[692, 200, 0]], backward=True)
+    assert st.vehicles[20].moved == "backward"
+    race.end()
+    out = race.act(act="drop", vehicle=10)
+    assert [(t["target"], t["hits"], t["damage"]) for t in out["targets"]] == [(20, 2, 0)]
+    assert "the Scrapjaw keeps control (hit by the obstructing Oil Dropper)" in out["events"]
+    race.end()
+    race.act(act="hold", vehicle=21)        # the Gravedigger waits for the smoke to clear
+    race.end()
+    race.turn()                             # the Dust Devil drives on
+
+    # Then they race: every car round its lane until all four have finished.
+    for _ in range(400):
+        if st.over:
+            break
+        if st.up is None:
+            race.session.start_round({})
+            dice.rounds += 1
+        else:
+            race.turn()
+    assert st.over
+    assert sorted(st.finish_order) == [10, 11, 20, 21]
+    assert [st.vehicles[m].finished for m in st.finish_order] == [1, 2, 3, 4]
+    assert all(v.progress == 5 for v in st.vehicles.values())
+    assert st.winner == st.vehicles[st.finish_order[0]].owner
+    # laps from the gate crossings: each car crossed start, far, start, far, start
+    crossings = [e for e in race.events if "crosses gate" in e]
+    assert len(crossings) == 20
+    assert "burnt-out bus" in st.removed_terrain         # a car in the outer lane smashed through it
+    assert "the Scrapjaw smashes through the wreckage burnt-out bus: remove it" in race.events
+    assert "the Dust Devil drives over the Rustler: both take command tests" in race.events
+
+    assert st.finish_order == [10, 20, 11, 21] and st.scores == {"Max": 3 + 1, "Joe": 2 + 0}
+    for m in (10, 11, 20, 21):
+        name = st.vehicles[m].name
+        mine = [e for e in crossings if e.startswith(f"the {name} crosses")]
+        assert [e.split("(")[-1] for e in mine] == ["start)", "far)", "start)", "far)", "start)"]
+    # The upgrade stage: race points into the pools (Joe had 3 banked), a D12 for the damaged
+    # Scrapjaw: 10, saved for 5 points
+    dice.queue += [10]
+    out = race.act(act="upgrade_stage", save=[20])
+    assert out["vehicles"] == {"20": "saved for 5"}
+    assert st.pools == {"Max": 4, "Joe": 0} and out["campaign_points"] == {"Max": 1}
+    out = race.act(act="campaign_mission", campaign_round=2, previous="two_lap_race")
+    assert out["result"] == "arena_race"
+    assert race.kinds == {"move", "attack", "drop", "recover", "reposition", "hold", "upgrade_stage",
+                          "campaign_mission"}
+    json.dumps(state_json(st))
