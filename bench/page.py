@@ -121,11 +121,15 @@ def demo(fps: float, cpus: set[int] | None = None):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             preexec_fn=pre)
     try:
-        line = proc.stdout.readline()
-        m = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
-        if not m:
-            raise SystemExit(f"the demo did not say its address: {line!r}")
+        said = []
+        while not (m := re.search(r"(http://127\.0\.0\.1:\d+/)", said[-1] if said else "")):
+            said.append(proc.stdout.readline())
+            if not said[-1] or len(said) > 20:
+                raise SystemExit(f"the demo did not say its address: {''.join(said)!r}")
         url = m.group(1)
+        threading.Thread(target=proc.stdout.read, daemon=True).start()    # keep its pipe from filling
+        if len(said) > 1:
+            print("the demo said:", "".join(said[:-1]).strip(), file=sys.stderr)
         deadline = time.monotonic() + 60
         while len(get_json(url + "api/state")["cars"]) < 5:
             if time.monotonic() > deadline:

@@ -73,7 +73,7 @@ class CarSpec:
 DICE_SOURCES = ("virtual", "typed", "tray")
 
 #: What a piece of terrain can be (as the geometry's Terrain knows them).
-TERRAIN_KINDS = ("blocking", "rough", "wreckage", "building")
+TERRAIN_KINDS = ("blocking", "rough", "wreckage", "building", "exploding", "impassable", "slow")
 
 
 @dataclass(frozen=True)

@@ -179,7 +179,7 @@ class Articulated:
         return normalize_deg(self.trailer.pose.heading_deg - self.tractor.pose.heading_deg)
 
 
-TERRAIN_KINDS = ("blocking", "rough", "wreckage", "building")
+TERRAIN_KINDS = ("blocking", "rough", "wreckage", "building", "exploding", "impassable", "slow")
 
 
 @dataclass(frozen=True)
