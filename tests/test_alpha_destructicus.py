@@ -800,3 +800,16 @@ def test_a_recorded_game_file_plays_back_to_the_same_state(tmp_path):
     assert replayed.session.state.to_json() == outcome["state"]
     assert replayed.session.state.vehicles[12].armour["side"] == 1
     store.close()
+
+
+def test_a_turn_on_the_spot_seen_as_many_small_steps_costs_as_one_turn():
+    """The camera follows a truck turning 90 degrees on the spot as thirty steps of 3: each
+    less than the turn tolerance, together one turn of 3 in ("Vehicles")."""
+    from companion.rules.alpha_destructicus import _turn_runs
+    from companion.geometry import Pose
+    steps = [Pose(300.0, 300.0, 3.0 * k) for k in range(31)] + [Pose(300.0, 300.0 + 50.0, 90.0)]
+    runs = _turn_runs(steps)
+    assert [round(b.heading_deg - a.heading_deg) for a, b, _ in runs] == [90, 0]
+    assert runs[1][2] == pytest.approx(50.0)
+    straight = [Pose(300.0 + 10 * k, 300.0, 0.3 * (-1) ** k) for k in range(10)]     # jitter, not a turn
+    assert all(abs(b.heading_deg - a.heading_deg) < 1 for a, b, _ in _turn_runs(straight))

@@ -445,9 +445,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         ground = cost = 0.0
         problems, turns = [], []
         since = state.since_turn_mm
-        for a, b in zip(poses, poses[1:]):
+        for a, b, d in _turn_runs(poses):
             seg = b.xy - a.xy
-            d = float(np.linalg.norm(seg))
             dh = normalize_deg(b.heading_deg - a.heading_deg)
             if abs(dh) > tol:
                 if state.two_wheels:
@@ -1686,3 +1685,29 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
 
 ACTIONS = sorted(name[5:] for name in dir(AlphaDestructicus) if name.startswith("_act_"))
+
+
+#: A step of a path turning less than this is driving straight (the camera's jitter).
+TURN_STEP_DEG = 0.5
+
+
+def _turn_runs(poses: list[Pose]) -> list[tuple[Pose, Pose, float]]:
+    """The path's steps (from, to, ground covered in mm), with each run of steps turning
+    the same way taken as one turn.
+
+    The camera follows a car turning on the spot as many small steps, each less
+    than the turn tolerance; "Vehicles" costs a turn by its whole angle, so the
+    angle is summed over the run before it is judged."""
+    steps, i = [], 1
+    while i < len(poses):
+        dh = normalize_deg(poses[i].heading_deg - poses[i - 1].heading_deg)
+        j = i
+        if abs(dh) > TURN_STEP_DEG:
+            sign = 1.0 if dh > 0 else -1.0
+            while j + 1 < len(poses) and \
+                    sign * normalize_deg(poses[j + 1].heading_deg - poses[j].heading_deg) > TURN_STEP_DEG:
+                j += 1
+        ground = sum(float(np.linalg.norm(poses[k].xy - poses[k - 1].xy)) for k in range(i, j + 1))
+        steps.append((poses[i - 1], poses[j], ground))
+        i = j + 1
+    return steps

@@ -192,6 +192,15 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
     # --- setting up ---------------------------------------------------------------------
 
+    def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
+        """Two teams of the table's cars, each a car with a heavy machine gun ("Team
+        Building"), well inside a 50-point game, for the players to build on."""
+        rosters = [{"player": p, "points": 50, "vehicles": []} for p in ("Player 1", "Player 2")]
+        for n, (marker, name) in enumerate(cars):
+            rosters[n % 2]["vehicles"].append({"marker": marker, "name": name, "type": "car",
+                                               "weapons": ["heavy_machine_gun"]})
+        return [r for r in rosters if r["vehicles"]]
+
     def new_game(self, rosters: list[dict], scene) -> GameState:
         """Teams from rosters, placed at the scene's poses, the mission's gates read from the scene."""
         if len(rosters) < 2:
