@@ -714,6 +714,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         if not path:
             raise RulesError("a move needs a 'path' of at least one pose")
         poses = [v.pose, *path]
+        if boost:
+            poses = _boost_first(poses, inches(D.BOOST_IN), tol_mm, tol_deg)
         dist_mm = boost_mm = slow_mm = 0.0
         directions = set()
         slow = [t for t in state.live_terrain() if _terrain_kind(self, t) == "slow"]
@@ -740,6 +742,9 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                  f"{run / MM_PER_IN:.2f} in; vehicles turn on the spot, then drive straight "
                                  f"({D.VEHICLES}, \"Vehicle Movement\")")
             if run <= tol_mm:
+                # Too short to tell its direction (the camera's steps are a few mm), but it is
+                # ground covered all the same.
+                dist_mm += run
                 continue
             mid = Pose(a.x_mm, a.y_mm, a.heading_deg + signed / 2)
             along = float(d @ mid.forward)
@@ -1400,3 +1405,20 @@ def _ordinal(n: int) -> str:
 
 
 ACTIONS = ("hold", "recover", "move", "attack", "drop", "reposition", "upgrade_stage", "campaign_mission")
+
+
+def _boost_first(poses: list, boost_mm: float, tol_mm: float, tol_deg: float) -> list:
+    """A boost is the move's first 9 in, straight ahead. A path the camera followed comes
+    in steps of a few mm: the poses along that straight are taken as one step, ending at
+    the pose nearest 9 in out, so the boost can be judged as the rule reads it."""
+    start = poses[0]
+    best = None
+    for i in range(1, len(poses)):
+        if abs(normalize_deg(poses[i].heading_deg - start.heading_deg)) > tol_deg:
+            break
+        along = float((poses[i].xy - start.xy) @ start.forward)
+        if best is None or abs(along - boost_mm) < abs(best[1] - boost_mm):
+            best = (i, along)
+    if best is None or best[0] == 1 or abs(best[1] - boost_mm) > tol_mm:
+        return poses
+    return [start, *poses[best[0]:]]
