@@ -377,6 +377,55 @@ class TableGame:
             self.note(f"table file loaded: {table.width_mm:g} x {table.depth_mm:g} mm, "
                       f"{len(table.anchors)} anchors, {len(table.cars)} cars")
 
+    def place_gate(self, name, a, b, role="") -> dict:
+        """A gate placed on the page (two posts picked on the table): it counts from now on,
+        and the table-file lines to keep it are given back."""
+        import dataclasses
+
+        from calibration.tablefile import MIN_GATE_WIDTH_MM, GateSpec
+        if not isinstance(name, str) or not name.strip():
+            raise GameError("name the gate")
+        name = name.strip()
+        posts = []
+        for label, post in (("A", a), ("B", b)):
+            if (not isinstance(post, (list, tuple)) or len(post) != 2
+                    or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in post)):
+                raise GameError(f"post {label} must be [x_mm, y_mm]")
+            x, y = float(post[0]), float(post[1])
+            if not (0 <= x <= self.table.width_mm and 0 <= y <= self.table.depth_mm):
+                raise GameError(f"post {label} ({x:.0f}, {y:.0f}) is off the {self.table.width_mm:g} x "
+                                f"{self.table.depth_mm:g} mm table")
+            posts.append((round(x, 1), round(y, 1)))
+        width = math.hypot(posts[1][0] - posts[0][0], posts[1][1] - posts[0][1])
+        if width < MIN_GATE_WIDTH_MM:
+            raise GameError(f"its posts are {width:.0f} mm apart, too narrow for a car "
+                            f"(at least {MIN_GATE_WIDTH_MM:g} mm)")
+        if not isinstance(role, str):
+            raise GameError("a gate's role is a word (start_finish, checkpoint, ...)")
+        with self._lock:
+            if self.table.gate(name) is not None:
+                raise GameError(f"there is already a gate named '{name}'")
+            gate = GateSpec(name, role.strip(), posts[0], posts[1])
+            table = dataclasses.replace(self.table, gates=self.table.gates + (gate,))
+            self.live.set_gates(table)
+            self.table = table
+            self.note(f"gate '{name}' placed: {width:.0f} mm wide, posts A {posts[0]} B {posts[1]}")
+        toml = (f'[[gate]]\nname = "{name}"\n' + (f'role = "{role.strip()}"\n' if role.strip() else "")
+                + f"a_mm = [{posts[0][0]}, {posts[0][1]}]\nb_mm = [{posts[1][0]}, {posts[1][1]}]\n")
+        return {"gate": {"name": name, "a": list(posts[0]), "b": list(posts[1]), "role": role.strip(),
+                         "width_mm": round(width, 1)}, "table_file": toml}
+
+    def remove_gate(self, name) -> dict:
+        import dataclasses
+        with self._lock:
+            if not isinstance(name, str) or self.table.gate(name) is None:
+                raise GameError(f"there is no gate named {name!r}")
+            table = dataclasses.replace(self.table, gates=tuple(g for g in self.table.gates if g.name != name))
+            self.live.set_gates(table)
+            self.table = table
+            self.note(f"gate '{name}' taken away")
+            return {"gates": [g.name for g in table.gates]}
+
     # --- reading ----------------------------------------------------------------------
 
     def _vehicle(self, marker: int):
@@ -468,6 +517,18 @@ class TableGame:
                         raise GameError(f"{act}: choose the target first")
                     of = filled["target"]
                 filled[name] = self._table_pose(int(of))
+            elif f["kind"] == "table_point":
+                value = action.get(name)
+                if value is None:
+                    if f.get("optional"):
+                        continue
+                    raise GameError(f"{act}: pick {f['label']} on the table ('{name}')")
+                if (not isinstance(value, (list, tuple)) or len(value) != 2
+                        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+                    raise GameError(f"{act}: {name} must be a point [x_mm, y_mm], not {value!r}")
+                if not (0 <= value[0] <= self.table.width_mm and 0 <= value[1] <= self.table.depth_mm):
+                    raise GameError(f"{act}: the point ({value[0]:.0f}, {value[1]:.0f}) is off the table")
+                filled[name] = [float(value[0]), float(value[1])]
             elif f["kind"] == "table_path":
                 of = int(f["of"])
                 now = self._table_pose(of)

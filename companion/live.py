@@ -188,6 +188,15 @@ class LiveTable:
             self._last = None
             self._publish()
 
+    def set_gates(self, table: TableSpec) -> None:
+        """The same table with other gates (placed on the page): the camera keeps going,
+        marker posts already seen are kept."""
+        with self._cond:
+            self.table = table
+            self.gate_locator.table = table
+            self._gates = self.gate_locator.gates()
+            self._publish()
+
     def rectify(self, image, table_pose):
         """The image mapped onto the table plane (far edge at the top), 0.5 px per mm."""
         from vision.overlay import Rectifier

@@ -211,3 +211,34 @@ def test_the_camera_view_the_ruler_and_a_new_game_with_another_reading(server, b
                               .find(o => o.name === 'arc_edge').value === 'bumper_line'""")
     assert page.is_visible("#tab-car")
     page.close()
+
+
+def test_a_gate_is_placed_by_tapping_its_posts_on_the_table(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(server)
+    page.wait_for_function("window.companion.csrf && window.companion.game && window.companion.game.game",
+                           timeout=20000)
+    page.click('#tabs [data-tab="calibration"]')
+    page.fill("#gate-name", "Infield")
+    page.select_option("#gate-role", "checkpoint")
+    page.click("#gate-place")
+    assert page.is_visible("#pick-hint")
+
+    def tap(x_mm, y_mm):
+        # Where a table point is on the screen, through the board's own transform.
+        xy = page.evaluate("""([x, y]) => {
+            const b = document.getElementById('board'), p = b.createSVGPoint();
+            p.x = x; p.y = Number(b.dataset.depthMm) - y;
+            const s = p.matrixTransform(b.getScreenCTM());
+            return [s.x, s.y]; }""", [x_mm, y_mm])
+        page.mouse.click(*xy)
+
+    tap(400.0, 600.0)
+    tap(400.0, 450.0)
+    page.wait_for_selector('#gates [data-gate="Infield"]', timeout=10000)
+    gate = page.evaluate("window.companion.last.gates.find(g => g.name === 'Infield')")
+    assert gate["role"] == "checkpoint"
+    assert gate["a"] == pytest.approx([400.0, 600.0], abs=3) and gate["b"] == pytest.approx([400.0, 450.0], abs=3)
+    assert "add to the table file" in page.inner_text("#gate-result") and "[[gate]]" in page.inner_text("#gate-result")
+    snap(page, "10-gate-placed")
+    page.close()

@@ -249,3 +249,23 @@ def test_the_trays_throw_answers_the_page_by_itself(demo_table, renderer):
     finally:
         link.stop()
         emu.stop()
+
+
+def test_a_gate_placed_on_the_page_counts_at_once_and_is_checked(client, table_game):
+    c, h = client
+    r = c.post("/api/gates", json={"name": "Bus stop", "a": [500, 300], "b": [500, 150], "role": "checkpoint"},
+               headers=h).get_json()
+    assert r["gate"]["width_mm"] == 150.0 and 'name = "Bus stop"' in r["table_file"] and "a_mm = [500.0, 300.0]" in r["table_file"]
+    snap = c.get("/api/state").get_json()
+    assert {"name": "Bus stop", "a": [500.0, 300.0], "b": [500.0, 150.0], "role": "checkpoint"}.items() <= \
+        next(g for g in snap["gates"] if g["name"] == "Bus stop").items()
+    assert [g.name for g in table_game.live.gates()][-1] == "Bus stop"
+    for bad, why in [({"name": "Bus stop", "a": [10, 10], "b": [10, 300]}, "already a gate named"),
+                     ({"name": "Tiny", "a": [10, 10], "b": [10, 40]}, "too narrow"),
+                     ({"name": "Off", "a": [10, 10], "b": [5000, 10]}, "off the"),
+                     ({"name": "", "a": [10, 10], "b": [10, 300]}, "name the gate"),
+                     ({"name": "Odd", "a": "here", "b": [10, 300]}, "post A must be")]:
+        r = c.post("/api/gates", json=bad, headers=h)
+        assert r.status_code == 409 and why in r.get_json()["error"], (bad, r.get_json())
+    assert c.post("/api/gates/remove", json={"name": "Bus stop"}, headers=h).status_code == 200
+    assert all(g["name"] != "Bus stop" for g in c.get("/api/state").get_json()["gates"])

@@ -153,7 +153,9 @@ class AlphaDestructicusViews:
         if driver is not None and any(f.player != driver.player for f in near):
             acts.append({"act": "jack", "label": "Jack", "rule": D.sec("Jacking"), "fields": [pick, fixed]})
         if any(f.aboard == marker for f in near):
-            acts.append({"act": "leave", "label": "Get out / let go", "rule": D.sec("The Turn"), "fields": [pick]})
+            acts.append({"act": "leave", "label": "Get out / let go", "rule": D.sec("The Turn"),
+                         "fields": [pick, {"name": "to", "kind": "table_point", "label": "the spot to step to",
+                                           "optional": True}]})
         if state.acting is None:
             acts.append({"act": "activate", "label": "Move this freak", "rule": D.sec("The Turn"), "fields": [pick]})
         return acts

@@ -239,3 +239,14 @@ def undo():
 def hold():
     b = body()
     return jsonify(game().hold(_int(b.get("vehicle"), "vehicle"), bool(b.get("held", True))))
+
+
+@bp.post("/gates")
+def place_gate():
+    b = body()
+    return jsonify(game().place_gate(b.get("name"), b.get("a"), b.get("b"), b.get("role", "")))
+
+
+@bp.post("/gates/remove")
+def remove_gate():
+    return jsonify(game().remove_gate(body().get("name")))

@@ -463,6 +463,62 @@
     if (openForm && openForm.spec && $("preview")) previewAction();
   }
 
+  // --- picking points on the table ----------------------------------------------------------
+  // Taps on the board become table millimetres (through the SVG's own transform); Esc gives up.
+  let picking = null;
+  function pickPoints(n, prompt) {
+    if (picking) picking.finish([]);
+    return new Promise((resolve) => {
+      const marks = [];
+      const hint = $("pick-hint");
+      hint.textContent = `${prompt} (Esc to stop)`;
+      hint.hidden = false;
+      board.classList.add("picking");
+      picking = {
+        points: [],
+        add(pt) {
+          this.points.push(pt);
+          const m = el("circle", { class: "picked", cx: pt[0], cy: Y(pt[1]), r: 7 });
+          lineLayer.append(m);
+          marks.push(m);
+          if (this.points.length >= n) this.finish(this.points);
+        },
+        finish(points) {
+          picking = null;
+          hint.hidden = true;
+          board.classList.remove("picking");
+          setTimeout(() => marks.forEach((m) => m.remove()), 1500);
+          resolve(points);
+        },
+      };
+    });
+  }
+  board.addEventListener("click", (ev) => {
+    if (!picking) return;
+    ev.stopPropagation();
+    const pt = board.createSVGPoint();
+    pt.x = ev.clientX; pt.y = ev.clientY;
+    const at = pt.matrixTransform(board.getScreenCTM().inverse());
+    picking.add([Math.round(at.x * 10) / 10, Math.round((depth - at.y) * 10) / 10]);
+  }, true);
+  document.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && picking) picking.finish([]); });
+
+  // Gates placed on the page: two posts tapped, A then B (driven through with A on the left).
+  $("gate-place").addEventListener("click", async () => {
+    const out = $("gate-result");
+    out.textContent = "";
+    const name = $("gate-name").value.trim();
+    if (!name) { out.className = "error"; out.textContent = "name the gate first"; return; }
+    const posts = await pickPoints(2, "Tap post A, then post B (drive through with A on your left)");
+    if (posts.length < 2) return;
+    try {
+      const r = await api("gates", { name, a: posts[0], b: posts[1], role: $("gate-role").value });
+      out.className = "dim";
+      out.replaceChildren(`Gate ${r.gate.name} placed, ${fmt(r.gate.width_mm, 0)} mm wide. To keep it, add to the table file:`,
+        html("pre", { text: r.table_file }));
+    } catch (e) { out.className = "error"; out.textContent = e.message; }
+  });
+
   function drawLine(line, cls) {
     const [[x0, y0], [x1, y1]] = line;
     const l = el("line", { class: `measured ${cls}`, x1: x0, y1: Y(y0), x2: x1, y2: Y(y1), "marker-start": "url(#tick)", "marker-end": "url(#tick)" });
@@ -502,6 +558,15 @@
     for (const f of spec.fields) {
       if (f.kind === "fixed") continue;
       if (f.kind === "table_pose" || f.kind === "table_path") { fields.push(html("p", { class: "dim", text: `${f.name}: ${f.label} (from the camera)` })); continue; }
+      if (f.kind === "table_point") {
+        const v = openForm.values[f.name];
+        fields.push(html("p", {}, `${f.label}: `, html("span", { class: "num", "data-point": f.name, text: v ? `(${fmt(v[0], 0)}, ${fmt(v[1], 0)}) mm` : "not picked" }), " ",
+          html("button", { type: "button", "data-pick": f.name, onclick: async () => {
+            const [pt] = await pickPoints(1, `Tap ${f.label} on the table`);
+            if (pt) { openForm.values[f.name] = pt; refreshActionForm(); }
+          }, text: "Pick on the table" })));
+        continue;
+      }
       const choices = f.choices_by ? (f.choices_by[String(openForm.values[f.depends_on])] || []) : f.choices;
       const sel = html("select", { name: f.name, "aria-label": f.label },
         ...(f.optional ? [html("option", { value: "", text: "(any)" })] : []),
@@ -529,6 +594,7 @@
     const body = { act: openForm.spec.act };
     for (const f of openForm.spec.fields) {
       if (f.kind === "fixed") body[f.name] = f.value;
+      else if (f.kind === "table_point" && openForm.values[f.name] !== undefined) body[f.name] = openForm.values[f.name];
       else if (f.kind === "choice" && openForm.values[f.name] !== undefined) {
         const v = openForm.values[f.name];
         const choices = f.choices_by ? (f.choices_by[String(openForm.values[f.depends_on])] || []) : f.choices;
