@@ -386,16 +386,8 @@ class TableGame:
         if not isinstance(name, str) or not name.strip():
             raise GameError("name the gate")
         name = name.strip()
-        posts = []
-        for label, post in (("A", a), ("B", b)):
-            if (not isinstance(post, (list, tuple)) or len(post) != 2
-                    or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in post)):
-                raise GameError(f"post {label} must be [x_mm, y_mm]")
-            x, y = float(post[0]), float(post[1])
-            if not (0 <= x <= self.table.width_mm and 0 <= y <= self.table.depth_mm):
-                raise GameError(f"post {label} ({x:.0f}, {y:.0f}) is off the {self.table.width_mm:g} x "
-                                f"{self.table.depth_mm:g} mm table")
-            posts.append((round(x, 1), round(y, 1)))
+        posts = [tuple(round(v, 1) for v in self._table_point(post, f"post {label}"))
+                 for label, post in (("A", a), ("B", b))]
         width = math.hypot(posts[1][0] - posts[0][0], posts[1][1] - posts[0][1])
         if width < MIN_GATE_WIDTH_MM:
             raise GameError(f"its posts are {width:.0f} mm apart, too narrow for a car "
@@ -414,6 +406,17 @@ class TableGame:
                 + f"a_mm = [{posts[0][0]}, {posts[0][1]}]\nb_mm = [{posts[1][0]}, {posts[1][1]}]\n")
         return {"gate": {"name": name, "a": list(posts[0]), "b": list(posts[1]), "role": role.strip(),
                          "width_mm": round(width, 1)}, "table_file": toml}
+
+    def _table_point(self, value, what: str) -> tuple[float, float]:
+        """A point [x_mm, y_mm] on this table, or a GameError saying what is wrong with it."""
+        if (not isinstance(value, (list, tuple)) or len(value) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+            raise GameError(f"{what} must be a point [x_mm, y_mm], not {value!r}")
+        x, y = float(value[0]), float(value[1])
+        if not (0 <= x <= self.table.width_mm and 0 <= y <= self.table.depth_mm):
+            raise GameError(f"{what} ({x:.0f}, {y:.0f}) is off the {self.table.width_mm:g} x "
+                            f"{self.table.depth_mm:g} mm table")
+        return x, y
 
     def remove_gate(self, name) -> dict:
         import dataclasses
@@ -517,28 +520,20 @@ class TableGame:
                         raise GameError(f"{act}: choose the target first")
                     of = filled["target"]
                 filled[name] = self._table_pose(int(of))
-            elif f["kind"] == "table_point":
-                value = action.get(name)
-                if value is None:
-                    if f.get("optional"):
-                        continue
-                    raise GameError(f"{act}: pick {f['label']} on the table ('{name}')")
-                if (not isinstance(value, (list, tuple)) or len(value) != 2
-                        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
-                    raise GameError(f"{act}: {name} must be a point [x_mm, y_mm], not {value!r}")
-                if not (0 <= value[0] <= self.table.width_mm and 0 <= value[1] <= self.table.depth_mm):
-                    raise GameError(f"{act}: the point ({value[0]:.0f}, {value[1]:.0f}) is off the table")
-                filled[name] = [float(value[0]), float(value[1])]
             elif f["kind"] == "table_path":
                 of = int(f["of"])
                 now = self._table_pose(of)
                 filled[name] = [p[:3] for p in self._paths.get(of, [])] + [now[:3]]
-            elif f["kind"] == "choice":
+            elif f["kind"] in ("choice", "table_point"):
                 value = action.get(name)
                 if value is None:
                     if f.get("optional"):
                         continue
-                    raise GameError(f"{act}: choose {f['label']} ('{name}')")
+                    verb = "choose" if f["kind"] == "choice" else "pick on the table"
+                    raise GameError(f"{act}: {verb} {f['label']} ('{name}')")
+                if f["kind"] == "table_point":
+                    filled[name] = list(self._table_point(value, f"{act}: {name}"))
+                    continue
                 choices = f.get("choices")
                 if "choices_by" in f:
                     choices = f["choices_by"].get(str(filled.get(f["depends_on"])), [])

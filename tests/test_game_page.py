@@ -264,7 +264,7 @@ def test_a_gate_placed_on_the_page_counts_at_once_and_is_checked(client, table_g
                      ({"name": "Tiny", "a": [10, 10], "b": [10, 40]}, "too narrow"),
                      ({"name": "Off", "a": [10, 10], "b": [5000, 10]}, "off the"),
                      ({"name": "", "a": [10, 10], "b": [10, 300]}, "name the gate"),
-                     ({"name": "Odd", "a": "here", "b": [10, 300]}, "post A must be")]:
+                     ({"name": "Odd", "a": "here", "b": [10, 300]}, "post A must be a point")]:
         r = c.post("/api/gates", json=bad, headers=h)
         assert r.status_code == 409 and why in r.get_json()["error"], (bad, r.get_json())
     assert c.post("/api/gates/remove", json={"name": "Bus stop"}, headers=h).status_code == 200
