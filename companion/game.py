@@ -523,7 +523,8 @@ class TableGame:
             elif f["kind"] == "table_path":
                 of = int(f["of"])
                 now = self._table_pose(of)
-                filled[name] = [p[:3] for p in self._paths.get(of, [])] + [now[:3]]
+                # With each pose's doubt, so a move judged at its limit can be too close to call.
+                filled[name] = [list(p) for p in self._paths.get(of, [])] + [now]
             elif f["kind"] in ("choice", "table_point"):
                 value = action.get(name)
                 if value is None:

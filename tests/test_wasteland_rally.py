@@ -210,6 +210,28 @@ def test_deployment_spacing_and_the_start_gate():
     assert st.vehicles[10].pose.x_mm == 480
 
 
+def test_deployment_as_close_as_possible_to_the_start_gate():
+    # The front row stands 12.5 mm (half an inch) behind the gate; the Dust Devil hangs back
+    # 215 mm, though a spot 2 in behind the Rustler, in the gate's lane, is 135.4 mm from it.
+    back = place(SCENE["cars"], {11: (250, 300, 0)})
+    with pytest.raises(RulesError) as err:
+        game(cars=back)
+    msg = str(err.value)
+    assert msg.startswith("the Dust Devil could have deployed 79.6 mm closer to the start gate start: it stands "
+                          "215.0 mm (8.46 in) from it, and [330, 348, 0] is free 135.4 mm (5.33 in) from it")
+    assert "Gravedigger" not in msg and '"Deployment Areas"' in msg
+    # the table as it stands: closer spots within the slack (half an inch) pass
+    assert game()[1].vehicles[11].pose.x_mm == 320
+    with pytest.raises(RulesError, match="the Dust Devil could have deployed 9.6 mm closer"):
+        game({"deploy_slack_mm": 5.0})
+    # beside the gate's post counts too: a spot beside the Scrapjaw, 2.5 mm from the post
+    with pytest.raises(RulesError, match=r"the Dust Devil could have deployed 142.5 mm closer .* "
+                                         r"\[465, 117, 0\] is free 2.5 mm"):
+        game({"deploy_zone": "behind_line"})
+    # turned off, or with the whole deployment check off (a table part way through a game)
+    assert game({"check_deploy_closest": False}, cars=back)[1].vehicles[11].pose.x_mm == 250
+    assert game({"check_deployment": False}, cars=back)[1].vehicles[11].pose.x_mm == 250
+
 def test_mission_gate_sequences():
     assert game()[1].sequence == ["start", "far", "start", "far", "start"]
     assert game({"start_gate_counts": False, "check_deployment": False})[1].sequence == ["far", "start", "far", "start"]
@@ -311,9 +333,30 @@ def test_option_cars_block_sight():
     out = play(step, [5, 5], options={"check_deployment": False, "cars_block_sight": False}, cars=cars)
     assert out["steps"][0]["sight"] == {"line": "clear", "hidden_fraction": 0.0}
     cars = place(cars, {11: (300, 300, 0), 20: (640, 312, 0)})
-    rules, st = game({"check_deployment": False}, cars=cars)
+    rules, st = game({"check_deployment": False, "sight_from": "centre"}, cars=cars)
     seen, hidden = rules.sight(st, st.vehicles[10].footprint(), st.vehicles[21].footprint())
     assert seen == "obscured" and hidden > 0.5
+    # from any part of the Rustler, its near side sees under the Scrapjaw: only the far side's
+    # three points stay hidden
+    rules, st = game({"check_deployment": False}, cars=cars)
+    assert rules.sight(st, st.vehicles[10].footprint(), st.vehicles[21].footprint()) == ("clear", 3 / 9)
+
+
+def test_option_sight_from_any_part_of_the_shooter():
+    # The Rustler stands along the infield's near side, nose out past its corner; the Scrapjaw is
+    # round the corner. Its nose sees the Scrapjaw (CORE, "Line of Sight": looking "through the
+    # model"); from its centre every line crosses the infield.
+    cars = place(SCENE["cars"], {10: (440, 340, 180), 20: (380, 600, 90), 21: (1200, 100, 0), 11: (150, 100, 0)})
+    step = [{"act": "attack", "vehicle": 10, "weapon": "heavy_machine_gun", "target": 20}]
+    out = play(step, [3, 3], options={"check_deployment": False}, cars=cars)
+    assert out["steps"][0]["sight"] == {"line": "clear", "hidden_fraction": 0.0}
+    assert out["steps"][0]["result"] == "miss"
+    step[0]["expect_error"] = True
+    out = play(step, [], options={"check_deployment": False, "sight_from": "centre"}, cars=cars)
+    assert "the Rustler cannot see the Scrapjaw: terrain blocks every line" in out["steps"][0]["error"]
+    rules, st = game({"check_deployment": False}, cars=cars)
+    target = next(t for t in rules.targets(st, 10) if t["marker"] == 20)
+    assert target["sight"]["line"] == "clear" and target["shootable"]
 
 
 def test_turret_fires_outside_the_front_arc_at_minus_one():
@@ -471,7 +514,97 @@ def test_option_exploding_terrain_by_name():
     assert _terrain_kind(rules, st.terrain[2]) == "impassable"
 
 
+KIND_TERRAIN = SCENE["terrain"][:2] + [
+    {"kind": "exploding", "name": "fuel drums", "points": [[560, 140], [600, 140], [600, 170], [560, 170]]},
+    {"kind": "impassable", "name": "rock", "points": [[1100, 100], [1140, 100], [1140, 140], [1100, 140]]},
+    {"kind": "slow", "name": "sand", "points": [[700, 250], [800, 250], [800, 350], [700, 350]]},
+    {"kind": "blocking", "name": "barrier of tyres", "points": [[900, 280], [910, 280], [910, 320], [900, 320]]},
+]
+
+
+def test_terrain_kinds_from_the_scene():
+    # A scene may say a piece's Wasteland Rally keyword as its kind, whatever its name.
+    from companion.rules.wasteland_rally import _terrain_kind
+    rules, st = game(terrain=KIND_TERRAIN)
+    assert [_terrain_kind(rules, t) for t in st.terrain] == ["impassable", "wreckage", "exploding", "impassable",
+                                                             "slow", "barrier"]
+    # the fuel drums explode when shot, as the "exploding barrels" do by their name
+    out = play([{"act": "attack", "vehicle": 21, "weapon": "flamethrower", "terrain": "fuel drums"}],
+               [5, 5, 5, 5, 5, 5, 5, 12, 3], cars=SCENE["cars"], terrain=KIND_TERRAIN)
+    assert out["steps"][0]["result"] == "exploded" and out["state"]["vehicles"]["20"]["hp"] == 7
+    assert out["state"]["removed_terrain"] == ["fuel drums"]
+    # the Scrapjaw drives into them: a command test (8, kept) and the D12 for the drums (10: they go off)
+    out = play([{"act": "move", "vehicle": 20, "path": [[522, 155, 0]]}], [8, 10, 5, 5, 5],
+               options={"check_deployment": False}, cars=place(SCENE["cars"], {20: (450, 155, 0)}),
+               terrain=KIND_TERRAIN)
+    assert out["steps"][0]["contacts"][0]["kind"] == "exploding"
+    assert "the fuel drums explodes!" in out["steps"][0]["events"]
+    # the rock (kind impassable) cannot be driven through; touching it is a command test
+    cars = place(SCENE["cars"], {20: (1000, 83.5, 0)})
+    out = play([{"act": "move", "vehicle": 20, "path": [[1100, 100, 0]], "expect_error": True},
+                {"act": "move", "vehicle": 20, "path": [[1150, 83.5, 0]]}], [8], options={
+                    "check_deployment": False, "path_tolerance_mm": 20.0}, cars=cars, terrain=KIND_TERRAIN)
+    assert "drives through rock (impassable)" in out["steps"][0]["error"]
+    assert out["steps"][1]["contacts"] == [{"at": out["steps"][1]["contacts"][0]["at"], "kind": "impassable",
+                                            "what": "rock"}]
+    # the sand (kind slow) counts double (CORE, "Slow"): 180 mm driven, 40 of them in the sand, cost 220
+    cars = place(SCENE["cars"], {10: (560, 300, 0)})
+    step = [{"act": "move", "vehicle": 10, "path": [[740, 300, 0]]}]
+    out = play(step, [], options={"check_deployment": False}, cars=cars, terrain=KIND_TERRAIN)
+    assert out["steps"][0]["move"]["slow_extra_mm"] == 40.0 and out["steps"][0]["move"]["cost_mm"] == 220.0
+    # 60 mm of sand on a 200 mm drive is 260 mm, over the Car's 10 in (254 mm)
+    step[0].update(path=[[760, 300, 0]], expect_error=True)
+    out = play(step, [], options={"check_deployment": False}, cars=cars, terrain=KIND_TERRAIN)
+    assert "the move costs 10.24 in" in out["steps"][0]["error"]
+
+
+def test_option_barrier_terrain():
+    # The "barrier of tyres" (a barrier by its name; CORE, "Barrier"): driving across costs 1 in more
+    # than the ground; stopping on it is refused. Named in the option, a piece of any name is one.
+    cars = place(SCENE["cars"], {10: (850, 300, 0)})
+    out = play([{"act": "move", "vehicle": 10, "path": [[960, 300, 0]]}], [],
+               options={"check_deployment": False}, cars=cars, terrain=KIND_TERRAIN)
+    m = out["steps"][0]["move"]
+    assert m["distance_mm"] == 110.0 and m["barrier_extra_mm"] == 25.4 and m["cost_mm"] == 135.4
+    assert out["steps"][0]["contacts"] == [] and out["steps"][0]["rolls"] == []      # no collision
+    out = play([{"act": "move", "vehicle": 10, "path": [[900, 300, 0]], "expect_error": True}], [],
+               options={"check_deployment": False}, cars=cars, terrain=KIND_TERRAIN)
+    assert "would end its move on barrier of tyres (a barrier)" in out["steps"][0]["error"]
+    terrain = copy.deepcopy(KIND_TERRAIN)
+    terrain[-1]["name"] = "low wall"
+    out = play([{"act": "move", "vehicle": 10, "path": [[960, 300, 0]], "expect_error": True}], [],
+               options={"check_deployment": False}, cars=cars, terrain=terrain)
+    assert "drives through low wall (impassable)" in out["steps"][0]["error"]
+    out = play([{"act": "move", "vehicle": 10, "path": [[960, 300, 0]]}], [],
+               options={"check_deployment": False, "barrier_terrain": ["low wall"]}, cars=cars, terrain=terrain)
+    assert out["steps"][0]["move"]["barrier_extra_mm"] == 25.4
+
+
 # --- movement ---------------------------------------------------------------------------
+
+def test_option_move_doubt():
+    # The Rustler (a Car, 10 in = 254 mm) is driven 255 mm: 1 mm over. With no doubt given (the
+    # page's path: x, y, heading) that is refused; with the camera's doubt on the last pose
+    # (2 mm at 95 %) it is too close to call and the move stands, said so; 11 mm over is still out.
+    step = [{"act": "move", "vehicle": 10, "path": [[705, 300, 0]], "expect_error": True}]
+    out = play(step, [])
+    assert "the move costs 10.04 in" in out["steps"][0]["error"]
+    step = [{"act": "move", "vehicle": 10, "path": [[705, 300, 0, 2.0, 1.0]]}]
+    out = play(step, [])
+    assert out["steps"][0]["result"] == "moved"
+    assert out["steps"][0]["movement"]["outcome"] == "too close to call"
+    assert out["steps"][0]["events"][0] == ("the move costs 10.04 in of the Rustler's 10.00 in: too close to call "
+                                            "(-1.0 mm, the camera's doubt 1.6 mm), so it stands")
+    assert out["state"]["vehicles"]["10"]["pose"][0] == 705
+    step[0].update(expect_error=True)
+    out = play(step, [], options={"move_doubt": "strict"})
+    assert "the move costs 10.04 in" in out["steps"][0]["error"]
+    step[0]["path"] = [[715, 300, 0, 2.0, 1.0]]
+    out = play(step, [])
+    assert "the move costs 10.43 in" in out["steps"][0]["error"]
+    step[0]["path"] = [[705, 300, 0, -2.0, 1.0]]
+    out = play(step, [])
+    assert "sigma_mm and sigma_deg are not negative" in out["steps"][0]["error"]
 
 def test_boost_and_advance():
     out = play([{"act": "move", "vehicle": 10, "boost": True, "path": [[678.6, 300, 0], [932.6, 300, 0]]},
@@ -507,15 +640,17 @@ def test_forward_and_back_in_one_move_is_refused():
 
 
 def test_options_path_and_turn_tolerance():
+    # the Rustler has driven off: the others no longer stand as close to the gate as they could
     cars = place(SCENE["cars"], {10: (800, 300, 0)})
+    part_way = {"check_deploy_closest": False}
     steps = [{"act": "move", "vehicle": 11, "path": [[400, 308, 0]]}]
-    out = play(steps + [], [], cars=cars, options={"path_tolerance_mm": 10.0})
+    out = play(steps + [], [], cars=cars, options={**part_way, "path_tolerance_mm": 10.0})
     assert out["steps"][0]["result"] == "moved"
     with pytest.raises(Exception, match="slides 8.0 mm sideways"):
-        play(steps, [], cars=cars)
+        play(steps, [], cars=cars, options=part_way)
     steps = [{"act": "move", "vehicle": 11, "path": [[320, 300, 4], [380, 304.2, 4]]}]
-    assert play(steps, [], cars=cars, options={"turn_tolerance_deg": 5.0})["steps"][0]["move"]["manoeuvres"] == 0
-    assert play(steps, [], cars=cars)["steps"][0]["move"]["manoeuvres"] == 1
+    assert play(steps, [], cars=cars, options={**part_way, "turn_tolerance_deg": 5.0})["steps"][0]["move"]["manoeuvres"] == 0
+    assert play(steps, [], cars=cars, options=part_way)["steps"][0]["move"]["manoeuvres"] == 1
 
 
 def test_badly_damaged_and_stressed_vehicles_move_less():

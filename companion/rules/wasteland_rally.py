@@ -24,11 +24,14 @@ import math
 
 import numpy as np
 import shapely
+import shapely.ops
 
 from ..dice import DiceRequest, Modifier, Roll
-from ..geometry import (FRONT, LEFT, REAR, RIGHT, Footprint, Pose, Sector, closest_distance, directly_behind,
-                        in_half_plane_arc, in_sector, inches, judge, normalize_deg, overlaps)
+from ..geometry import (ANY, CENTRE, FRONT, LEFT, REAR, RIGHT, Footprint, Obstacles, Pose, Sector, closest_distance,
+                        TOO_CLOSE, directly_behind, in_half_plane_arc, in_sector, inches, judge, normalize_deg,
+                        overlaps)
 from ..geometry.pose import MM_PER_IN
+from ..geometry.sight import sample_points
 from . import wr_data as D
 from .base import RuleOption, RulesError, RuleSystem, register
 from .wr_state import GameState, Vehicle, build_team
@@ -104,12 +107,23 @@ OPTIONS = (
                'by hand may turn while it moves; its turning, summed in each direction, counts as manoeuvres of '
                'up to 45 degrees, its length as the distance; "on_the_spot": every turn must be made standing '
                '(a step that turns more than the tolerance may not also move).'),
+    RuleOption("move_doubt", "poses", ("poses", "strict"), f'{D.CORE}, "Measuring" and "Resolving Issues"',
+               'A move may be "up to its movement rate"; the camera measures the path to a mm or so. "poses": the '
+               'cost is judged against the allowance with the doubt the poses carry (the car\'s pose and the '
+               'path\'s last, as [x, y, heading, sigma_mm, sigma_deg]; none given, none counted): a hair over within '
+               'the doubt is too close to call and the move stands, said so (CORE, "Resolving Issues": keep '
+               'playing on a simple resolution); "strict": the measured cost alone, a hair over is refused.'),
     RuleOption("turn_tolerance_deg", 3.0, None, f'{D.VEHICLES}, "Vehicle Movement"',
                'How much a straight run may change heading (degrees) before it counts as a manoeuvre; a turn\'s '
                'manoeuvres are its angle less this, in 45-degree steps.'),
     RuleOption("exploding_terrain", (), None, f'{R}, "Exploding Terrain"',
-               'Which terrain pieces (by name) are exploding: the scene format has no "exploding" kind, so a '
-               'piece is exploding if named here or if its name starts with "exploding". It is impassable too.'),
+               'Which terrain pieces (by name) are exploding, besides those the scene gives the kind "exploding": '
+               'a piece is exploding if named here or if its name starts with "exploding" (whatever its kind). '
+               'It is impassable too.'),
+    RuleOption("barrier_terrain", (), None, f'{D.CORE}, "Barrier"',
+               'Which terrain pieces (by name) are barriers (the scene format has no "barrier" kind): named here '
+               'or with a name starting "barrier". A vehicle may drive across one at 1 in of its allowance more '
+               'each time, but may not end its move on it; Wasteland Rally names no collision with them.'),
     RuleOption("explosion_removes", True, (True, False), f'{R}, "Exploding Terrain"',
                'The rule does not say what is left after the blast. True: the exploded piece is gone; False: it '
                'stays (and can explode again).'),
@@ -118,6 +132,12 @@ OPTIONS = (
                'enemy unit is obstructed; the vehicles expansion counts a vehicle obscured only when more than '
                'half of it is hidden "behind terrain". True: cars in the way count (a friendly car hiding any '
                'part blocks the shot, enemy cars hide like terrain); False: only terrain blocks sight.'),
+    RuleOption("sight_from", "any_part", ("any_part", "centre"), f'{D.CORE}, "Line of Sight"',
+               'Line of sight is checked "from the perspective of that model (i.e. by bending down and looking '
+               'through the model)", and range from the closest point of its footprint (CORE, "Measuring"). '
+               '"any_part": a target point is seen if a line from any part of the shooter (its centre, corners or '
+               'edge middles) reaches it unblocked; "centre": only lines from the shooter\'s centre count (a '
+               'model\'s eye at the middle of the car).'),
     RuleOption("use_stress", True, (True, False), f'{D.CORE}, "Stress"',
                'Wasteland Rally does not mention stress. True: Open Fire\'s stress applies (a vehicle damaged in '
                'a round takes a stress token, at most 3, each -1 to movement and skill; Recover removes them); '
@@ -134,24 +154,65 @@ OPTIONS = (
     RuleOption("race_round_limit", None, None, f'{D.CORE}, "Ending the Game"',
                'A race lasts until every vehicle has finished or is out (None); a number ends it after that many '
                'rounds (Open Fire\'s default is 6). Arena race, battle royale and scavengers last 6 rounds.'),
+    RuleOption("check_deploy_closest", True, (True, False), f'{R}, "Deployment Areas"',
+               'Cars are placed "as close as possible to the starting gate without placing any part of the vehicle '
+               'over the gate itself". True: at the start (with check_deployment), a car that had a free spot '
+               'nearer the gate (by deploy_zone, more than deploy_slack_mm nearer) is refused, naming the spot; '
+               'False: not checked.'),
+    RuleOption("deploy_zone", "gate_lane", ("gate_lane", "behind_line"), f'{R}, "Deployment Areas"',
+               '"as close as possible to the starting gate": where the closer spots may be. "gate_lane": the car '
+               'wholly on the deploying side of the gate\'s line and wholly between the lines through its posts '
+               '(a starting grid, lined up to drive through); "behind_line": anywhere wholly on that side of the '
+               'line, extended (beside a post counts).'),
+    RuleOption("deploy_slack_mm", 12.7, None, f'{R}, "Deployment Areas"',
+               '"as close as possible" is placed by hand: how much nearer (mm) a free spot must be before a car '
+               'counts as not deployed as close as it could (half an inch by default).'),
     RuleOption("check_deployment", True, (True, False), f'{R}, "Deployment Areas"',
                'True: at the start, cars must stand at least 2" apart and none over the start gate; False: the '
                'table is taken as it is (a situation part way through a game).'),
 )
 
 
+#: Scene kinds that are Wasteland Rally's own keywords, read as they are.
+_KEYWORD_KINDS = ("exploding", "impassable", "slow", "wreckage")
+
+
 def _terrain_kind(rules: "WastelandRally", t) -> str:
-    """How Wasteland Rally reads a scene's terrain kind (CORE, "Terrain"; RULEBOOK, "Terrain")."""
-    exploding = set(rules.option("exploding_terrain") or ())
-    if t.name in exploding or t.name.lower().startswith("exploding"):
+    """How Wasteland Rally reads a scene's terrain kind (CORE, "Terrain"; RULEBOOK, "Terrain"):
+    a piece named in (or, by its name's start, read as) exploding_terrain or barrier_terrain is
+    that; else a scene kind that is a keyword (exploding, impassable, slow, wreckage) is itself;
+    blocking ground and buildings are impassable, rough ground slow."""
+    name = t.name.lower()
+    if t.name in set(rules.option("exploding_terrain") or ()) or name.startswith("exploding"):
         return "exploding"
-    return {"blocking": "impassable", "building": "impassable", "wreckage": "wreckage", "rough": "slow"}[t.kind]
+    if t.name in set(rules.option("barrier_terrain") or ()) or name.startswith("barrier"):
+        return "barrier"
+    if t.kind in _KEYWORD_KINDS:
+        return t.kind
+    return {"blocking": "impassable", "building": "impassable", "rough": "slow"}.get(t.kind, "impassable")
+
+
+def _minkowski(points: np.ndarray, shape: np.ndarray):
+    """A convex set (its points) grown by a car's shape about its centre: where the car's centre
+    may not go if the car is not to meet it."""
+    pts = np.asarray(points, float)[:, None, :] + np.asarray(shape, float)[None, :, :]
+    return shapely.convex_hull(shapely.multipoints(pts.reshape(-1, 2)))
+
+
+def _convex_pieces(polygon) -> list[np.ndarray]:
+    """A terrain polygon as convex pieces (a non-convex one as triangles), each its points."""
+    if abs(polygon.area - polygon.convex_hull.area) <= 1e-9 * max(polygon.area, 1.0) and not polygon.interiors:
+        return [np.asarray(polygon.exterior.coords)]
+    return [np.asarray(t.exterior.coords) for t in shapely.constrained_delaunay_triangles(polygon).geoms]
 
 
 def _pose(raw, where: str) -> Pose:
     if not isinstance(raw, (list, tuple)) or not 3 <= len(raw) <= 5 or not all(
             isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw):
-        raise RulesError(f"{where}: a pose is [x_mm, y_mm, heading_deg]")
+        raise RulesError(f"{where}: a pose is [x_mm, y_mm, heading_deg] or [x_mm, y_mm, heading_deg, sigma_mm, "
+                         f"sigma_deg] (the camera's doubt, about 95 %)")
+    if len(raw) > 3 and (raw[3] < 0 or (len(raw) > 4 and raw[4] < 0)):
+        raise RulesError(f"{where}: a pose's sigma_mm and sigma_deg are not negative")
     return Pose(*map(float, raw))
 
 
@@ -229,6 +290,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             state.elimination_index = 1     # "When the game starts the second gate is designated"
         if self.option("check_deployment"):
             self._check_deployment(state)
+            if self.option("check_deploy_closest"):
+                self._closest_deployment(state)
         return state
 
     def _start_gate(self, gates: dict, mission: str):
@@ -310,6 +373,78 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 if v.progress == 0 and shapely.intersects(v.footprint().polygon, seg):
                     raise RulesError(f"the {v.name} is deployed over the start gate {start.name}; no part of a "
                                      f"vehicle may be over it ({R}, \"Deployment Areas\")")
+
+    def _closest_deployment(self, state: GameState) -> None:
+        """Each car "as close as possible to the starting gate" ("Deployment Areas"): with every
+        other car where it stands, is there a free spot (on the table, on no terrain but slow
+        ground, not over the gate, at least 2" from every car, wholly on the deploying side of the
+        gate's line and, by deploy_zone, between its posts) nearer the gate than where the car is?
+        Spots already free when the last car went down were free when this one did, so a car
+        with one could have deployed closer. Its own heading and the gate's are tried."""
+        if state.mission not in ("two_lap_race", "elimination_race", "arena_race"):
+            return
+        start = self._start_gate(state.gates, state.mission)
+        seg = shapely.linestrings([start.a, start.b])
+        behind = bool(self.option("start_gate_counts"))
+        slack = float(self.option("deploy_slack_mm"))
+        placed = state.in_play()
+        n = start.normal
+        along = (np.asarray(start.b, float) - np.asarray(start.a, float)) / start.width_mm
+        a0 = np.asarray(start.a, float)
+        w, d = state.table_mm
+        far = 2.0 * (w + d)
+        faults = []
+        for v in placed:
+            if v.progress != 0:
+                continue
+            here = float(shapely.distance(v.footprint().polygon, seg))
+            best = None
+            for heading in {round(v.pose.heading_deg, 6),
+                            round(math.degrees(math.atan2(*(n if behind else -n)[::-1])), 6)}:
+                shape = v.footprint(Pose(0.0, 0.0, heading)).corners
+                hx, hy = np.abs(shape).max(axis=0)
+                if 2 * hx > w or 2 * hy > d:
+                    continue
+                free = shapely.box(hx, hy, w - hx, d - hy)
+                # the deploying side of the gate's line, the whole car on it
+                reach = float((shape @ n).max() if behind else -(shape @ n).min())
+                side = -1.0 if behind else 1.0
+                base = a0 + side * n * reach
+                half = shapely.Polygon([base - along * far, base + along * far,
+                                        base + along * far + side * n * far, base - along * far + side * n * far])
+                free = shapely.intersection(free, half)
+                if self.option("deploy_zone") == "gate_lane":
+                    lo, hi = float(-(shape @ along).min()), start.width_mm - float((shape @ along).max())
+                    if hi < lo:
+                        continue
+                    lane = shapely.Polygon([a0 + along * lo - n * far, a0 + along * lo + n * far,
+                                            a0 + along * hi + n * far, a0 + along * hi - n * far])
+                    free = shapely.intersection(free, lane)
+                blocked = [_minkowski(np.array([start.a, start.b], float), shape)]
+                for t in state.live_terrain():
+                    if _terrain_kind(self, t) != "slow":
+                        blocked += [_minkowski(piece, shape) for piece in _convex_pieces(t.polygon)]
+                for o in placed:
+                    if o.marker != v.marker:
+                        blocked.append(shapely.buffer(_minkowski(o.footprint().corners, shape),
+                                                      inches(D.DEPLOY_SPACING_IN) - 0.01))
+                free = shapely.difference(free, shapely.union_all(blocked))
+                if free.is_empty:
+                    continue
+                target = _minkowski(np.array([start.a, start.b], float), shape)
+                gap = float(shapely.distance(free, target))
+                if best is None or gap < best[0]:
+                    spot = shapely.ops.nearest_points(free, target)[0]
+                    best = (gap, spot.x, spot.y, heading)
+            if best is not None and best[0] < here - slack:
+                gap, x, y, heading = best
+                faults.append(f"the {v.name} could have deployed {here - gap:.1f} mm closer to the start gate "
+                              f"{start.name}: it stands {here:.1f} mm ({here / MM_PER_IN:.2f} in) from it, and "
+                              f"[{x:.0f}, {y:.0f}, {heading:.0f}] is free {gap:.1f} mm ({gap / MM_PER_IN:.2f} in) "
+                              f"from it")
+        if faults:
+            raise RulesError("; ".join(faults) + f" (cars deploy \"as close as possible to the starting gate\"; "
+                             f"{R}, \"Deployment Areas\")")
 
     def update_poses(self, state: GameState, poses: dict) -> None:
         """The table's latest poses (camera or scenario). Gate crossings are counted from
@@ -779,6 +914,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             raise RulesError(f"a boost drives forward; the rest of the move cannot be backwards "
                              f"({D.VEHICLES}, \"Vehicle Restrictions\")")
         runs.append(cur)
+        barrier_mm, crossed = self._barriers(state, v, poses)
         manoeuvres = sum(int(math.ceil((abs(r) - tol_deg) / D.MANOEUVRE_DEG - 1e-9)) for r in runs if abs(r) > tol_deg)
         free = 2 if "tank_tracks" in v.upgrades else 1
         if advance and manoeuvres > D.ADVANCE_MAX_MANOEUVRES:
@@ -786,7 +922,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                              f"{manoeuvres} ({D.VEHICLES}, \"Vehicle Movement\")")
         extra = max(manoeuvres - free, 0)
         allowance_in, why = self.allowance_in(v, advance)
-        cost_mm = dist_mm + slow_mm + inches(D.EXTRA_MANOEUVRE_IN) * extra
+        cost_mm = dist_mm + slow_mm + inches(D.EXTRA_MANOEUVRE_IN) * extra + barrier_mm
         allowance_mm = inches(allowance_in)
         if going == "backward":
             if self.option("backward_cost") == "half_rate":
@@ -795,12 +931,41 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             else:
                 cost_mm += dist_mm + slow_mm
                 why.append("backwards: each inch counts 2")
-        sigma = math.hypot(v.pose.axis_sigma_mm, path[-1].axis_sigma_mm)
+        # Along a path the camera followed, each step's error along the way cancels the next's: the
+        # doubt in its length is the doubt in where it started and where it ended.
+        sigma = math.hypot(v.pose.axis_sigma_mm, path[-1].axis_sigma_mm) if self.option("move_doubt") == "poses" else 0.0
         verdict = judge("distance moved", cost_mm, allowance_mm, sigma)
+        if crossed:
+            why.append(f"barriers crossed: {', '.join(crossed)} (+{D.BARRIER_IN} in each)")
         return {"distance_mm": round(dist_mm, 2), "boost_mm": round(boost_mm, 2), "slow_extra_mm": round(slow_mm, 2),
+                "barrier_extra_mm": round(barrier_mm, 2),
                 "manoeuvres": manoeuvres, "free_manoeuvres": free, "extra_manoeuvres": extra,
                 "direction": going, "cost_mm": round(cost_mm, 2), "allowance_mm": round(allowance_mm, 2),
                 "allowance": " ".join(why), "verdict": verdict}
+
+    def _barriers(self, state: GameState, v: Vehicle, poses: list[Pose]) -> tuple[float, list[str]]:
+        """Barriers the path drives across: 1 in of the allowance for each time the car goes onto
+        one; it may not end on one (CORE, "Barrier")."""
+        pieces = [t for t in state.live_terrain() if _terrain_kind(self, t) == "barrier"]
+        if not pieces:
+            return 0.0, []
+        contact = float(self.option("contact_mm"))
+        dense = [poses[0]]
+        for a, b in zip(poses, poses[1:]):
+            dense += _interp(a, b, 2.0, 2.0)
+        inner = shapely.buffer(shapely.polygons([v.footprint(p).corners for p in dense]), -contact,
+                               join_style="mitre")
+        extra, crossed = 0.0, []
+        for t in pieces:
+            on = shapely.intersects(inner, t.polygon)
+            if on[-1]:
+                raise RulesError(f"the {v.name} would end its move on {t.name or 'terrain'} (a barrier); a model may move "
+                                 f"across a barrier but not finish on it ({D.CORE}, \"Barrier\")")
+            times = int(np.count_nonzero(on[1:] & ~on[:-1]))
+            if times:
+                extra += inches(D.BARRIER_IN) * times
+                crossed += [t.name] * times
+        return extra, crossed
 
     def judge_move(self, state: GameState, marker: int, to: Pose) -> dict:
         """Would a straight move to `to` be within the vehicle's movement? (the scenario step)."""
@@ -831,7 +996,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         found = []
         for t in state.live_terrain():
             kind = _terrain_kind(self, t)
-            if kind == "slow":
+            if kind in ("slow", "barrier"):
                 continue
             gaps = shapely.distance(polys, t.polygon)
             touching = [i for i, g in enumerate(gaps) if g <= contact]
@@ -879,6 +1044,12 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                              f"{m['free_manoeuvres']} at {D.EXTRA_MANOEUVRE_IN} in each) but the {v.name} may "
                              f"move {m['allowance_mm'] / MM_PER_IN:.2f} in ({m['allowance']}; "
                              f"{D.VEHICLES}, \"Vehicle Movement\")")
+        if verdict.outcome == TOO_CLOSE:
+            events_doubt = [f"the move costs {m['cost_mm'] / MM_PER_IN:.2f} in of the {v.name}'s "
+                            f"{m['allowance_mm'] / MM_PER_IN:.2f} in: too close to call ({verdict.margin_mm:+.1f} mm, "
+                            f"the camera's doubt {verdict.sigma_mm:.1f} mm), so it stands"]
+        else:
+            events_doubt = []
         dense = [v.pose]
         breaks = [0]
         for a, b in zip([v.pose, *path], path):
@@ -889,7 +1060,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 raise RulesError(f"the path leaves the table; a model may not move off the board "
                                  f"({D.CORE}, \"Action: Movement\")")
         contacts = self._contacts(state, v, dense)
-        events, rolls, later = [], [], []
+        events, rolls, later = events_doubt, [], []
         start = v.pose
         v.moved = m["direction"]
         v.advanced = advance
@@ -1086,36 +1257,42 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         return (FRONT,)
 
     def sight(self, state: GameState, me: Footprint, them: Footprint) -> tuple[str, float]:
-        """Line of sight, judged on lines from the shooter's centre to nine points of the target
-        (centre, corners, edge middles): "blocked" when terrain hides them all, or (with the
-        cars_block_sight option) a car of the shooter's side hides any (CORE, "Line of Sight");
-        "obscured" when terrain (or an enemy car) hides more than half (VEHICLES, "Attacking a
-        Vehicle"); else "clear". With the fraction hidden."""
-        terrain = [t.polygon for t in state.live_terrain() if t.blocks_sight]
+        """Line of sight (CORE, "Line of Sight"), judged on lines to nine points of the target
+        (centre, corners, edge middles) from any part of the shooter (its nine points likewise;
+        geometry's ANY) or, with sight_from "centre", from its centre only. A target point is
+        seen when some line to it is clear; hidden by a friend when the only lines to it that
+        terrain and enemies leave open cross a car of the shooter's side. "blocked" when no point
+        is seen, or (with the cars_block_sight option) a friend hides any point; "obscured" when
+        terrain (or an enemy car) hides more than half (VEHICLES, "Attacking a Vehicle"); else
+        "clear". With the fraction hidden."""
+        terrain = [t for t in state.live_terrain() if t.blocks_sight]
         shooter = state.vehicles.get(me.id)
         friends, enemies = [], []
         if self.option("cars_block_sight") and shooter is not None:
             for o in state.in_play():
                 if o.marker in (me.id, them.id):
                     continue
-                (friends if o.owner == shooter.owner else enemies).append(o.footprint().polygon)
-        c = them.corners
-        pts = np.vstack([them.centre[None, :], c, (c + np.roll(c, -1, axis=0)) / 2])
-
-        def crosses(line, polys):
-            return any(shapely.intersects(line, b) and shapely.intersection(line, b).length > 1e-6 for b in polys)
-
-        hidden = by_friend = 0
-        for pt in pts:
-            line = shapely.linestrings([me.centre, pt])
-            if crosses(line, terrain) or crosses(line, enemies):
-                hidden += 1
-            elif crosses(line, friends):
-                by_friend += 1
-        frac = (hidden + by_friend) / len(pts)
+                (friends if o.owner == shooter.owner else enemies).append(o.footprint())
+        hiders = Obstacles(terrain, enemies)
+        mode = CENTRE if self.option("sight_from") == "centre" else ANY
+        src = sample_points(me)[:1] if mode == CENTRE else sample_points(me)
+        dst = sample_points(them)
+        starts = np.repeat(src[None, :, :], len(dst), axis=0).reshape(-1, 2)      # (target point, shooter point)
+        ends = np.repeat(dst, len(src), axis=0)
+        ids_a = np.full(len(starts), me.id)
+        ids_b = np.full(len(starts), them.id)
+        by_hiders = hiders.blocked(starts, ends, ids_a, ids_b).reshape(len(dst), len(src))
+        if friends:
+            by_friends = Obstacles((), friends).blocked(starts, ends, ids_a, ids_b).reshape(len(dst), len(src))
+        else:
+            by_friends = np.zeros_like(by_hiders)
+        seen = (~by_hiders & ~by_friends).any(axis=1)
+        friend_only = ~seen & (~by_hiders).any(axis=1)
+        hidden, by_friend = int((~seen & ~friend_only).sum()), int(friend_only.sum())
+        frac = (hidden + by_friend) / len(dst)
         if by_friend:
             return "blocked by a friendly car", frac
-        if hidden == len(pts):
+        if hidden == len(dst):
             return "blocked", frac
         return ("obscured" if frac > 0.5 else "clear"), frac
 

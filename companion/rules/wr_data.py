@@ -124,6 +124,9 @@ OBSCURED_DEFENCE_BONUS = 4
 MAX_STRESS = 3
 DEFAULT_ROUNDS = 6                   # CORE, "Ending the Game"
 
+# CORE, "Barrier": the cost of moving across one
+BARRIER_IN = 1
+
 # RULEBOOK, "Losing Control", "Exploding Terrain"
 LOSE_CONTROL_MOVE_IN = 1
 LOSE_CONTROL_TURN_DEG = 45.0
