@@ -371,7 +371,10 @@ def test_reverse_is_6_inches_and_never_mixed_with_forward():
 
 
 def test_push_it_adds_6_inches_and_a_failure_breaks_the_engine_after_the_move():
-    s = session({}, [2, 5], working(10))
+    def prep(state):
+        working(10)(state)
+        state.vehicles[12].pose = state.vehicles[12].pose.__class__(700, 300, 180)   # out of the tank's way
+    s = session({}, [2, 5], prep)
     s.act({"act": "stunt", "freak": "Zed", "stunt": "push_it"})
     out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [650, 200, 0]})     # 17.72 in of 18
     assert out["left_in"] == 0.28 and s.state.vehicles[10].engine.status == "working"
@@ -667,8 +670,9 @@ def test_a_whole_game_six_rounds_every_action_kind_and_gate_scoring():
     o = t.act(act="activate", freak="Mo")
     assert o["events"] == ["Mo moves for Ann", "Mo gets up"]
     t.end(next="Bob")
-    o = t.act([3, 2, 1, 1], act="forced", freak="Kez", vehicle=11)
+    o = t.act([3, 2, 5, 1, 1], act="forced", freak="Kez", vehicle=11)       # 5: the Bank does not catch fire
     assert "Pox takes a wound (Bank coming down): 2 left; he falls down until his next turn" in o["events"]
+    assert "Bank does not catch fire" in o["events"] and not t.st.terrain["Bank"].burning
     o = t.act([4], act="grab", freak="Mo", vehicle=11)
     assert o["result"] == "clinging" and t.st.freaks["Mo"].seat == "clinging"
     t.end([6, 6, 6], next="Ann")
@@ -705,8 +709,10 @@ def test_a_whole_game_six_rounds_every_action_kind_and_gate_scoring():
     t.end()
     # Round 6
     t.round("Bob")
-    o = t.act(act="drive", freak="Pox", vehicle=15, path=[[1000, 440, 180], [760, 440, 180]])
-    assert o["scored"] == [{"gate": "West", "player": "Bob"}]
+    # Round the burning Dragster (at 716, 441 since its spinout), not through it.
+    o = t.act(act="drive", freak="Pox", vehicle=15,
+              path=[[1000, 440, 180], [1000, 440, -135], [930, 370, -135], [930, 370, 180], [765, 360, 180]])
+    assert o["scored"] == [{"gate": "West", "player": "Bob"}] and o["touching"] == []
     t.end(next="Ann")
     t.act(act="drive", freak="Zed", vehicle=10, path=[[520, 150, 0], [520, 150, 45], [560, 190, 45]])
     t.end(next="Bob")
@@ -813,3 +819,201 @@ def test_a_turn_on_the_spot_seen_as_many_small_steps_costs_as_one_turn():
     assert runs[1][2] == pytest.approx(50.0)
     straight = [Pose(300.0 + 10 * k, 300.0, 0.3 * (-1) ** k) for k in range(10)]     # jitter, not a turn
     assert all(abs(b.heading_deg - a.heading_deg) < 1 for a, b, _ in _turn_runs(straight))
+
+
+# --- the path runs into things (the swept footprint) ------------------------------------
+
+def _king_at(x, y, h):
+    def prep(state):
+        working(10)(state)
+        state.vehicles[12].pose = state.vehicles[12].pose.__class__(x, y, h)
+    return prep
+
+
+def test_option_path_contact():
+    """The King Rhino (80 mm long, heading back at x 500) stands in the Rhinocerator's way: its
+    back at x 460; the tank's nose (40 mm ahead of its centre at x 200) meets it 218 mm on."""
+    # "ram": the tank stops short of the contact (2 mm, within contact_mm) and rams the King there.
+    s = session({}, [5, 1, 1], _king_at(500, 200, 180))
+    out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [560, 200, 0]})
+    assert out["result"] == "rammed" and out["contact"]["with"] == 12 and out["contact"]["after_in"] == 8.58
+    assert out["moved_in"] == 8.58 and s.state.vehicles[10].pose.x_mm == pytest.approx(418.0)
+    assert out["ram"] == "won" and "ram: the Rhinocerator 7 against the King Rhino 3: the rammer wins" in out["events"]
+    assert out["events"][0].startswith("the Rhinocerator's path runs into the King Rhino at (462, 200) mm, "
+                                       "after 8.58 in (218 mm): it stops there and rams it")
+    # "refuse": nothing moves; the message says where, with what, in mm.
+    s = session({"path_contact": "refuse"}, [], _king_at(500, 200, 180))
+    with pytest.raises(RulesError, match=r"path runs into the King Rhino at \(462, 200\) mm, after 8.58 in "
+                                         r"\(218 mm\): that is a ram"):
+        s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [560, 200, 0]})
+    assert s.state.vehicles[10].pose.x_mm == 200
+
+
+def test_a_path_through_a_building_stops_at_its_wall_and_rams_it():
+    def prep(state):
+        working(10)(state)
+        state.vehicles[10].pose = state.vehicles[10].pose.__class__(490, 560, 90)    # 50 mm below the Bank
+    with pytest.raises(RulesError, match=r"path runs into Bank at \(490, 652\) mm, after 1.89 in \(48 mm\)"):
+        session({"path_contact": "refuse"}, [], prep).act(
+            {"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 700, 90]})
+    s = session({}, [1, 4], prep)           # the tank 1 - 1 (slow) + 1 (turn) + 1 (armour) = 2; the Bank 4 - 1 = 3
+    out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 700, 90]})
+    assert out["contact"]["with"] == "Bank" and out["ram"] == "lost" and s.state.stopped
+    assert s.state.vehicles[10].pose.y_mm == pytest.approx(608.0) and s.state.terrain["Bank"].breached == []
+    with pytest.raises(RulesError, match="has stopped"):
+        s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 620, 90]})
+    # A breached building lets it "continue through".
+    def breached(state):
+        prep(state)
+        state.terrain["Bank"].breached.append(0)
+    out = session({}, [], breached).act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 700, 90]})
+    assert out["result"] == "moved" and "contact" not in out
+
+
+def _waldo(at, dice=(), options=None):
+    """Ix drives the Waldo (a small skimmer) where the Horse stands."""
+    rosters = copy.deepcopy(BASE["rosters"])
+    rosters[0]["vehicles"][2] = {"marker": 14, "sample": "waldo"}
+    rosters[0]["freaks"][2] = {"name": "Ix", "aboard": 14, "seat": "driver"}
+
+    def prep(state):
+        state.vehicles[14].pose = state.vehicles[14].pose.__class__(*at)
+    return session(options, dice, prep, rosters=rosters)
+
+
+def test_a_skimmer_flies_over_a_building_but_rams_what_it_ends_touching():
+    s = _waldo((490, 560, 90))
+    out = s.act({"act": "drive", "freak": "Ix", "vehicle": 14, "to": [490, 800, 90]})     # over the Bank
+    assert out["result"] == "moved" and out["touching"] == [] and not s.state.stopped
+    s = _waldo((490, 560, 90), dice=[6, 1])
+    out = s.act({"act": "drive", "freak": "Ix", "vehicle": 14, "to": [490, 625, 90]})     # nose on the wall
+    assert out["touching"] == ["Bank"] and out["result"] == "rammed" and out["rams"] == {"Bank": "won"}
+    assert "the Waldo breaches Bank (wall 0) and may drive through" in out["events"]
+    assert s.state.terrain["Bank"].breached == [0] and s.state.stopped       # its move ended there
+    with pytest.raises(RulesError, match="has stopped"):
+        s.act({"act": "drive", "freak": "Ix", "vehicle": 14, "to": [490, 640, 90]})
+    # A vehicle is no terrain: the skimmer's path stops at it and rams it.
+    s = _waldo((400, 200, 0), dice=[6, 1, 6], options={})
+    s.state.vehicles[10].pose = s.state.vehicles[10].pose.__class__(500, 200, 0)
+    out = s.act({"act": "drive", "freak": "Ix", "vehicle": 14, "to": [560, 200, 0]})
+    assert out["contact"]["with"] == 10 and out["result"] == "rammed"
+
+
+# --- push it: straight ahead ------------------------------------------------------------
+
+def test_the_pushed_6_inches_are_straight_ahead():
+    # The Dragster pushes it (18 in): 7.87 in straight, a 90 deg turn (3 in), 6.30 in: a straight 6 in is there.
+    s = session({}, [5], working(11))
+    s.act({"act": "stunt", "freak": "Mo", "stunt": "push_it"})
+    out = s.act({"act": "drive", "freak": "Mo", "vehicle": 11,
+                 "path": [[200, 400, 0], [400, 400, 0], [400, 400, 90], [400, 560, 90]]})
+    assert out["left_in"] == 0.83
+    # A zig-zag of 3.94 in legs and two turns (17.77 in of 18): no straight 6 in for the push.
+    s = session({}, [5], working(11))
+    s.act({"act": "stunt", "freak": "Mo", "stunt": "push_it"})
+    with pytest.raises(RulesError, match=r"the pushed 6 in must be straight ahead: its straightest run is 3.94 in, "
+                                         r"so it spends 13.83 in of the 12.00 in it has besides the push"):
+        s.act({"act": "drive", "freak": "Mo", "vehicle": 11,
+               "path": [[200, 400, 0], [300, 400, 0], [300, 400, 45], [370, 470, 45], [370, 470, 0],
+                        [470, 470, 0]]})
+    # Without the push the same path is simply too long (17.77 in of 12).
+    s = session({}, [], working(11))
+    with pytest.raises(RulesError, match="but has 12.00 in this turn"):
+        s.act({"act": "drive", "freak": "Mo", "vehicle": 11,
+               "path": [[200, 400, 0], [300, 400, 0], [300, 400, 45], [370, 470, 45], [370, 470, 0],
+                        [470, 470, 0]]})
+
+
+def _horse(options=None, dice=(), terrain=None):
+    rosters = copy.deepcopy(BASE["rosters"])
+    rosters[0]["freaks"][2] = {"name": "Ix", "aboard": 14, "seat": "driver"}
+    changes = {"rosters": rosters}
+    if terrain:
+        changes["terrain"] = BASE["terrain"] + terrain
+
+    def prep(state):
+        state.vehicles[14].pose = state.vehicles[14].pose.__class__(450, 600, 0)
+    return session(options, dice, prep, **changes)
+
+
+def test_option_bike_push_turns():
+    turn = {"act": "drive", "freak": "Ix", "vehicle": 14, "path": [[450, 600, 0], [450, 600, 30], [550, 658, 30]]}
+    # "none": cavalry (treated like bikes) pushing it may not turn at all ...
+    s = _horse({}, [5])
+    s.act({"act": "stunt", "freak": "Ix", "stunt": "push_it"})
+    with pytest.raises(RulesError, match="it turns 30 deg while pushing it; a cavalry may not turn when pushing it"):
+        s.act(turn)
+    # ... nor push it after turning this move.
+    s = _horse({}, [5])
+    s.act({"act": "drive", "freak": "Ix", "vehicle": 14, "path": [[450, 600, 0], [450, 600, -30]]})
+    with pytest.raises(RulesError, match="the Horse has turned this move: a cavalry may not turn when pushing it"):
+        s.act({"act": "stunt", "freak": "Ix", "stunt": "push_it"})
+    # "pushed_part": only the pushed 6 in are straight.
+    s = _horse({"bike_push_turns": "pushed_part"}, [5])
+    s.act({"act": "stunt", "freak": "Ix", "stunt": "push_it"})
+    assert s.act(turn)["turns_deg"] == [30.0]
+    # Without pushing it the horse turns freely.
+    assert _horse().act(turn)["turns_deg"] == [30.0]
+
+
+# --- cavalry leap a normal barrier ----------------------------------------------------------
+
+CRATES = [{"kind": "blocking", "name": "barrier: crates", "points": [[540, 570], [560, 570], [560, 630], [540, 630]]}]
+
+
+def test_cavalry_leap_a_normal_barrier_if_they_clear_it_this_turn():
+    path = {"act": "drive", "freak": "Ix", "vehicle": 14, "path": [[450, 600, 0], [650, 600, 0]]}
+    # Without leaping, the horse runs into the crates (its nose at 475 stops 1 mm short of 540) and rams.
+    out = _horse({}, [1, 1], CRATES).act(path)
+    assert out["contact"]["with"] == "barrier: crates" and out["contact"]["after_in"] == 2.52
+    # Leaping: over, no dice.
+    s = _horse({}, [], CRATES)
+    out = s.act({**path, "leap": "barrier: crates"})
+    assert out["leapt"] == "barrier: crates" and "contact" not in out and out["moved_in"] == 7.87
+    assert s.state.vehicles[14].pose.x_mm == 650
+    assert "the Horse leaps over barrier: crates (alpha-destructicus.txt, \"Terrain\")" in out["events"]
+    drive = next(a for a in s.rules.actions(s.state, 14) if a["act"] == "drive")
+    assert drive["fields"][3]["name"] == "leap" and drive["fields"][3]["choices"][0]["value"] == "barrier: crates"
+    # It must clear the barrier this turn: landing on it is refused, and so is a leap it has no movement for.
+    s = _horse({}, [], CRATES)
+    with pytest.raises(RulesError, match="the Horse would land on barrier: crates: a leap must clear the barrier "
+                                         "this turn"):
+        s.act({**path, "path": [[450, 600, 0], [560, 600, 0]], "leap": "barrier: crates"})
+    with pytest.raises(RulesError, match="but has 12.00 in this turn"):
+        s.act({**path, "path": [[450, 600, 0], [450, 600, 90], [450, 600, 0], [770, 600, 0]],
+               "leap": "barrier: crates"})
+    # Only cavalry, and only over a normal barrier.
+    with pytest.raises(RulesError, match="Bank is a building, not a normal barrier"):
+        s.act({**path, "leap": "Bank"})
+    t = session({}, [], working(10), terrain=BASE["terrain"] + CRATES)
+    with pytest.raises(RulesError, match="only cavalry leap barriers; the Rhinocerator is a tank"):
+        t.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [300, 200, 0], "leap": "barrier: crates"})
+
+
+# --- buildings catch fire ----------------------------------------------------------------------
+
+def test_a_burning_vehicle_sets_a_building_it_touches_on_fire_on_1_2():
+    def prep(state):
+        working(10)(state)
+        state.vehicles[10].pose = state.vehicles[10].pose.__class__(490, 560, 90)
+        state.vehicles[10].burning = True
+    # It drives up to the Bank's wall (2 mm off: touching) and stops: 2, the Bank catches fire.
+    s = session({}, [2], prep)
+    out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 608, 90]})
+    assert out["touching"] == ["Bank"] and "Bank catches fire (alpha-destructicus.txt, \"Fire!\")" in out["events"]
+    assert s.state.terrain["Bank"].burning and s.state.to_json()["terrain"]["Bank"]["burning"] is True
+    # A ram touches it too: tank 5, Bank 1, then 3: no fire.
+    s = session({}, [5, 1, 3], prep)
+    s.state.vehicles[10].pose = s.state.vehicles[10].pose.__class__(490, 610, 90)
+    out = s.act({"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "Bank"})
+    assert "Bank does not catch fire" in out["events"] and not s.state.terrain["Bank"].burning
+    # Not burning: no roll.
+    s = session({}, [], working(10))
+    s.state.vehicles[10].pose = s.state.vehicles[10].pose.__class__(490, 560, 90)
+    assert s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 608, 90]})["touching"] == ["Bank"]
+    # Touching is mutual: the tank drives up to a burning King Rhino (2 mm off) and catches fire on a 1.
+    s = session({}, [1], _king_at(500, 200, 180))
+    s.state.vehicles[12].burning = True
+    out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [418, 200, 0]})
+    assert out["touching"] == [12] and "the Rhinocerator catches fire" in out["events"]
+    assert s.state.vehicles[10].burning

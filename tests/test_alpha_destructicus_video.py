@@ -258,7 +258,7 @@ def test_a_whole_game_with_every_drive_seen_by_the_webcam():
     o = t.act(act="activate", freak="Mo")
     assert o["events"] == ["Mo moves for Ann", "Mo gets up"]
     t.end(next="Bob")
-    o = t.act([3, 2, 1, 1], act="forced", freak="Kez", vehicle=11)
+    o = t.act([3, 2, 5, 1, 1], act="forced", freak="Kez", vehicle=11)   # 5: the Bank it hits does not catch fire
     assert "Pox takes a wound (Bank coming down): 2 left; he falls down until his next turn" in o["events"]
     o = t.act([4], act="grab", freak="Mo", vehicle=11)
     assert o["result"] == "clinging" and t.st.freaks["Mo"].seat == "clinging"
@@ -302,7 +302,8 @@ def test_a_whole_game_with_every_drive_seen_by_the_webcam():
     t.end()
     # Round 6
     t.round("Bob")
-    o = t.act(act="drive", freak="Pox", vehicle=15, path=[[1000, 440, 180], [760, 440, 180]])
+    o = t.act(act="drive", freak="Pox", vehicle=15, path=[[1000, 440, 180], [1000, 440, -135], [930, 370, -135],
+                                                                    [930, 370, 180], [765, 360, 180]])   # round the Dragster
     assert o["scored"] == [{"gate": "West", "player": "Bob"}]
     t.end(next="Ann")
     # A tank turns 45 deg for 3 in: Zed turns a little less than that, so a camera's

@@ -122,6 +122,13 @@ RUBBLE_AFTER_BREACHES = 2        # "If more than 1 wall of the building is breac
 RUBBLE_COST_FACTOR = 2.0         # "pay 2 inches for every inch it moves in rubble"
 LAVA_PENETRATING_HITS = 2        # "Lava": "two penetrating hits and catches fire"
 TERRAIN_KINDS = ("building", "rubble", "forest", "lava", "barrier", "fixed", "ramp")
+# What a drive's path may not pass through on the ground ("Ramming": "moves into contact with
+# another vehicle or a barrier"; a breached building lets it "continue through").
+PATH_OBSTACLES = ("building", "barrier", "fixed")
+PATH_STEP_MM = 2.0               # a path is checked for contact every 2 mm ...
+PATH_STEP_DEG = 2.0              # ... and every 2 degrees of turning
+# "Small Skimmer – ... move like bikes"; "Cavalry are treated like bikes".
+MOVES_LIKE_BIKE = ("bike", "small_skimmer", "cavalry")
 
 # --- "Fire!" ------------------------------------------------------------------------------
 FIRE_DAMAGE_MAX = 2              # "On a 1 or a 2, the component becomes damaged"

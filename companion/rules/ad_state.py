@@ -135,6 +135,7 @@ class Feature:
     breached: list[int] = field(default_factory=list)    # walls (edge numbers) breached
     wall_armour: dict[int, int] = field(default_factory=dict)
     offset_mm: tuple[float, float] = (0.0, 0.0)           # a normal barrier knocked away
+    burning: bool = False               # "Fire!": "Any building ... touched by a burning vehicle"
 
     @property
     def polygon(self) -> Polygon:
@@ -269,7 +270,7 @@ class GameState:
                              "pos": None if f.pos is None else [round(f.pos[0], 2), round(f.pos[1], 2)],
                              "down": f.down, "moved": f.moved, "out": f.out}
                        for fid, f in sorted(self.freaks.items())},
-            "terrain": {n: {"kind": t.kind, "breached": list(t.breached),
+            "terrain": {n: {"kind": t.kind, "breached": list(t.breached), "burning": t.burning,
                             "offset_mm": [round(t.offset_mm[0], 2), round(t.offset_mm[1], 2)]}
                         for n, t in sorted(self.terrain.items())},
         }

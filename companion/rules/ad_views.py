@@ -118,6 +118,11 @@ class AlphaDestructicusViews:
                                   "(a path of poses gives turns and gates more exactly).",
                          "fields": [pick, fixed, {"name": "path", "kind": "table_path", "of": marker,
                                                   "label": "the way it went, as the camera followed it"}]})
+            barriers = [{"value": t.name, "label": t.name} for t in state.terrain.values() if t.kind == "barrier"]
+            if v.type == "cavalry" and barriers:
+                # "Cavalry may elect to leap over a normal barrier rather than ramming it" ("Terrain").
+                acts[-1]["fields"].append({"name": "leap", "kind": "choice", "label": "leap over", "optional": True,
+                                           "choices": barriers})
             acts.append({"act": "stunt", "label": "Stunt", "rule": D.sec("Stunts"),
                          "fields": [pick, {"name": "stunt", "kind": "choice", "label": "stunt", "choices": [
                              {"value": s, "label": s.replace("_", " ")}

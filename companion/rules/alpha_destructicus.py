@@ -95,6 +95,15 @@ OPTIONS = (
     RuleOption("airborne_scores", True, (True, False), sec("Winning"),
                'A gate "moves complete across ... in the correct direction". True: a jump that carries the '
                'vehicle through a gate scores; False: only driving through does.'),
+    RuleOption("path_contact", "ram", ("ram", "refuse"), sec("Ramming"),
+               '"A ram is initiated when a vehicle moves into contact with another vehicle or a barrier". A '
+               'drive\'s path (the car\'s swept footprint) that runs into a vehicle, a building or a barrier: '
+               '"ram": the car stops at the contact and rams what it met there; "refuse": the path is refused, '
+               'saying where and with what, for the table to drive it again to the contact and \'ram\'.'),
+    RuleOption("bike_push_turns", "none", ("none", "pushed_part"), sec("Vehicles"),
+               '"Bikes may change direction as often as they like, except when pushing it." "none": a bike '
+               '(or a small skimmer or cavalry, which move like bikes) that pushes it may not turn at all in '
+               'that move; "pushed_part": only the pushed 6" is straight, as for every vehicle.'),
     RuleOption("sight", "forest_and_buildings", ("forest_and_buildings", "forest_only"), sec("Terrain"),
                'Only "Forest" is said to block line of sight. "forest_and_buildings": forests and buildings '
                'block a shot; "forest_only": only forests do.'),
@@ -424,6 +433,56 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
     def _blocking(self, state: GameState) -> list:
         return [t for t in state.terrain.values() if t.kind in ("building", "barrier", "fixed")]
 
+    def _path_obstacles(self, state: GameState, v: Vehicle, leap: str | None = None) -> list:
+        """What a drive may run into: other vehicles on the table (wrecks too) and, for a vehicle on the
+        ground, buildings (unless breached: it may "continue through"), barriers and fixed barriers;
+        (thing, its name, its polygon), thing a vehicle's marker or a terrain piece's name."""
+        out = [(o.marker, f"the {o.name}", o.footprint().polygon) for o in self._others(state, v.marker)]
+        if not v.kind.flies:
+            out += [(t.name, t.name, t.polygon) for t in state.terrain.values()
+                    if t.kind in D.PATH_OBSTACLES and not (t.kind == "building" and t.breached)
+                    and t.name != leap]
+        return out
+
+    def _path_contact(self, state: GameState, v: Vehicle, poses: list[Pose], leap: str | None = None):
+        """The first contact along a path: the car's footprint swept along it ("Ramming": a vehicle
+        "moves into contact") against the other vehicles and the terrain in the way.  Contact is the
+        footprint reaching more than contact_mm into something it was not already into at the start
+        (the camera's doubt); the car stops at the last step clear of it.  None if the way is clear,
+        else a dict: the thing, its name, where (mm, on the table), how far along (mm), and the path
+        cut short at the stop."""
+        if len(poses) < 2:
+            return None
+        tol = float(self.option("contact_mm"))
+        start = v.footprint(poses[0]).polygon.buffer(-tol)
+        swept = swept_path(v.footprint(poses[0]), poses).buffer(-tol)
+        things = [(k, n, poly) for k, n, poly in self._path_obstacles(state, v, leap)
+                  if shapely.intersects(swept, poly) and not shapely.intersects(start, poly)]
+        if not things:
+            return None
+        along = 0.0
+        stop = (0, None, 0.0)          # the last step clear of everything: segment, pose, mm along
+        for i, (a, b) in enumerate(zip(poses, poses[1:])):
+            d = float(np.linalg.norm(b.xy - a.xy))
+            dh = normalize_deg(b.heading_deg - a.heading_deg)
+            n = max(1, math.ceil(d / D.PATH_STEP_MM), math.ceil(abs(dh) / D.PATH_STEP_DEG))
+            for k in range(1, n + 1):
+                u = k / n
+                p = Pose(a.x_mm + (b.x_mm - a.x_mm) * u, a.y_mm + (b.y_mm - a.y_mm) * u, a.heading_deg + dh * u,
+                         b.sigma_mm, b.sigma_deg)
+                poly = v.footprint(p).polygon
+                deep = poly.buffer(-tol)
+                for thing, name, other in things:
+                    if shapely.intersects(deep, other):
+                        where = shapely.intersection(poly, other).centroid
+                        j, q, at = stop
+                        return {"thing": thing, "name": name, "at_mm": [round(where.x, 1), round(where.y, 1)],
+                                "after_mm": at, "poses": poses[:j + 1] + ([q] if q is not None else [])}
+                if not any(shapely.intersects(poly, other) for _, _, other in things):
+                    stop = (i, p, along + d * u)
+            along += d
+        return None
+
     # --- moving --------------------------------------------------------------------------
 
     def _path_poses(self, v: Vehicle, action: dict) -> list[Pose]:
@@ -583,7 +642,19 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             c.status = "destroyed"
             state.budget_mm += inches(D.BOOSTER_IN)
             events.append(f"the {v.name}'s booster fires: +6 in, and it is gone")
+        leap = action.get("leap")
+        if leap is not None:
+            self._check_leap(state, v, poses, str(leap))
+        contact = self._path_contact(state, v, poses, None if leap is None else str(leap))
+        if contact is not None:
+            x, y = contact["at_mm"]
+            met = (f"the {v.name}'s path runs into {contact['name']} at ({x:.0f}, {y:.0f}) mm, after "
+                   f"{_fmt_in(contact['after_mm'])} ({contact['after_mm']:.0f} mm)")
+            if self.option("path_contact") == "refuse":
+                raise RulesError(f"{met}: that is a ram; drive to the contact and 'ram' it ({sec('Ramming')})")
+            poses = contact["poses"]
         ground, turn_cost, problems, turns, since = self._cost(state, v, poses, reverse)
+        problems += self._push_problems(state, v, poses)
         if problems:
             raise RulesError(f"the {v.name} cannot drive that path: {'; '.join(problems)}")
         rough, lava = ([], []) if v.kind.flies else self._terrain_on_path(state, v, poses)
@@ -619,11 +690,100 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         for t in lava:
             events.append(f"the {v.name} touches the lava of {t.name}")
             yield from self._lava(state, v, events, rolls, action)
-        result["touching"] = self._touching(state, v)
-        if result["touching"] and v.kind.flies:
+        if leap is not None:
+            events.append(f"the {v.name} leaps over {leap} ({sec('Terrain')})")
+            result["leapt"] = str(leap)
+        rammed = []
+        if contact is not None:
+            events.append(f"{met}: it stops there and rams it ({sec('Ramming')})")
+            result["result"] = "rammed"
+            result["contact"] = {"with": contact["thing"], "at_mm": contact["at_mm"],
+                                 "after_in": round(contact["after_mm"] / MM_PER_IN, 2)}
+            state.blocked = True
+            rammed.append(contact["thing"])
+            result["ram"] = yield from self._ram(state, v, contact["thing"], events, rolls)
+        result["touching"] = self._touching(state, v) if v.in_play else []
+        if contact is None and result["touching"] and v.kind.flies and v.in_play:
+            # "A skimmer that ends its move in contact with an obstacle rams that obstacle": the drive
+            # that ends touching ends its move; it rams each thing it touches, then stops.
             events.append(f"the {v.name} ends its move in contact: a skimmer rams what it touches "
                           f"({sec('Vehicles')})")
+            result["result"] = "rammed"
+            result["rams"] = {}
+            for thing in result["touching"]:
+                if not v.in_play:
+                    break
+                rammed.append(thing)
+                result["rams"][str(thing)] = yield from self._ram(state, v, thing, events, rolls)
+            state.stopped = True
+            state.blocked = True
+        if v.in_play:
+            for thing in result["touching"]:
+                if thing not in rammed:
+                    yield from self._touch_fire(state, v, thing, events, rolls)
         return result
+
+    def _check_leap(self, state: GameState, v: Vehicle, poses: list[Pose], name: str) -> None:
+        """ "Cavalry may elect to leap over a normal barrier rather than ramming it, so long as the
+        cavalry has enough movement to clear the barrier this turn" ("Terrain"): the path must cross the
+        barrier and end clear of it (the movement it has is checked as for any drive)."""
+        t = state.feature(name)
+        if v.type != "cavalry":
+            raise RulesError(f"only cavalry leap barriers; the {v.name} is a {v.type} ({sec('Terrain')})")
+        if t.kind != "barrier":
+            raise RulesError(f"{t.name} is a {t.kind}, not a normal barrier: cavalry leap only normal "
+                             f"barriers ({sec('Terrain')})")
+        if not shapely.intersects(swept_path(v.footprint(poses[0]), poses), t.polygon):
+            raise RulesError(f"the {v.name}'s path does not cross {t.name}: nothing to leap")
+        end = float(shapely.distance(v.footprint(poses[-1]).polygon, t.polygon))
+        if end <= 0.0:
+            left = max(state.budget_mm - state.spent_mm, 0.0)
+            raise RulesError(f"the {v.name} would land on {t.name}: a leap must clear the barrier this turn "
+                             f"(it has {_fmt_in(left)} left; {sec('Terrain')}); ram it instead")
+
+    def _push_problems(self, state: GameState, v: Vehicle, poses: list[Pose]) -> list[str]:
+        """Push it: "an extra 6" movement which must be taken straight ahead" ("Stunts"): some straight
+        run of the turn's path covers the pushed 6" (the rest fits the movement without it); and
+        "Bikes may change direction as often as they like, except when pushing it" ("Vehicles")."""
+        if not state.pushing:
+            return []
+        done = [Pose(*p) for p in state.paths.get(v.marker, [])]
+        whole = done + poses
+        tol = float(self.option("turn_tolerance_deg"))
+        problems = []
+        if v.type in D.MOVES_LIKE_BIKE and self.option("bike_push_turns") == "none":
+            turns = [dh for a, b, _ in _turn_runs(whole)
+                     if abs(dh := normalize_deg(b.heading_deg - a.heading_deg)) > tol]
+            if turns:
+                problems.append(f"it turns {abs(turns[0]):.0f} deg while pushing it; a {v.type} may not turn "
+                                f"when pushing it ({sec('Vehicles')})")
+        ground, cost, *_ = self._cost(state, v, poses, state.direction == "reverse")
+        spent = state.spent_mm + ground + cost
+        straight = min(_straight_run_mm(whole, tol), inches(D.PUSH_IT_IN))
+        without = state.budget_mm - inches(D.PUSH_IT_IN)
+        sigma = math.hypot(v.pose.axis_sigma_mm, poses[-1].axis_sigma_mm)
+        if judge("movement besides the push", spent - straight, without, sigma).outcome == "out":
+            problems.append(f"the pushed 6 in must be straight ahead: its straightest run is {_fmt_in(straight)}"
+                            f", so it spends {_fmt_in(spent - straight)} of the {_fmt_in(without)} it has "
+                            f"besides the push ({sec('Stunts')})")
+        return problems
+
+    def _touch_fire(self, state: GameState, v: Vehicle, thing, events, rolls):
+        """ "Any building or vehicle touched by a burning vehicle will also catch fire in a roll of 1-2"
+        ("Fire!"): a building when the vehicle burns; a vehicle either way (touching is mutual)."""
+        if isinstance(thing, int):
+            yield from self._spread_fire(state, v, state.vehicles[thing], events, rolls)
+            return
+        t = state.terrain.get(thing)
+        if t is None or t.kind != "building" or t.burning or not v.burning:
+            return
+        face = yield from self._d6(f"does the fire spread from the {v.name} to {t.name}? (1-2)")
+        rolls.append({"asked": f"fire spreads to {t.name}", "face": face, "total": face, "modifiers": []})
+        if face <= D.FIRE_SPREAD_MAX:
+            t.burning = True
+            events.append(f"{t.name} catches fire ({sec('Fire!')})")
+        else:
+            events.append(f"{t.name} does not catch fire")
 
     def _touching(self, state: GameState, v: Vehicle) -> list:
         fp = v.footprint()
@@ -839,6 +999,12 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         turn_deg = float(action.get("turn_deg", 0.0))
         if kind == "panic_turn" and not 0 < abs(turn_deg) <= D.PANIC_TURN_DEG:
             raise RulesError(f"a panic turn changes facing by up to 90 deg; say 'turn_deg' (not {turn_deg:g})")
+        if kind == "push_it" and v.type in D.MOVES_LIKE_BIKE and self.option("bike_push_turns") == "none":
+            tol = float(self.option("turn_tolerance_deg"))
+            done = [Pose(*p) for p in state.paths.get(v.marker, [])]
+            if any(abs(normalize_deg(b.heading_deg - a.heading_deg)) > tol for a, b, _ in _turn_runs(done)):
+                raise RulesError(f"the {v.name} has turned this move: a {v.type} may not turn when pushing it "
+                                 f"({sec('Vehicles')})")
         self._use_stunt(state, f, kind)
         events, rolls = [], []
         roll = yield from self._skill(state, f, kind.replace("_", " "), stunt_on=v)
@@ -1539,6 +1705,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         elif t.kind == "building":
             if vr.total > 0:
                 t.wall_armour[int(t_face.split()[1])] = max(t_armour - 1, 0)
+            if v.burning:
+                yield from self._touch_fire(state, v, t.name, events, rolls)
         yield from self._ram_damage(state, v, v_face, tr.total, f"the {tname}", events, rolls)
         yield from self._clingers(state, v, "the ram", events, rolls)
         if is_vehicle:
@@ -1711,3 +1879,21 @@ def _turn_runs(poses: list[Pose]) -> list[tuple[Pose, Pose, float]]:
         steps.append((poses[i - 1], poses[j], ground))
         i = j + 1
     return steps
+
+
+def _straight_run_mm(poses: list[Pose], tol_deg: float) -> float:
+    """The longest stretch of a path driven straight ahead: from a pose, every later pose keeps its
+    heading (within the tolerance) and lies ahead of it, off its line by no more than the tolerance's
+    angle allows (and 2 mm, the camera's jitter)."""
+    best = 0.0
+    slope = math.tan(math.radians(tol_deg))
+    for i, a in enumerate(poses):
+        for b in poses[i + 1:]:
+            if abs(normalize_deg(b.heading_deg - a.heading_deg)) > tol_deg:
+                break
+            off = b.xy - a.xy
+            ahead = float(off @ a.forward)
+            if ahead < -1.0 or abs(float(off @ a.left)) > max(2.0, ahead * slope):
+                break
+            best = max(best, ahead)
+    return best
