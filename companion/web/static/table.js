@@ -259,7 +259,7 @@
       const title = e.kind === "action" ? `${(o.act || e.detail.act || "").toUpperCase()}: ${o.result || "done"}`
         : e.kind === "round" ? `Round ${o.round}: ${o.first} goes first` : "Turn ended";
       const steps = html("ol", { class: "steps" });
-      if (o.range) steps.append(html("li", { text: `range ${inch(o.range.value_mm)} ± ${inch(o.range.sigma_mm)} against ${inch(o.range.threshold_mm, 0)}: margin ${fmt(o.range.margin_mm)} mm` }));
+      if (o.range) steps.append(html("li", { text: `range ${inch(o.range.value_mm)} (± ${fmt(o.range.sigma_mm, 2)} mm) against ${inch(o.range.threshold_mm, 0)}: margin ${fmt(o.range.margin_mm)} mm` }));
       if (o.arc) steps.append(html("li", { text: `in the arc: ${outcomeWord[o.arc.outcome]}, ${fmt(o.arc.margin_mm)} mm inside its edge ± ${fmt(o.arc.sigma_mm, 2)} mm` }));
       for (const r of o.rolls || []) steps.append(html("li", { text: rollLine(r) }));
       for (const d of e.dice) steps.append(html("li", { class: "dim", text: `dice thrown: ${d.asked}: ${d.faces.join(", ")} (${d.source})` }));
