@@ -2,13 +2,14 @@
 and the pipeline's frames per second with many browsers open.
 
     python -m bench.page [--seconds 30] [--window 15] [--rounds 2] [--pages 10] [--flat-fps 100]
+                         [--only latency|fanout]
 
 Starts `companion demo` as a player does (a real waitress server in its own
 process, the synthetic camera, the demo's game) and opens the page in Debian's
 Chromium, headless, driven by Playwright.
 
-1. Latency, the demo at its default 15 frames per second, one page open (then
-   again with `--pages` pages open): for every frame the page received, the
+1. Latency, the demo at its default 15 frames per second, one page open, then
+   `--pages` pages open (measured on the first): for every frame received, the
    time from the frame's capture (`captured_at`, the wall clock when the
    synthetic camera made the image) to the first animation frame of the page
    that set that frame's cars on screen (the page's own `window.companion.drawn`),
@@ -23,10 +24,11 @@ Chromium, headless, driven by Playwright.
    frames per second (frames tracked over the window) with no page, with
    `--pages` plain event-stream clients (threads here, no browser: the server's
    own cost), with `--pages` Chromium pages (each its own browser context, each
-   page's stream checked to be delivering), and with none again. Done twice:
-   with everything sharing every core, and with the companion on core 0 and the
-   browsers (and this script) on the other cores, as when the browsers are
-   the players' phones and laptops.
+   page's stream checked to be delivering), and with none again.
+
+Both are done twice: with everything sharing every core, and with the companion
+on the first core and the browsers (and this script) on the others, as when the
+browsers are the players' phones and laptops.
 
 CPU time is read from /proc for each phase: the companion's, the browsers' (and
 this script's), and everything else on the machine, so a busy neighbour shows.
@@ -67,8 +69,9 @@ PROBE = r"""
     constructor(url, opts) {
       super(url, opts);
       this.addEventListener("message", (e) => {
-        const m = /"frame": (-?\d+)/.exec(e.data);
-        if (m) b.received.push([+m[1], Date.now() / 1000]);
+        const now = Date.now() / 1000;
+        const f = /"frame": (-?\d+)/.exec(e.data), c = /"captured_at": ([\d.]+)/.exec(e.data);
+        if (f && c) b.received.push([+f[1], +c[1], now]);
       });
     }
   };
@@ -109,6 +112,11 @@ TAKE = """(since) => {
 }"""
 
 COUNTERS = "() => ({ updates: window.companion.updates, rafs: window.__bench.rafs, now: Date.now() / 1000 })"
+
+
+def say(text: str) -> None:
+    """Progress, on stderr (the summary alone goes to stdout)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
 # --- the companion, in its own process -----------------------------------------------
@@ -349,8 +357,8 @@ def collect(page, seconds: float) -> dict:
         for d in got["drawn"]:
             drawn.setdefault(d["frame"], (d["captured_at"], d["drawn_at"]))
             since = max(since, d["drawn_at"])
-        for f, at in got["received"]:
-            received.setdefault(f, at)
+        for f, captured, at in got["received"]:
+            received.setdefault(f, (captured, at))
         for f, captured, at, cars in got["frames"]:
             frames.setdefault(f, (captured, at, cars))
         shown.extend(got["shown"])
@@ -408,7 +416,7 @@ def latency(c: dict) -> dict:
     keep = c["keep"]
     drawn = [c["drawn"][f][1] - c["drawn"][f][0] for f in keep if f in c["drawn"]]
     frames = c["frames"]
-    received = [c["received"][f] - frames[f][0] for f in keep if f in frames]
+    received = [c["received"][f][1] - c["received"][f][0] for f in keep]
     # painted by the next animation frame: the first 'shown' entry carrying the frame
     painted_at = {}
     for t, f, _ in c["shown"]:
@@ -427,9 +435,18 @@ def latency(c: dict) -> dict:
 
 # --- the runs --------------------------------------------------------------------------------
 
-def latency_run(args) -> dict:
-    out = {"demo_fps": 15}
-    with demo(15) as (url, pid), chromium() as browser:
+def split_cpus(pinned: bool):
+    """(the companion's cores, the browsers' cores): the first core and the rest
+    when pinned, else None (every core) for both."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return ({cpus[0]}, set(cpus[1:])) if pinned else (None, None)
+
+
+def latency_run(args, pinned: bool) -> dict:
+    companion_cpus, browser_cpus = split_cpus(pinned)
+    out = {"demo_fps": 15, "companion_cpus": sorted(companion_cpus or os.sched_getaffinity(0)),
+           "browser_cpus": sorted(browser_cpus or os.sched_getaffinity(0))}
+    with demo(15, companion_cpus) as (url, pid), chromium(browser_cpus) as browser:
         meter = CpuMeter(pid)
         pages = open_pages(browser, url, 1)
         for name, more in (("one_page", 0), (f"{args.pages}_pages", args.pages - 1)):
@@ -443,6 +460,8 @@ def latency_run(args) -> dict:
                 return c, s0, t0, s1, t1
 
             (c, s0, t0, s1, t1), cpu = meter.measure(run, args.quiet, args.tries, args.wait)
+            say(f"latency{' (companion on its own core)' if pinned else ''}, {name}: "
+                f"{len(c['keep'])} frames, cpu {cpu}")
             out[name] = latency(c)
             out[name]["pipeline_fps"] = round((s1["frame"] - s0["frame"]) / (t1 - t0), 2)
             out[name]["cpu"] = cpu
@@ -458,8 +477,7 @@ def fanout_run(args, pinned: bool) -> dict:
     several per cent as its script plays, so each case is set against the
     no-page phases on either side of it)."""
     cpus = sorted(os.sched_getaffinity(0))
-    companion_cpus = {cpus[0]} if pinned else None
-    others = set(cpus[1:]) if pinned else None
+    companion_cpus, others = split_cpus(pinned)
     out = {"demo_fps_asked": args.flat_fps,
            "companion_cpus": sorted(companion_cpus) if pinned else cpus,
            "browser_cpus": sorted(others) if pinned else cpus, "phases": []}
@@ -475,15 +493,13 @@ def fanout_run(args, pinned: bool) -> dict:
 
             (r, a, b), cpu = meter.measure(run, args.quiet, args.tries, args.wait)
             r.update(case=name, cpu=cpu)
+            say(f"fan-out{' (companion on its own core)' if pinned else ''}: {name}: {r['fps']} fps, cpu {cpu}")
             out["phases"].append(r)
             return r, a, b
 
         phase("no_page")
         for _ in range(args.rounds):
-            if others:
-                os.sched_setaffinity(0, others)        # the clients' threads on the browsers' cores
-            clients = StreamClients(url, args.pages)
-            os.sched_setaffinity(0, set(cpus))
+            clients = StreamClients(url, args.pages)    # on the browsers' cores when pinned, as this thread is
             time.sleep(args.settle)
             r, a, b = phase("stream_clients", [lambda: (time.monotonic(), list(clients.counts))])
             (t0, c0), (t1, c1) = a[0], b[0]
@@ -528,16 +544,22 @@ def main() -> None:
     ap.add_argument("--settle", type=float, default=4, help="seconds to let things settle before measuring")
     ap.add_argument("--quiet", type=float, default=0.15,
                     help="the most CPU (in cores) other processes may take while measuring")
-    ap.add_argument("--tries", type=int, default=3, help="times to measure a phase other processes disturbed")
-    ap.add_argument("--wait", type=float, default=120, help="seconds to wait for a quiet machine before a phase")
+    ap.add_argument("--tries", type=int, default=2, help="times to measure a phase other processes disturbed")
+    ap.add_argument("--wait", type=float, default=60, help="seconds to wait for a quiet machine before a phase")
     ap.add_argument("--only", choices=("latency", "fanout"), help="run one part only")
     args = ap.parse_args()
     result = {"cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg()}
+    split = len(os.sched_getaffinity(0)) > 1
     if args.only != "fanout":
-        result["latency"] = latency_run(args)
+        result["latency_shared_cores"] = latency_run(args, pinned=False)
+        say(json.dumps(result["latency_shared_cores"]))
+        if split:
+            result["latency_companion_on_its_own_core"] = latency_run(args, pinned=True)
+            say(json.dumps(result["latency_companion_on_its_own_core"]))
     if args.only != "latency":
         result["fanout_shared_cores"] = fanout_run(args, pinned=False)
-        if len(os.sched_getaffinity(0)) > 1:
+        say(json.dumps(result["fanout_shared_cores"]))
+        if split:
             result["fanout_companion_on_its_own_core"] = fanout_run(args, pinned=True)
     result["load_average_at_end"] = os.getloadavg()
     print(json.dumps(result, indent=2))
