@@ -159,6 +159,7 @@
       : "looking for the anchors…";
     $("missing").textContent = s.missing.length ? `Not seen yet: ${s.missing.join(", ")}` : "";
     $("error").textContent = s.error || "";
+    wake();
     if (s.game_version !== undefined && s.game_version !== state.gameVersion) refreshGame();
     fillMeasureChoices(s.cars);
     if (s.camera) {
@@ -169,19 +170,32 @@
     }
   }
 
-  // Glide towards the newest pose; a big jump (a car lifted and put down) snaps.
+  // Glide towards the newest pose; a big jump (a car lifted and put down) snaps. The glide's
+  // time constant is short: at 15 frames a second a car is drawn where the frame saw it
+  // within a frame's time, without stepping.
+  const GLIDE_MS = 35;
   let lastTick = performance.now();
+  // The loop sleeps once every car has arrived (a still table costs the browser nothing)
+  // and wakes with the next snapshot.
+  let animating = false;
+  function wake() {
+    if (!animating) { animating = true; lastTick = performance.now(); requestAnimationFrame(tick); }
+  }
   function tick(now) {
-    const k = 1 - Math.exp(-(now - lastTick) / 60);
+    const k = 1 - Math.exp(-(now - lastTick) / GLIDE_MS);
     lastTick = now;
+    let moving = false;
     for (const car of cars.values()) {
       if (!car.target) continue;
       const s = car.shown, t = car.target;
       if (Math.hypot(t.x - s.x, t.y - s.y) > 150) Object.assign(s, t);
+      const dh = ((t.h - s.h + 540) % 360) - 180;   // the short way round
+      if (Math.abs(t.x - s.x) < 0.02 && Math.abs(t.y - s.y) < 0.02 && Math.abs(dh) < 0.02 && car.drawnOnce) continue;
       s.x += (t.x - s.x) * k;
       s.y += (t.y - s.y) * k;
-      const dh = ((t.h - s.h + 540) % 360) - 180;   // the short way round
       s.h += dh * k;
+      moving = true;
+      car.drawnOnce = true;
       car.group.setAttribute("transform", `translate(${s.x} ${depth - s.y}) rotate(${-s.h})`);
       car.label.setAttribute("x", s.x);
       car.label.setAttribute("y", depth - s.y - car.width / 2 - 14);
@@ -190,7 +204,7 @@
       state.drawn.push({ frame: state.last.frame, captured_at: state.last.captured_at, drawn_at: Date.now() / 1000 });
       if (state.drawn.length > 2000) state.drawn.splice(0, 1000);
     }
-    requestAnimationFrame(tick);
+    if (moving) requestAnimationFrame(tick); else animating = false;
   }
 
   // --- the game -----------------------------------------------------------------------------
@@ -716,5 +730,5 @@
   stream.onopen = () => { state.connected = true; };
   stream.onmessage = (e) => { state.connected = true; onSnapshot(JSON.parse(e.data)); };
   stream.onerror = () => { state.connected = false; };
-  requestAnimationFrame(tick);
+  wake();
 })();
