@@ -13,6 +13,7 @@ said in the snapshot and the source is opened again with growing pauses
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -218,6 +219,7 @@ class LiveTable:
     def _publish(self) -> None:
         self._version += 1
         self._snapshot = self._build_snapshot()
+        self._snapshot_text = None
         self._cond.notify_all()
 
     # --- reading -------------------------------------------------------------------
@@ -235,6 +237,14 @@ class LiveTable:
     def snapshot(self) -> dict:
         with self._cond:
             return self._snapshot
+
+    def snapshot_text(self) -> tuple[int, str]:
+        """The current snapshot as JSON text, made once per version however many pages
+        stream it (each open page would otherwise serialise every frame again)."""
+        with self._cond:
+            if getattr(self, "_snapshot_text", None) is None:
+                self._snapshot_text = json.dumps(self._snapshot)
+            return self._version, self._snapshot_text
 
     def wait_for(self, after_version: int, timeout: float) -> dict:
         """The first snapshot newer than `after_version`, or the current one after `timeout`."""

@@ -8,7 +8,6 @@ cannot take a 409 saying why, and never a traceback.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 
@@ -94,21 +93,21 @@ def stream():
 
     def events():
         started = time.monotonic()
-        snap = live.snapshot()
-        yield f"retry: 1000\ndata: {json.dumps(snap)}\n\n"
-        version = snap["version"]
+        version, text = live.snapshot_text()
+        yield f"retry: 1000\ndata: {text}\n\n"
         sent_at = time.monotonic()
         while max_s is None or time.monotonic() - started < max_s:
             gap = min_gap - (time.monotonic() - sent_at)
             if gap > 0:
                 time.sleep(gap)
-            snap = live.wait_for(version, keepalive)
-            if snap["version"] == version:
+            live.wait_for(version, keepalive)
+            newest, text = live.snapshot_text()
+            if newest == version:
                 yield ": keep-alive\n\n"
                 continue
-            version = snap["version"]
+            version = newest
             sent_at = time.monotonic()
-            yield f"data: {json.dumps(snap)}\n\n"
+            yield f"data: {text}\n\n"
 
     return Response(stream_with_context(events()), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
