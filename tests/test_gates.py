@@ -17,43 +17,15 @@ from calibration.tablefile import (AnchorSpec, TableFileError, parse_table, tabl
 from companion.geometry import Gate
 from companion.race import Crossing, PathRecorder, RaceTracker, gates_from_posts
 from tests.conftest import EXAMPLES
+from tests.test_tablefile import GOOD
 from vision.gates import GateLocator, track_with_gates
 from vision.pipeline import TablePipeline
 from vision.render import CarTruth, RenderOptions, TableRenderer
 
 # --- the table file ---------------------------------------------------------------------------
 
-BASE = """\
-[table]
-width_mm = 1000
-depth_mm = 800
-
-[[anchor]]
-id = 0
-x_mm = 50
-y_mm = 50
-size_mm = 60
-
-[[anchor]]
-id = 1
-x_mm = 950
-y_mm = 50
-size_mm = 60
-
-[[anchor]]
-id = 2
-x_mm = 950
-y_mm = 750
-size_mm = 60
-
-[[car]]
-id = 10
-name = "Interceptor"
-length_mm = 75
-width_mm = 32
-roof_mm = 30
-marker_mm = 20
-"""
+# The table file's own tests' small table, with gates added below.
+BASE = GOOD
 
 GATES = BASE + """
 [[gate]]
