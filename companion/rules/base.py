@@ -94,6 +94,16 @@ class RuleSystem:
         """What to draw for a vehicle: `move_regions` and weapon `arcs`, as polygon rings."""
         return {"move_regions": [], "arcs": []}
 
+    def board(self, state) -> dict | None:
+        """What the system draws over the whole table whichever car is selected, or None.
+
+        `{"cells": [{"polygon": [[x_mm, y_mm], ...], "label": str, "kind": str}, ...],
+        "about": str}`: a square board's squares (kind "square"), the squares something
+        holds ("truck", "bomb", "mine", "hazard"), each with a short label the page prints
+        in it. A car's `overlays` may carry `cells` of the same shape (kinds "reach" and
+        "red") for the squares it may reach this turn."""
+        return None
+
     def targets(self, state, marker: int, terrain=()) -> list[dict]:
         """The vehicles it could act against, with their measurements."""
         return []
