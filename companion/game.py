@@ -472,7 +472,8 @@ class TableGame:
                          "state": state_json(session.state),
                          "players": list(getattr(session.state, "players", [])),
                          "order": [{"player": p, "vehicle": m} for p, m in getattr(session.state, "order", [])],
-                         "turn": getattr(session.state, "turn", -1)},
+                         "turn": getattr(session.state, "turn", -1),
+                         "board": self._board(session)},
                 "pending": None if session.pending is None else {
                     "asked": session.pending.describe(), "dice": list(session.pending.dice),
                     "purpose": session.pending.purpose, "who": session.pending.who,
@@ -486,6 +487,14 @@ class TableGame:
                 "notes": list(self.notes),
                 "rule_systems": self.rule_systems(),
             }
+
+    def _board(self, session) -> dict | None:
+        """What the rule system draws over the whole table (a square board, mines), or None;
+        a board that cannot be drawn now says why instead of failing the whole page."""
+        try:
+            return session.rules.board(session.state)
+        except RulesError as exc:
+            return {"cells": [], "about": f"no board to show: {exc}"}
 
     # --- doing ------------------------------------------------------------------------
 

@@ -222,6 +222,7 @@
     showOutcome(g);
     showRound(g);
     showSetup(g);
+    drawBoard(g);
     if (state.selected !== null) loadCar(state.selected);
   }
 
@@ -540,8 +541,29 @@
     return l;
   }
 
-  function drawOverlays(c) {
+  // Cells: a square board's squares, or what lies on the table (mines, bomb squares); a
+  // car's overlays carry the squares it may reach this turn in the same shape.
+  function cellParts(cells) {
     const parts = [];
+    for (const c of cells || []) {
+      const pts = c.polygon;
+      parts.push(el("polygon", { class: `cell ${c.kind || "square"}`, points: pts.map(([x, y]) => `${x},${Y(y)}`).join(" "),
+                                 "data-cell": c.label || "", "data-kind": c.kind || "square" }));
+      if (c.label) {
+        const cx = pts.reduce((s, p) => s + p[0], 0) / pts.length, cy = pts.reduce((s, p) => s + p[1], 0) / pts.length;
+        parts.push(el("text", { class: `cell-label ${c.kind || "square"}`, x: cx, y: Y(cy) + 5 }, c.label));
+      }
+    }
+    return parts;
+  }
+
+  function drawBoard(g) {
+    const board = g.game && g.game.board;
+    $("board-cells").replaceChildren(...cellParts(board ? board.cells : []));
+  }
+
+  function drawOverlays(c) {
+    const parts = cellParts(c.overlays.cells);
     for (const r of c.overlays.move_regions) {
       parts.push(el("path", { class: "template", d: ringsPath(r.template), "data-template": r.name }));
       parts.push(el("path", { class: "move-region", d: ringsPath(r.polygons), "data-region": r.name, "fill-rule": "evenodd" }));
