@@ -473,20 +473,31 @@ class TableGame:
                          "players": list(getattr(session.state, "players", [])),
                          "order": [{"player": p, "vehicle": m} for p, m in getattr(session.state, "order", [])],
                          "turn": getattr(session.state, "turn", -1),
-                         "board": self._board(session)},
+                         "board": self._board(session),
+                         "turn_text": session.rules.turn_text(session.state)},
                 "pending": None if session.pending is None else {
                     "asked": session.pending.describe(), "dice": list(session.pending.dice),
                     "purpose": session.pending.purpose, "who": session.pending.who,
-                    "action": running.detail if running else None, "kind": running.kind if running else None,
+                    "action": (session.rules.public_action(session.state, running.detail)
+                               if running and running.kind == "action" else running.detail if running else None),
+                    "kind": running.kind if running else None,
                     "so_far": running.dice if running else [],
                     "tray": self.tray is not None},
-                "log": [e.to_json() for e in reversed(session.log[-60:])],
-                "last_outcome": self.last_outcome,
+                "log": [self._public(session, e.to_json()) for e in reversed(session.log[-60:])],
+                "last_outcome": ({**self.last_outcome, "event": self._public(session, self.last_outcome["event"])}
+                                 if self.last_outcome and "event" in self.last_outcome else self.last_outcome),
                 "held": sorted(self.held),
                 "can_undo": bool(session._undo) and session.pending is None,
                 "notes": list(self.notes),
                 "rule_systems": self.rule_systems(),
             }
+
+    @staticmethod
+    def _public(session, event: dict) -> dict:
+        """A logged event as the players may see it (a secret choice hidden)."""
+        if event.get("kind") != "action":
+            return event
+        return {**event, "detail": session.rules.public_action(session.state, event["detail"])}
 
     def _board(self, session) -> dict | None:
         """What the rule system draws over the whole table (a square board, mines), or None;

@@ -94,6 +94,17 @@ class RuleSystem:
         """What to draw for a vehicle: `move_regions` and weapon `arcs`, as polygon rings."""
         return {"move_regions": [], "arcs": []}
 
+    def turn_text(self, state) -> str | None:
+        """Where the game stands, in a sentence for the page's header ("turn 2, moves: the Bike
+        to move"), or None for the page's own reading of `round` and `active`."""
+        return None
+
+    def public_action(self, state, action: dict) -> dict:
+        """An action as the page may show it while the game runs: a system whose players
+        choose in secret (Stop The Truck's gear boxes and bomb squares) hides the choice.
+        The game file keeps the whole action; this is only what the log shows."""
+        return action
+
     def board(self, state) -> dict | None:
         """What the system draws over the whole table whichever car is selected, or None.
 

@@ -228,11 +228,12 @@
 
   function describeTurn(g) {
     if (!g.game) return "no game yet";
+    if (g.game.turn_text) return g.game.turn_text;
     const st = g.game.state;
     if (st.winner) return `${st.winner} has won`;
     if (st.active === null || st.active === undefined) return st.round ? `round ${st.round}: between activations` : "set the play order to start round 1";
     const v = st.vehicles[String(st.active)];
-    return `round ${st.round}: the ${v.name}'s turn (${v.controller})`;
+    return `round ${st.round}: the ${v.name}'s turn (${v.controller || v.owner})`;
   }
 
   function showDice(p) {
@@ -272,7 +273,8 @@
     } else {
       const e = last.event, o = e.outcome || {};
       const title = e.kind === "action" ? `${(o.act || e.detail.act || "").toUpperCase()}: ${o.result || "done"}`
-        : e.kind === "round" ? `Round ${o.round}: ${o.first} goes first` : "Turn ended";
+        : e.kind === "round" ? (o.first ? `Round ${o.round}: ${o.first} goes first` : o.round !== undefined ? `Round ${o.round}` : `Turn ${o.turn ?? ""}`)
+        : "Turn ended";
       const steps = html("ol", { class: "steps" });
       if (o.range) steps.append(html("li", { text: `range ${inch(o.range.value_mm)} (± ${fmt(o.range.sigma_mm, 2)} mm) against ${inch(o.range.threshold_mm, 0)}: margin ${fmt(o.range.margin_mm)} mm` }));
       if (o.arc) steps.append(html("li", { text: `in the arc: ${outcomeWord[o.arc.outcome]}, ${fmt(o.arc.margin_mm)} mm inside its edge ± ${fmt(o.arc.sigma_mm, 2)} mm` }));
@@ -302,7 +304,7 @@
     // Play order: one list per player, their vehicles in the order they will act.
     const form = html("form", { id: "order-form" });
     for (const player of g.game.players) {
-      const own = Object.entries(st.vehicles).filter(([, v]) => v.controller === player && !v.destroyed && !v.out_of_play && !v.hidden);
+      const own = Object.entries(st.vehicles).filter(([, v]) => (v.controller || v.owner) === player && !v.destroyed && !v.out_of_play && !v.hidden);
       const fs = html("fieldset", {}, html("legend", { text: `${player}'s play order` }));
       own.forEach((_, slot) => {
         const sel = html("select", { "data-player": player, "aria-label": `${player} slot ${slot + 1}` },
@@ -313,7 +315,9 @@
       });
       form.append(fs);
     }
-    form.append(html("button", { type: "submit", disabled: !state.canChange, text: `Start round ${st.round + 1}` }),
+    // Stop The Truck counts turns, the others rounds.
+    const byRound = typeof st.round === "number", next = (byRound ? st.round : typeof st.turn === "number" ? st.turn : 0) + 1;
+    form.append(html("button", { type: "submit", id: "start-round", disabled: !state.canChange, text: `Start ${byRound ? "round" : "turn"} ${next}` }),
                 html("span", { id: "order-error", class: "error" }));
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
@@ -326,7 +330,8 @@
     orders.replaceChildren(form);
     $("log").replaceChildren(...g.log.map((e) => {
       const o = e.outcome || {};
-      const what = e.kind === "action" ? `${e.detail.act} → ${o.result || ""}` : e.kind === "round" ? `round ${o.round} (${o.first} first)`
+      const what = e.kind === "action" ? `${e.detail.act} → ${o.result || ""}`
+        : e.kind === "round" ? (o.first ? `round ${o.round} (${o.first} first)` : o.round !== undefined ? `round ${o.round}` : `turn ${o.turn ?? ""}`)
         : e.kind === "undo" ? `undo of ${o.undid}` : "turn ended";
       return html("li", { value: e.n, class: e.undone ? "undone" : "", text: `${what}${(o.events || []).length ? ": " + o.events.join("; ") : ""}` });
     }));
@@ -432,17 +437,70 @@
     if (state.selected !== null && performance.now() - lastMoved < 600 && !state.pendingDice) loadCar(state.selected);
   }, 300);
 
+  // A card from a system whose cards are not shaped like Shattered Highways' (hit points by
+  // part, seats, gun mounts): its fields in order, lists of records as small tables.
+  const CARD_HEAD = new Set(["marker", "name", "class", "type", "owner", "controller", "status", "rule", "active"]);
+  const words = (key) => key.replace(/_/g, " ");
+  function plain(v) {
+    if (v === null || v === undefined || v === "") return "—";
+    if (typeof v === "boolean") return v ? "yes" : "no";
+    if (typeof v === "number") return Number.isInteger(v) ? String(v) : fmt(v);
+    if (Array.isArray(v)) return v.length ? v.map(plain).join(", ") : "none";
+    if (typeof v === "object") return Object.entries(v).map(([a, b]) => `${words(a)} ${plain(b)}`).join(" · ");
+    return String(v);
+  }
+  // Action-zone tracks (Car Cult): each component's zones as boxes, filled left to right
+  // with speed tokens, damage from the right; the engine's speeds above its zones.
+  function trackRows(tracks) {
+    return html("div", { class: "tracks" }, ...tracks.map((t) => html("div", { class: "track", "data-track": t.id || t.name },
+      html("span", { class: "track-name", text: t.name }),
+      ...(t.zones || []).map((z) => html("span", { class: `zone ${z.token ? z.token.toLowerCase() : "free"}${z.st_symbol ? " plus" : ""}`,
+        title: `zone ${z.zone}${z.token ? ": " + z.token : ": free"}${z.st_symbol ? " (+ST symbol)" : ""}`,
+        text: `${z.token || (z.st_symbol ? "+" : "·")}${z.speed_in !== undefined ? " " + z.speed_in + '"' : ""}` })))));
+  }
+  function cardValue(v, key) {
+    if (key === "tracks" && Array.isArray(v) && v.every((t) => t && Array.isArray(t.zones))) return trackRows(v);
+    if (Array.isArray(v) && v.length && v.every((x) => x && typeof x === "object" && !Array.isArray(x))) {
+      const cols = [...new Set(v.flatMap((x) => Object.keys(x)))];
+      return html("div", { class: "scroll" }, html("table", { class: "card-table" },
+        html("thead", {}, html("tr", {}, ...cols.map((h) => html("th", { text: words(h) })))),
+        html("tbody", {}, ...v.map((x) => html("tr", {}, ...cols.map((h) => html("td", { text: plain(x[h]) })))))));
+    }
+    return document.createTextNode(plain(v));
+  }
+  const extraRows = (k, skip) => Object.entries(k).filter(([key, v]) => !skip.has(key) && v !== null && v !== undefined && v !== "")
+    .map(([key, v]) => html("div", { class: "card-row", "data-field": key }, html("b", { text: `${words(key)} ` }), cardValue(v, key)));
+  // What the Shattered Highways-shaped card shows itself; anything more a system adds follows it.
+  const SH_CARD = new Set([...CARD_HEAD, "hp", "seats", "clinging", "weapons", "addons", "template_in"]);
+  function genericCard(k) {
+    const kind = k.class || k.type || k.template || "";
+    const who = [k.owner, k.controller && k.controller !== k.owner ? `driven by ${k.controller}` : null].filter(Boolean).join(", ");
+    const rows = extraRows(k, CARD_HEAD);
+    return html("div", { class: "card", id: "car-sheet", "data-car": k.marker, style: `--car: ${carColour(k.marker)}` },
+      html("h2", {}, html("span", { class: "swatch" }), `${k.name} `, html("small", { class: "dim", text: [kind, who].filter(Boolean).join(", ") })),
+      html("p", { class: "dim", text: `${plain(k.status)}${k.active ? " · its turn" : ""}` }),
+      ...rows, k.rule ? html("p", { class: "dim", text: `[${k.rule}]` }) : null);
+  }
+
   function showCar(c) {
     state.car = c;
     $("car-hint").hidden = true;
     const k = c.card;
+    const cardKey = JSON.stringify([k, c.held]);
+    if (!(Array.isArray(k.hp) && Array.isArray(k.seats))) {
+      if ($("car-card").dataset.key !== cardKey || !$("car-sheet")) {
+        $("car-card").dataset.key = cardKey;
+        $("car-card").replaceChildren(genericCard(k), c.why_no_measurements ? html("p", { class: "dim", text: c.why_no_measurements }) : "");
+      }
+      showTargetsAndActions(c);
+      return;
+    }
     const hp = k.hp.map((h) => html("span", { class: "hp" + (h.now <= 0 ? " gone" : ""), text: `${h.part} ${h.now}/${h.max}` }));
     const seats = html("table", { class: "seats" }, ...k.seats.map((s) =>
       html("tr", {}, html("td", { text: s.seat }), html("td", { class: "dim", text: s.part }),
         html("td", { text: s.label + (s.acted ? " (acted)" : "") }))));
     const weapons = k.weapons.map((w) => `${w.mount} gun (${w.seat})${w.jammed ? " JAMMED" : ""}`).join(", ") || "none";
     // The card is redrawn only when it changes (the measurements below follow every move).
-    const cardKey = JSON.stringify([k, c.held]);
     if ($("car-card").dataset.key !== cardKey) $("car-card").dataset.key = cardKey;
     else if ($("car-sheet")) { showTargetsAndActions(c); return; }
     $("car-card").replaceChildren(html("div", { class: "card", id: "car-sheet", "data-car": k.marker, style: `--car: ${carColour(k.marker)}` },
@@ -451,24 +509,29 @@
       seats,
       k.clinging.length ? html("p", { text: "Clinging on: " + k.clinging.map((w) => w.label).join(", ") }) : null,
       html("p", {}, html("b", { text: "Weapons " }), weapons, html("b", { text: " · Add-ons " }), k.addons.join(", ") || "none"),
-      html("p", { class: "dim", text: `Move template ${k.template_in} in. ${c.why_no_measurements || ""}` })));
+      ...extraRows(k, SH_CARD),
+      html("p", { class: "dim", text: `${k.template_in !== undefined ? `Move template ${k.template_in} in. ` : ""}${c.why_no_measurements || ""}` })));
     showTargetsAndActions(c);
   }
 
   function showTargetsAndActions(c) {
     // Targets with every measurement, margin and doubt.
+    const arcText = (a) => `${a.mount ? a.mount + ": " : ""}${outcomeWord[a.outcome]} (${a.margin_mm >= 0 ? "+" : ""}${fmt(a.margin_mm)} ± ${fmt(a.sigma_mm, 2)} mm)`;
     const rowsT = c.targets.map((t) => {
-      const arcs = t.arcs.map((a) => `${a.mount}: ${outcomeWord[a.outcome]} (${a.margin_mm >= 0 ? "+" : ""}${fmt(a.margin_mm)} ± ${fmt(a.sigma_mm, 2)} mm)`).join("; ");
-      return html("tr", { "data-target": t.marker, class: t.shootable ? "shootable" : "", onmouseenter: () => drawLine(t.line, "hover"), onmouseleave: () => lineLayer.querySelector(".hover")?.remove() },
-        html("td", {}, html("span", { class: "swatch", style: `--car: ${carColour(t.marker)}` }), t.name),
-        html("td", { class: "num", text: `${inch(t.distance_mm)} ± ${fmt(t.sigma_mm, 2)} mm` }),
-        html("td", { class: `verdict ${t.range.outcome}`, text: `${outcomeWord[t.range.outcome]} (${t.range.margin_mm >= 0 ? "+" : ""}${fmt(t.range.margin_mm)} mm)` }),
-        html("td", { text: arcs || "no guns" }),
-        html("td", { text: t.sight.clear ? "clear" : `blocked by ${t.sight.blocked_by.join(", ")}` }));
+      const arcs = t.arcs ? t.arcs.map(arcText).join("; ") : t.arc ? arcText(t.arc) : "";
+      return html("tr", { "data-target": t.marker, class: t.shootable ? "shootable" : "",
+                          onmouseenter: () => t.line && drawLine(t.line, "hover"), onmouseleave: () => lineLayer.querySelector(".hover")?.remove() },
+        html("td", {}, html("span", { class: "swatch", style: `--car: ${carColour(t.marker)}` }), t.label || t.name),
+        html("td", { class: "num", text: t.distance_mm !== undefined ? `${inch(t.distance_mm)} ± ${fmt(t.sigma_mm, 2)} mm` : t.square ? `square ${t.square}` : "—" }),
+        t.range ? html("td", { class: `verdict ${t.range.outcome}`, text: `${outcomeWord[t.range.outcome]} (${t.range.margin_mm >= 0 ? "+" : ""}${fmt(t.range.margin_mm)} mm)` })
+          : html("td", { class: "dim", text: "—" }),
+        html("td", { text: arcs || (t.arcs ? "no guns" : "—") }),
+        html("td", { text: t.sight ? (t.sight.clear ? "clear" : `blocked by ${t.sight.blocked_by.join(", ")}`) : "—" }));
     });
     $("car-targets").replaceChildren(html("h3", { text: "Targets" }), c.targets.length ? html("div", { class: "scroll" }, html("table", { class: "targets" },
-      html("thead", {}, html("tr", {}, ...["", "distance", "in 6 in range", "arc", "sight"].map((h) => html("th", { text: h })))),
+      html("thead", {}, html("tr", {}, ...["", "distance", "in range", "arc", "sight"].map((h) => html("th", { text: h })))),
       html("tbody", {}, ...rowsT))) : html("p", { class: "dim", text: "None in play." }),
+      c.overlays.about ? html("p", { class: "dim", id: "overlay-about", text: c.overlays.about }) : "",
       html("p", { class: "dim", text: "Distance from closest point to closest point (the line on the table); margin: how far inside (+) or outside (−) the rule's limit; ± the measurement's doubt (1 sigma)." }));
     // Actions.
     const acts = c.actions.map((a) => html("button", { "data-act": a.act, disabled: !state.canChange || !!state.pendingDice, onclick: () => openAction(a), text: a.label }));
@@ -564,16 +627,16 @@
 
   function drawOverlays(c) {
     const parts = cellParts(c.overlays.cells);
-    for (const r of c.overlays.move_regions) {
-      parts.push(el("path", { class: "template", d: ringsPath(r.template), "data-template": r.name }));
+    for (const r of c.overlays.move_regions || []) {
+      if (r.template) parts.push(el("path", { class: "template", d: ringsPath(r.template), "data-template": r.name }));
       parts.push(el("path", { class: "move-region", d: ringsPath(r.polygons), "data-region": r.name, "fill-rule": "evenodd" }));
     }
-    for (const a of c.overlays.arcs) {
+    for (const a of c.overlays.arcs || []) {
       parts.push(el("path", { class: "arc" + (a.jammed ? " jammed" : ""), d: ringsPath(a.polygons), "data-arc": a.mount }));
     }
     overlayLayer.replaceChildren(...parts);
     lineLayer.replaceChildren();
-    for (const t of c.targets) if (t.range.outcome !== "out") drawLine(t.line, "in-range");
+    for (const t of c.targets) if (t.line && t.range && t.range.outcome !== "out") drawLine(t.line, "in-range");
   }
 
   // --- an action ----------------------------------------------------------------------------
@@ -653,14 +716,16 @@
       text: p.ok ? `✓ Its conditions hold.${p.needs ? ` It needs ${p.needs}.` : " It needs no dice."}` : `✗ ${p.why}` }));
     const m = p.measured;
     if (m) {
-      lines.push(html("p", { class: "num", text: `Range: ${m.range_text} (margin ${fmt(m.range.margin_mm)} mm).` }));
-      for (const a of m.arcs) lines.push(html("p", { class: "num", text: `${a.mount} arc: ${outcomeWord[a.outcome]}, ${fmt(a.margin_mm)} mm inside its edge ± ${fmt(a.sigma_mm, 2)} mm.` }));
+      if (m.range) lines.push(html("p", { class: "num", text: `Range: ${m.range_text || outcomeWord[m.range.outcome]} (margin ${fmt(m.range.margin_mm)} mm).` }));
+      for (const a of m.arcs || (m.arc ? [m.arc] : [])) lines.push(html("p", { class: "num", text: `${a.mount || "the"} arc: ${outcomeWord[a.outcome]}, ${fmt(a.margin_mm)} mm inside its edge ± ${fmt(a.sigma_mm, 2)} mm.` }));
       lineLayer.querySelector(".chosen")?.remove();
-      drawLine(m.line, "chosen");
+      if (m.line) drawLine(m.line, "chosen");
     }
     if (p.judged) {
-      const j = p.judged;
-      lines.push(html("p", { class: "num", text: `Move: ${j.legal ? "legal" : "not legal"}; front bumper ${fmt(j.margin_mm)} mm ${j.margin_mm >= 0 ? "inside" : "outside"} the ${j.template} template region ± ${fmt(j.sigma_mm, 2)} mm.${j.reasons.length ? " " + j.reasons.join("; ") : ""}` }));
+      const j = p.judged, reasons = (j.reasons || []).join("; ");
+      lines.push(html("p", { class: "num", text: j.margin_mm !== undefined && j.template
+        ? `Move: ${j.legal ? "legal" : "not legal"}; front bumper ${fmt(j.margin_mm)} mm ${j.margin_mm >= 0 ? "inside" : "outside"} the ${j.template} template region ± ${fmt(j.sigma_mm, 2)} mm.${reasons ? " " + reasons : ""}`
+        : `Move: ${j.legal ? "legal" : "not legal"}.${reasons ? " " + reasons : ""}` }));
     }
     box.replaceChildren(...lines);
     $("resolve").disabled = !p.ok || !state.canChange;
