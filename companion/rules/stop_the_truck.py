@@ -1,0 +1,1588 @@
+"""Stop The Truck! (stop-the-truck.txt), a participation game: the gang against Max's truck.
+
+Movement is in squares relative to the truck on a 12 x 9 board laid over the real
+table ("Concept and Board Layout"): the board is fixed in the table frame when the
+game starts, the truck stands in its central column (four squares: cab 1-2 with Max
+in 2, tanker 3-4) and never moves along it; a vehicle that picks more forward squares
+than the truck's speed moves up the board, fewer and it drops back.  The camera says
+which square each car stands in (the square holding its centre, with the margin to
+the square's edges and the pose's doubt, so a car on a line is too close to call).
+
+A turn ("Move sequence", "TURN SEQUENCE"):
+
+- `start_round` begins it: snakes roll first.
+- `select`: every vehicle picks a box of its gear zones in secret (the truck also its
+  petrol bomb squares); `declare`: the truck declares its speed and the picks show.
+- `move`: vehicles move lightest first; the player puts the car on its new square and
+  the camera's pose is checked against the square its box reaches.
+- then, in the order of the `sequence` option: `drive_roll` (RED and blue boxes),
+  `avoid` / `collide` (contested squares, bumped cars), `truck_sideways` (the truck
+  pushes), `bombs`, the auto-gyro's `drop` (or `pass`), and `shoot`; `place` puts a
+  car the rules moved (bumped, pushed, under/over-steer) where the rules say.
+- `end_turn` counts the distance; `enter` brings on a replacement gang vehicle.
+
+Numbers and tables live in `st_data`, templates in `data/stop_the_truck/*.toml`,
+rosters and state in `st_state`, the page's hooks in `st_views`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..dice import DiceRequest, Modifier, Roll
+from ..geometry import Footprint, Pose, Sector, SquareGrid, in_sector, judge
+from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
+from . import st_data as D
+from .base import RuleOption, RulesError, RuleSystem, register
+from .st_state import ES, Box, GameState, Truck, Vehicle, new_vehicle, template
+from .st_views import StopTheTruckViews
+
+R = D.RULEBOOK
+OPTIONS = (
+    RuleOption("square_mm", 76.2, None, f'{R}, "Concept and Board Layout"',
+               'The board is "12 squares long by 9 squares wide" but no size is given: the side of a square in mm '
+               '(3 in by default, so a 1:64 car fits one).'),
+    RuleOption("board_anchor", "truck_start", ("truck_start", "table_centre"), f'{R}, "Concept and Board Layout"',
+               '"The truck begins the game occupying the central 4 squares of the board." "truck_start": the board is '
+               'laid from the truck\'s pose when the game starts (its long side along the truck\'s heading, the truck in '
+               'the central column\'s central four squares) and stays fixed on the table; "table_centre": the board is '
+               'centred on the table, its long side along the table\'s +x.'),
+    RuleOption("square_point", "centre", ("centre", "front_bumper"), f'{R}, "Concept and Board Layout"',
+               'Which point of a car says the square it is in (the rulebook counts squares, not points): "centre" the '
+               'footprint\'s centre; "front_bumper" the middle of its front edge.'),
+    RuleOption("line_call", "box_square", ("box_square", "refuse"), f'{R}, "Movement"',
+               'A car placed across a square\'s edge (its point within the camera\'s doubt of the line) is too close to '
+               'call. "box_square": it counts as in the square its box reaches when that is one of the squares it might '
+               'be in, and the outcome says so; "refuse": the car must be put clearly inside a square.'),
+    RuleOption("start_gear", 2, None, f'{R}, "Gang Vehicle Templates"',
+               '"Players may go up or down one gear per turn" - from which gear at the start is not said: the gear every '
+               'vehicle starts in (a roster may give its own).'),
+    RuleOption("tables", "typed", ("typed", "sheet"), f'{R}, "Damage / shooting tables" and the hand sheets',
+               'The typed rules and the hand sheets give different numbers for the vehicle, crew, tyre, bike, petrol bomb '
+               'and RED tables. "typed": the typed text\'s; "sheet": the sheets\' (e.g. crew: a 2 is "hit truck, no '
+               'effect"; tyres: an 8 bursts without damage; RED: 1 is "steering problems").'),
+    RuleOption("snake_table", "typed", ("typed", "sheet"), f'{R}, "The AutoGyro" and "Snakes:-"',
+               '"typed": roll on the typed snake table every turn "until the snake falls out or is shot"; "sheet": the '
+               'sheet\'s table and rhythm, "for two turns ... After two turns [it] goes to sleep ... It will wake up on a '
+               'roll of 1 on a d10 ... and then be active for two turns".'),
+    RuleOption("sequence", "typed", ("typed", "sheet"), f'{R}, "Move sequence" and "TURN SEQUENCE"',
+               'The steps after moving. "typed" (Move sequence): driving rolls, collisions, the truck sideways, petrol '
+               'bombs, the auto-gyro, shooting; "sheet" (TURN SEQUENCE): "Move Truck sideways" before the driving rolls '
+               'and the ramming damage.'),
+    RuleOption("tyre_pull", "per_two", ("per_two", "per_three"), f'{R}, "The Truck Template" and the truck sheet',
+               '"For every imbalance of two burst tyres on a side the truck pulls one square in that direction every '
+               'turn" (typed, "per_two"); the sheet: "For every 3 tyres more burst on one side more than the other truck '
+               'veers one space" ("per_three").'),
+    RuleOption("victim_bonus", "positive_only", ("positive_only", "all"), f'{R}, "Gang Vehicle Templates", Collision chart',
+               '"any + bonus from the victim is treated as a minus to the collider". "positive_only": only a positive '
+               'ram modifier of the victim counts; "all": a negative one (a weak rear, -1) counts too, as a plus.'),
+    RuleOption("collision_facing", "by_move", ("by_move", "by_poses"), f'{R}, the vehicle sheets\' "Front ram, Side ram, Rear ram"',
+               'Which ram modifier applies. "by_move": from the collider\'s move on the board (more squares forward than '
+               'sideways: its front into the victim\'s rear; backwards: its rear into the victim\'s front; else side to '
+               'side); "by_poses": from the tracked poses (the other car within 45 degrees of straight ahead is front, '
+               'of straight behind rear, else side).'),
+    RuleOption("bike_arc", "270", ("270", "front_and_rear_45"), f'{R}, "Notes", The Bike / The Trike',
+               '"Can shoot up to 45deg backwards." "270": the forward 180 degrees widened 45 degrees behind each side; '
+               '"front_and_rear_45": the forward 180 degrees and a 45 degree wedge straight back.'),
+    RuleOption("bike_target_penalty", 1, None, f'{R}, sheet note "ALL SHOOTING AT BIKES IS AT - ... OFF SHOOTING SKILL"',
+               'The OCR does not show how much: the points off a shooter\'s skill when the target is the bike.'),
+    RuleOption("bomb_squares_follow_truck", True, (True, False), f'{R}, "The Truck Template", Two petrol bombers',
+               '"On the top of the truck with their possible drop locations": True, the squares are picked relative to '
+               'the truck and move with it when it moves sideways; False, they are squares of the board.'),
+    RuleOption("bomb_reach", 2, None, f'{R}, "The Truck Template", Two petrol bombers',
+               'The sheet\'s drop locations are not legible: how many squares from the truck (in any direction) a bomb '
+               'square may be.'),
+    RuleOption("distance_squares", 100, None, f'{R}, "Rules and Turn Sequence"',
+               '"the allotted distance, usually 100 squares": the truck wins when its declared speeds add up to this.'),
+    RuleOption("regain_on_elimination", False, (False, True), f'{R}, "Optional rule"',
+               '"Every time a gang vehicle is eliminated from the game the truck regains two structural points" (never '
+               'above its starting structure).'),
+    RuleOption("replacement_enters", "back_edge", ("back_edge", "any_edge"), f'{R}, "Movement"',
+               '"may pick a new vehicle and come back on next turn" - where is not said. "back_edge": on a free square of '
+               'the board\'s back row; "any_edge": on any free square on the board\'s edge.'),
+    RuleOption("bump_side", "away_from_truck", ("away_from_truck", "collider_direction"), f'{R}, "Move sequence", step 5',
+               '"If a vehicle is bumped sideways" - to which side is not said. "away_from_truck": one square away from the '
+               'truck\'s row (left when in it); "collider_direction": the way the collider was moving sideways, else away '
+               'from the truck.'),
+)
+
+PHASES_TYPED = ("move", "driving", "collisions", "truck", "bombs", "gyro", "shooting")
+PHASES_SHEET = ("move", "truck", "driving", "collisions", "bombs", "gyro", "shooting")
+TRUCK_PARTS = ("max", "bomber1", "bomber2", "gunner", "tyre_left", "tyre_right")
+#: The truck square each target on it stands in: Max in square 2 ("Max - Occupies the second
+#: square"); the petrol bombers on the tanker (3 and 4) and the rear crossbowman at its back (4)
+#: are the companion's placing of them; the tyres that may be shot run along squares 2-4 ("The
+#: front tyres of the truck are protected").
+PART_SQUARE = {"max": (2,), "bomber1": (3,), "bomber2": (4,), "gunner": (4,), "tyre_left": (2, 3, 4),
+               "tyre_right": (2, 3, 4)}
+ACTIONS = ("select", "declare", "move", "drive_roll", "avoid", "collide", "place", "truck_sideways", "bombs", "drop",
+           "pass", "shoot", "enter")
+
+
+def _sq(raw, where: str) -> tuple[int, int]:
+    """A square as the players name it, [column, row] counted from 1, to (column, row) from 0."""
+    if (not isinstance(raw, (list, tuple)) or len(raw) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in raw)):
+        raise RulesError(f"{where}: a square is [column, row], counted from 1 (column 1 the back of the board, row 1 "
+                         f"its right-hand side)")
+    return raw[0] - 1, raw[1] - 1
+
+
+def _name(sq: tuple[int, int] | None) -> str:
+    return "off the board" if sq is None else f"square {sq[0] + 1},{sq[1] + 1}"
+
+
+def _pose(raw, where: str) -> Pose:
+    if isinstance(raw, Pose):
+        return raw
+    if not isinstance(raw, (list, tuple)) or not 3 <= len(raw) <= 5 or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw):
+        raise RulesError(f"{where}: a pose is [x_mm, y_mm, heading_deg] or [x_mm, y_mm, heading_deg, sigma_mm, "
+                         f"sigma_deg]")
+    return Pose(*map(float, raw))
+
+
+def _the(name: str) -> str:
+    """A vehicle's name in a sentence: "the Bike", but "The Truck" as it is."""
+    return name if name.lower().startswith("the ") else f"the {name}"
+
+
+@register
+class StopTheTruck(StopTheTruckViews, RuleSystem):
+    name = "stop_the_truck"
+    title = "Stop The Truck!"
+    rulebook = R
+    options = OPTIONS
+
+    #: What a `select` carries that the other players must not see (Move sequence 1: "All
+    #: players select movement ... Truck selects movement and selects boxes for petrol bombs").
+    SECRET_FIELDS = ("box", "bombs", "bomb1", "bomb2")
+
+    def public_action(self, state, action: dict) -> dict:
+        """A pick as the log shows it: who picked, not what; the boxes are shown when the truck
+        declares and the bomb squares at step 7, from the state."""
+        if action.get("act") != "select":
+            return action
+        return {k: ("(secret)" if k in self.SECRET_FIELDS else v) for k, v in action.items()}
+
+    # --- setting up ------------------------------------------------------------------
+
+    def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
+        """The first car is the truck (Max's); the rest are the gang, one player each, with
+        the rulebook's vehicles in its move order."""
+        if not cars:
+            return []
+        gang = [k for k in D.MOVE_ORDER if k != "auto_gyro"]
+        rosters = [{"player": "Max", "vehicles": [{"marker": cars[0][0], "template": "the_truck", "name": cars[0][1]}]}]
+        for n, (marker, name) in enumerate(cars[1:]):
+            rosters.append({"player": f"Gang {n + 1}", "vehicles": [
+                {"marker": marker, "template": gang[n % len(gang)], "name": name}]})
+        return rosters
+
+    def new_game(self, rosters: list[dict], scene) -> GameState:
+        if not rosters:
+            raise RulesError("a game needs Max's roster (the truck) and the gang players'")
+        cars = {c.id: c for c in scene.cars} if scene is not None else {}
+        sizes = {m: (c.length_mm, c.width_mm) for m, c in cars.items()}
+        vehicles, players, taken = {}, [], set()
+        squares: dict[int, tuple[int, int]] = {}
+        for roster in rosters:
+            player = roster.get("player")
+            if not isinstance(player, str) or not player:
+                raise RulesError("a roster needs a 'player' name")
+            if player in players:
+                raise RulesError(f"two rosters for {player}")
+            players.append(player)
+            specs = roster.get("vehicles")
+            if not isinstance(specs, list) or not specs:
+                raise RulesError(f"roster of {player}: no 'vehicles'")
+            for spec in specs:
+                v = new_vehicle(spec, player, sizes, taken)
+                if v.gear == 0:
+                    v.gear = min(max(1, int(self.option("start_gear"))), v.kind.top_gear)
+                if v.marker in cars:
+                    v.pose = cars[v.marker].pose
+                if "square" in spec:
+                    squares[v.marker] = _sq(spec["square"], f"roster of {player}, {v.name}")
+                vehicles[v.marker] = v
+        trucks = [v for v in vehicles.values() if v.is_truck]
+        if len(trucks) != 1:
+            raise RulesError(f"a game has one truck (template the_truck), not {len(trucks)} "
+                             f"({R}, \"Concept and Board Layout\")")
+        tv = trucks[0]
+        if tv.pose is None:
+            raise RulesError(f"the truck ({tv.name}, marker {tv.marker}) is not on the table: the board is laid from it")
+        tpl = tv.kind
+        truck = Truck([tpl.bombers, tpl.bombers], tpl.gunner, {"left": 0, "right": 0}, tpl.tyres_per_side)
+        s = float(self.option("square_mm"))
+        if s <= 0:
+            raise RulesError(f"option square_mm: {s:g} is not a square size")
+        origin = self._origin(tv.pose, scene, s)
+        state = GameState(players, vehicles, tv.marker, truck, origin, s)
+        tv.square = (D.TRUCK_FRONT_COLUMN, D.TRUCK_START_ROW)
+        if self.option("board_anchor") == "table_centre":
+            tv.square = (D.TRUCK_FRONT_COLUMN, self._truck_row(state, tv.pose, squares.get(tv.marker))[0])
+        for v in vehicles.values():
+            if v.is_truck or v.pose is None:
+                continue
+            where = self.locate(state, v, v.pose)
+            sq, note = (None, "") if not any(map(self.on_grid, where["candidates"])) else \
+                self._square_at(state, v, v.pose, squares.get(v.marker), "starts")
+            if sq is None:
+                # On the table but off the board: it waits to come on ("enter"), like a car not yet put down.
+                state.notes.append(f"{_the(v.name)} stands off the board: it comes on later")
+                continue
+            if note:
+                state.notes.append(note)
+            v.square = sq
+        self._check_no_sharing(state)
+        return state
+
+    def _origin(self, truck_pose: Pose, scene, s: float) -> Pose:
+        """The board's outer corner of square (0, 0): the back right corner, as the truck faces."""
+        if self.option("board_anchor") == "truck_start":
+            # The truck's centre is where its squares 2 and 3 meet: 6 squares from the back,
+            # half-way across the central row.
+            corner = truck_pose.to_table(-6 * s, -4.5 * s)
+            return Pose(float(corner[0]), float(corner[1]), truck_pose.heading_deg)
+        w, d = (scene.width_mm, scene.depth_mm) if scene is not None else (1219.2, 914.4)
+        return Pose(w / 2 - 6 * s, d / 2 - 4.5 * s, 0.0)
+
+    def truck_side(self, state: GameState, v: Vehicle) -> bool:
+        """On Max's side: the truck, the auto-gyro ("Comes on The Truck's side"), and any vehicle on
+        Max's roster ("If Max is being overwhelmed ... suggest one vehicle comes on on the Truck's
+        side")."""
+        return v.is_truck or v.kind.side == "truck" or v.owner == state.truck_vehicle.owner
+
+    def _check_no_sharing(self, state: GameState) -> None:
+        seen: dict[tuple[int, int], Vehicle] = {}
+        for v in state.on_board():
+            for sq in ([] if v.kind.flying else self._squares_of(state, v)):
+                if sq in seen:
+                    raise RulesError(f"{_the(v.name)} and the {seen[sq].name} both start in {_name(sq)}")
+                seen[sq] = v
+
+    # --- the board -------------------------------------------------------------------------
+
+    def grid(self, state: GameState) -> SquareGrid:
+        return SquareGrid(state.board_origin, state.square_mm, D.BOARD_COLUMNS, D.BOARD_ROWS)
+
+    def truck_squares(self, state: GameState) -> list[tuple[int, int]]:
+        """The truck's squares 1-4, cab first."""
+        col, row = state.truck_vehicle.square
+        return [(col - k, row) for k in range(D.TRUCK_SQUARES)]
+
+    def _squares_of(self, state: GameState, v: Vehicle) -> list[tuple[int, int]]:
+        if not v.on_board:
+            return []
+        return self.truck_squares(state) if v.is_truck else [v.square]
+
+    def occupants(self, state: GameState) -> dict[tuple[int, int], list[Vehicle]]:
+        """Who is on each square, the truck on its four; the auto-gyro flies over them."""
+        out: dict[tuple[int, int], list[Vehicle]] = {}
+        for v in state.on_board():
+            if v.kind.flying:
+                continue
+            for sq in self._squares_of(state, v):
+                out.setdefault(sq, []).append(v)
+        return out
+
+    def contested(self, state: GameState) -> list[tuple[tuple[int, int], list[Vehicle]]]:
+        return sorted(((sq, vs) for sq, vs in self.occupants(state).items() if len(vs) > 1),
+                      key=lambda x: max(v.arrival for v in x[1]))
+
+    def on_grid(self, sq: tuple[int, int]) -> bool:
+        return 0 <= sq[0] < D.BOARD_COLUMNS and 0 <= sq[1] < D.BOARD_ROWS
+
+    def _point(self, v: Vehicle, pose: Pose) -> tuple[np.ndarray, float]:
+        """The point that says a car's square, and its one-sigma doubt along any axis."""
+        if self.option("square_point") == "front_bumper":
+            lever = v.length_mm / 2
+            return pose.to_table(lever, 0.0), math.hypot(pose.axis_sigma_mm, lever * pose.heading_sigma_rad)
+        return pose.xy, pose.axis_sigma_mm
+
+    def locate(self, state: GameState, v: Vehicle, pose: Pose) -> dict:
+        """The square a car stands in, by its point (option square_point): the square, the
+        verdict of the point's margin to the square's nearest edge against the pose's doubt,
+        and, when that is too close to call, every square the point might be in."""
+        point, sigma = self._point(v, pose)
+        s = state.square_mm
+        f, l = state.board_origin.to_local(point)
+        col, row = math.floor(f / s), math.floor(l / s)
+        margin = min(f - col * s, (col + 1) * s - f, l - row * s, (row + 1) * s - l)
+        verdict = judge(f"{_the(v.name)}'s {self.option('square_point').replace('_', ' ')} inside {_name((col, row))}",
+                        margin, 0.0, sigma, at_most=False)
+        reach = CALL_SIGMAS * sigma
+        cands = sorted({(math.floor((f + df) / s), math.floor((l + dl) / s))
+                        for df in (-reach, 0.0, reach) for dl in (-reach, 0.0, reach)})
+        sq = (col, row)
+        return {"square": sq if self.on_grid(sq) else None, "verdict": verdict,
+                "candidates": [c for c in cands] if verdict.outcome == TOO_CLOSE else [sq]}
+
+    def _square_at(self, state: GameState, v: Vehicle, pose: Pose, want: tuple[int, int] | None,
+                   doing: str) -> tuple[tuple[int, int] | None, str]:
+        """The square the camera puts a car in, checked against the one it should be in (`want`,
+        or None: wherever it is). A car on a line: the option line_call."""
+        where = self.locate(state, v, pose)
+        sq, verdict, cands = where["square"], where["verdict"], where["candidates"]
+        if verdict.outcome != TOO_CLOSE:
+            if want is not None and sq != want:
+                raise RulesError(f"{_the(v.name)} {doing} {_name(want)}, but the camera puts it in {_name(sq)} "
+                                 f"({verdict.describe('mm')}); put it in {_name(want)}")
+            return sq, ""
+        text = ", ".join(_name(c) for c in cands)
+        if self.option("line_call") == "box_square" and want is not None and want in cands:
+            return want, (f"{_the(v.name)} stands on a line (too close to call between {text}: "
+                          f"{verdict.describe('mm')}); taken as {_name(want)}, where it {doing[:-1] if doing.endswith('s') else doing}")
+        raise RulesError(f"{_the(v.name)} is too close to call between {text} ({verdict.describe('mm')}); "
+                         f"push it into {_name(want) if want else 'one square'}")
+
+    def _truck_row(self, state: GameState, pose: Pose, want: int | None) -> tuple[int, str]:
+        """The truck's row from its pose: its centre's distance across the board."""
+        s = state.square_mm
+        _, l = state.board_origin.to_local(pose.xy)
+        row = math.floor(l / s)
+        margin = min(l - row * s, (row + 1) * s - l)
+        verdict = judge(f"the truck inside row {row + 1}", margin, 0.0, pose.axis_sigma_mm, at_most=False)
+        if verdict.outcome == TOO_CLOSE:
+            if want is not None and abs(want - row) <= 1:
+                return want, f"the truck stands on a row's edge ({verdict.describe('mm')}); taken as row {want + 1}"
+            raise RulesError(f"the truck is too close to call between rows ({verdict.describe('mm')}); push it into one")
+        if want is not None and row != want:
+            raise RulesError(f"the truck should be in row {want + 1}, but the camera puts it in row {row + 1} "
+                             f"({verdict.describe('mm')})")
+        return row, ""
+
+    # --- poses -----------------------------------------------------------------------------
+
+    def update_poses(self, state: GameState, poses: dict) -> None:
+        for m, p in poses.items():
+            v = state.vehicles.get(m)
+            if v is not None and v.in_play:
+                v.pose = p
+
+    # --- the turn ----------------------------------------------------------------------------
+
+    def phases(self) -> tuple[str, ...]:
+        return PHASES_TYPED if self.option("sequence") == "typed" else PHASES_SHEET
+
+    def start_round(self, state: GameState, orders: dict):
+        """A new turn: snakes first (TURN SEQUENCE, 1), then every vehicle picks its box."""
+        if state.over:
+            raise RulesError(f"the game is over: {state.why_over}")
+        if state.phase not in ("setup", "turn_over"):
+            raise RulesError(f"turn {state.turn} is not over (step: {state.phase}); end it first")
+        state.turn += 1
+        state.phase = "snakes"
+        t = state.truck
+        t.speed, t.bomb_squares, t.bombs_revealed, t.sideways_done, t.cab_hit = None, [], False, False, False
+        t.max_shot = t.gunner_shot = False
+        state.gyro_done = False
+        events, rolls = [], []
+        for v in state.vehicles.values():
+            v.choice, v.moved, v.from_square, v.roll_needed = None, False, None, None
+            v.collided = v.bombed = v.shot = False
+            v.no_shooting, v.turn_rules = [], []
+            if v.reload and v.conditions.get("reload_turn") != state.turn:
+                v.reload = False
+            for key in ("only_green",):
+                if key in v.conditions:
+                    v.conditions[key] -= 1
+                    if v.conditions[key] <= 0:
+                        del v.conditions[key]
+                        events.append(f"{_the(v.name)}'s engine fire goes out")
+            if v.conditions.pop("dust", False):
+                v.turn_rules.append("straight")
+                v.no_shooting.append("dust in the driver's eyes (BLUE 2)")
+        for v in sorted(state.on_board(), key=lambda v: (v.kind.order, v.marker)):
+            if v.snake is not None:
+                yield from self._snake_turn(state, v, events, rolls)
+        state.phase = "select"
+        return {"result": "turn begins", "turn": state.turn, "events": events, "rolls": rolls}
+
+    def _snake_turn(self, state: GameState, v: Vehicle, events: list, rolls: list):
+        table = D.SNAKE_TYPED if self.option("snake_table") == "typed" else D.SNAKE_SHEET
+        section = "The AutoGyro" if self.option("snake_table") == "typed" else "Snakes:-"
+        if self.option("snake_table") == "sheet":
+            if v.snake.get("asleep"):
+                face = yield from self._d10(rolls, f"does the snake in {_the(v.name)} wake? (1)", v.owner)
+                if face != D.SNAKE_WAKES_ON:
+                    events.append(f"the snake in {_the(v.name)} sleeps on")
+                    return
+                v.snake = {"active": D.SNAKE_ACTIVE_TURNS, "asleep": False}
+                events.append(f"the snake in {_the(v.name)} wakes up")
+        face = yield from self._d10(rolls, f"snake in {_the(v.name)}", v.owner)
+        row = table[face]
+        events.append(f"snake in {_the(v.name)}: {row.text} ({R}, \"{section}\" {face})")
+        for effect in filter(None, row.special.split(",")):
+            if effect == "snake_gone":
+                v.snake = None
+                return
+            if effect == "snake_two_more":
+                v.snake["active"] = v.snake.get("active", 0) + D.SNAKE_ACTIVE_TURNS
+            elif effect == "no_shooting":
+                v.no_shooting.append("the snake")
+            else:
+                v.turn_rules.append({"only_yellow_turn": "only_yellow", "only_green_turn": "only_green",
+                                     "straight_turn": "straight"}.get(effect, effect))
+        self._harm(state, v, row.structure, row.driver, row.shooting, events, "the snake")
+        if row.red_roll and v.in_play:
+            yield from self._driving_roll(state, v, "red", events, rolls, "the snake's bite")
+        if self.option("snake_table") == "sheet" and v.snake is not None:
+            v.snake["active"] = v.snake.get("active", D.SNAKE_ACTIVE_TURNS) - 1
+            if v.snake["active"] <= 0:
+                v.snake = {"active": 0, "asleep": True}
+                events.append(f"the snake in {_the(v.name)} goes to sleep")
+
+    def end_activation(self, state: GameState):
+        """The turn ends after shooting: the distance is checked (the truck's declared speeds)."""
+        if state.over:
+            raise RulesError(f"the game is over: {state.why_over}")
+        if state.phase != "shooting":
+            raise RulesError(f"the turn ends after shooting; it is at the {state.phase} step"
+                             + (f" (waiting for: {self._waiting(state)})" if self._waiting(state) else ""))
+        t = state.truck
+        t.last_speed = t.speed or 0
+        state.phase = "turn_over"
+        events = [f"turn {state.turn} over: the truck has gone {state.distance} of {self.option('distance_squares')} squares"]
+        for v in state.vehicles.values():
+            if v.kind.harpoon and v.shot:
+                v.reload = True
+                v.conditions["reload_turn"] = state.turn + 1
+        if state.distance >= int(self.option("distance_squares")):
+            self._game_over(state, "truck", f"the truck has gone {state.distance} squares, the allotted "
+                                            f"{self.option('distance_squares')}")
+            events.append(state.why_over)
+        return {"result": "turn over", "distance": state.distance, "events": events, "over": state.over,
+                "winner": state.winner}
+        yield  # noqa: a resolution that asks for no dice
+
+    def _game_over(self, state: GameState, winner: str, why: str) -> None:
+        if not state.over:
+            state.over, state.winner, state.why_over = True, winner, why
+            state.phase = "over"
+
+    #: The steps as a player reads them on the page.
+    PHASE_WORDS = {"snakes": "snakes", "select": "picking boxes in secret", "move": "moves, lightest first",
+                   "driving": "driving rolls", "collisions": "collisions", "truck": "the truck's sideways move",
+                   "bombs": "petrol bombs", "gyro": "the auto-gyro", "shooting": "shooting",
+                   "turn_over": "the turn is over", "over": "the game is over"}
+
+    def turn_text(self, state: GameState) -> str:
+        if state.winner:
+            return f"{state.winner} won: {state.why_over}" if state.why_over else f"{state.winner} won"
+        if state.phase == "setup":
+            return "start turn 1 (Round tab)"
+        waiting = self._waiting(state)
+        head = f"turn {state.turn}, {self.PHASE_WORDS.get(state.phase, state.phase)}"
+        return f"{head}: waiting for {waiting}" if waiting else head
+
+    def _waiting(self, state: GameState) -> str:
+        if state.pending:
+            return "; ".join(f"{_the(state.vehicles[p['vehicle']].name)} in {_name(p['square'])}"
+                             for p in state.pending)
+        if state.phase == "select":
+            return ", ".join(v.name for v in state.on_board() if v.choice is None)
+        if state.phase == "move" and state.active:
+            return f"the {state.active.name} to move"
+        if state.phase == "driving":
+            return ", ".join(f"{_the(v.name)}'s {v.roll_needed} roll" for v in state.vehicles.values() if v.roll_needed)
+        if state.phase == "collisions":
+            return ", ".join(f"{_name(sq)} ({' and '.join(v.name for v in vs)})" for sq, vs in self.contested(state))
+        if state.phase == "truck":
+            return "the truck to move sideways"
+        if state.phase == "bombs":
+            return "the petrol bombs"
+        if state.phase == "gyro":
+            return "the auto-gyro to drop or pass"
+        return ""
+
+    def _phase_done(self, state: GameState, events: list) -> bool:
+        p = state.phase
+        if p == "move":
+            return not state.movers()
+        if p == "driving":
+            return not any(v.roll_needed for v in state.vehicles.values() if v.in_play)
+        if p == "collisions":
+            return not self.contested(state)
+        if p == "truck":
+            if not state.truck.sideways_done and self.truck_sideways_squares(state) == 0:
+                state.truck.sideways_done = True
+                events.append("the truck keeps its row")
+            return state.truck.sideways_done
+        if p == "bombs":
+            return state.truck.bombs_revealed and not self._bomb_victims(state)
+        if p == "gyro":
+            return state.gyro_done or not any(self._drop_targets(state, g) for g in self._gyros(state))
+        return False
+
+    def _advance(self, state: GameState, events: list) -> None:
+        """On to the next step whose work is not done (a step with nothing to do is passed)."""
+        order = self.phases()
+        while not state.over and not state.pending and state.phase in order and self._phase_done(state, events):
+            i = order.index(state.phase)
+            if i + 1 >= len(order):
+                return
+            state.phase = order[i + 1]
+            if state.phase == "bombs":
+                self._reveal_bombs(state, events)
+            events.append(f"step: {state.phase}")
+
+    # --- dice ---------------------------------------------------------------------------------
+
+    def _d10(self, rolls: list, purpose: str, who: str, mods=(), **extra):
+        req = DiceRequest((D.DIE,), purpose, who)
+        face = (yield req).faces[0]
+        roll = Roll(req, face, tuple(mods))
+        rolls.append({**roll.to_json(), **extra})
+        return face
+
+    # --- damage -------------------------------------------------------------------------------
+
+    def _harm(self, state: GameState, v: Vehicle, structure: int, driver: int, shooting: int, events: list,
+              why: str) -> None:
+        """Points off a vehicle's structure and skills; a vehicle at 0 structure is wrecked, a
+        driver at 0 is out ("Gang Vehicle Templates"); the truck stopped ends the game."""
+        if not v.in_play or not (structure or driver or shooting):
+            return
+        v.structure = max(0, v.structure - structure)
+        v.driver = max(0, v.driver - driver)
+        v.shooting = max(0, v.shooting - shooting)
+        if v.kind.flying:
+            v.dropping = max(0, v.dropping - shooting)
+        parts = [f"{n} {what}" for n, what in ((structure, "structure"), (driver, "off Max" if v.is_truck else
+                                                                          "driver skill"),
+                                                (shooting, "shooting skill")) if n]
+        events.append(f"{_the(v.name)} takes {', '.join(parts)} ({why}): structure {v.structure}, "
+                      f"{'Max' if v.is_truck else 'driver'} {v.driver}")
+        if v.is_truck:
+            if v.structure == 0:
+                self._game_over(state, "gang", "the truck is stopped: its structure is 0")
+            elif v.driver == 0:
+                self._game_over(state, "gang", "the truck is stopped: Max is out")
+            if state.over:
+                events.append(state.why_over)
+            return
+        if v.structure == 0:
+            self._eliminate(state, v, "wrecked", events)
+        elif v.driver == 0:
+            self._eliminate(state, v, "driver out", events)
+
+    def _eliminate(self, state: GameState, v: Vehicle, why: str, events: list) -> None:
+        if not v.in_play:
+            return
+        v.out = why
+        v.conditions["out_turn"] = state.turn
+        state.pending = [p for p in state.pending if p["vehicle"] != v.marker]
+        v.roll_needed = None
+        events.append(f"{_the(v.name)} is out of the game ({why})")
+        if not self.truck_side(state, v):
+            state.eliminated += 1
+            if self.option("regain_on_elimination"):
+                tv = state.truck_vehicle
+                before = tv.structure
+                tv.structure = min(tv.max_structure, tv.structure + D.ELIMINATION_REGAIN)
+                events.append(f"the truck regains {tv.structure - before} structure ({R}, \"Optional rule\")")
+
+    def _apply_row(self, state: GameState, v: Vehicle, row: D.Row, events: list, rolls: list, why: str):
+        """A damage table's row on a vehicle (not the truck's crew or tyres)."""
+        if row.dead:
+            self._eliminate(state, v, f"dead ({why})", events)
+            return
+        self._harm(state, v, row.structure, row.driver, row.shooting, events, why)
+        if row.weapon_lost and v.in_play:
+            v.weapon_lost = True
+            v.shooting = 0
+            events.append(f"{_the(v.name)}'s hand weapon is destroyed: no more shooting")
+        if row.red_roll and v.in_play:
+            yield from self._driving_roll(state, v, "red", events, rolls, why)
+
+    # --- driving rolls and the RED / BLUE tables ----------------------------------------------
+
+    def _driving_roll(self, state: GameState, v: Vehicle, colour: str, events: list, rolls: list, why: str):
+        """"Roll 1d10 equal or less than current driver skill. If fail roll on the RED table";
+        a blue action against twice the skill, a fail on the BLUE table (truck sheet)."""
+        mods = []
+        if colour == "red" and v.conditions.get("red_plus"):
+            mods.append(Modifier(v.conditions["red_plus"], "steering trouble (on red actions)"))
+        target = v.driver * (D.BLUE_SKILL_FACTOR if colour == "blue" else 1)
+        who = "Max" if v.is_truck else v.owner
+        face = yield from self._d10(rolls, f"{colour} driving roll for {_the(v.name)} ({why}; needs {target} or less)",
+                                    who, mods, target=target)
+        total = face + sum(m.value for m in mods)
+        passed = total <= target
+        rolls[-1]["passed"] = passed
+        events.append(f"{_the(v.name)}'s {colour} driving roll: {total} against {target}: "
+                      f"{'made' if passed else 'failed'}")
+        if passed:
+            return
+        if colour == "red":
+            yield from self._red_table(state, v, events, rolls, 0)
+        else:
+            yield from self._blue_table(state, v, events, rolls)
+
+    def _red_table(self, state: GameState, v: Vehicle, events: list, rolls: list, depth: int):
+        table = D.TABLES[self.option("tables")]["red"]
+        section = D.TABLE_SECTIONS[self.option("tables")]["red"]
+        face = yield from self._d10(rolls, f"RED table for {_the(v.name)}", v.owner)
+        row = table[face]
+        events.append(f"RED table {face} for {_the(v.name)}: {row.text} ({R}, \"{section}\")")
+        if row.roll_twice:
+            for _ in range(2):
+                if v.in_play and not state.over and depth < 3:
+                    yield from self._red_table(state, v, events, rolls, depth + 1)
+            return
+        self._harm(state, v, row.structure, row.driver, row.shooting, events, "RED table")
+        yield from self._special(state, v, row.special, events, rolls, "RED table")
+
+    def _blue_table(self, state: GameState, v: Vehicle, events: list, rolls: list):
+        face = yield from self._d10(rolls, f"BLUE table for {_the(v.name)}", v.owner)
+        row = D.BLUE_TABLE[face]
+        events.append(f"BLUE table {face} for {_the(v.name)}: {row.text} ({R}, sheet \"BLUE ROLL\")")
+        yield from self._special(state, v, row.special, events, rolls, "BLUE table")
+
+    def _special(self, state: GameState, v: Vehicle, special: str, events: list, rolls: list, why: str):
+        c = v.conditions
+        if not special or not v.in_play:
+            return
+        if special in ("no_top_gear", "only_yellow", "cracked_chassis", "no_brakes", "no_top_speed", "gear_down_next",
+                       "dust"):
+            c[special] = True
+        elif special == "only_green" or special == "fire_green":
+            c["only_green"] = 2
+        elif special == "stuck_gear":
+            c["stuck_gear"] = v.gear
+        elif special in ("red_plus_1", "red_plus_2"):
+            c["red_plus"] = c.get("red_plus", 0) + int(special[-1])
+        elif special == "lose_gear":
+            lost = set(c.get("lost_gears", []))
+            # "player's choice": the companion takes the highest gear left (the players may undo and
+            # play it otherwise).
+            left = [g for g in range(v.kind.top_gear, 0, -1) if g not in lost and g != v.gear]
+            if left:
+                lost.add(left[0])
+                c["lost_gears"] = sorted(lost)
+                events.append(f"{_the(v.name)} loses gear {left[0]}")
+        elif special in ("pull_left", "pull_right"):
+            c["pull"] = 1 if special == "pull_left" else -1
+        elif special == "fire_d10_half":
+            face = yield from self._d10(rolls, f"engine fire in {_the(v.name)} (1d10/2)", v.owner)
+            self._harm(state, v, (face + 1) // 2, 0, 0, events, "engine fire")
+        elif special == "kangaroo":
+            face = yield from self._d10(rolls, f"{_the(v.name)} hits a kangaroo (1d10 points)", v.owner)
+            # "These may come off any combination of skills or structure points": the companion
+            # takes them off structure.
+            self._harm(state, v, face, 0, 0, events, "kangaroo")
+        elif special in ("big_accident", "blown_it"):
+            if v.is_truck:
+                events.append(f"{why}: a big accident does not apply to Max")
+                return
+            face = yield from self._d10(rolls, f"{_the(v.name)}'s driver out of the wreck alive? "
+                                               f"({'less than' if special == 'blown_it' else 'at most'} {v.driver})",
+                                        v.owner)
+            alive = face < v.driver if special == "blown_it" else face <= v.driver
+            self._eliminate(state, v, "wrecked in a big accident" + ("" if alive else ", the driver killed"), events)
+        elif special in ("understeer", "oversteer"):
+            box = v.choice
+            side = box.side if box is not None else 0
+            if special == "understeer":
+                step = (1 if side > 0 else -1) if side else self._away_from_truck(state, v)
+            else:
+                step = (-1 if side > 0 else 1) if side else 0
+            if step:
+                self._shift(state, v, (0, step), events, "under steer" if special == "understeer" else "over steer")
+        elif special == "red_table":
+            yield from self._red_table(state, v, events, rolls, 0)
+
+    def _away_from_truck(self, state: GameState, v: Vehicle) -> int:
+        tr = state.truck_vehicle.square[1]
+        return 1 if v.square[1] >= tr else -1
+
+    def _shift(self, state: GameState, v: Vehicle, step: tuple[int, int], events: list, why: str) -> None:
+        """The rules move a car by squares: off the board it is out, else it is owed a placing."""
+        new = (v.square[0] + step[0], v.square[1] + step[1])
+        if not self.on_grid(new):
+            self._eliminate(state, v, f"{why} off the board", events)
+            return
+        v.square = new
+        self._arrive(state, v, step)
+        state.pending = [p for p in state.pending if p["vehicle"] != v.marker]
+        state.pending.append({"vehicle": v.marker, "square": new, "why": why})
+        events.append(f"{_the(v.name)} goes to {_name(new)} ({why}): put it there")
+
+    def _arrive(self, state: GameState, v: Vehicle, step: tuple[int, int]) -> None:
+        """The order cars came into their squares says who is the collider in a contested one."""
+        v.arrival = max([o.arrival for o in state.vehicles.values()] + [0]) + 1
+        v.conditions["last_step"] = list(step)
+
+    # --- the boxes a vehicle may pick -----------------------------------------------------------
+
+    def allowed_boxes(self, state: GameState, v: Vehicle) -> tuple[list[Box], list[str]]:
+        """The boxes the vehicle may pick this turn, and the rules that narrowed them."""
+        tpl, c = v.kind, v.conditions
+        why = []
+        if "restart" in c:
+            gears = [1]
+            why.append("an emergency stop: it starts again in first gear")
+        elif "stuck_gear" in c:
+            gears = [c["stuck_gear"]]
+            why.append(f"clutch failure: stuck in gear {c['stuck_gear']}")
+        elif c.get("gear_down_next"):
+            gears = [max(1, v.gear - 1)]
+            why.append("missed gear: one gear lower")
+        else:
+            gears = [g for g in range(v.gear - tpl.gear_change, v.gear + tpl.gear_change + 1) if 1 <= g <= tpl.top_gear]
+        if c.get("no_top_gear") and tpl.top_gear in gears and len(gears) > 1:
+            gears.remove(tpl.top_gear)
+            why.append("binding brakes: no top gear")
+        lost = set(c.get("lost_gears", []))
+        if lost & set(gears):
+            gears = [g for g in gears if g not in lost] or gears
+            why.append(f"lost gear(s) {', '.join(map(str, sorted(lost)))}")
+        boxes = [b for g in gears for b in tpl.boxes(g)]
+        if c.get("no_top_speed"):
+            boxes = [b for b in boxes if b.forward < max(x.forward for x in tpl.boxes(b.gear))]
+            why.append("fuel blockage: no top square speed")
+        rules = set(v.turn_rules)
+        if c.get("only_yellow"):
+            rules.add("only_yellow")
+        if c.get("only_green"):
+            rules.add("only_green")
+        if c.get("cracked_chassis"):
+            boxes = [b for b in boxes if b.colour != "red"]
+            why.append("cracked chassis: no red")
+        for r, keep in (("only_yellow", lambda b: b.colour == "yellow"), ("only_green", lambda b: b.colour == "green"),
+                        ("straight", lambda b: b.side == 0), ("must_red", lambda b: b.colour == "red"),
+                        ("must_blue", lambda b: b.colour == "blue")):
+            if r in rules:
+                narrowed = [b for b in boxes if keep(b)]
+                if narrowed:
+                    boxes = narrowed
+                    why.append(r.replace("_", " "))
+                else:
+                    why.append(f"{r.replace('_', ' ')}: no such box in its gears, so any")
+        if not v.is_truck and not c.get("no_brakes") and not tpl.flying:
+            boxes.append(Box(v.gear, 0, 0, "es"))
+        return boxes, why
+
+    def target_square(self, state: GameState, v: Vehicle, box: Box, speed: int) -> tuple[int, int]:
+        """Where a box takes a vehicle: its forward squares less the truck's speed along the
+        board, its sideways squares across ("Movement")."""
+        side = box.side + (v.conditions.get("pull", 0) if box.colour != "es" else 0)
+        return v.square[0] + box.forward - speed, v.square[1] + side
+
+    def truck_sideways_squares(self, state: GameState) -> int:
+        """The truck's sideways move this turn: its box's and the pull of burst tyres
+        (option tyre_pull), + left."""
+        t = state.truck
+        tv = state.truck_vehicle
+        side = tv.choice.side if tv.choice is not None else 0
+        per = 2 if self.option("tyre_pull") == "per_two" else 3
+        diff = t.tyres_burst["left"] - t.tyres_burst["right"]
+        pull = int(abs(diff) // per) * (1 if diff > 0 else -1)
+        return side + pull
+
+    # --- resolving actions ---------------------------------------------------------------------
+
+    def resolve(self, state: GameState, action: dict):
+        act = action.get("act")
+        if act not in ACTIONS:
+            raise RulesError(f"unknown action {act!r} (one of {', '.join(ACTIONS)})")
+        if state.over:
+            raise RulesError(f"the game is over: {state.why_over}")
+        handler = getattr(self, f"_act_{act}")
+        events: list[str] = []
+        result = yield from handler(state, action, events)
+        self._advance(state, events)
+        result["events"] = events
+        result["act"] = act
+        result["phase"] = state.phase
+        result["over"], result["winner"] = state.over, state.winner
+        return result
+
+    def _vehicle(self, state: GameState, action: dict) -> Vehicle:
+        if "vehicle" not in action:
+            raise RulesError(f"{action.get('act')}: say which vehicle ('vehicle')")
+        v = state.vehicle(action["vehicle"])
+        if not v.in_play:
+            raise RulesError(f"{_the(v.name)} is out of the game ({v.out})")
+        return v
+
+    def _phase(self, state: GameState, *phases: str, act: str) -> None:
+        if state.pending and act != "place":
+            raise RulesError(f"{act}: first put {self._waiting(state)}")
+        if state.phase not in phases:
+            wait = self._waiting(state)
+            raise RulesError(f"{act} is for the {' or '.join(phases)} step; the turn is at the {state.phase} step"
+                             + (f" (waiting for {wait})" if wait else ""))
+
+    def _find_box(self, state: GameState, v: Vehicle, key) -> Box:
+        boxes, why = self.allowed_boxes(state, v)
+        for b in boxes:
+            if b.key == key:
+                return b
+        every = [b for g in range(1, v.kind.top_gear + 1) for b in v.kind.boxes(g)]
+        known = next((b for b in every if b.key == key), None)
+        reason = (f"gear {known.gear} is out of reach from gear {v.gear} (up or down {v.kind.gear_change})"
+                  if known is not None and known.gear not in {b.gear for b in boxes} else
+                  "no such box" if known is None and key != ES else "not allowed now")
+        raise RulesError(f"{_the(v.name)} cannot pick {key!r}: {reason}" + (f" ({'; '.join(why)})" if why else "")
+                         + f"; it may pick: {', '.join(b.key for b in boxes)}")
+
+    def _act_select(self, state: GameState, action: dict, events: list):
+        """Step 1: the vehicle picks a box in secret; the truck its petrol bomb squares too."""
+        self._phase(state, "select", act="select")
+        v = self._vehicle(state, action)
+        if not v.on_board:
+            raise RulesError(f"{_the(v.name)} is not on the board yet: it comes on with 'enter'")
+        box = self._find_box(state, v, action.get("box"))
+        if v.is_truck:
+            bombs = action["bombs"] if "bombs" in action else [action.get("bomb1"), action.get("bomb2")]
+            alive = [i for i, pts in enumerate(state.truck.bombers) if pts > 0]
+            if not isinstance(bombs, list) or len(bombs) > 2:
+                raise RulesError("bombs: a list of up to two squares [column, row], one per petrol bomber")
+            chosen = []
+            for i, raw in enumerate(bombs):
+                if raw is None:
+                    chosen.append(None)
+                    continue
+                if i not in alive:
+                    raise RulesError(f"petrol bomber {i + 1} is out: no bomb square for him")
+                sq = _sq(raw, f"bomb square {i + 1}")
+                self._check_bomb_square(state, sq, i)
+                chosen.append(sq)
+            state.truck.bomb_squares = chosen + [None] * (2 - len(chosen))
+            state.truck.bomb_row = state.truck_vehicle.square[1]
+        v.choice = box
+        return {"result": "selected", "vehicle": v.marker, "secret": True}
+        yield  # noqa: a resolution that asks for no dice
+
+    def _check_bomb_square(self, state: GameState, sq: tuple[int, int], i: int) -> None:
+        reach = int(self.option("bomb_reach"))
+        if not self.on_grid(sq):
+            raise RulesError(f"bomb square {i + 1} ({_name(sq)}) is off the board")
+        truck = self.truck_squares(state)
+        if sq in truck:
+            raise RulesError(f"bomb square {i + 1} ({_name(sq)}) is the truck's own")
+        near = min(max(abs(sq[0] - c), abs(sq[1] - r)) for c, r in truck)
+        if near > reach:
+            raise RulesError(f"bomb square {i + 1} ({_name(sq)}) is {near} squares from the truck; a petrol bomber "
+                             f"reaches {reach} (option bomb_reach)")
+
+    def _act_declare(self, state: GameState, action: dict, events: list):
+        """Step 2: the truck declares its forward speed; the picks are shown. Top gear after
+        four turns costs 2 structure ("Moves in top gear")."""
+        self._phase(state, "select", act="declare")
+        v = self._vehicle(state, action)
+        if not v.is_truck:
+            raise RulesError(f"the truck declares its speed, not {_the(v.name)}")
+        waiting = [o.name for o in state.on_board() if o.choice is None]
+        if waiting:
+            raise RulesError(f"still to pick a box: {', '.join(waiting)}")
+        t = state.truck
+        box = v.choice
+        t.speed = box.forward
+        state.distance += box.forward
+        events.append(f"the truck declares speed {box.forward} (gear {box.gear}): {state.distance} squares gone")
+        if box.gear == v.kind.top_gear:
+            t.top_gear_turns += 1
+            if t.top_gear_turns > D.TOP_GEAR_FREE_TURNS:
+                self._harm(state, v, D.TOP_GEAR_DAMAGE, 0, 0, events,
+                           f"top gear turn {t.top_gear_turns}, after the fourth ({R}, \"Moves in top gear\")")
+        picks = {}
+        for o in state.on_board():
+            b = o.choice
+            picks[str(o.marker)] = b.key
+            if b.colour == "es":
+                o.no_shooting.append("emergency stop")
+                o.conditions["restart"] = True
+            else:
+                o.gear = b.gear
+                o.conditions.pop("restart", None)
+                o.conditions.pop("gear_down_next", None)
+            if b.colour in ("red", "blue"):
+                o.roll_needed = "red" if (b.colour == "red" or o.conditions.get("cracked_chassis")) else "blue"
+                if o.roll_needed == "red":
+                    o.no_shooting.append("a RED action")
+        state.phase = "move"
+        return {"result": "declared", "speed": box.forward, "distance": state.distance, "picks": picks}
+        yield  # noqa: a resolution that asks for no dice
+
+    def _act_move(self, state: GameState, action: dict, events: list):
+        """Step 3: the next vehicle, lightest first, goes to the square its box reaches; the
+        camera's pose of it (`to`) must be in that square."""
+        self._phase(state, "move", act="move")
+        v = self._vehicle(state, action)
+        nxt = state.active
+        if nxt is None or nxt.marker != v.marker:
+            raise RulesError(f"it is {_the(nxt.name)}'s move, not {_the(v.name)}'s (lightest first: "
+                             f"{', '.join(o.name for o in state.movers())}; {R}, \"TURN SEQUENCE\" 4)")
+        box = v.choice
+        want = self.target_square(state, v, box, state.truck.speed)
+        out = {"result": "moved", "vehicle": v.marker, "box": box.key, "from": [v.square[0] + 1, v.square[1] + 1],
+               "to_square": None if not self.on_grid(want) else [want[0] + 1, want[1] + 1]}
+        v.from_square = v.square
+        if not self.on_grid(want):
+            v.moved = True
+            self._eliminate(state, v, "drove off the board", events)
+            out["result"] = "off the board"
+            return out
+        if "to" not in action:
+            raise RulesError(f"move: put {_the(v.name)} in {_name(want)} and give its pose ('to')")
+        pose = _pose(action["to"], f"move, {_the(v.name)}")
+        sq, note = self._square_at(state, v, pose, want, "goes to")
+        if note:
+            events.append(note)
+        v.square, v.pose, v.moved = sq, pose, True
+        self._arrive(state, v, (box.forward - state.truck.speed, sq[1] - v.from_square[1]))
+        events.append(f"{_the(v.name)} moves {box.label} (gear {box.gear}) to {_name(sq)}")
+        out["square_verdict"] = self.locate(state, v, pose)["verdict"].to_json()
+        return out
+        yield  # noqa: a resolution that asks for no dice
+
+    def _act_drive_roll(self, state: GameState, action: dict, events: list):
+        """Step 4: a vehicle that did a RED (or blue) action rolls against its driver skill."""
+        self._phase(state, "driving", act="drive_roll")
+        v = self._vehicle(state, action)
+        if not v.roll_needed:
+            need = [o.name for o in state.vehicles.values() if o.roll_needed]
+            raise RulesError(f"{_the(v.name)} owes no driving roll (owing: {', '.join(need) or 'nobody'})")
+        rolls: list = []
+        colour, v.roll_needed = v.roll_needed, None
+        yield from self._driving_roll(state, v, colour, events, rolls, f"a {colour} box")
+        return {"result": "rolled", "vehicle": v.marker, "colour": colour, "rolls": rolls,
+                "passed": bool(rolls and rolls[0].get("passed"))}
+
+    def _act_avoid(self, state: GameState, action: dict, events: list):
+        """The bike (any direction) and the trike (sideways) may move one square out of a
+        contested square, and then may not shoot (Notes)."""
+        self._phase(state, "collisions", act="avoid")
+        v = self._vehicle(state, action)
+        how = v.kind.avoid
+        if not how:
+            raise RulesError(f"{_the(v.name)} cannot avoid a collision; only the bike and the trike can (Notes)")
+        mine = next((vs for sq, vs in self.contested(state) if v in vs), None)
+        if mine is None:
+            raise RulesError(f"{_the(v.name)} is not in a contested square: nothing to avoid")
+        want = _sq(action.get("square"), f"avoid, {_the(v.name)}") if action.get("square") is not None else None
+        pose = _pose(action.get("to"), f"avoid, {_the(v.name)}")
+        sq, note = self._square_at(state, v, pose, want, "avoids to")
+        dc, dr = sq[0] - v.square[0], sq[1] - v.square[1]
+        ok = max(abs(dc), abs(dr)) == 1 and (how == "any" or dc == 0)
+        if not ok:
+            raise RulesError(f"{_the(v.name)} may move one square {'in any direction' if how == 'any' else 'sideways'} "
+                             f"to avoid, not from {_name(v.square)} to {_name(sq)}")
+        if self.occupants(state).get(sq):
+            raise RulesError(f"{_name(sq)} is taken by the {self.occupants(state)[sq][0].name}: avoid into a free square")
+        if note:
+            events.append(note)
+        v.square, v.pose = sq, pose
+        self._arrive(state, v, (dc, dr))
+        v.no_shooting.append("avoided a collision")
+        events.append(f"{_the(v.name)} avoids the collision, to {_name(sq)}; it may not shoot this turn")
+        return {"result": "avoided", "vehicle": v.marker, "square": [sq[0] + 1, sq[1] + 1]}
+        yield  # noqa: a resolution that asks for no dice
+
+    def _pair(self, state: GameState, sq, vs: list[Vehicle]) -> tuple[Vehicle, Vehicle]:
+        """The collider (the last to come into the square) and its victim (the one before)."""
+        ranked = sorted(vs, key=lambda o: (o.arrival if not o.is_truck else -1, o.kind.order))
+        return ranked[-1], ranked[-2]
+
+    def _act_collide(self, state: GameState, action: dict, events: list):
+        """Step 5: a contested square: the collider rolls on its chart with the ram modifiers."""
+        self._phase(state, "collisions", act="collide")
+        v = self._vehicle(state, action)
+        entry = next(((sq, vs) for sq, vs in self.contested(state) if v in vs), None)
+        if entry is None:
+            raise RulesError(f"{_the(v.name)} is in no contested square")
+        sq, vs = entry
+        collider, victim = self._pair(state, sq, vs)
+        rolls: list = []
+        result = yield from self._collision(state, collider, victim, sq, events, rolls)
+        return {"result": "collided", "square": [sq[0] + 1, sq[1] + 1], "rolls": rolls, **result}
+
+    def _facings(self, state: GameState, c: Vehicle, victim: Vehicle, sq) -> tuple[str, str]:
+        if self.option("collision_facing") == "by_poses" and c.pose is not None and victim.pose is not None \
+                and not victim.is_truck and not c.is_truck:
+            def facing(a: Vehicle, b: Vehicle) -> str:
+                f, l = a.pose.to_local(b.pose.xy)
+                bearing = abs(math.degrees(math.atan2(l, f)))
+                return "front" if bearing <= 45 else "rear" if bearing >= 135 else "side"
+            return facing(c, victim), facing(victim, c)
+        dc, dr = c.conditions.get("last_step", [0, 0])
+        if c.is_truck or abs(dc) <= abs(dr):
+            return "side", "side"
+        if victim.is_truck:
+            k = self.truck_squares(state).index(sq) + 1
+            if dc > 0:
+                return "front", "rear" if k == D.TRUCK_SQUARES else "side"
+            return "rear", "front" if k == 1 else "side"
+        return ("front", "rear") if dc > 0 else ("rear", "front")
+
+    def _collision(self, state: GameState, c: Vehicle, victim: Vehicle, sq, events: list, rolls: list,
+                   pushing: bool = False):
+        """"roll 1d10 (with any modifiers from both the collider and the victim, in this instance
+        any + bonus from the victim is treated as a minus to the collider) and look on the chart
+        against the final score. Any red value is damage to self, and green value is damage to
+        the victim." The winner keeps the square; the loser is bumped sideways."""
+        fc, fv = self._facings(state, c, victim, sq)
+        mods = [Modifier(c.kind.ram[fc], f"{_the(c.name)}'s {fc} ram")] if c.kind.ram[fc] else []
+        if c.choice is not None and c.choice.ram:
+            mods.append(Modifier(c.choice.ram, f"{_the(c.name)}'s box {c.choice.label}"))
+        vb = victim.kind.ram[fv] + (victim.choice.ram if victim.choice is not None else 0)
+        if vb > 0 or (vb < 0 and self.option("victim_bonus") == "all"):
+            mods.append(Modifier(-vb, f"{_the(victim.name)}'s {fv} bonus {vb:+d}, against the collider"))
+        face = yield from self._d10(rolls, f"collision: {_the(c.name)} into {_the(victim.name)} in {_name(sq)} "
+                                           f"({c.kind.chart} chart)", c.owner, mods)
+        score = max(D.CHART_LOW, min(D.CHART_HIGH, face + sum(m.value for m in mods)))
+        who, pts, skill = D.CHARTS[c.kind.chart][score]
+        c.collided = victim.collided = True
+        for o in (c, victim):
+            if o.is_truck and sq in self.truck_squares(state)[:2]:
+                state.truck.cab_hit = True
+        section = f"the {c.kind.chart} collision chart, row {score}"
+        hurt = victim if who == "victim" else c if who == "self" else None
+        truck_damage = 0
+        if hurt is not None:
+            drv = 0 if hurt.is_truck else skill      # "Max ignores any collision results that reduce driver skill"
+            if hurt.is_truck:
+                truck_damage = pts
+            self._harm(state, hurt, pts, drv, 0, events, f"collision, {section}")
+        else:
+            events.append(f"collision in {_name(sq)}: no damage ({section})")
+        out = {"collider": c.marker, "victim": victim.marker, "facings": [fc, fv], "score": score,
+               "damaged": None if hurt is None else hurt.marker, "damage": pts if hurt else 0}
+        # The Blue Slasher's tyre slash (Notes).
+        if c.kind.tyre_slasher and victim.is_truck and truck_damage and not state.over:
+            k = self.truck_squares(state).index(sq) + 1
+            if k >= 2:
+                side = "left" if c.from_square and c.from_square[1] > victim.square[1] else "right"
+                face = yield from self._d10(rolls, f"{_the(c.name)} slashes a {side} tyre (needs {c.driver} or less)",
+                                            c.owner, target=c.driver)
+                if face <= c.driver:
+                    self._burst(state, side, events, f"{_the(c.name)}'s slash")
+        if pushing or state.over:
+            return out
+        # The winner occupies the square; the loser is bumped sideways. The truck is "just too
+        # big" to be moved: a car that loses to it or beats it is bumped all the same.
+        loser = victim if who == "victim" else c
+        if loser.is_truck:
+            loser = c if loser is victim else victim
+        if loser.in_play:
+            step = self._bump_step(state, loser, c)
+            out["bumped"] = loser.marker
+            self._shift(state, loser, (0, step), events, "bumped sideways")
+        return out
+
+    def _bump_step(self, state: GameState, loser: Vehicle, collider: Vehicle) -> int:
+        if self.option("bump_side") == "collider_direction" and not collider.is_truck:
+            dr = collider.conditions.get("last_step", [0, 0])[1]
+            if dr:
+                return 1 if dr > 0 else -1
+        return self._away_from_truck(state, loser)
+
+    def _burst(self, state: GameState, side: str, events: list, why: str) -> None:
+        t = state.truck
+        if t.tyres_burst[side] >= t.tyres_per_side:
+            events.append(f"every {side} tyre is already burst")
+            return
+        t.tyres_burst[side] += 1
+        events.append(f"a {side} tyre bursts ({why}): {t.tyres_burst['left']} left, {t.tyres_burst['right']} right burst")
+
+    def _act_place(self, state: GameState, action: dict, events: list):
+        """A car the rules moved (bumped, pushed, steered) put where they say; the camera checks."""
+        v = self._vehicle(state, action)
+        p = next((p for p in state.pending if p["vehicle"] == v.marker), None)
+        if p is None:
+            raise RulesError(f"{_the(v.name)} is owed no placing (owed: {self._waiting(state) or 'none'})")
+        pose = _pose(action.get("to"), f"place, {_the(v.name)}")
+        sq, note = self._square_at(state, v, pose, p["square"], "goes to")
+        if note:
+            events.append(note)
+        v.pose = pose
+        state.pending.remove(p)
+        events.append(f"{_the(v.name)} stands in {_name(sq)}")
+        return {"result": "placed", "vehicle": v.marker, "square": [sq[0] + 1, sq[1] + 1]}
+        yield  # noqa: a resolution that asks for no dice
+
+    def _act_truck_sideways(self, state: GameState, action: dict, events: list):
+        """Step 6: the truck moves sideways in full, pushing the vehicles it meets with it,
+        a collision each; any pushed off the board are lost."""
+        self._phase(state, "truck", act="truck_sideways")
+        v = self._vehicle(state, action)
+        if not v.is_truck:
+            raise RulesError(f"only the truck moves in this step, not {_the(v.name)}")
+        n = self.truck_sideways_squares(state)
+        row0 = v.square[1]
+        want = row0 + n
+        if not 0 <= want < D.BOARD_ROWS:
+            want = min(max(want, 0), D.BOARD_ROWS - 1)
+            events.append("the truck stops at the board's edge")
+        pose = _pose(action.get("to"), "truck_sideways, the truck")
+        row, note = self._truck_row(state, pose, want)
+        if note:
+            events.append(note)
+        rolls: list = []
+        step = 1 if want > row0 else -1
+        pushed: list[int] = []
+        for _ in range(abs(want - row0)):
+            v.square = (v.square[0], v.square[1] + step)
+            for sq in self.truck_squares(state):
+                for o in list(self.occupants(state).get(sq, [])):
+                    if o is v:
+                        continue
+                    yield from self._push(state, v, o, sq, step, events, rolls, pushed)
+                    if state.over:
+                        break
+        v.pose = pose
+        state.truck.sideways_done = True
+        events.append(f"the truck moves {abs(want - row0)} square{'s' if abs(want - row0) != 1 else ''} "
+                      f"{'left' if step > 0 else 'right'} to row {v.square[1] + 1}" if want != row0 else
+                      "the truck keeps its row")
+        return {"result": "truck moved", "row": v.square[1] + 1, "pushed": pushed, "rolls": rolls}
+
+    def _push(self, state: GameState, pusher: Vehicle, o: Vehicle, sq, step: int, events: list, rolls: list,
+              pushed: list):
+        """The truck (or a car it pushes) shoves a car one square across: a collision, then the
+        car moves on, shoving any car in its way."""
+        yield from self._collision(state, pusher, o, sq, events, rolls, pushing=True)
+        if not o.in_play or state.over:
+            return
+        new = (o.square[0], o.square[1] + step)
+        if o.marker not in pushed:
+            pushed.append(o.marker)
+        if not self.on_grid(new):
+            self._eliminate(state, o, "pushed off the board by the truck", events)
+            return
+        for other in list(self.occupants(state).get(new, [])):
+            if other is not o and not other.is_truck:
+                yield from self._push(state, o, other, new, step, events, rolls, pushed)
+        o.square = new
+        self._arrive(state, o, (0, step))
+        state.pending = [p for p in state.pending if p["vehicle"] != o.marker]
+        state.pending.append({"vehicle": o.marker, "square": new, "why": "pushed by the truck"})
+        events.append(f"{_the(o.name)} is pushed to {_name(new)}")
+
+    # --- petrol bombs --------------------------------------------------------------------------
+
+    def _bomb_squares(self, state: GameState) -> list[tuple[int, int] | None]:
+        t = state.truck
+        if not self.option("bomb_squares_follow_truck"):
+            return list(t.bomb_squares)
+        shift = state.truck_vehicle.square[1] - (t.bomb_row if t.bomb_row is not None else state.truck_vehicle.square[1])
+        return [None if s is None else (s[0], s[1] + shift) for s in t.bomb_squares]
+
+    def _reveal_bombs(self, state: GameState, events: list) -> None:
+        t = state.truck
+        t.bomb_squares = self._bomb_squares(state)
+        t.bomb_row = state.truck_vehicle.square[1]
+        t.bombs_revealed = True
+        shown = [_name(s) for s, pts in zip(t.bomb_squares, t.bombers) if s is not None and pts > 0]
+        events.append(f"the petrol bomb squares: {', '.join(shown) or 'none'}")
+        t.bombs_done = False
+
+    def _bomb_victims(self, state: GameState) -> list[tuple[int, Vehicle]]:
+        t = state.truck
+        if t.bombs_done:
+            return []
+        occ = self.occupants(state)
+        return [(i, o) for i, (s, pts) in enumerate(zip(t.bomb_squares, t.bombers)) if s is not None and pts > 0
+                for o in occ.get(s, []) if not self.truck_side(state, o)]
+
+    def _act_bombs(self, state: GameState, action: dict, events: list):
+        """Step 7: a vehicle in a petrol bomb square takes a roll on the petrol bomb chart."""
+        self._phase(state, "bombs", act="bombs")
+        v = self._vehicle(state, action)
+        if not v.is_truck:
+            raise RulesError("the truck's petrol bombers drop the bombs")
+        rolls: list = []
+        hits = []
+        for i, o in self._bomb_victims(state):
+            yield from self._bomb(state, o, events, rolls, f"petrol bomber {i + 1}", lambda n, i=i: self._crew_harm(
+                state, i, n, events, "the bomb went off in his hand"))
+            o.bombed = True
+            hits.append(o.marker)
+        state.truck.bombs_done = True
+        return {"result": "bombs dropped", "hit": hits, "rolls": rolls}
+
+    def _bomb(self, state: GameState, o: Vehicle, events: list, rolls: list, by: str, in_hand):
+        table = D.TABLES[self.option("tables")]["bomb"]
+        section = D.TABLE_SECTIONS[self.option("tables")]["bomb"]
+        face = yield from self._d10(rolls, f"petrol bomb on {_the(o.name)} ({by})", "Max")
+        row = table[face]
+        events.append(f"petrol bomb {face} on {_the(o.name)}: {row.text} ({R}, \"{section}\")")
+        if row.special == "in_hand":
+            n = yield from self._d10(rolls, f"the bomb goes off in {by}'s hand (1d10/2)", "Max")
+            in_hand((n + 1) // 2)
+            return
+        self._harm(state, o, row.structure, row.driver, row.shooting, events, f"petrol bomb ({by})")
+
+    def _crew_harm(self, state: GameState, i: int, n: int, events: list, why: str) -> None:
+        t = state.truck
+        t.bombers[i] = max(0, t.bombers[i] - n)
+        events.append(f"petrol bomber {i + 1} takes {n} ({why}): {t.bombers[i]} left"
+                      + ("; he is removed" if t.bombers[i] == 0 else ""))
+
+    # --- the auto-gyro -------------------------------------------------------------------------
+
+    def _gyros(self, state: GameState) -> list[Vehicle]:
+        return [g for g in state.on_board() if g.kind.flying]
+
+    def _drop_targets(self, state: GameState, g: Vehicle) -> list[tuple[Vehicle, int, str]]:
+        """Vehicles the gyro could drop on: in its square or next to it, with the modifier
+        (reconstructed, auto_gyro.toml: +1 straight ahead, 0 below it, -1 beside)."""
+        if g.dropping <= 0 or not g.on_board:
+            return []
+        mods = g.kind.drop_modifiers
+        out = []
+        for o in state.on_board():
+            if self.truck_side(state, o) or o.kind.flying:
+                continue
+            dc, dr = o.square[0] - g.square[0], o.square[1] - g.square[1]
+            if max(abs(dc), abs(dr)) > 1:
+                continue
+            where = "ahead" if (dc, dr) == (1, 0) else "same" if (dc, dr) == (0, 0) else "adjacent"
+            out.append((o, int(mods.get(where, 0)), where))
+        return out
+
+    def _act_drop(self, state: GameState, action: dict, events: list):
+        """Step 9 (TURN SEQUENCE): the auto-gyro drops a petrol bomb or a snake on a vehicle."""
+        self._phase(state, "gyro", act="drop")
+        g = self._vehicle(state, action)
+        if not g.kind.flying:
+            raise RulesError(f"only the auto-gyro drops bombs or snakes, not {_the(g.name)}")
+        payload = action.get("payload")
+        if payload not in ("bomb", "snake"):
+            raise RulesError("drop: payload is 'bomb' or 'snake'")
+        targets = {o.marker: (o, m, w) for o, m, w in self._drop_targets(state, g)}
+        if action.get("target") not in targets:
+            raise RulesError(f"{_the(g.name)} can drop on: {', '.join(o.name for o, _, _ in targets.values()) or 'nobody'} "
+                             f"(in its square or next to it)")
+        o, mod, where = targets[action["target"]]
+        rolls: list = []
+        # "Bomb or snake dropping modifiers to skill": a plus raises the number to roll under.
+        need = g.dropping + mod
+        face = yield from self._d10(rolls, f"{_the(g.name)} drops a {payload} on {_the(o.name)} (needs {need} or "
+                                           f"less: dropping {g.dropping}, {mod:+d} target {where})", g.owner,
+                                    target=need)
+        hit = face <= need
+        rolls[-1]["passed"] = hit
+        state.gyro_done = True
+        out = {"result": "hit" if hit else "missed", "target": o.marker, "payload": payload, "rolls": rolls,
+               "modifier": mod, "where": where}
+        if not hit:
+            events.append(f"the {payload} misses {_the(o.name)}")
+            return out
+        if payload == "bomb":
+            yield from self._bomb(state, o, events, rolls, g.name, lambda n: self._harm(
+                state, g, n, 0, 0, events, "its bomb went off early"))
+            o.bombed = True
+        else:
+            o.snake = {"active": D.SNAKE_ACTIVE_TURNS, "asleep": False}
+            events.append(f"a snake lands in {_the(o.name)}: it rolls on the snake table from next turn")
+        return out
+
+    def _act_pass(self, state: GameState, action: dict, events: list):
+        """The auto-gyro drops nothing this turn."""
+        self._phase(state, "gyro", act="pass")
+        g = self._vehicle(state, action)
+        if not g.kind.flying:
+            raise RulesError(f"pass is the auto-gyro's (dropping nothing); {_the(g.name)} has nothing to pass")
+        state.gyro_done = True
+        return {"result": "passed", "vehicle": g.marker}
+        yield  # noqa: a resolution that asks for no dice
+
+    # --- shooting ------------------------------------------------------------------------------
+
+    def part_footprint(self, state: GameState, part: str) -> Footprint:
+        """A target on the truck as the part of the truck's footprint it stands in: the truck's
+        length cut in four squares, cab first; a side's tyres its half on that side."""
+        tv = state.truck_vehicle
+        fp = tv.footprint()
+        q = tv.length_mm / D.TRUCK_SQUARES
+        ks = PART_SQUARE[part]
+        front = tv.length_mm / 2 - (min(ks) - 1) * q
+        back = tv.length_mm / 2 - max(ks) * q
+        mid_f, length = (front + back) / 2, front - back
+        lateral, width = 0.0, tv.width_mm
+        if part.startswith("tyre"):
+            width = tv.width_mm / 2
+            lateral = tv.width_mm / 4 * (1 if part == "tyre_left" else -1)
+        c = fp.pose.to_table(mid_f, lateral)
+        return Footprint(tv.marker, Pose(float(c[0]), float(c[1]), fp.pose.heading_deg, fp.pose.sigma_mm,
+                                         fp.pose.sigma_deg), length, width, f"the truck's {part.replace('_', ' ')}")
+
+    def shooter_sectors(self, state: GameState, v: Vehicle, shooter: str = "") -> list[Sector]:
+        """The arcs a shooter fires in, from its tracked pose ("Shooting skill"; "Max ... can
+        shoot 180deg forward"; the crossbowman "in the rear 180deg arc")."""
+        if v.is_truck:
+            part = "max" if shooter != "gunner" else "gunner"
+            p = self.part_footprint(state, part).pose
+            return [Sector.of(p, 0.0 if part == "max" else 180.0, 180.0)]
+        arc = v.kind.arc
+        p = v.pose
+        if arc == "front":
+            return [Sector.of(p, 0.0, 180.0)]
+        if arc == "all_round":
+            return [Sector.of(p, 0.0, 360.0)]
+        if arc == "front_back_45":
+            if self.option("bike_arc") == "270":
+                return [Sector.of(p, 0.0, 270.0)]
+            return [Sector.of(p, 0.0, 180.0), Sector.of(p, 180.0, 45.0)]
+        return []
+
+    def in_arc(self, state: GameState, v: Vehicle, target: Footprint, shooter: str = ""):
+        """The best of the shooter's arcs for any part of the target, as a verdict."""
+        tests = [in_sector(s, target, "any").verdict for s in self.shooter_sectors(state, v, shooter)]
+        if not tests:
+            return None
+        return max(tests, key=lambda t: t.margin_mm)
+
+    def _can_shoot(self, state: GameState, v: Vehicle, shooter: str) -> str | None:
+        """Why it may not shoot now, or None ("Move sequence" 8 and the sheet's "NO SHOOTING
+        ALOWED WHEN DOING A RED MANOUVER, RAM OR EMERGENCY STOP OR OFF THE BOARD, OR IF A BIKE
+        FORCED TO AVOID A RAM")."""
+        t = state.truck
+        if v.is_truck:
+            if shooter == "gunner":
+                if t.gunner <= 0:
+                    return "the rear crossbowman is out"
+                return "the crossbowman has shot this turn" if t.gunner_shot else None
+            if shooter != "max":
+                return "the truck shoots with 'max' or 'gunner'"
+            if t.max_shot:
+                return "Max has shot this turn"
+            if v.weapon_lost:
+                return "Max's shotgun is destroyed"
+            if t.cab_hit:
+                return "the cab was in a collision this turn"
+            if any("RED" in w for w in v.no_shooting):
+                return "Max did a RED action this turn"
+            return None
+        if not v.on_board:
+            return "it is off the board"
+        if v.kind.arc == "none" or v.shooting <= 0 or v.weapon_lost:
+            return "it has no shooting (skill 0 or no weapon)"
+        if v.shot:
+            return "it has shot this turn"
+        if v.reload and v.conditions.get("reload_turn") == state.turn:
+            return "the harpoon is reloading (a full turn)"
+        if v.collided:
+            return "it was in a collision this turn"
+        if v.bombed:
+            return "it was hit by a petrol bomb this turn"
+        if v.no_shooting:
+            return v.no_shooting[0]
+        return None
+
+    def _act_shoot(self, state: GameState, action: dict, events: list):
+        """Step 8: roll 1d10 at or under the shooting skill to hit, then 1d10 on the target's
+        table (+2 for Max's shotgun, +1 for the harpoon)."""
+        self._phase(state, "shooting", act="shoot")
+        v = self._vehicle(state, action)
+        shooter = action.get("shooter", "max" if v.is_truck else "")
+        why = self._can_shoot(state, v, shooter)
+        if why:
+            raise RulesError(f"{_the(v.name)}{' (' + shooter + ')' if v.is_truck else ''} may not shoot: {why}")
+        at = action.get("at", "vehicle")
+        target = state.vehicle(action.get("target")) if action.get("target") is not None else None
+        rolls: list = []
+        t = state.truck
+        if v.is_truck:
+            skill = v.driver if shooter == "max" else t.gunner
+            bonus = D.MAX_DAMAGE_BONUS if shooter == "max" else 0
+            if target is None or target.is_truck or not target.on_board:
+                raise RulesError("the truck shoots at a gang vehicle on the board ('target')")
+            if shooter == "gunner":
+                nearest = self._nearest_behind(state)
+                if nearest is None or nearest.marker != target.marker:
+                    raise RulesError(f"the crossbowman shoots at the nearest vehicle in the rear 180 degrees: "
+                                     f"{_the(nearest.name) if nearest else 'nobody'}, not {_the(target.name)}")
+            if self.truck_side(state, target):
+                raise RulesError(f"{_the(target.name)} is on the truck's side")
+            if at not in ("vehicle", "harpoonist", "snake"):
+                raise RulesError(f"the truck shoots at a vehicle, a harpoonist or a snake, not {at!r}")
+            if at == "harpoonist" and not target.kind.harpoon:
+                raise RulesError(f"{_the(target.name)} has no harpoonist; only the harpoon van has")
+            aim = target.footprint()
+        elif self.truck_side(state, v):
+            # A gang vehicle on Max's side shoots at the gang's vehicles, as the truck's shooters do.
+            skill, bonus = v.shooting, (D.HARPOON_DAMAGE_BONUS if v.kind.harpoon else 0)
+            if target is None or not target.on_board or self.truck_side(state, target):
+                raise RulesError(f"{_the(v.name)} is on the truck's side: it shoots at a gang vehicle ('target')")
+            if at not in ("vehicle", "harpoonist", "snake"):
+                raise RulesError(f"{_the(v.name)} shoots at a vehicle, a harpoonist or a snake, not {at!r}")
+            if at == "harpoonist" and not target.kind.harpoon:
+                raise RulesError(f"{_the(target.name)} has no harpoonist; only the harpoon van has")
+            aim = target.footprint()
+        else:
+            skill, bonus = v.shooting, (D.HARPOON_DAMAGE_BONUS if v.kind.harpoon else 0)
+            if at in TRUCK_PARTS:
+                if target is not None and not target.is_truck:
+                    raise RulesError(f"{at} is on the truck, not on {_the(target.name)}")
+                target = state.truck_vehicle
+                aim = self.part_footprint(state, at)
+                if at.startswith("tyre"):
+                    _, l = target.pose.to_local(v.pose.xy)
+                    side = "left" if l > 0 else "right"
+                    if ("left" if at == "tyre_left" else "right") != side:
+                        raise RulesError(f"{_the(v.name)} is on the truck's {side}: it cannot see the {at.split('_')[1]} "
+                                         f"tyres")
+                if at.startswith("bomber") and t.bombers[int(at[-1]) - 1] <= 0:
+                    raise RulesError(f"petrol bomber {at[-1]} is out already")
+                if at == "gunner" and t.gunner <= 0:
+                    raise RulesError("the crossbowman is out already")
+            elif at == "snake" and target is not None and target.snake is not None:
+                aim = target.footprint()
+            else:
+                raise RulesError(f"a gang vehicle shoots at the truck's {', '.join(TRUCK_PARTS)} or at a snake in a "
+                                 f"vehicle ({R}, \"Shooting skill\"), not {at!r}")
+        if at == "snake" and (target is None or target.snake is None):
+            raise RulesError("there is no snake in that vehicle to shoot")
+        own = at == "snake" and target.marker == v.marker
+        arc = None if own else self.in_arc(state, v, aim, shooter)
+        if arc is not None and arc.outcome == "out":
+            raise RulesError(f"{aim.name} is out of {_the(v.name)}'s arc ({arc.describe('mm')})")
+        mods = []
+        if at in ("vehicle", "snake", "harpoonist") and target.kind.target_table == "bike":
+            mods.append(Modifier(-int(self.option("bike_target_penalty")), "shooting at the bike"))
+        need = skill + sum(m.value for m in mods)
+        who = "Max" if v.is_truck else v.owner
+        face = yield from self._d10(rolls, f"{_the(v.name)}{' ' + shooter if v.is_truck else ''} shoots at "
+                                           f"{aim.name} (needs {need} or less)", who, target=need)
+        hit = face <= need
+        rolls[-1]["passed"] = hit
+        if v.is_truck:
+            if shooter == "max":
+                t.max_shot = True
+            else:
+                t.gunner_shot = True
+        else:
+            v.shot = True
+        out = {"result": "hit" if hit else "missed", "shooter": v.marker, "target": target.marker, "at": at,
+               "arc": None if arc is None else arc.to_json(), "rolls": rolls}
+        if at == "snake":
+            if hit:
+                target.snake = None
+                events.append(f"the snake in {_the(target.name)} is shot dead")
+                return out
+            # "any miss hits the vehicle and roll 1d10 on the vehicle damage table"
+            events.append(f"the shot misses the snake and hits {_the(target.name)}")
+            yield from self._effect(state, target, "vehicle", bonus, events, rolls, v.name, 0)
+            out["result"] = "missed the snake"
+            return out
+        if not hit:
+            events.append(f"{_the(v.name)} misses")
+            return out
+        if at == "vehicle":
+            kind = target.kind.target_table
+        elif at == "harpoonist":
+            kind = "crew"
+        else:
+            kind = "max" if at == "max" else "tyres" if at.startswith("tyre") else "crew"
+        yield from self._effect(state, target, kind, bonus, events, rolls, v.name, 0, at)
+        return out
+
+    def _nearest_behind(self, state: GameState) -> Vehicle | None:
+        tv = state.truck_vehicle
+        best = None
+        for o in state.on_board():
+            if self.truck_side(state, o) or o.pose is None:
+                continue
+            sec = self.shooter_sectors(state, tv, "gunner")[0]
+            if in_sector(sec, o.footprint(), "any").verdict.outcome == "out":
+                continue
+            d = float(np.hypot(*(o.pose.xy - np.asarray(sec.apex))))
+            if best is None or d < best[0]:
+                best = (d, o)
+        return best[1] if best else None
+
+    def _effect(self, state: GameState, target: Vehicle, kind: str, bonus: int, events: list, rolls: list,
+                by: str, depth: int, at: str = "vehicle"):
+        tables = D.TABLES[self.option("tables")]
+        section = D.TABLE_SECTIONS[self.option("tables")][kind]
+        mods = [Modifier(bonus, "Max's shotgun" if bonus == D.MAX_DAMAGE_BONUS else "the harpoon")] if bonus else []
+        face = yield from self._d10(rolls, f"effect on {'the ' + target.name if at == 'vehicle' else at} "
+                                           f"({section})", by, mods)
+        score = min(D.TABLE_HIGH, face + bonus)
+        row = tables[kind][score]
+        events.append(f"{section} {score}: {row.text}")
+        if row.roll_twice:
+            for _ in range(2):
+                if not state.over and depth < 3:
+                    yield from self._effect(state, target, kind, bonus, events, rolls, by, depth + 1, at)
+            return
+        t = state.truck
+        if kind in ("vehicle", "bike"):
+            yield from self._apply_row(state, target, row, events, rolls, f"shot by {_the(by)}")
+        elif kind == "max":
+            tv = state.truck_vehicle
+            self._harm(state, tv, row.structure, row.driver, 0, events, f"shot by {_the(by)}")
+            if row.weapon_lost:
+                tv.weapon_lost = True
+                events.append("Max's shotgun is destroyed: no more shooting for Max")
+            if row.red_roll and not state.over:
+                yield from self._driving_roll(state, tv, "red", events, rolls, "shot")
+        elif kind == "tyres":
+            if row.burst:
+                self._burst(state, at.split("_")[1], events, f"shot by {_the(by)}")
+            self._harm(state, state.truck_vehicle, row.structure, 0, 0, events, "a burst tyre")
+        else:   # crew: a bomber, the crossbowman, a harpoonist
+            n = 99 if row.dead else row.crew
+            if not n:
+                return
+            if at.startswith("bomber"):
+                self._crew_harm(state, int(at[-1]) - 1, n, events, f"shot by {_the(by)}")
+            elif at == "gunner":
+                t.gunner = max(0, t.gunner - n)
+                events.append(f"the crossbowman takes {n}: {t.gunner} left")
+            else:
+                target.shooting = max(0, target.shooting - n)
+                events.append(f"{_the(target.name)}'s harpoonist takes {n}: shooting {target.shooting}")
+
+    # --- replacements --------------------------------------------------------------------------
+
+    def _act_enter(self, state: GameState, action: dict, events: list):
+        """"Any player who has a vehicle destroyed may pick a new vehicle and come back on next
+        turn": a new vehicle (template) on the marker's car, on a free edge square."""
+        if state.phase not in ("setup", "turn_over", "select"):
+            raise RulesError(f"a vehicle comes on between turns or while boxes are picked, not at the {state.phase} step")
+        if "vehicle" not in action:
+            raise RulesError("enter: say which car ('vehicle', its marker)")
+        old = state.vehicle(action["vehicle"])
+        if old.is_truck:
+            raise RulesError("the truck is never replaced")
+        if old.on_board:
+            raise RulesError(f"{_the(old.name)} is on the board already")
+        if old.out is not None and old.conditions.get("out_turn", -1) >= state.turn and state.phase != "turn_over":
+            raise RulesError(f"{_the(old.name)} went out this turn: its player comes back on next turn")
+        key = action.get("template") or old.template_key
+        tpl = template(key)
+        if tpl.is_truck:
+            raise RulesError("there is only one truck")
+        pose = _pose(action.get("to"), f"enter, {_the(tpl.name)}")
+        fresh = Vehicle(old.marker, action.get("name") or tpl.name, old.owner, tpl.key, old.length_mm, old.width_mm)
+        fresh.driver, fresh.shooting, fresh.dropping = tpl.driver_skill, tpl.shooting_skill, tpl.dropping_skill
+        fresh.structure = fresh.max_structure = tpl.structure
+        fresh.gear = min(max(1, int(self.option("start_gear"))), tpl.top_gear)
+        sq, note = self._square_at(state, fresh, pose, None, "comes on at")
+        if sq is None:
+            raise RulesError(f"{_the(tpl.name)} must come on on the board")
+        edge = sq[0] == 0 or (self.option("replacement_enters") == "any_edge"
+                              and (sq[0] == D.BOARD_COLUMNS - 1 or sq[1] in (0, D.BOARD_ROWS - 1)))
+        if not edge:
+            raise RulesError(f"{_the(tpl.name)} comes on at the board's "
+                             f"{'back row (column 1)' if self.option('replacement_enters') == 'back_edge' else 'edge'}, "
+                             f"not {_name(sq)} (option replacement_enters)")
+        if self.occupants(state).get(sq) and not tpl.flying:
+            raise RulesError(f"{_name(sq)} is taken by the {self.occupants(state)[sq][0].name}")
+        if old.out is not None:
+            state.wrecks.append({"marker": old.marker, "name": old.name, "template": old.template_key, "out": old.out,
+                                 "turn": old.conditions.get("out_turn")})
+        fresh.square, fresh.pose = sq, pose
+        state.vehicles[old.marker] = fresh
+        events.append(f"{fresh.owner}'s {fresh.name} comes on at {_name(sq)}" + (f" ({note})" if note else ""))
+        return {"result": "entered", "vehicle": fresh.marker, "template": tpl.key, "square": [sq[0] + 1, sq[1] + 1]}
+        yield  # noqa: a resolution that asks for no dice
