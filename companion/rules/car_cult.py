@@ -1,0 +1,1129 @@
+"""Car Cult: the untitled 2016 draft (car-cult-2016-draft.txt), speed and damage tokens.
+
+Each car is a card of components (engine, crew, weapons, armour), each a track of action
+zones (AZ). A round activates every car once, in the order of the ST on their engines
+("Car Activation"); a car's activation is:
+
+1. `activate`: every ST but the engine's is removed, the engine may Down Shift, and the car
+   generates an ST for each +ST symbol still visible (not covered by an ST or DT);
+2. `allocate`: the ST go onto tracks, filling each from the left; the engine takes at most
+   its Spark Plug (Acceleration) more; what is not allocated is wasted;
+3. `move` (required unless its minimum is 0): the path the camera saw is read as a straight
+   move with drift and 45-degree turns, checked against the engine's minimum and maximum;
+   short of the minimum it brakes; blocking terrain and other models halt it; rough terrain
+   and mines along the way are rolled for; mines allocated are laid along the route;
+4. `attack` with each weapon that has ST (a Reinforced Ram needs none), `fix` with the
+   Fanatical Fixer's swaps, in any order after allocating;
+5. `end_turn`: the next car in the order.
+
+DT go "bottom right to top left", armour first; a car full of DT explodes, and every model
+within as many inches as its engine has AZ takes 1 DT. Every die is a d20, asked for through
+the resolution (tray, typed or virtual dice alike). Numbers live in `cc_data` (the draft's,
+and those it leaves out, marked reconstructed); rosters and state in `cc_state`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import shapely
+
+from ..dice import DiceRequest, Modifier, Roll
+from ..geometry import (TOO_CLOSE, Footprint, Obstacles, Pose, closest_distance, inches, judge, normalize_deg)
+from ..geometry.pose import MM_PER_IN
+from . import cc_data as D
+from .base import RuleOption, RulesError, RuleSystem, register
+from .cc_state import ARMOUR, CREW, ENGINE, WEAPON, Car, Component, GameState, Mine, build_cult
+from .cc_views import CarCultViews
+
+R = D.RULEBOOK
+OPTIONS = (
+    RuleOption("build_limit", D.STANDARD_BUILD_LIMIT, None, f'{R}, "Building a Car Cult"',
+               '"Players choose a number of AZ to be their Build Limit, 30 AZ will be the standard size for a '
+               '4\'x4\' game": the most AZ a player\'s cars may total.'),
+    RuleOption("activation_order", "most_first", ("most_first", "fewest_first"), f'{R}, "Car Activation"',
+               '"The cars activate based on the number of Speed Tokens ... allocated to their engine" without '
+               'saying which way. "most_first": the fastest car first; "fewest_first": the slowest first. '
+               'Ties: "roll a D20 for each and then activate in descending numerical order" (equal rolls are '
+               'rolled again).'),
+    RuleOption("st_cover", "st_or_dt", ("st_or_dt", "dt_only"), f'{R}, "Car Activation"',
+               '"one ST for each +ST symbol visible on their car, some will have been covered by ST or Damage '
+               'Tokens". "st_or_dt": a symbol under an ST (the engine\'s, the only ST left then) or a DT does '
+               'not generate; "dt_only": only DT cover symbols.'),
+    RuleOption("turn_zones", "engine", ("engine", "car"), f'{R}, "Car Movement/Engines"',
+               '"A car may perform one 45 degree turn for each AZ that has not been allocated any ST." '
+               '"engine": the empty AZ of the engine\'s track; "car": every empty AZ on the car. (A zone '
+               'holding a DT is not free.)'),
+    RuleOption("drift", "total", ("total", "per_side"), f'{R}, "Car Movement/Engines"',
+               '"Cars may Drift a number of inches left and/or right ... divide the cars minimum movement by four '
+               'and round down". "total": the drift left and right together is at most that; "per_side": each '
+               'way may be up to it.'),
+    RuleOption("brake_rounding", "down", ("down", "up", "exact"), f'{R}, "Car Movement/Engines"',
+               'Braking: "Roll a D20 and subtract the number of inches the Car the player has chosen not to move". '
+               '"down": whole inches short, rounded down (as blocking terrain rounds); "up": rounded up; '
+               '"exact": the measured inches, to a hundredth.'),
+    RuleOption("blocking_damage", "dt", ("dt", "st_penalty"), f'{R}, "Down Shift" (terrain)',
+               'At blocking terrain "the car suffers 1 ST for each inch of movement the car has failed to move '
+               'up to the minimum"; the example that follows says "resulting in the car suffering 2 DT". "dt": '
+               'read it as DT; "st_penalty": as written, the car generates that many fewer ST at its next '
+               'activation.'),
+    RuleOption("rough_measure", "any_part", ("any_part", "centre_path"), f'{R}, "Down Shift" (terrain)',
+               '"subtract the number of inches of Rough terrain the car has moved through" (whole inches, '
+               'rounded down). "any_part": the distance the car moved while any part of it was over the piece; '
+               '"centre_path": the length of its centre\'s path over the piece.'),
+    RuleOption("dt_allocation", "owner_first", ("owner_first", "card_order"), f'{R}, "Attacking opponents", 6',
+               '"The owner of the Target model applies the first DT from each hit and the Attacking player '
+               'applies any others. DT are always applied bottom right to top left on any AZ tracks." '
+               '"owner_first": the action names the track for each (owner_picks / attacker_picks); a DT with no '
+               'pick goes by card order; "card_order": every DT goes bottom right to top left over the whole card '
+               '(armour first), picks are refused. Armour always fills first ("DT must be applied here before '
+               'any other AZ").'),
+    RuleOption("dt_over_st", "displace", ("displace", "empty_first"), f'{R}, "Attacking opponents", 6',
+               'Where a DT goes on a track that holds ST. "displace": on the rightmost zone without a DT, '
+               'knocking off an ST there; "empty_first": on the rightmost empty zone, an ST knocked off only when '
+               'no zone is empty.'),
+    RuleOption("mine_trigger", "enters", ("enters", "moves_within"), f'{R}, "Building a Car Cult" (Mines)',
+               '"Mines automatically trigger when any model moves within Range" (4"). "enters": when a moving '
+               'model comes within 4" of the marker (one already within it sets it off only by leaving and coming '
+               'back); "moves_within": any model that moves while within 4" of it. Mines a car lays in a move '
+               'never trigger on that move.'),
+    RuleOption("mine_targets", "any_model", ("any_model", "enemies"), f'{R}, "Building a Car Cult" (Mines)',
+               '"when any model moves within Range". "any_model": the layer\'s own cars too; "enemies": only the '
+               'other players\' cars.'),
+    RuleOption("mine_placement", "on_route", ("on_route", "anywhere"), f'{R}, "Building a Car Cult" (Mines)',
+               '"Place one Mine marker along the Cars route per ST allocated". "on_route": each marker on ground '
+               'the car covered this move (its footprint along the path); "anywhere": where the player puts it. '
+               'Markers not placed by hand are spread evenly along the centre of the route.'),
+    RuleOption("explosion_measure", "closest_points", ("closest_points", "centre"), f'{R}, "Exploding Cars"',
+               '"each model within a number of inches equal to the number of AZ in the cars Engine will take '
+               '1 DT". "closest_points": closest parts of the two ("Core Mechanics": distances are measured '
+               'between the closest visible parts); "centre": from the exploding car\'s centre.'),
+    RuleOption("explosion_hits", "every_model", ("every_model", "other_players"), f'{R}, "Exploding Cars"',
+               '"each model within" the radius. "every_model": every car, its owner\'s too (the attacker as '
+               'well); "other_players": only cars of the other players.'),
+    RuleOption("ram_collision", "no_halt", ("no_halt", "target_takes_dt"), f'{R}, "Building a Car Cult" (Reinforced Ram)',
+               'A car with a Reinforced Ram "Does not suffer DT when moving into other models" (others are '
+               '"Blocking terrain" otherwise, "apply DT to both models"). "no_halt": it stops against the model '
+               'but it is not a blocking halt: its engine keeps its ST (its ram\'s Damage), neither takes DT from '
+               'the collision; "target_takes_dt": it halts as at blocking terrain, takes no DT, the other model '
+               'takes the DT.'),
+    RuleOption("out_of_range", "wasted", ("wasted", "refused"), f'{R}, "Attacking opponents", 1 and 3',
+               '"Players are not permitted to pre-measure distances ... selecting the target of an attack is a '
+               'judgement call"; out of range or sight "no attack may be made". "wasted": the declared attack is '
+               'lost (the weapon has fired); "refused": the companion refuses it and the player may choose again.'),
+    RuleOption("cars_block_sight", True, (True, False), f'{R}, "Core Mechanics"',
+               '"LoS is determined by drawing an uninterrupted line between any parts of the two objects". True: '
+               'other cars interrupt a line as blocking terrain does; False: only terrain does.'),
+    RuleOption("round_limit", None, None, f'{R}, "Game rounds and turns"',
+               'The draft gives no end. None: the game ends when one player (or none) has cars left; a number: '
+               'also after that many rounds, won by the player whose cars in play have the most AZ free of DT.'),
+    RuleOption("contact_mm", 2.0, None, f'{R}, "Down Shift" (terrain)',
+               '"Cars must halt their movement when they touch Blocking terrain": how close (mm) counts as '
+               'touching; the camera cannot see a gap of zero. A Reinforced Ram\'s Range 0" is this too.'),
+    RuleOption("path_tolerance_mm", 3.0, None, f'{R}, "Car Movement/Engines"',
+               '"Cars must move in straight lines": how far (mm) a path may wander sideways (the camera, a hand) '
+               'before it counts as drift.'),
+    RuleOption("turn_tolerance_deg", 4.0, None, f'{R}, "Car Movement/Engines"',
+               'How much a straight run may change heading (degrees) before it counts as a turn; a turn of up to '
+               '45 degrees more than this is one turn ("may be combined together but may not be split").'),
+)
+
+ACTIONS = ("activate", "allocate", "move", "attack", "fix")
+
+#: Scene kinds read as the draft's two terrain types ("There are two types of terrain, Rough
+#: and Blocking"); anything else blocks.
+ROUGH_KINDS = ("rough", "slow")
+
+
+def _pose(raw, where: str) -> Pose:
+    if not isinstance(raw, (list, tuple)) or not 3 <= len(raw) <= 5 or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw):
+        raise RulesError(f"{where}: a pose is [x_mm, y_mm, heading_deg] or [x_mm, y_mm, heading_deg, sigma_mm, "
+                         f"sigma_deg]")
+    return Pose(*map(float, raw))
+
+
+def _interp(a: Pose, b: Pose, step_mm: float = 1.0, step_deg: float = 1.0) -> list[Pose]:
+    """Poses from a to b (not a), straight and turning evenly."""
+    d = float(np.hypot(b.x_mm - a.x_mm, b.y_mm - a.y_mm))
+    turn = normalize_deg(b.heading_deg - a.heading_deg)
+    n = max(1, int(math.ceil(d / step_mm)), int(math.ceil(abs(turn) / step_deg)))
+    return [Pose(a.x_mm + (b.x_mm - a.x_mm) * k / n, a.y_mm + (b.y_mm - a.y_mm) * k / n,
+                 normalize_deg(a.heading_deg + turn * k / n), b.sigma_mm, b.sigma_deg) for k in range(1, n + 1)]
+
+
+def _int(value, what: str, lo: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value or value < lo:
+        raise RulesError(f"{what} must be a whole number of at least {lo}, not {value!r}")
+    return int(value)
+
+
+@register
+class CarCult(CarCultViews, RuleSystem):
+    name = "car_cult"
+    title = "Car Cult (2016 draft: speed and damage tokens)"
+    rulebook = D.RULEBOOK
+    options = OPTIONS
+
+    # --- setting up ---------------------------------------------------------------------
+
+    def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
+        """The table's cars in two cults, alternately: the first two of each player 11 AZ (a
+        Straight Five, a Dangerous Driver, a Machine Gun, 2 AZ of armour), a third a lighter 8 AZ
+        (a Four-Banger, a driver, a Machine Gun): 30 AZ, the standard build limit. Cars that do
+        not fit the build limit are left out, so the rosters play as they are."""
+        rosters = [{"player": p, "cars": []} for p in ("Player 1", "Player 2")]
+        for n, (marker, name) in enumerate(cars):
+            cult = rosters[n % 2]["cars"]
+            if len(cult) < 2:
+                cult.append({"marker": marker, "name": name, "engine": "straight_five", "engine_st": 2,
+                             "crew": ["dangerous_driver"], "weapons": ["machine_gun"], "armour": 2})
+            else:
+                cult.append({"marker": marker, "name": name, "engine": "four_banger", "engine_st": 1,
+                             "crew": ["dangerous_driver"], "weapons": ["machine_gun"]})
+        limit = int(self.option("build_limit"))
+        for r in rosters:
+            # Heavier builds first; drop lighter cars past the build limit, so the roster plays.
+            total, keep = 0, []
+            for c in r["cars"]:
+                az = _roster_az(c)
+                if total + az <= limit:
+                    keep.append(c)
+                    total += az
+            r["cars"] = keep
+        return [r for r in rosters if r["cars"]]
+
+    def generation(self, car: Car, covered: bool = True) -> int:
+        """ST generated: one per +ST symbol visible ("Car Activation"). `covered` False: as if
+        nothing covered any (the most it can generate)."""
+        n = 0
+        for c in car.components:
+            for z in c.st_symbols:
+                token = c.zones[z - 1]
+                if covered and token is not None and (token == D.DT or self.option("st_cover") == "st_or_dt"):
+                    continue
+                n += 1
+        return n
+
+    def new_game(self, rosters: list[dict], scene) -> GameState:
+        if len(rosters) < 2:
+            raise RulesError("a game needs at least two rosters")
+        cars = {c.id: c for c in scene.cars} if scene is not None else {}
+        sizes = {m: (c.length_mm, c.width_mm) for m, c in cars.items()}
+        vehicles, players, taken = {}, [], set()
+        limit = self.option("build_limit")
+        for roster in rosters:
+            if not isinstance(roster, dict):
+                raise RulesError("a roster is an object with 'player' and 'cars'")
+            cult = build_cult(roster, int(limit), taken, sizes, lambda c: self.generation(c, covered=False))
+            if roster["player"] in players:
+                raise RulesError(f"two rosters for {roster['player']}")
+            players.append(roster["player"])
+            for v in cult:
+                if v.marker in cars:
+                    v.pose = cars[v.marker].pose
+                vehicles[v.marker] = v
+        table = (scene.width_mm, scene.depth_mm) if scene is not None else (1219.2, 1219.2)
+        return GameState(players, vehicles, table, list(scene.terrain) if scene is not None else [])
+
+    def update_poses(self, state: GameState, poses: dict) -> None:
+        for marker, pose in poses.items():
+            if marker in state.vehicles and state.vehicles[marker].in_play:
+                state.vehicles[marker].pose = pose
+
+    # --- rounds -------------------------------------------------------------------------
+
+    def start_round(self, state: GameState, orders: dict | None = None):
+        """The activation order: by ST on the engines, ties by a d20 each, descending, equal
+        rolls rolled again ("Car Activation"). `orders` is not used: the tokens decide."""
+        if state.over:
+            raise RulesError(f"the game is over ({state.winner or 'no one'} won)")
+        if state.round > 0 and state.turn < len(state.order):
+            left = [state.vehicles[m].name for _, m in state.order[state.turn:] if state.vehicles[m].in_play]
+            if left:
+                raise RulesError(f"round {state.round} is not over: {', '.join(left)} still to activate")
+        cars = [v for v in state.in_play()]
+        if not cars:
+            raise RulesError("no car is on the table")
+        sign = -1 if self.option("activation_order") == "most_first" else 1
+        history: list[dict] = []
+
+        def rank(group: list[Car]):
+            faces = {}
+            for v in group:
+                faces[v.marker] = (yield DiceRequest((D.DIE,), "activation tie-break", v.name)).faces[0]
+            history.append({state.vehicles[m].name: f for m, f in faces.items()})
+            out = []
+            for face in sorted(set(faces.values()), reverse=True):
+                tied = [v for v in group if faces[v.marker] == face]
+                out += (yield from rank(tied)) if len(tied) > 1 else tied
+            return out
+
+        order: list[Car] = []
+        for st in sorted({v.engine.st for v in cars}, key=lambda n: sign * n):
+            group = [v for v in cars if v.engine.st == st]
+            order += (yield from rank(group)) if len(group) > 1 else group
+        state.round += 1
+        state.order = [(v.owner, v.marker) for v in order]
+        state.turn = 0
+        state.activated = []
+        state.active_marker = None
+        state.tie_rolls = history
+        events = [f"round {state.round}: " + ", ".join(f"{v.name} ({v.engine.st} ST)" for v in order)]
+        return {"round": state.round, "order": [v.marker for v in order], "ties": history, "events": events}
+
+    def turn_text(self, state: GameState) -> str:
+        if state.over:
+            return f"{state.winner} won" if state.winner else "the game is over"
+        if state.round == 0:
+            return "start round 1 (Round tab): the tokens on the engines set the order"
+        v = state.active
+        if v is not None:
+            return f"round {state.round}: the {v.name}'s activation ({v.owner})"
+        nxt = self.up_next(state)
+        if nxt is None:
+            return f"round {state.round} is over: start the next (Round tab)"
+        return f"round {state.round}: the {nxt.name} ({nxt.owner}) activates next"
+
+    def _up(self, state: GameState) -> Car | None:
+        """The car whose turn it is (or is next), skipping cars gone since the order was made."""
+        while 0 <= state.turn < len(state.order):
+            v = state.vehicles[state.order[state.turn][1]]
+            if v.in_play:
+                return v
+            state.turn += 1
+        return None
+
+    def up_next(self, state: GameState) -> Car | None:
+        """As `_up`, but only looking (the page's views change nothing)."""
+        for _, m in state.order[max(state.turn, 0):]:
+            if state.vehicles[m].in_play:
+                return state.vehicles[m]
+        return None
+
+    def end_activation(self, state: GameState):
+        v = state.active
+        if v is None:
+            raise RulesError("no car is taking its activation (its first action, 'activate', starts it)")
+        if not v.moved and v.in_play:
+            lo, _ = v.speeds_in()
+            if lo > 0:
+                raise RulesError(f"the {v.name} must move (at least its minimum {lo} in, or less and brake) before "
+                                 f"its activation ends ({R}, \"Car Movement/Engines\")")
+        events = self._finish_activation(state, v)
+        return {"events": events, "next": state.active_marker}
+        yield  # a resolution, though it asks for no dice
+
+    def _finish_activation(self, state: GameState, v: Car) -> list[str]:
+        events = [f"the {v.name}'s activation ends"]
+        state.activated.append(v.marker)
+        state.active_marker = None
+        state.turn += 1
+        nxt = self._up(state)
+        if nxt is None:
+            events.append(f"round {state.round} is over")
+            events += self._check_end(state, round_over=True)
+        else:
+            events.append(f"the {nxt.name} ({nxt.owner}) activates next")
+        return events
+
+    def _check_end(self, state: GameState, round_over: bool = False) -> list[str]:
+        if state.over:
+            return []
+        standing = {v.owner for v in state.vehicles.values() if v.in_play}
+        if len(standing) <= 1:
+            state.over = True
+            state.winner = next(iter(standing)) if standing else None
+            who = f"{state.winner} is the last player with cars" if state.winner else "no cars are left"
+            return [f"the game is over: {who}"]
+        limit = self.option("round_limit")
+        if round_over and limit is not None and state.round >= limit:
+            state.over = True
+            free = {p: sum(z != D.DT for v in state.vehicles.values() if v.in_play and v.owner == p
+                           for c in v.components for z in c.zones) for p in state.players}
+            best = max(free.values())
+            top = [p for p, n in free.items() if n == best]
+            state.winner = top[0] if len(top) == 1 else None
+            return [f"the game is over after round {state.round}: "
+                    + (f"{state.winner} wins with {best} AZ free of damage" if state.winner else "a draw")]
+        return []
+
+    # --- tokens -------------------------------------------------------------------------
+
+    def _dt_zone(self, comp: Component) -> int | None:
+        """Where a DT goes on a track: "bottom right to top left", by dt_over_st."""
+        if self.option("dt_over_st") == "empty_first":
+            empty = [i for i, z in enumerate(comp.zones) if z is None]
+            if empty:
+                return empty[-1]
+        open_ = [i for i, z in enumerate(comp.zones) if z != D.DT]
+        return open_[-1] if open_ else None
+
+    def _card_order(self, car: Car) -> list[Component]:
+        """Tracks in the order DT fill them: armour first, then bottom right to top left
+        (the card's last component first)."""
+        armour = [c for c in car.components if c.kind == ARMOUR]
+        return armour + [c for c in reversed(car.components) if c.kind != ARMOUR]
+
+    def _place_dt(self, car: Car, pick: str | None, who: str, forced: bool = False) -> tuple[Component, str]:
+        """One DT on the car, on the picked track if armour allows, else by card order;
+        `forced`: on the picked track whatever (a failed down shift "causes one DT to the Engine")."""
+        note = ""
+        armour = next((c for c in car.components if c.kind == ARMOUR and c.dt < c.az), None)
+        comp = None
+        if forced and car.component(pick).dt < car.component(pick).az:
+            comp = car.component(pick)
+        elif pick is not None:
+            chosen = car.component(pick)
+            if armour is not None and chosen is not armour:
+                note = f" (armour first: {who} picked the {chosen.name})"
+                comp = armour
+            elif chosen.dt == chosen.az:
+                note = f" (the {chosen.name} is full of DT; by card order)"
+            else:
+                comp = chosen
+        if comp is None:
+            comp = next(c for c in self._card_order(car) if c.dt < c.az)
+        i = self._dt_zone(comp)
+        knocked = comp.zones[i] == D.ST
+        comp.zones[i] = D.DT
+        return comp, note + (" knocking off an ST" if knocked else "")
+
+    def _damage(self, state: GameState, car: Car, n: int, why: str, events: list, picks=(), pick_by: str = "",
+                forced: bool = False):
+        """n DT on the car; then an explosion if it is full of DT. `picks` the tracks named
+        for each DT in turn (None: by card order)."""
+        picks = list(picks)
+        for k in range(n):
+            if not car.in_play:
+                return
+            if car.wrecked:
+                break
+            pick = picks[k] if k < len(picks) else None
+            comp, note = self._place_dt(car, pick, pick_by, forced)
+            events.append(f"the {car.name} takes 1 DT on its {comp.name} ({why}){note}")
+        if car.in_play and car.wrecked:
+            self._explode(state, car, events)
+
+    def _explode(self, state: GameState, car: Car, events: list) -> None:
+        """"Any car which has every AZ filled with DT explodes and is removed as a Casualty";
+        "each model within a number of inches equal to the number of AZ in the cars Engine will
+        take 1 DT" ("Exploding Cars")."""
+        car.exploded = True
+        radius_in = car.engine.az
+        events.append(f"the {car.name} explodes and is removed: every model within {radius_in} in takes 1 DT "
+                      f"({R}, \"Exploding Cars\")")
+        fp = car.footprint()
+        for o in list(state.in_play()):
+            if o.marker == car.marker or not o.in_play:
+                continue
+            if self.option("explosion_hits") == "other_players" and o.owner == car.owner:
+                continue
+            ofp = o.footprint()
+            if self.option("explosion_measure") == "centre":
+                d = float(shapely.distance(shapely.points(fp.centre), ofp.polygon))
+            else:
+                d = closest_distance(fp, ofp).distance_mm
+            verdict = judge(f"the {o.name} from the blast", d, inches(radius_in),
+                            math.hypot(fp.pose.axis_sigma_mm, ofp.pose.axis_sigma_mm))
+            if verdict.outcome == "out":
+                continue
+            doubt = " (too close to call; it counts)" if verdict.outcome == TOO_CLOSE else ""
+            events.append(f"the {o.name} is {d / MM_PER_IN:.2f} in from the blast{doubt}")
+            self._damage(state, o, 1, f"the {car.name} exploding", events)
+
+    # --- actions ------------------------------------------------------------------------
+
+    def resolve(self, state: GameState, action: dict):
+        act = action.get("act")
+        if act not in ACTIONS:
+            raise RulesError(f"unknown action {act!r} (one of: {', '.join(ACTIONS)})")
+        if state.over:
+            raise RulesError(f"the game is over ({state.winner or 'no one'} won)")
+        result = yield from getattr(self, f"_act_{act}")(state, action)
+        result.setdefault("events", [])
+        v = state.active
+        if v is not None and not v.in_play:
+            result["events"] += self._finish_activation(state, v)
+        result["events"] += self._check_end(state)
+        return result
+
+    def _acting(self, state: GameState, action: dict, step: str) -> Car:
+        v = state.vehicle(action.get("vehicle"))
+        if not v.in_play:
+            raise RulesError(f"the {v.name} has exploded")
+        if v.pose is None:
+            raise RulesError(f"the {v.name} is not on the table")
+        if state.round == 0:
+            raise RulesError("start a round first: the order comes from the engines' ST")
+        if state.active_marker is None:
+            up = self._up(state)
+            if up is None:
+                raise RulesError(f"round {state.round} is over; start the next round")
+            if step != "activate":
+                raise RulesError(f"the {up.name} activates next; its first action is 'activate'"
+                                 + ("" if up is v else f" (not the {v.name})"))
+            if up is not v:
+                raise RulesError(f"it is the {up.name}'s turn ({up.owner}), not the {v.name}'s: cars activate "
+                                 f"by the ST on their engines ({R}, \"Car Activation\")")
+        elif state.active_marker != v.marker:
+            raise RulesError(f"it is the {state.active.name}'s activation; end it before the {v.name} acts")
+        elif step == "activate":
+            raise RulesError(f"the {v.name} has already activated this round")
+        return v
+
+    def _act_activate(self, state: GameState, action: dict):
+        """"remove all ST from their car except for those on their engine" (Down Shifting those if
+        the player wishes), then one ST per visible +ST symbol ("Car Activation", "Down Shift")."""
+        v = self._acting(state, action, "activate")
+        down = _int(action.get("downshift", 0) or 0, f"the {v.name}'s downshift")
+        engine = v.engine
+        if down > engine.st:
+            raise RulesError(f"the {v.name} has {engine.st} ST on its engine; it cannot down shift {down}")
+        events, rolls = [], []
+        state.active_marker = v.marker
+        v.generated, v.allocated, v.moved, v.fired = None, False, False, []
+        v.rerolls_left = v.swaps_left = 0
+        cleared = 0
+        for c in v.components:
+            if c.kind != ENGINE:
+                cleared += c.st
+                c.zones = [None if z == D.ST else z for z in c.zones]
+        if cleared:
+            events.append(f"{cleared} ST removed from the {v.name}'s tracks (all but the engine's)")
+        for k in range(down):
+            i = max(i for i, z in enumerate(engine.zones) if z == D.ST)
+            engine.zones[i] = None
+        if down:
+            events.append(f"the {v.name} down shifts {down} ST ({D.FREE_DOWNSHIFTS} free)")
+        extra = max(down - D.FREE_DOWNSHIFTS, 0)
+        if extra:
+            throw = yield DiceRequest((D.DIE,) * extra, f"down shift ({extra} beyond the free one, 10+ each)", v.name)
+            for face in throw.faces:
+                ok = face >= D.BASE_TARGET
+                rolls.append({"asked": "down shift", "face": face, "total": face, "target": D.BASE_TARGET, "passed": ok})
+                if not ok:
+                    self._damage(state, v, 1, "a failed down shift", events, picks=["engine"], forced=True)
+        if not v.in_play:
+            return {"result": "exploded", "rolls": rolls, "events": events}
+        made = self.generation(v)
+        if v.st_penalty:
+            events.append(f"the {v.name} generates {v.st_penalty} ST fewer (blocking terrain last move)")
+            made = max(made - v.st_penalty, 0)
+            v.st_penalty = 0
+        v.generated = made
+        lo, hi = v.speeds_in()
+        events.append(f"the {v.name} activates: {made} ST generated, {engine.st} on its engine "
+                      f"({lo}-{hi} in), up to {D.ENGINES[engine.key].spark_plug} more to it")
+        return {"result": "activated", "generated": made, "engine_st": engine.st, "rolls": rolls, "events": events}
+
+    def _allocation(self, v: Car, action: dict) -> dict[str, int]:
+        raw = dict(action.get("allocation") or {})
+        for key, value in action.items():
+            if key.startswith("st_") and value not in (None, ""):
+                raw[key[3:]] = value
+        out = {}
+        for cid, n in raw.items():
+            comp = v.component(cid)
+            out[comp.id] = _int(n, f"ST for the {v.name}'s {comp.name}")
+        return out
+
+    def _act_allocate(self, state: GameState, action: dict):
+        """"allocates their ST to the required Action Zones tracks ... filling them top left to
+        bottom right"; the engine takes at most its Spark Plug more; the rest is wasted."""
+        v = self._acting(state, action, "allocate")
+        if v.generated is None:
+            raise RulesError(f"the {v.name} has not generated its ST yet")
+        if v.allocated:
+            raise RulesError(f"the {v.name} has allocated its ST this activation (the rest were wasted)")
+        alloc = self._allocation(v, action)
+        total = sum(alloc.values())
+        if total > v.generated:
+            raise RulesError(f"the {v.name} allocates {total} ST but generated {v.generated}")
+        spark = v.engine_type.spark_plug
+        if alloc.get("engine", 0) > spark:
+            raise RulesError(f"the {v.name}'s engine takes at most {spark} more ST this activation (its Spark Plug; "
+                             f"{R}, \"Car Movement/Engines\"), not {alloc['engine']}")
+        for cid, n in alloc.items():
+            comp = v.component(cid)
+            if n > comp.empty:
+                raise RulesError(f"the {v.name}'s {comp.name} has {comp.empty} empty AZ; {n} ST do not fit")
+            if comp.kind == ARMOUR and n:
+                raise RulesError(f"the {v.name}'s armour takes no ST (it only soaks DT)")
+            if comp.kind == WEAPON and not comp.weapon.needs_st and n:
+                raise RulesError(f"the {v.name}'s {comp.name} does not use ST ({R}, \"Building a Car Cult\")")
+        events = []
+        for cid, n in alloc.items():
+            comp = v.component(cid)
+            for i in [i for i, z in enumerate(comp.zones) if z is None][:n]:
+                comp.zones[i] = D.ST
+            if n:
+                events.append(f"{n} ST on the {v.name}'s {comp.name}")
+        v.allocated = True
+        v.rerolls_left = v.crew_st("gutsy_gunner")
+        v.swaps_left = v.crew_st("fanatical_fixer")
+        wasted = v.generated - total
+        if wasted:
+            events.append(f"{wasted} ST not allocated: wasted")
+        lo, hi = v.speeds_in()
+        events.append(f"the {v.name} must move {lo}-{hi} in (drift up to {lo // D.DRIFT_DIVISOR} in, "
+                      f"{self.free_turns(v)} turns of 45 degrees)")
+        return {"result": "allocated", "allocated": alloc, "wasted": wasted, "speeds_in": [lo, hi],
+                "rolls": [], "events": events}
+        yield
+
+    def _ready(self, v: Car, what: str) -> None:
+        if v.generated is None:
+            raise RulesError(f"the {v.name} must activate (and allocate its ST) before it can {what}")
+
+    # --- move ---------------------------------------------------------------------------
+
+    def free_turns(self, v: Car) -> int:
+        if self.option("turn_zones") == "engine":
+            return v.engine.empty
+        return sum(c.empty for c in v.components)
+
+    def check_path(self, state: GameState, v: Car, path: list[Pose]) -> dict:
+        """Read a path (poses after the start) as the draft's move: straight ahead, with drift
+        left and right and 45-degree turns ("Car Movement/Engines"). Returns the distance moved
+        ahead, the drift each way and the turns, each judged; raises RulesError when the path
+        cannot be a move at all (backwards)."""
+        tol_mm = float(self.option("path_tolerance_mm"))
+        tol_deg = float(self.option("turn_tolerance_deg"))
+        poses = [v.pose, *path]
+        along = offset = anchor = left = right = 0.0
+        runs: list[float] = []
+        cur = back = 0.0
+        for a, b in zip(poses, poses[1:]):
+            d = b.xy - a.xy
+            signed = normalize_deg(b.heading_deg - a.heading_deg)
+            # Turning summed into runs one way (a counter-turn within the tolerance is jitter).
+            if cur == 0.0 or signed * cur >= 0:
+                cur += signed + back
+                back = 0.0
+            else:
+                back += signed
+                if abs(back) > tol_deg:
+                    runs.append(cur)
+                    cur, back = back, 0.0
+            # Each step read in the car's own frame (its heading half way through the step):
+            # ahead, and sideways (drift). A car turning as it drives is turning, not drifting.
+            mid = math.radians(a.heading_deg + signed / 2)
+            fwd = np.array([math.cos(mid), math.sin(mid)])
+            along += float(d @ fwd)
+            offset += float(d @ np.array([-fwd[1], fwd[0]]))
+            # Sideways movement counted in steps of more than the tolerance (hysteresis): a hand's
+            # wobble or the camera's jitter is not drift, a deliberate slide is.
+            if offset - anchor > tol_mm:
+                left += offset - anchor
+                anchor = offset
+            elif anchor - offset > tol_mm:
+                right += anchor - offset
+                anchor = offset
+        runs.append(cur)
+        # What is left over at the end finishes a slide already under way (or is one itself).
+        rest = offset - anchor
+        if rest > 0 and (left > 0 or rest > tol_mm):
+            left += rest
+        elif rest < 0 and (right > 0 or -rest > tol_mm):
+            right -= rest
+        if along < -tol_mm:
+            raise RulesError(f"the {v.name}'s path goes {-along / MM_PER_IN:.2f} in backwards; cars move ahead in "
+                             f"straight lines ({R}, \"Car Movement/Engines\")")
+        turns = sum(int(math.ceil((abs(r) - tol_deg) / D.TURN_DEG - 1e-9)) for r in runs if abs(r) > tol_deg)
+        lo, hi = v.speeds_in()
+        drift_in = lo // D.DRIFT_DIVISOR
+        sigma = math.hypot(v.pose.axis_sigma_mm, poses[-1].axis_sigma_mm)
+        dist = max(along, 0.0)
+        drift_total = left + right if self.option("drift") == "total" else max(left, right)
+        return {"distance_mm": round(dist, 2), "distance_in": round(dist / MM_PER_IN, 3),
+                "drift_left_mm": round(left, 2), "drift_right_mm": round(right, 2),
+                "turns": turns, "turn_runs_deg": [round(r, 1) for r in runs if abs(r) > tol_deg],
+                "free_turns": self.free_turns(v), "min_in": lo, "max_in": hi, "max_drift_in": drift_in,
+                "maximum": judge("distance moved", dist, inches(hi), sigma),
+                "minimum": judge("distance moved", dist, inches(lo), sigma, at_most=False),
+                "drift": judge(f"drift ({self.option('drift').replace('_', ' ')})", drift_total, inches(drift_in),
+                               sigma)}
+
+    def judge_move(self, state: GameState, marker: int, to: Pose) -> dict:
+        """Would a straight move (with drift) to `to` be legal? (the scenario step)."""
+        v = state.vehicle(marker)
+        try:
+            m = self.check_path(state, v, [to])
+        except RulesError as exc:
+            return {"legal": False, "reasons": [str(exc)]}
+        reasons = self._move_faults(v, m)
+        out = {k: (x.to_json() if hasattr(x, "to_json") else x) for k, x in m.items()}
+        return {"legal": not reasons, "reasons": reasons, "brakes": m["minimum"].outcome == "out", **out}
+
+    def _move_faults(self, v: Car, m: dict) -> list[str]:
+        faults = []
+        if m["maximum"].outcome == "out":
+            faults.append(f"the {v.name} moves {m['distance_in']:.2f} in; its maximum is {m['max_in']} in "
+                          f"({R}, \"Car Movement/Engines\")")
+        if m["drift"].outcome == "out":
+            faults.append(f"the {v.name} drifts {m['drift_left_mm'] / MM_PER_IN:.2f} in left and "
+                          f"{m['drift_right_mm'] / MM_PER_IN:.2f} in right; at most {m['max_drift_in']} in "
+                          f"({self.option('drift').replace('_', ' ')}; a quarter of its {m['min_in']} in minimum, "
+                          f"rounded down; {R}, \"Car Movement/Engines\")")
+        if m["turns"] > m["free_turns"]:
+            faults.append(f"the {v.name} makes {m['turns']} turns of up to 45 degrees "
+                          f"({', '.join(f'{r:+.0f}' for r in m['turn_runs_deg'])} deg); it has {m['free_turns']} "
+                          f"AZ free of ST ({self.option('turn_zones')}; {R}, \"Car Movement/Engines\")")
+        return faults
+
+    def _on_table(self, state: GameState, fp: Footprint) -> bool:
+        w, d = state.table_mm
+        c = fp.corners
+        return bool((c[:, 0] >= -1e-6).all() and (c[:, 1] >= -1e-6).all() and (c[:, 0] <= w + 1e-6).all()
+                    and (c[:, 1] <= d + 1e-6).all())
+
+    def _has_ram(self, v: Car) -> bool:
+        return any(c.kind == WEAPON and c.key == "reinforced_ram" and c.dt < c.az for c in v.components)
+
+    def _halt(self, state: GameState, v: Car, polys, inner) -> tuple[int, str, object] | None:
+        """The first touch of blocking terrain or another model along the route (index into the
+        dense poses, kind, what). A piece touched from the start counts once the car drives into it."""
+        contact = float(self.option("contact_mm"))
+        found = []
+        things = [(t, "terrain", t.polygon) for t in state.terrain if t.kind not in ROUGH_KINDS]
+        things += [(o, "car", o.footprint().polygon) for o in state.in_play() if o.marker != v.marker]
+        for what, kind, poly in things:
+            touching = shapely.distance(polys, poly) <= contact
+            if not touching.any():
+                continue
+            if touching[0]:
+                into = np.flatnonzero(shapely.intersects(inner, poly))
+                if len(into):
+                    found.append((int(into[0]), kind, what))
+                continue
+            found.append((int(np.flatnonzero(touching)[0]), kind, what))
+        return min(found, key=lambda f: f[0]) if found else None
+
+    def _act_move(self, state: GameState, action: dict):
+        """The move: the camera's path checked (distance, drift, turns), mines laid along the route,
+        then what it met in order: mines it came within 4" of, rough terrain, a blocking halt (or a
+        brake short of the minimum)."""
+        v = self._acting(state, action, "move")
+        self._ready(v, "move")
+        if v.moved:
+            raise RulesError(f"the {v.name} has already moved this activation")
+        if v.immobile:
+            raise RulesError(f"the {v.name}'s engine is full of DT; it may no longer move ({R}, "
+                             f"\"Attacking opponents\", 6)")
+        path = [_pose(p, f"move of the {v.name}, path pose {k + 1}") for k, p in enumerate(action.get("path") or [])]
+        if not path and action.get("to") is not None:
+            path = [_pose(action["to"], f"move of the {v.name}, to")]
+        if not path:
+            path = [v.pose]                     # standing still: a brake for the whole minimum
+        m = self.check_path(state, v, path)
+        faults = self._move_faults(v, m)
+        if faults:
+            raise RulesError("; ".join(faults))
+        v.allocated = True                       # ST not allocated by now are wasted
+        events, rolls = [], []
+        for key in ("maximum", "drift"):
+            if m[key].outcome == TOO_CLOSE:
+                events.append(f"{m[key].describe()}: too close to call, so the move stands")
+        dense = [v.pose]
+        for a, b in zip([v.pose, *path], path):
+            dense += _interp(a, b)
+        for p in dense:
+            if not self._on_table(state, v.footprint(p)):
+                raise RulesError(f"the {v.name}'s path leaves the table")
+        # Ground covered ahead up to each dense pose (for a halt's shortfall, rough terrain).
+        ahead = [0.0]
+        for a, b in zip(dense, dense[1:]):
+            mid = normalize_deg(a.heading_deg + normalize_deg(b.heading_deg - a.heading_deg) / 2)
+            ahead.append(ahead[-1] + max(float((b.xy - a.xy) @ Pose(0, 0, mid).forward), 0.0))
+        scale = m["distance_mm"] / ahead[-1] if ahead[-1] > 1e-6 else 1.0
+        ahead = [x * scale for x in ahead]       # the move's own measure of its length
+        feet = [v.footprint(p) for p in dense]
+        polys = shapely.polygons([fp.corners for fp in feet])
+        contact = float(self.option("contact_mm"))
+        inner = shapely.buffer(polys, -contact, join_style="mitre")
+        halt = self._halt(state, v, polys, inner)
+        stop = len(dense) - 1
+        ram = self._has_ram(v)
+        if halt is not None:
+            stop = halt[0]
+        start = v.pose
+        # Mines allocated: laid along the route actually driven, then their ST become DT.
+        laid = yield from self._lay_mines(state, v, action, dense[:stop + 1], polys[:stop + 1], ahead[:stop + 1],
+                                          events)
+        # Mines it came within range of, in path order.
+        triggered = self._mine_triggers(state, v, dense[:stop + 1], laid)
+        rough = self._rough(state, v, dense[:stop + 1], polys[:stop + 1], ahead[:stop + 1])
+        v.moved = True
+        v.pose = dense[stop]
+        for index, mine in triggered:
+            if not v.in_play:
+                break
+            yield from self._mine_attack(state, mine, v, events, rolls)
+        for piece, inches_through in rough:
+            if not v.in_play:
+                break
+            whole = int(math.floor(inches_through + 1e-9))
+            face = (yield DiceRequest((D.DIE,), f"rough terrain {piece.name or ''} (10+, -{whole})".replace("  ", " "),
+                                      v.name)).faces[0]
+            ok = face - whole >= D.BASE_TARGET
+            rolls.append({"asked": f"rough terrain {piece.name}", "face": face, "total": face - whole,
+                          "modifiers": [{"value": -whole, "reason": f"{inches_through:.2f} in of rough terrain"}],
+                          "target": D.BASE_TARGET, "passed": ok})
+            if ok:
+                events.append(f"the {v.name} crosses {piece.name or 'rough terrain'} unharmed")
+            else:
+                self._damage(state, v, 1, f"rough terrain {piece.name}", events)
+        result = "moved"
+        moved_mm = ahead[stop]
+        lo = m["min_in"]
+        if v.in_play and halt is not None:
+            _, kind, what = halt
+            short = max(int(math.floor((inches(lo) - moved_mm) / MM_PER_IN + 1e-9)), 0)
+            name = what.name if kind == "car" else (what.name or "blocking terrain")
+            events.append(f"the {v.name} touches {'the ' if kind == 'car' else ''}{name} after "
+                          f"{moved_mm / MM_PER_IN:.2f} in and halts there"
+                          + (f" (the path went on: put it at [{v.pose.x_mm:.1f}, {v.pose.y_mm:.1f}, "
+                             f"{v.pose.heading_deg:.1f}])" if stop < len(dense) - 1 else ""))
+            if kind == "car" and ram and self.option("ram_collision") == "no_halt":
+                result = "rammed"
+                events.append(f"the {v.name}'s Reinforced Ram: no DT from the collision and its engine keeps its "
+                              f"ST ({R}, \"Building a Car Cult\")")
+            else:
+                result = "halted"
+                dropped = v.engine.st
+                v.engine.zones = [None if z == D.ST else z for z in v.engine.zones]
+                events.append(f"all {dropped} ST removed from the {v.name}'s engine; {short} in short of its "
+                              f"{lo} in minimum")
+                if self.option("blocking_damage") == "st_penalty":
+                    if short and not (kind == "car" and ram):
+                        v.st_penalty += short
+                        events.append(f"the {v.name} will generate {short} ST fewer next activation")
+                    if kind == "car" and short:
+                        what.st_penalty += short
+                        events.append(f"the {what.name} will generate {short} ST fewer next activation")
+                else:
+                    if kind == "car" and short:
+                        # "treat all other models as Blocking terrain and apply DT to both models"
+                        self._damage(state, what, short, f"the {v.name} driving into it", events)
+                    if short and not (kind == "car" and ram):
+                        self._damage(state, v, short, f"halted by {name}", events)
+        elif v.in_play and m["minimum"].outcome == "out":
+            result = "braked"
+            short_in = (inches(lo) - moved_mm) / MM_PER_IN
+            rounding = self.option("brake_rounding")
+            minus = {"down": math.floor(short_in + 1e-9), "up": math.ceil(short_in - 1e-9)}.get(rounding)
+            minus = round(short_in, 2) if minus is None else int(minus)
+            face = (yield DiceRequest((D.DIE,), f"braking (10+, -{minus})", v.name)).faces[0]
+            total = face - minus
+            ok = total >= D.BASE_TARGET
+            rolls.append({"asked": "braking", "face": face, "total": total, "target": D.BASE_TARGET, "passed": ok,
+                          "modifiers": [{"value": -minus, "reason": f"{short_in:.2f} in short of the {lo} in minimum"}]})
+            events.append(f"the {v.name} brakes {short_in:.2f} in short of its {lo} in minimum: {face} - {minus} = "
+                          f"{total:g}")
+            if not ok:
+                pick = action.get("brake_pick")
+                self._damage(state, v, 1, "braking", events, picks=[pick] if pick else [], pick_by="the opponent")
+        elif v.in_play and m["minimum"].outcome == TOO_CLOSE:
+            events.append(f"{m['minimum'].describe()}: too close to call, so no brake")
+        out = {k: (x.to_json() if hasattr(x, "to_json") else x) for k, x in m.items()}
+        events.insert(0, f"the {v.name} moves {moved_mm / MM_PER_IN:.2f} in from [{start.x_mm:.1f}, {start.y_mm:.1f}] "
+                         f"({m['turns']} turns, drift {m['drift_left_mm'] / MM_PER_IN:.2f} in left "
+                         f"{m['drift_right_mm'] / MM_PER_IN:.2f} in right)")
+        return {"result": result, "move": out, "moved_mm": round(moved_mm, 2), "mines_laid": [mn.id for mn in laid],
+                "mines_triggered": [mn.id for _, mn in triggered], "rolls": rolls, "events": events}
+
+    def _lay_mines(self, state: GameState, v: Car, action: dict, dense, polys, ahead, events: list):
+        comps = [c for c in v.components if c.kind == WEAPON and c.key == "mines" and c.st]
+        n = sum(c.st for c in comps)
+        given = list(action.get("mines") or [])
+        for k in range(1, 9):
+            if action.get(f"mine_{k}") is not None:
+                given.append(action[f"mine_{k}"])
+        if len(given) > n:
+            raise RulesError(f"{len(given)} mine markers placed but the {v.name} has {n} ST on mines "
+                             f"(one marker per ST; {R}, \"Building a Car Cult\")")
+        if not n:
+            return []
+        route = shapely.union_all(polys).buffer(float(self.option("contact_mm")))
+        spots = []
+        for k, p in enumerate(given):
+            if (not isinstance(p, (list, tuple)) or len(p) != 2
+                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in p)):
+                raise RulesError(f"mine {k + 1}: a point [x_mm, y_mm], not {p!r}")
+            if self.option("mine_placement") == "on_route" and not shapely.contains_xy(route, p[0], p[1]):
+                gap = float(shapely.distance(route, shapely.points(p)))
+                raise RulesError(f"mine {k + 1} at [{p[0]:.0f}, {p[1]:.0f}] is {gap:.1f} mm off the {v.name}'s route; "
+                                 f"mines go \"along the Cars route\" ({R}, \"Building a Car Cult\")")
+            spots.append((float(p[0]), float(p[1])))
+        total = ahead[-1]
+        for k in range(len(spots), n):
+            # Spread evenly along the centre of the route.
+            want = total * (k + 1) / (n + 1)
+            i = min(range(len(ahead)), key=lambda j: abs(ahead[j] - want))
+            spots.append((float(dense[i].x_mm), float(dense[i].y_mm)))
+        laid = []
+        for x, y in spots:
+            mine = Mine(state.next_mine, v.marker, v.owner, x, y, state.round)
+            state.next_mine += 1
+            state.mines.append(mine)
+            laid.append(mine)
+            events.append(f"the {v.name} lays mine {mine.id} at [{x:.0f}, {y:.0f}]")
+        for c in comps:
+            k = c.st
+            c.zones = [D.DT if z == D.ST else z for z in c.zones]
+            events.append(f"the {c.name}' {k} ST become DT (\"then replace ST with DT\")")
+        if v.wrecked:
+            self._explode(state, v, events)
+        return laid
+        yield
+
+    def _mine_triggers(self, state: GameState, v: Car, dense, laid) -> list[tuple[int, Mine]]:
+        if len(dense) < 2:
+            return []
+        reach = inches(D.WEAPONS["mines"].range_in)
+        out = []
+        pts = None
+        for mine in state.mines:
+            if mine in laid:
+                continue
+            if self.option("mine_targets") == "enemies" and mine.owner == v.owner:
+                continue
+            if pts is None:
+                pts = shapely.polygons([v.footprint(p).corners for p in dense])
+            near = shapely.distance(pts, shapely.points((mine.x_mm, mine.y_mm))) <= reach
+            if not near.any():
+                continue
+            if self.option("mine_trigger") == "enters":
+                entering = np.flatnonzero(near[1:] & ~near[:-1])
+                if len(entering):
+                    out.append((int(entering[0]) + 1, mine))
+            else:
+                out.append((int(np.flatnonzero(near)[0]), mine))
+        return sorted(out, key=lambda t: t[0])
+
+    def _mine_attack(self, state: GameState, mine: Mine, v: Car, events: list, rolls: list):
+        """A mine's attack: Blast 10, Damage 2, 1 shot, at the car that set it off; the marker is
+        removed after it ("Mines")."""
+        w = D.WEAPONS["mines"]
+        events.append(f"the {v.name} comes within {w.range_in} in of mine {mine.id}: it goes off")
+        mods = self._attack_mods(v, w.blast)
+        throw = yield DiceRequest((D.DIE,), f"mine {mine.id} attack (10+)", state.vehicles[mine.layer].name)
+        hit, row = self._hit(throw.faces[0], mods, f"mine {mine.id} at the {v.name}")
+        rolls.append(row)
+        state.mines.remove(mine)
+        if hit:
+            self._damage(state, v, w.damage, f"mine {mine.id}", events)
+        else:
+            events.append(f"mine {mine.id} misses the {v.name}")
+        events.append(f"mine {mine.id} is removed")
+
+    def _rough(self, state, v: Car, dense, polys, ahead) -> list[tuple[object, float]]:
+        """Each time the car moves through rough terrain: the piece and the inches moved through it."""
+        out = []
+        centre = self.option("rough_measure") == "centre_path"
+        for t in state.terrain:
+            if t.kind not in ROUGH_KINDS:
+                continue
+            if centre:
+                on = shapely.contains_xy(t.polygon, [p.x_mm for p in dense], [p.y_mm for p in dense])
+            else:
+                on = shapely.intersects(polys, t.polygon)
+            k = 0
+            while k < len(dense):
+                if not on[k]:
+                    k += 1
+                    continue
+                j = k
+                while j + 1 < len(dense) and on[j + 1]:
+                    j += 1
+                through = (ahead[j] - ahead[max(k - 1, 0)] if k > 0 else ahead[j]) / MM_PER_IN
+                if through > 1e-6:
+                    out.append((t, through))
+                k = j + 1
+        return out
+
+    # --- attacks ------------------------------------------------------------------------
+
+    def _attack_mods(self, target: Car, blast: int) -> list[Modifier]:
+        lo, _ = target.speeds_in()
+        mods = [Modifier(blast, "Blast")]
+        if lo:
+            mods.append(Modifier(-lo, f"the {target.name}'s minimum speed {lo} in"))
+        driver = target.crew_st("dangerous_driver")
+        if driver:
+            mods.append(Modifier(D.DANGEROUS_DRIVER_PER_ST * driver, f"the {target.name}'s Dangerous Driver, {driver} ST"))
+        return mods
+
+    def _hit(self, face: int, mods: list[Modifier], what: str) -> tuple[bool, dict]:
+        roll = Roll(DiceRequest((D.DIE,), what), face, tuple(mods))
+        if face == D.CRACK_SHOT:
+            hit, note = True, "Crack Shot"
+        elif face == D.CRAP_SHOT:
+            hit, note = False, "Crap Shot"
+        else:
+            hit, note = roll.total >= D.BASE_TARGET, ""
+        return hit, {**roll.to_json(), "target": D.BASE_TARGET, "passed": hit, **({"note": note} if note else {})}
+
+    def sight(self, state: GameState, me: Footprint, them: Footprint):
+        terrain = [t for t in state.terrain if t.blocks_sight]
+        cars = [o.footprint() for o in state.in_play() if o.marker not in (me.id, them.id)] \
+            if self.option("cars_block_sight") else []
+        return Obstacles(terrain, cars).line_of_sight(me, them)
+
+    def reach(self, state: GameState, v: Car, comp: Component, target: Car) -> dict:
+        """Range by closest points and line of sight between any parts (stage 3)."""
+        w = comp.weapon
+        me, them = v.footprint(), target.footprint()
+        dist = closest_distance(me, them)
+        limit = inches(w.range_in) if w.range_in else float(self.option("contact_mm"))
+        rng = dist.within(limit, f"range of the {w.name}")
+        seen = self.sight(state, me, them)
+        return {"distance": dist, "range": rng, "sight": seen}
+
+    def _picks(self, action: dict, key: str) -> list[str | None]:
+        many = action.get(f"{key}s")
+        one = action.get(key)
+        if many is not None:
+            if not isinstance(many, list):
+                raise RulesError(f"{key}s is a list of component ids")
+            return many
+        return [] if one in (None, "") else [one]
+
+    def _act_attack(self, state: GameState, action: dict):
+        """Stages 1-6 of "Attacking opponents": target, ST on the weapon, range and sight, the
+        dice (Crack and Crap Shots, rerolls), Blast and speed modifiers, damage."""
+        v = self._acting(state, action, "attack")
+        self._ready(v, "attack")
+        comp = v.component(str(action.get("weapon")))
+        w = comp.weapon
+        if w is None:
+            raise RulesError(f"the {v.name}'s {comp.name} is not a weapon")
+        if w.special == "mines":
+            raise RulesError(f"mines are laid along the route as the {v.name} moves, not fired")
+        if comp.id in v.fired:
+            raise RulesError(f"the {v.name}'s {comp.name} has attacked this activation")
+        if w.needs_st:
+            if not comp.st:
+                raise RulesError(f"the {v.name}'s {comp.name} has no ST: \"When an ST is applied to a weapon upgrade "
+                                 f"the player may perform an Attack action\" ({R}, \"Attacking opponents\", 2)")
+            shots = w.shots * comp.st
+        else:
+            if comp.dt == comp.az:
+                raise RulesError(f"the {v.name}'s {comp.name} is full of DT")
+            shots = w.shots
+        target = state.vehicle(action.get("target"))
+        if not target.in_play or target.pose is None:
+            raise RulesError(f"the {target.name} is not in play")
+        if target.owner == v.owner:
+            raise RulesError(f"the {target.name} is {v.owner}'s own car; attacks target an opposing model")
+        owner_picks, attacker_picks = self._picks(action, "owner_pick"), self._picks(action, "attacker_pick")
+        if self.option("dt_allocation") == "card_order" and (owner_picks or attacker_picks):
+            raise RulesError("with dt_allocation 'card_order' DT go bottom right to top left; no picks")
+        for p in owner_picks + attacker_picks:
+            if p is not None:
+                target.component(p)
+        v.allocated = True
+        m = self.reach(state, v, comp, target)
+        rng, seen = m["range"], m["sight"]
+        events, rolls = [], []
+        measured = {"range": rng.to_json(), "range_text": rng.describe(), "line_of_sight": seen.clear,
+                    "blocked_by": list(seen.blocked_by), "line": [list(seen.line[0]), list(seen.line[1])]}
+        if rng.outcome == "out" or not seen.clear:
+            why = (rng.describe() if rng.outcome == "out" else
+                   f"no line of sight (blocked by {', '.join(seen.blocked_by)})")
+            if self.option("out_of_range") == "refused":
+                raise RulesError(f"the {v.name}'s {w.name} cannot attack the {target.name}: {why}")
+            v.fired.append(comp.id)
+            events.append(f"the {v.name}'s {w.name} at the {target.name}: {why}; the attack is lost")
+            return {"result": "no attack", **measured, "rolls": [], "events": events}
+        if rng.outcome == TOO_CLOSE:
+            events.append(f"{rng.describe()}: too close to call, so the attack goes ahead")
+        v.fired.append(comp.id)
+        want = _int(action.get("rerolls", 0) or 0, "rerolls")
+        if want > v.rerolls_left:
+            raise RulesError(f"the {v.name} has {v.rerolls_left} rerolls (Gutsy Gunner ST), not {want}")
+        mods = self._attack_mods(target, w.blast)
+        throw = yield DiceRequest((D.DIE,) * shots, f"{w.name} attack (10+)", v.name)
+        faces = list(throw.faces)
+        results = [self._hit(f, mods, f"{w.name} at the {target.name}") for f in faces]
+        rerolled = 0
+        while rerolled < want:
+            misses = [k for k, (hit, _) in enumerate(results) if not hit]
+            if not misses:
+                break
+            k = misses[0]
+            face = (yield DiceRequest((D.DIE,), f"{w.name} reroll (Gutsy Gunner)", v.name)).faces[0]
+            results[k] = self._hit(face, mods, f"{w.name} at the {target.name} (rerolled)")
+            rerolled += 1
+            v.rerolls_left -= 1
+        rolls = [row for _, row in results]
+        hits = sum(1 for hit, _ in results if hit)
+        damage = v.engine.st if w.damage is None else w.damage
+        events.append(f"the {v.name}'s {w.name} attacks the {target.name} with {shots} dice: {hits} hit"
+                      f"{'s' if hits != 1 else ''}" + (f" ({rerolled} rerolled)" if rerolled else ""))
+        def nth(picks: list, k: int):
+            """The k-th pick; past the end, the last one again (one pick names every DT)."""
+            return picks[min(k, len(picks) - 1)] if picks else None
+
+        oi = ai = 0
+        for _ in range(hits):
+            for k in range(damage):
+                if not target.in_play:
+                    break
+                if k == 0:
+                    self._damage(state, target, 1, f"{w.name}, the hit's first DT", events, [nth(owner_picks, oi)],
+                                 target.owner)
+                    oi += 1
+                else:
+                    self._damage(state, target, 1, f"{w.name}", events, [nth(attacker_picks, ai)], v.owner)
+                    ai += 1
+        return {"result": "hit" if hits else "missed", "hits": hits, "shots": shots, "damage_each": damage,
+                "rerolled": rerolled, **measured, "rolls": rolls, "events": events}
+
+    # --- fixer --------------------------------------------------------------------------
+
+    def _zone_ref(self, v: Car, raw, what: str) -> tuple[Component, int]:
+        if isinstance(raw, str) and ":" in raw:
+            cid, _, z = raw.rpartition(":")
+            raw = [cid, z]
+        if not isinstance(raw, (list, tuple)) or len(raw) != 2:
+            raise RulesError(f"{what}: a zone is [component, zone number] or 'component:zone'")
+        comp = v.component(str(raw[0]))
+        try:
+            z = int(raw[1])
+        except (TypeError, ValueError):
+            raise RulesError(f"{what}: zone {raw[1]!r} is not a number") from None
+        if not 1 <= z <= comp.az:
+            raise RulesError(f"{what}: the {comp.name} has zones 1-{comp.az}, not {z}")
+        if comp.kind == CREW and comp.key == "fanatical_fixer":
+            raise RulesError(f"{what}: tokens on the fixer cannot be swapped (\"any two tokens not on the fixer\")")
+        return comp, z - 1
+
+    def _act_fix(self, state: GameState, action: dict):
+        """Fanatical Fixer: "Swap the positions of any two tokens not on the fixer per ST
+        allocated" (a token may swap with an empty zone: it moves there)."""
+        v = self._acting(state, action, "fix")
+        self._ready(v, "fix")
+        if v.swaps_left <= 0:
+            raise RulesError(f"the {v.name} has no Fanatical Fixer swaps left (one per ST on the fixer)")
+        raw = action.get("swap") or [action.get("a"), action.get("b")]
+        if not isinstance(raw, (list, tuple)) or len(raw) != 2:
+            raise RulesError("a swap names two zones")
+        (ca, za), (cb, zb) = self._zone_ref(v, raw[0], "swap"), self._zone_ref(v, raw[1], "swap")
+        if ca.zones[za] == cb.zones[zb]:
+            raise RulesError(f"the {ca.name} zone {za + 1} and the {cb.name} zone {zb + 1} hold the same "
+                             f"({ca.zones[za] or 'nothing'}); swapping them changes nothing")
+        ca.zones[za], cb.zones[zb] = cb.zones[zb], ca.zones[za]
+        v.swaps_left -= 1
+        v.allocated = True
+        events = [f"the {v.name}'s fixer swaps the {ca.name} zone {za + 1} ({cb.zones[zb] or 'empty'}) with the "
+                  f"{cb.name} zone {zb + 1} ({ca.zones[za] or 'empty'}); {v.swaps_left} swaps left"]
+        return {"result": "fixed", "rolls": [], "events": events}
+        yield
+
+
+def _roster_az(spec: dict) -> int:
+    return (D.ENGINES[spec["engine"]].az + D.CREW_AZ * len(spec.get("crew", []))
+            + sum(D.WEAPONS[w].az for w in spec.get("weapons", [])) + int(spec.get("armour", 0) or 0))

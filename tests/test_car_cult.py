@@ -1,0 +1,1103 @@
+"""Car Cult (the 2016 draft): rosters against the build limit, token generation and
+allocation, the activation order, movement with drift, turns, braking and terrain, attacks,
+mines, exploding cars, every option's readings both ways, the page hooks, and a whole game
+played to its end with fixed dice, every action kind used."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from companion.dice import DiceSource, DiceThrow
+from companion.geometry import Pose
+from companion.rules import cc_data as D
+from companion.rules.base import RulesError, rule_system
+from companion.scenario import check_expectations, load_scenario, run_scenario, state_json
+from companion.scene import parse_scene
+from companion.session import GameSession
+
+SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "examples" / "scenarios").glob("cc-*.json"))
+MM = 25.4
+
+# A 4 ft square table: Max's cars on the left facing +x, Joe's on the right facing -x; a patch
+# of scrub (rough) and a wall (blocking) between them.
+SCENE = {
+    "rules": "car_cult",
+    "table": {"width_mm": 1219.2, "depth_mm": 1219.2},
+    "cars": [
+        {"id": 10, "name": "Rustler", "x_mm": 300, "y_mm": 300, "heading_deg": 0, "length_mm": 75, "width_mm": 32},
+        {"id": 11, "name": "Dust Devil", "x_mm": 300, "y_mm": 600, "heading_deg": 0, "length_mm": 70, "width_mm": 32},
+        {"id": 20, "name": "Scrapjaw", "x_mm": 900, "y_mm": 300, "heading_deg": 180, "length_mm": 75, "width_mm": 32},
+        {"id": 21, "name": "Gravedigger", "x_mm": 900, "y_mm": 800, "heading_deg": 180, "length_mm": 80,
+         "width_mm": 34},
+    ],
+    "terrain": [
+        {"kind": "rough", "name": "scrub", "points": [[450, 250], [520, 250], [520, 350], [450, 350]]},
+        {"kind": "blocking", "name": "wall", "points": [[580, 560], [620, 560], [620, 700], [580, 700]]},
+    ],
+}
+ROSTERS = [
+    {"player": "Max", "cars": [
+        {"marker": 10, "name": "Rustler", "engine": "straight_five", "engine_st": 2,
+         "crew": ["dangerous_driver", "gutsy_gunner"], "weapons": ["machine_gun"], "armour": 2},
+        {"marker": 11, "name": "Dust Devil", "engine": "four_banger", "engine_st": 1,
+         "crew": ["dangerous_driver", "fanatical_fixer"], "weapons": ["mines", "reinforced_ram"]}]},
+    {"player": "Joe", "cars": [
+        {"marker": 20, "name": "Scrapjaw", "engine": "v6", "engine_st": 3, "crew": ["dangerous_driver"],
+         "weapons": ["cannon"], "armour": 1},
+        {"marker": 21, "name": "Gravedigger", "engine": "big_block", "engine_st": 1,
+         "crew": ["dangerous_driver", "gutsy_gunner"], "weapons": ["flamethrower", "rifle"]}]},
+]
+
+
+def rosters(**changes):
+    """The rosters with some cars changed: rosters(c20={"engine_st": 1})."""
+    out = copy.deepcopy(ROSTERS)
+    for key, change in changes.items():
+        for r in out:
+            for c in r["cars"]:
+                if c["marker"] == int(key[1:]):
+                    c.update(change)
+    return out
+
+
+def place(poses):
+    cars = copy.deepcopy(SCENE["cars"])
+    for c in cars:
+        if c["id"] in poses:
+            c["x_mm"], c["y_mm"], c["heading_deg"] = poses[c["id"]]
+    return cars
+
+
+def game(options=None, roster_list=None, **scene_changes):
+    scene = copy.deepcopy(SCENE)
+    scene.update(scene_changes)
+    rules = rule_system("car_cult", options)
+    return rules, rules.new_game(copy.deepcopy(roster_list or ROSTERS), parse_scene(scene))
+
+
+def play(steps, dice, options=None, roster_list=None, **scene_changes):
+    data = copy.deepcopy(SCENE)
+    data.update(scene_changes)
+    data.update(rosters=copy.deepcopy(roster_list or ROSTERS), steps=steps, dice=dice, options=options or {})
+    return run_scenario(data)
+
+
+def first_turn(car: int, allocation: dict) -> list[dict]:
+    """Steps that start a round with `car` first (the others slower) and allocate for it."""
+    return [{"round": {}}, {"act": "activate", "vehicle": car},
+            {"act": "allocate", "vehicle": car, "allocation": allocation}]
+
+
+def solo(car: int, **others) -> list[dict]:
+    """Rosters where `car` has 3 ST on its engine and every other car 0 (no ties but theirs)."""
+    ch = {f"c{m}": {"engine_st": 0} for m in (10, 11, 20, 21) if m != car}
+    ch[f"c{car}"] = {"engine_st": 3 if car != 21 else 1, **others}
+    return rosters(**ch)
+
+
+# Most tests start with `car` alone fastest; the three others tie at 0 ST and roll 3 dice.
+TIE = [3, 2, 1]
+
+
+# --- the worked scenarios -------------------------------------------------------------
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_worked_scenario(path):
+    data = load_scenario(path)
+    assert data["rules"] == "car_cult" and data.get("expect")
+    assert check_expectations(data, run_scenario(data, str(path))) == []
+
+
+def test_there_are_worked_scenarios():
+    assert len(SCENARIOS) >= 4
+
+
+def test_a_scenario_expectation_can_fail():
+    data = load_scenario(SCENARIOS[0])
+    data["expect"]["steps.0.order"] = [10, 20, 21, 11]
+    assert check_expectations(data, run_scenario(data)) == ["steps.0.order: expected [10, 20, 21, 11], got [20, 10, 21, 11]"]
+
+
+# --- building a cult ------------------------------------------------------------------
+
+def test_components_from_the_draft():
+    mg = D.WEAPONS["machine_gun"]
+    assert (mg.az, mg.range_in, mg.blast, mg.damage, mg.shots) == (2, 12, 1, 1, 3)
+    assert (D.WEAPONS["cannon"].range_in, D.WEAPONS["cannon"].blast, D.WEAPONS["cannon"].damage) == (24, 6, 2)
+    assert D.WEAPONS["mines"].az == 4 and D.WEAPONS["reinforced_ram"].damage is None
+    assert not D.WEAPONS["reinforced_ram"].needs_st
+    assert all(D.ENGINE_AZ[0] <= e.az <= D.ENGINE_AZ[1] for e in D.ENGINES.values())
+    assert sorted(e.az for e in D.ENGINES.values()) == [4, 5, 6, 7]
+    # small engines accelerate faster ("small fast vehicles and large slow ones")
+    assert D.ENGINES["four_banger"].spark_plug > D.ENGINES["big_block"].spark_plug
+
+
+def test_cars_and_their_az():
+    rules, st = game()
+    rustler, dd = st.vehicles[10], st.vehicles[11]
+    assert rustler.az == 13 and dd.az == 14 and st.vehicles[21].az == 16
+    assert [c.id for c in rustler.components] == ["engine", "dangerous_driver", "gutsy_gunner", "machine_gun", "armour"]
+    assert rustler.engine.zones == ["ST", "ST", None, None, None]
+    assert rustler.speeds_in() == (3, 6)
+    assert dd.speeds_in() == (0, 4)              # one ST: nothing to its left
+    assert rules.generation(rustler) == 5        # engine 2 + driver 2 + gunner 1
+    assert rules.generation(st.vehicles[20]) == 4
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"engine": "warp"}, "engine must be one of"),
+    ({"armour": 5}, "armour has 1 to 4 AZ"),
+    ({"crew": ["navigator"]}, "crew must be one of"),
+    ({"weapons": ["laser"]}, "weapon must be one of"),
+    ({"engine_st": 6}, "at most the 5 it generates"),
+    ({"dt": {"armour": 3}}, "it has 2 AZ"),
+    ({"weapons": ["machine_gun", "cannon", "cannon", "rifle"]}, "over the build limit of 30"),
+])
+def test_roster_errors_name_the_problem(change, message):
+    with pytest.raises(RulesError, match=message):
+        game(roster_list=rosters(c10=change))
+
+
+def test_option_build_limit():
+    with pytest.raises(RulesError, match="27 AZ .* over the build limit of 26"):
+        game({"build_limit": 26})
+    game({"build_limit": 27})
+
+
+def test_starter_rosters_play():
+    rules = rule_system("car_cult")
+    five = rules.starter_rosters([(1, "A"), (2, "B"), (3, "C"), (4, "D"), (5, "E"), (6, "F")])
+    assert [len(r["cars"]) for r in five] == [3, 3]
+    cars = [{"id": m, "name": n, "x_mm": 100.0 + 150 * m, "y_mm": 300, "heading_deg": 90, "length_mm": 75,
+             "width_mm": 32} for m, n in [(1, "A"), (2, "B"), (3, "C"), (4, "D"), (5, "E"), (6, "F")]]
+    st = rules.new_game(five, parse_scene({**SCENE, "cars": cars, "terrain": []}))
+    assert all(sum(v.az for v in st.vehicles.values() if v.owner == p) <= 30 for p in st.players)
+    # a tight build limit drops the cars that do not fit, so the roster still plays
+    tight = rule_system("car_cult", {"build_limit": 20}).starter_rosters([(1, "A"), (2, "B"), (3, "C")])
+    assert [len(r["cars"]) for r in tight] == [1, 1]
+
+
+# --- activation -----------------------------------------------------------------------
+
+def test_activation_order_ties_rerolled():
+    out = play([{"round": {}}], [7, 7, 4, 15])
+    assert out["steps"][0]["order"] == [20, 10, 21, 11]
+    assert out["steps"][0]["ties"] == [{"Dust Devil": 7, "Gravedigger": 7}, {"Dust Devil": 4, "Gravedigger": 15}]
+
+
+def test_option_activation_order():
+    out = play([{"round": {}}], [4, 15], {"activation_order": "fewest_first"})
+    assert out["steps"][0]["order"] == [21, 11, 10, 20]
+
+
+def test_activate_first_and_in_order():
+    out = play([{"act": "activate", "vehicle": 20, "expect_error": True}, {"round": {}},
+                {"act": "allocate", "vehicle": 20, "expect_error": True},
+                {"act": "activate", "vehicle": 10, "expect_error": True},
+                {"act": "activate", "vehicle": 20}, {"act": "move", "vehicle": 20, "path": [[900 - 6 * MM, 300, 180]]},
+                {"end_turn": True},
+                {"act": "activate", "vehicle": 10}, {"act": "activate", "vehicle": 10, "expect_error": True}], [4, 15])
+    assert "start a round first" in out["steps"][0]["error"]
+    assert "first action is 'activate'" in out["steps"][2]["error"]
+    assert "Scrapjaw's turn" in out["steps"][3]["error"]
+    assert "already activated" in out["steps"][8]["error"]
+
+
+def test_round_must_finish_before_the_next():
+    with pytest.raises(Exception, match="still to activate"):
+        play([{"round": {}}, {"round": {}}], [4, 15])
+
+
+def test_must_move_before_the_activation_ends():
+    out = play([{"round": {}}, {"act": "activate", "vehicle": 20},
+                {"act": "allocate", "vehicle": 20, "allocation": {"engine": 1}}], [4, 15])
+    assert out["state"]["vehicles"]["20"]["speeds_in"] == [8, 11]
+    with pytest.raises(Exception, match="must move .* minimum 5 in"):
+        play([{"round": {}}, {"act": "activate", "vehicle": 20}, {"end_turn": True}], [4, 15])
+
+
+def test_generation_and_allocation():
+    out = play([{"round": {}}, {"act": "activate", "vehicle": 20},
+                {"act": "allocate", "vehicle": 20, "allocation": {"engine": 3}, "expect_error": True},
+                {"act": "allocate", "vehicle": 20, "allocation": {"cannon": 3}, "expect_error": True},
+                {"act": "allocate", "vehicle": 20, "allocation": {"armour": 1}, "expect_error": True},
+                {"act": "allocate", "vehicle": 20, "allocation": {"engine": 2, "cannon": 2, "dangerous_driver": 1},
+                 "expect_error": True},
+                {"act": "allocate", "vehicle": 20, "allocation": {"engine": 2, "cannon": 2}},
+                {"act": "allocate", "vehicle": 20, "allocation": {}, "expect_error": True}], [4, 15])
+    s = out["steps"]
+    assert s[1]["generated"] == 4
+    assert "at most 2 more ST" in s[2]["error"]          # its Spark Plug
+    assert "2 empty AZ" in s[3]["error"]
+    assert "armour takes no ST" in s[4]["error"]
+    assert "allocates 5 ST but generated 4" in s[5]["error"]
+    assert out["state"]["vehicles"]["20"]["components"]["engine"] == "SSSSS."
+    assert "already" in s[7]["error"] or "allocated its ST" in s[7]["error"]
+
+
+def test_option_st_cover():
+    # The Dust Devil's Four-Banger shows +ST on zones 3 and 4; its 3 ST cover zone 3.
+    steps = [{"round": {}}, {"act": "activate", "vehicle": 11}]
+    a = play(steps, TIE, roster_list=solo(11))
+    b = play(steps, TIE, {"st_cover": "dt_only"}, roster_list=solo(11))
+    assert a["steps"][1]["generated"] == 1 + 2 + 1          # engine zone 4, driver, fixer
+    assert b["steps"][1]["generated"] == 2 + 2 + 1
+    # a DT covers a symbol either way
+    c = play(steps, TIE, {"st_cover": "dt_only"}, roster_list=solo(11, dt={"dangerous_driver": 1}))
+    assert c["steps"][1]["generated"] == 4
+
+
+def test_down_shift_rolls_beyond_the_first():
+    r = solo(20)
+    out = play(first_turn(20, {})[:1] + [{"act": "activate", "vehicle": 20, "downshift": 4, "expect_error": True},
+                                           {"act": "activate", "vehicle": 20, "downshift": 3}], TIE + [9, 10], roster_list=r)
+    assert "cannot down shift 4" in out["steps"][1]["error"]
+    assert [x["passed"] for x in out["steps"][2]["rolls"]] == [False, True]
+    # the failed roll's DT goes on the engine ("causes one DT to the Engine"), not the armour
+    assert out["state"]["vehicles"]["20"]["components"]["engine"] == ".....D"
+    assert out["state"]["vehicles"]["20"]["components"]["armour"] == "."
+
+
+# --- movement -------------------------------------------------------------------------
+
+def scrapjaw_moves(path, options=None, allocation=None, dice=(), cars=None, **kw):
+    """The Scrapjaw alone fastest (3 ST, +1: 4 ST, 8-11 in, drift 2, 2 free turns), moving."""
+    steps = first_turn(20, allocation if allocation is not None else {"engine": 1})
+    steps.append({"act": "move", "vehicle": 20, "path": path, **kw})
+    return play(steps, TIE + list(dice), options, roster_list=solo(20), cars=cars or SCENE["cars"])
+
+
+def test_move_within_minimum_and_maximum():
+    out = scrapjaw_moves([[900 - 9 * MM, 300, 180]])
+    assert out["steps"][3]["result"] == "moved" and out["steps"][3]["move"]["distance_in"] == 9.0
+    with pytest.raises(Exception, match="moves 11.50 in; its maximum is 11 in"):
+        scrapjaw_moves([[900 - 11.5 * MM, 300, 180]])
+    with pytest.raises(Exception, match="backwards"):
+        scrapjaw_moves([[900 + 2 * MM, 300, 180]])
+
+
+def test_move_doubt_is_too_close_to_call():
+    out = scrapjaw_moves([[900 - 11 * MM - 1.0, 300, 180, 1.5, 0.5]])
+    assert out["steps"][3]["result"] == "moved"
+    assert any("too close to call" in e for e in out["steps"][3]["events"])
+
+
+def test_braking_rolls_less_the_inches_short():
+    out = scrapjaw_moves([[900 - 5.5 * MM, 300, 180]], dice=[12])
+    roll = out["steps"][3]["rolls"][0]
+    assert out["steps"][3]["result"] == "braked" and roll["total"] == 10 and roll["passed"]
+    out = scrapjaw_moves([[900 - 5.5 * MM, 300, 180]], dice=[11])
+    assert out["state"]["vehicles"]["20"]["dt"] == 1
+
+
+def test_option_brake_rounding():
+    path = [[900 - 5.5 * MM, 300, 180]]          # 2.5 in short
+    assert scrapjaw_moves(path, dice=[12])["steps"][3]["rolls"][0]["total"] == 10
+    assert scrapjaw_moves(path, {"brake_rounding": "up"}, dice=[12])["steps"][3]["rolls"][0]["total"] == 9
+    assert scrapjaw_moves(path, {"brake_rounding": "exact"}, dice=[12])["steps"][3]["rolls"][0]["total"] == 9.5
+
+
+def test_standing_still_brakes_for_the_whole_minimum():
+    out = scrapjaw_moves([], dice=[20])
+    assert out["steps"][3]["result"] == "braked" and out["steps"][3]["rolls"][0]["total"] == 12
+
+
+def test_option_drift():
+    # 9 in ahead with 1.5 in left then 1.5 in right: 3 in in all, 1.5 each way; at most 2 in.
+    path = [[900 - 3 * MM, 300 - 1.5 * MM, 180], [900 - 6 * MM, 300, 180], [900 - 9 * MM, 300, 180]]
+    with pytest.raises(Exception, match="drifts 1.50 in left and 1.50 in right; at most 2 in"):
+        scrapjaw_moves(path)
+    out = scrapjaw_moves(path, {"drift": "per_side"})
+    assert out["steps"][3]["move"]["drift_left_mm"] == pytest.approx(1.5 * MM)
+    assert out["steps"][3]["move"]["drift_right_mm"] == pytest.approx(1.5 * MM)
+
+
+def test_option_path_tolerance():
+    wobble = [[900 - 4 * MM, 302.5, 180], [900 - 9 * MM, 300, 180]]
+    assert scrapjaw_moves(wobble)["steps"][3]["move"]["drift_left_mm"] == 0
+    # the Rustler at 2 ST has a minimum of 3 in: no drift allowed; a 2.5 mm wobble counts as drift
+    # once the tolerance is under it
+    out = scrapjaw_moves(wobble, {"path_tolerance_mm": 1.0})
+    assert out["steps"][3]["move"]["drift_right_mm"] == pytest.approx(2.5)
+
+
+def test_a_jittery_camera_path_reads_as_the_move_it_was():
+    """A path as the camera gives it (a pose every 5 mm, each off by a fraction of a mm and a
+    degree): straight reads as no drift and no turns; a 1 in slide on the way reads as 1 in."""
+    import numpy as np
+    rng = np.random.default_rng(5)
+
+    def jitter(keys):
+        out = []
+        for (x0, y0), (x1, y1) in zip(keys, keys[1:]):
+            n = int(math.hypot(x1 - x0, y1 - y0) // 5)
+            out += [[x0 + (x1 - x0) * k / n + rng.normal(0, 0.3), y0 + (y1 - y0) * k / n + rng.normal(0, 0.3),
+                     180 + rng.normal(0, 0.8)] for k in range(1, n + 1)]
+        return out
+
+    m = scrapjaw_moves(jitter([(900, 300), (900 - 9 * MM, 300)]))["steps"][3]["move"]
+    assert m["turns"] == 0 and m["drift_left_mm"] == m["drift_right_mm"] == 0
+    assert m["distance_mm"] == pytest.approx(9 * MM, abs=2)
+    m = scrapjaw_moves(jitter([(900, 300), (900 - 4 * MM, 300), (900 - 6 * MM, 300 - MM), (900 - 9 * MM, 300 - MM)]))
+    m = m["steps"][3]["move"]
+    # heading 180: its left is -y
+    assert m["turns"] == 0 and m["drift_left_mm"] == pytest.approx(MM, abs=2.5) and m["drift_right_mm"] == 0
+
+
+def test_turns_per_free_zone_and_option_turn_zones():
+    # 4 ST on a 6 AZ engine: 2 free zones, 2 turns. Three 45s are refused.
+    x, y = 900.0, 300.0
+    three = [[x - 50, y, 180], [x - 50, y, 135], [x - 100, y + 50, 135], [x - 100, y + 50, 180], [x - 100, y + 50, 225],
+             [x - 100 - 0.7071 * 60, y + 50 - 0.7071 * 60, 225]]
+    with pytest.raises(Exception, match="3 turns .* it has 2 AZ free of ST"):
+        scrapjaw_moves(three)
+    # every empty zone on the car: 2 (engine) + 2 (driver) + 2 (cannon) + 1 (armour) = 7
+    out = scrapjaw_moves(three, {"turn_zones": "car"}, dice=[12])      # 7.1 in: a brake too
+    assert out["steps"][3]["move"]["turns"] == 3 and out["steps"][3]["move"]["free_turns"] == 7
+
+
+def test_a_turn_may_not_be_split_and_option_turn_tolerance():
+    x, y = 900.0, 300.0
+    # 60 degrees in one go is two turns; 3 degrees of wobble is not a turn
+    sixty = [[x - 100, y, 180], [x - 100, y, 240], [x - 100 - 0.5 * 150, y - 0.866 * 150, 240]]
+    assert scrapjaw_moves(sixty)["steps"][3]["move"]["turns"] == 2
+    wobble = [[x - 100, y, 183], [x - 230, y, 180]]
+    assert scrapjaw_moves(wobble)["steps"][3]["move"]["turns"] == 0
+    assert scrapjaw_moves(wobble, {"turn_tolerance_deg": 2.0})["steps"][3]["move"]["turns"] == 2
+
+
+def test_judge_move():
+    out = play(first_turn(20, {"engine": 1}) + [{"judge_move": {"vehicle": 20, "to": [900 - 12 * MM, 300, 180]}},
+                                                  {"judge_move": {"vehicle": 20, "to": [900 - 6 * MM, 300, 180]}}],
+               TIE, roster_list=solo(20))
+    assert not out["steps"][3]["legal"] and "maximum is 11 in" in out["steps"][3]["reasons"][0]
+    assert out["steps"][4]["legal"] and out["steps"][4]["brakes"]
+
+
+def test_rough_terrain_and_option_rough_measure():
+    # The Rustler (3 ST +2: 9-12 in, alone fastest) drives 10 in through the scrub (x 450-520).
+    steps = first_turn(10, {"engine": 1}) + [{"act": "move", "vehicle": 10, "path": [[300 + 10 * MM, 300, 0]]}]
+    r = solo(10)
+    a = play(steps, TIE + [13], roster_list=r)
+    b = play(steps, TIE + [13], {"rough_measure": "centre_path"}, roster_list=r)
+    # any part: from the front entering (x 412.5) to the rear leaving (557.5): 5.71 in;
+    # centre path: 70 mm, 2.76 in
+    ra, rb = a["steps"][3]["rolls"][0], b["steps"][3]["rolls"][0]
+    assert ra["total"] == 13 - 5 and not ra["passed"] and a["state"]["vehicles"]["10"]["dt"] == 1
+    assert rb["total"] == 13 - 2 and rb["passed"] and b["state"]["vehicles"]["10"]["dt"] == 0
+
+
+def test_blocking_terrain_and_option_blocking_damage():
+    # The Dust Devil (3 ST +1: 4 ST, 12-16 in) drives at the wall: it touches after 9.57 in.
+    steps = first_turn(11, {"engine": 1}) + [{"act": "move", "vehicle": 11, "path": [[700, 600, 0]]}]
+    r = solo(11)
+    a = play(steps, TIE, roster_list=r)
+    assert a["steps"][3]["result"] == "halted"
+    assert a["state"]["vehicles"]["11"]["dt"] == 2 and a["state"]["vehicles"]["11"]["engine_st"] == 0
+    b = play(steps + [{"end_turn": True}], TIE, {"blocking_damage": "st_penalty"}, roster_list=r)
+    assert b["state"]["vehicles"]["11"]["dt"] == 0
+    assert any("2 ST fewer" in e for e in b["steps"][3]["events"])
+
+
+def test_option_contact_mm():
+    steps = first_turn(11, {"engine": 1}) + [{"act": "move", "vehicle": 11, "path": [[700, 600, 0]]}]
+    out = play(steps, TIE, {"contact_mm": 0.5}, roster_list=solo(11))
+    assert out["steps"][3]["moved_mm"] == pytest.approx(245.0)          # 1 mm steps along the path
+    assert play(steps, TIE, roster_list=solo(11))["steps"][3]["moved_mm"] == pytest.approx(243.0)
+
+
+def test_cars_block_like_terrain_both_take_dt():
+    # The Scrapjaw drives into the Rustler: it halts, both take the DT short of its minimum.
+    steps = first_turn(20, {"engine": 1}) + [{"act": "move", "vehicle": 20, "path": [[700, 300, 180]]}]
+    out = play(steps, TIE, roster_list=solo(20), cars=place({10: [650, 300, 0]}))
+    # touches after 900 - 2 - 75 - 650 = 173 mm (6.81 in): 8 - 6.81 = 1.19, 1 DT each
+    assert out["steps"][3]["result"] == "halted"
+    assert out["state"]["vehicles"]["20"]["dt"] == 1 and out["state"]["vehicles"]["10"]["dt"] == 1
+
+
+def test_option_ram_collision():
+    steps = first_turn(11, {"engine": 1}) + [{"act": "move", "vehicle": 11, "path": [[420, 600, 0]]}]
+    cars = place({20: [450, 600, 180]})
+    a = play(steps, TIE, roster_list=solo(11, engine_st=1), cars=cars)
+    assert a["steps"][3]["result"] == "rammed" and a["state"]["vehicles"]["11"]["engine_st"] == 2
+    assert a["state"]["vehicles"]["20"]["dt"] == 0
+    b = play(steps, TIE, {"ram_collision": "target_takes_dt"}, roster_list=solo(11, engine_st=1), cars=cars)
+    assert b["steps"][3]["result"] == "halted" and b["state"]["vehicles"]["11"]["engine_st"] == 0
+    assert b["state"]["vehicles"]["11"]["dt"] == 0 and b["state"]["vehicles"]["20"]["dt"] == 1
+
+
+def test_a_wrecked_engine_no_longer_moves():
+    r = solo(20, engine_st=0, dt={"engine": 6})
+    out = play([{"round": {}}, {"act": "activate", "vehicle": 20},
+                {"act": "move", "vehicle": 20, "path": [[800, 300, 180]], "expect_error": True}, {"end_turn": True}],
+               [4, 5, 7, 6], roster_list=r)
+    assert "may no longer move" in out["steps"][2]["error"]
+    assert out["state"]["vehicles"]["20"]["status"] == "engine wrecked"
+
+
+def test_the_path_may_not_leave_the_table():
+    with pytest.raises(Exception, match="leaves the table"):
+        scrapjaw_moves([[100 - 9 * MM, 300, 180]], cars=place({20: [100, 300, 180]}))
+
+
+# --- attacks --------------------------------------------------------------------------
+
+def rustler_shoots(dice, options=None, poses=None, allocation=None, roster_list=None, tie=TIE, **attack):
+    """The Rustler alone fastest, with its Machine Gun and Gutsy Gunner loaded, at the Scrapjaw
+    standing 8.9 in away (3 ST: minimum 5 in)."""
+    steps = first_turn(10, allocation or {"machine_gun": 2, "gutsy_gunner": 2})
+    steps.append({"act": "attack", "vehicle": 10, "weapon": "machine_gun", "target": 20, **attack})
+    r = roster_list or solo(10)
+    return play(steps, list(tie) + list(dice), options, roster_list=r,
+                cars=place(poses or {20: [600, 300, 180]}))
+
+
+def test_attack_modifiers_crack_and_crap_shots():
+    # Blast 1, the Scrapjaw's minimum 0 (0 ST in solo): +1; 9 hits, a natural 1 never
+    out = rustler_shoots([9, 8, 1, 20, 10, 2])
+    rolls = out["steps"][3]["rolls"]
+    assert [r["passed"] for r in rolls] == [True, False, False, True, True, False]
+    assert rolls[2]["note"] == "Crap Shot" and rolls[3]["note"] == "Crack Shot"
+    assert out["steps"][3]["hits"] == 3 and out["state"]["vehicles"]["20"]["dt"] == 3
+
+
+def test_crack_shot_hits_whatever_the_modifiers():
+    # The Scrapjaw at 3 ST (minimum 5 in): Blast 1 - 5, 14+ hits; the Rustler at 4 ST goes first
+    r = solo(10, engine_st=4)
+    r[1]["cars"][0]["engine_st"] = 3
+    out = rustler_shoots([20, 13, 14, 2, 2, 2], roster_list=r, tie=[3, 2])
+    assert [x["passed"] for x in out["steps"][3]["rolls"]] == [True, False, True, False, False, False]
+
+
+def test_dangerous_driver_minus_two_per_st():
+    r = solo(10)
+    r[1]["cars"][0]["engine_st"] = 2         # the Scrapjaw's minimum: 2 in
+    rules, st = game(roster_list=r, cars=place({20: [600, 300, 180]}))
+    sj = st.vehicles[20]
+    sj.component("dangerous_driver").zones = ["ST", "ST"]
+    mods = rules._attack_mods(sj, 1)
+    assert [m.value for m in mods] == [1, -2, -4]
+
+
+def test_rerolls_need_the_gutsy_gunner():
+    out = rustler_shoots([2, 2, 2, 2, 2, 2, 15, 3], rerolls=2)
+    assert out["steps"][3]["rerolled"] == 2 and out["steps"][3]["hits"] == 1
+    with pytest.raises(Exception, match="has 0 rerolls"):
+        rustler_shoots([2] * 6, allocation={"machine_gun": 2}, rerolls=1)
+
+
+def test_no_st_no_attack_but_the_ram_needs_none():
+    with pytest.raises(Exception, match="has no ST"):
+        rustler_shoots([2] * 6, allocation={"engine": 1})
+
+
+def test_attack_range_sight_and_option_out_of_range():
+    far = {20: [300 + 75 + 12.5 * MM, 300, 180]}          # 12.5 in: out of the Machine Gun's 12
+    out = rustler_shoots([], poses=far)
+    assert out["steps"][3]["result"] == "no attack" and out["steps"][3]["range"]["outcome"] == "out"
+    with pytest.raises(Exception, match="cannot attack the Scrapjaw"):
+        rustler_shoots([], {"out_of_range": "refused"}, poses=far)
+    # within range, but the wall between them
+    behind = {10: [540, 630, 0], 20: [700, 630, 180]}
+    out = rustler_shoots([], poses=behind)
+    assert out["steps"][3]["line_of_sight"] is False and out["steps"][3]["blocked_by"] == ["wall"]
+
+
+def test_option_cars_block_sight():
+    poses = {10: [300, 300, 0], 11: [450, 300, 90], 20: [600, 300, 180]}
+    out = rustler_shoots([], poses=poses)
+    assert out["steps"][3]["result"] == "no attack" and out["steps"][3]["blocked_by"] == ["Dust Devil"]
+    out = rustler_shoots([9] * 6, {"cars_block_sight": False}, poses=poses)
+    assert out["steps"][3]["result"] == "hit"
+
+
+def test_any_part_sees_past_a_corner():
+    # The Dust Devil hides the Scrapjaw's centre from the Rustler's, but not its nose
+    poses = {10: [300, 300, 0], 11: [450, 285, 0], 20: [600, 300, 180]}
+    out = rustler_shoots([9] * 6, poses=poses)
+    assert out["steps"][3]["line_of_sight"] is True
+
+
+def test_option_dt_allocation_and_armour_first():
+    r = solo(10)
+    r[1]["cars"][0]["crew"] = ["dangerous_driver"]
+    # Cannon hits: 2 DT each; the owner puts the first, the attacker the second. Joe's Scrapjaw as
+    # target of the Rustler's Machine Gun (1 DT each): owner picks only.
+    out = rustler_shoots([9, 9, 2, 2, 2, 2], owner_pick="cannon", roster_list=r)
+    comps = out["state"]["vehicles"]["20"]["components"]
+    assert comps["armour"] == "D" and comps["cannon"] == ".D"
+    assert any("armour first" in e for e in out["steps"][3]["events"])
+    out = rustler_shoots([9, 9, 2, 2, 2, 2], roster_list=r)         # card order: armour, then the cannon
+    assert out["state"]["vehicles"]["20"]["components"]["cannon"] == ".D"
+    out = rustler_shoots([9, 9, 9, 2, 2, 2], owner_picks=["engine", "engine", "dangerous_driver"], roster_list=r)
+    comps = out["state"]["vehicles"]["20"]["components"]
+    assert comps["armour"] == "D" and comps["engine"] == ".....D" and comps["dangerous_driver"] == ".D"
+    with pytest.raises(Exception, match="no picks"):
+        rustler_shoots([9] * 6, {"dt_allocation": "card_order"}, owner_pick="cannon")
+    with pytest.raises(Exception, match="no component 'wheels'"):
+        rustler_shoots([9] * 6, owner_pick="wheels")
+
+
+def test_attacker_places_the_other_dt():
+    # The Dust Devil, touching the Scrapjaw, rams it (Damage = its engine's ST, 3): Joe places
+    # the first DT (armour first), Max the rest.
+    steps = first_turn(11, {}) + [{"act": "attack", "vehicle": 11, "weapon": "reinforced_ram", "target": 20,
+                                   "attacker_picks": ["engine", "cannon"], "owner_pick": "dangerous_driver"}]
+    r = solo(11)
+    out = play(steps, TIE + [10], roster_list=r, cars=place({20: [300 + 35 + 37.5 + 1.0, 600, 180]}))
+    comps = out["state"]["vehicles"]["20"]["components"]
+    assert out["steps"][3]["damage_each"] == 3
+    assert comps["armour"] == "D" and comps["engine"] == ".....D" and comps["cannon"] == ".D"
+
+
+def test_option_dt_over_st():
+    r = solo(10)
+    r[1]["cars"][0]["armour"] = 0
+    rules, st = game(roster_list=r)
+    rules_e, st_e = game({"dt_over_st": "empty_first"}, roster_list=r)
+    for rl, state, want in ((rules, st, ["ST", "ST", "ST", None, "DT", "DT"]),
+                            (rules_e, st_e, ["ST", "ST", "ST", "DT", "ST", "DT"])):
+        eng = state.vehicles[20].engine
+        eng.zones = ["ST", "ST", "ST", None, "ST", "DT"]
+        comp, note = rl._place_dt(state.vehicles[20], "engine", "Joe")
+        assert comp is eng and eng.zones == want
+    # with no empty zone, both knock off the rightmost ST
+    for rl, state in ((rules, st), (rules_e, st_e)):
+        eng = state.vehicles[20].engine
+        eng.zones = ["ST", "ST", "ST", "ST", "DT", "DT"]
+        _, note = rl._place_dt(state.vehicles[20], "engine", "Joe")
+        assert eng.zones == ["ST", "ST", "ST", "DT", "DT", "DT"] and "knocking off an ST" in note
+    # through an attack: a hit on the engine knocks an ST off and the Scrapjaw slows down
+    r[1]["cars"][0].update(engine_st=4, dt={"engine": 2})
+    r[0]["cars"][0]["engine_st"] = 5                     # the Rustler still first
+    out = rustler_shoots([20, 2, 2, 2, 2, 2], owner_pick="engine", roster_list=r,
+                         allocation={"machine_gun": 2, "gutsy_gunner": 1})
+    assert out["state"]["vehicles"]["20"]["components"]["engine"] == "SSSDDD"
+    assert out["state"]["vehicles"]["20"]["speeds_in"] == [5, 8]
+
+
+# --- exploding cars -------------------------------------------------------------------
+
+def nearly_wrecked():
+    """The Scrapjaw full of DT but for its engine's first zone, which holds its one ST."""
+    return rosters(
+        c20={"engine_st": 1, "dt": {"engine": 5, "dangerous_driver": 2, "cannon": 2, "armour": 1}},
+        c21={"engine_st": 0}, c11={"engine_st": 0})
+
+
+def test_exploding_car_and_option_explosion_hits():
+    steps = first_turn(10, {"machine_gun": 1}) + [{"act": "attack", "vehicle": 10, "weapon": "machine_gun",
+                                                   "target": 20}]
+    cars = place({20: [500, 300, 180], 21: [500, 420, 180]})
+    a = play(steps, [10, 5, 20, 2, 2], roster_list=nearly_wrecked(), cars=cars)
+    assert a["state"]["vehicles"]["20"]["status"] == "exploded"
+    assert a["state"]["vehicles"]["10"]["dt"] == 1 and a["state"]["vehicles"]["21"]["dt"] == 1
+    b = play(steps, [10, 5, 20, 2, 2], {"explosion_hits": "other_players"}, roster_list=nearly_wrecked(), cars=cars)
+    assert b["state"]["vehicles"]["10"]["dt"] == 1 and b["state"]["vehicles"]["21"]["dt"] == 0
+
+
+def test_option_explosion_measure():
+    # The Gravedigger 6.3 in from the Scrapjaw's centre, 5.6 in from its nearest part.
+    steps = first_turn(10, {"machine_gun": 1}) + [{"act": "attack", "vehicle": 10, "weapon": "machine_gun",
+                                                   "target": 20}]
+    cars = place({20: [500, 300, 180], 21: [500 + 37.5 + 40 + 142, 300, 180]})
+    a = play(steps, [10, 5, 20, 2, 2], roster_list=nearly_wrecked(), cars=cars)
+    b = play(steps, [10, 5, 20, 2, 2], {"explosion_measure": "centre"}, roster_list=nearly_wrecked(), cars=cars)
+    assert a["state"]["vehicles"]["21"]["dt"] == 1 and b["state"]["vehicles"]["21"]["dt"] == 0
+
+
+def test_explosions_chain_and_the_game_ends():
+    r = rosters(c20={"engine_st": 1, "dt": {"engine": 5, "dangerous_driver": 2, "cannon": 2, "armour": 1}},
+                c21={"engine_st": 0, "dt": {"engine": 7, "dangerous_driver": 2, "gutsy_gunner": 2, "flamethrower": 3,
+                                            "rifle": 1}},
+                c11={"engine_st": 0})
+    steps = first_turn(10, {"machine_gun": 1}) + [{"act": "attack", "vehicle": 10, "weapon": "machine_gun",
+                                                   "target": 20}, {"act": "activate", "vehicle": 11,
+                                                                   "expect_error": True}]
+    out = play(steps, [10, 5, 20, 2, 2], roster_list=r, cars=place({20: [500, 300, 180], 21: [500, 420, 180]}))
+    st = out["state"]
+    assert st["vehicles"]["20"]["status"] == st["vehicles"]["21"]["status"] == "exploded"
+    assert st["over"] and st["winner"] == "Max"
+    assert "game is over" in out["steps"][4]["error"]
+
+
+def test_option_round_limit():
+    steps = [{"round": {}}]
+    for m in (20, 10, 21, 11):
+        steps += [{"act": "activate", "vehicle": m}, {"act": "allocate", "vehicle": m, "allocation": {}},
+                  {"act": "move", "vehicle": m, "path": []}, {"end_turn": True}]
+    dice = [4, 15, 19, 19]
+    r = rosters(c21={"dt": {"rifle": 1}})              # Joe has 1 AZ less free of DT
+    out = play(steps, dice, {"round_limit": 1}, roster_list=r)
+    assert out["state"]["over"] and out["state"]["winner"] == "Max"
+    assert "26 AZ free" not in json.dumps(out["steps"][-1]) and "27 AZ free of damage" in json.dumps(out["steps"][-1])
+    out = play(steps, dice, roster_list=r)
+    assert not out["state"]["over"]
+
+
+# --- mines ----------------------------------------------------------------------------
+
+def mine_steps(mines=None, scrapjaw_to=(522.2, 520, 180)):
+    move = {"act": "move", "vehicle": 11, "path": [[528.6, 600, 0]]}
+    if mines is not None:
+        move["mines"] = mines
+    return [{"round": {}}, {"act": "activate", "vehicle": 11},
+            {"act": "allocate", "vehicle": 11, "allocation": {"mines": 2}}, move, {"end_turn": True},
+            {"act": "activate", "vehicle": 20}, {"act": "allocate", "vehicle": 20, "allocation": {"engine": 1}},
+            {"act": "move", "vehicle": 20, "path": [list(scrapjaw_to)]}]
+
+
+MINE_ROSTERS = rosters(c11={"engine_st": 3}, c20={"engine_st": 2}, c21={"engine_st": 0}, c10={"engine_st": 1})
+
+
+def test_mines_are_laid_along_the_route():
+    cars = place({20: [700, 200, 180]})
+    out = play(mine_steps()[:4], [], roster_list=MINE_ROSTERS, cars=cars)
+    # not placed by hand: spread evenly along the centre of the 9 in route, at 3 and 6 in
+    assert [m["at"] for m in out["state"]["mines"]] == [[pytest.approx(376.2, abs=1)] + [600.0],
+                                                        [pytest.approx(452.4, abs=1)] + [600.0]]
+    assert out["state"]["vehicles"]["11"]["components"]["mines"] == "DD.."      # "replace ST with DT"
+    with pytest.raises(Exception, match="off the Dust Devil's route"):
+        play(mine_steps([[400, 700]])[:4], [], roster_list=MINE_ROSTERS, cars=cars)
+    out = play(mine_steps([[400, 700]])[:4], [], {"mine_placement": "anywhere"}, roster_list=MINE_ROSTERS, cars=cars)
+    assert out["state"]["mines"][0]["at"] == [400.0, 700.0] and len(out["state"]["mines"]) == 2
+    with pytest.raises(Exception, match="3 mine markers placed but"):
+        play(mine_steps([[400, 600]] * 3)[:4], [], roster_list=MINE_ROSTERS, cars=cars)
+
+
+def test_option_mine_trigger():
+    # The Scrapjaw starts within 4 in of mine 1 (at [560, 600]) and drives 6 in west, coming within
+    # 4 in of mine 2 (at [380, 600]) on the way.
+    steps = mine_steps([[560, 600], [380, 600]], scrapjaw_to=(620 - 6 * MM, 520, 180))
+    cars = place({20: [620, 520, 180]})
+    a = play(steps, [6], roster_list=MINE_ROSTERS, cars=cars)
+    assert a["steps"][7]["mines_triggered"] == [2] and [m["id"] for m in a["state"]["mines"]] == [1]
+    b = play(steps, [6, 6], {"mine_trigger": "moves_within"}, roster_list=MINE_ROSTERS, cars=cars)
+    assert b["steps"][7]["mines_triggered"] == [1, 2] and b["state"]["mines"] == []
+
+
+def test_option_mine_targets():
+    # The Rustler drives past its own side's mine
+    steps = [{"round": {}}, {"act": "activate", "vehicle": 11},
+             {"act": "allocate", "vehicle": 11, "allocation": {"mines": 1}},
+             {"act": "move", "vehicle": 11, "path": [[528.6, 600, 0]], "mines": [[500, 600]]}, {"end_turn": True},
+             {"act": "activate", "vehicle": 10}, {"act": "allocate", "vehicle": 10, "allocation": {"engine": 2}},
+             {"act": "move", "vehicle": 10, "path": [[300 + 9 * MM, 520, 0]]}]
+    r = rosters(c11={"engine_st": 3}, c10={"engine_st": 2}, c20={"engine_st": 0}, c21={"engine_st": 0})
+    cars = place({10: [300, 520, 0], 20: [900, 200, 180]})
+    a = play(steps, [4, 5, 2], roster_list=r, cars=cars)
+    assert a["steps"][7]["mines_triggered"] == [1] and a["steps"][7]["rolls"][0]["face"] == 2
+    b = play(steps, [4, 5], {"mine_targets": "enemies"}, roster_list=r, cars=cars)
+    assert b["steps"][7]["mines_triggered"] == [] and b["state"]["mines"][0]["id"] == 1
+
+
+def test_mines_are_not_fired():
+    with pytest.raises(Exception, match="laid along the route"):
+        play(first_turn(11, {"mines": 1}) + [{"act": "attack", "vehicle": 11, "weapon": "mines", "target": 20}],
+             TIE, roster_list=solo(11))
+
+
+# --- fixer ----------------------------------------------------------------------------
+
+def test_fanatical_fixer_swaps():
+    r = solo(11, engine_st=2, dt={"engine": 1})
+    steps = first_turn(11, {"fanatical_fixer": 2}) + [
+        {"act": "fix", "vehicle": 11, "swap": [["fanatical_fixer", 1], ["engine", 3]], "expect_error": True},
+        {"act": "fix", "vehicle": 11, "swap": [["engine", 3], ["mines", 4]], "expect_error": True},
+        {"act": "fix", "vehicle": 11, "a": "engine:4", "b": "mines:1"},
+        {"act": "fix", "vehicle": 11, "swap": [["engine", 1], ["engine", 3]]},
+        {"act": "fix", "vehicle": 11, "swap": [["engine", 2], ["mines", 2]], "expect_error": True}]
+    out = play(steps, TIE, roster_list=r)
+    s = out["steps"]
+    assert "not on the fixer" in s[3]["error"]
+    assert "changes nothing" in s[4]["error"]
+    assert out["state"]["vehicles"]["11"]["components"]["engine"] == ".SS."
+    assert out["state"]["vehicles"]["11"]["components"]["mines"] == "D..."
+    assert "no Fanatical Fixer swaps left" in s[7]["error"]
+    # the engine's speeds follow its rightmost ST: zones 2 and 3 (4 and 8 in)... of the Four-Banger
+    assert out["state"]["vehicles"]["11"]["speeds_in"] == [8, 12]
+
+
+# --- the page -------------------------------------------------------------------------
+
+def test_card_overlays_targets_board_and_actions():
+    rules, st = game()
+    session = GameSession(rules, st, ScriptedDice())
+    session.start_round({})
+    card = rules.card(st, 20)
+    assert card["speeds_in"] == [5, 8] and card["generates"] == 4 and card["engine"]["spark_plug"] == 2
+    eng = card["tracks"][0]
+    assert [z["speed_in"] for z in eng["zones"]] == [2, 5, 8, 11, 14, 16]
+    assert [z["token"] for z in eng["zones"]] == ["ST", "ST", "ST", "", "", ""]
+    assert [z["st_symbol"] for z in eng["zones"]] == [False] * 4 + [True, True]
+    assert card["hp"][0] == {"part": "V6", "now": 6, "max": 6}
+    over = rules.overlays(st, 20)
+    assert [r["name"] for r in over["move_regions"]] == ["move", "brake"]
+    assert over["move_regions"][0]["drift_in"] == 1
+    assert [a["mount"] for a in over["arcs"]] == ["Cannon"]
+    targets = rules.targets(st, 20)
+    assert [t["marker"] for t in targets] == [10, 11]
+    t = targets[0]
+    assert t["distance_mm"] == pytest.approx(525.0) and t["weapons"][0]["range"]["outcome"] == "in"
+    assert t["sight"]["clear"] and t["weapons"][0]["modifier"] == 6 - 3
+    assert rules.board(st) is None
+    # the actions' fields are of the kinds the page's form builds
+    kinds = {"fixed", "table_pose", "table_path", "choice", "table_point"}
+    acts = rules.actions(st, 20)
+    assert [a["act"] for a in acts] == ["activate"]
+    assert rules.actions(st, 10) == []
+    session.act({"act": "activate", "vehicle": 20})
+    acts = {a["act"]: a for a in rules.actions(st, 20)}
+    assert set(acts) == {"allocate", "move"}
+    assert [f["name"] for f in acts["allocate"]["fields"]] == ["vehicle", "st_engine", "st_dangerous_driver", "st_cannon"]
+    assert all(f["kind"] in kinds for a in acts.values() for f in a["fields"])
+    session.act({"act": "allocate", "vehicle": 20, "st_engine": 1, "st_cannon": 1})
+    acts = {a["act"]: a for a in rules.actions(st, 20)}
+    assert set(acts) == {"move", "attack"}
+    assert acts["attack"]["fields"][3]["choices_by"]["10"][0] == {"value": "engine", "label": "Straight Five"}
+    json.dumps([rules.card(st, m) for m in st.vehicles] + [rules.overlays(st, m) for m in st.vehicles]
+               + [rules.targets(st, m) for m in st.vehicles] + [rules.actions(st, m) for m in st.vehicles])
+
+
+def test_board_shows_mines():
+    out_rules, st = game(roster_list=MINE_ROSTERS, cars=place({20: [700, 200, 180]}))
+    session = GameSession(out_rules, st, ScriptedDice())
+    session.start_round({})
+    session.act({"act": "activate", "vehicle": 11})
+    session.act({"act": "allocate", "vehicle": 11, "allocation": {"mines": 1}})
+    session.act({"act": "move", "vehicle": 11, "path": [[528.6, 600, 0]]})
+    board = out_rules.board(st)
+    assert [c["kind"] for c in board["cells"]] == ["hazard", "mine"]
+    assert board["cells"][1]["label"] == "mine 1"
+    assert "4 in" in board["about"]
+
+
+@pytest.mark.parametrize("path", SCENARIOS[2:6], ids=[p.stem for p in SCENARIOS[2:6]])
+def test_a_recorded_game_replays_to_the_same_state(path, tmp_path):
+    """Recorded into a game file and played back, every state comes out as recorded."""
+    from companion.record import resume
+    from companion.store import GameStore
+    data = load_scenario(path)
+    store = GameStore(tmp_path / "game.db")
+    played = run_scenario(data, str(path), store=store)
+    assert state_json(resume(store).session.state) == played["state"]
+
+
+def test_undo_restores_the_tokens():
+    out = play([{"round": {}}, {"act": "activate", "vehicle": 20},
+                {"act": "allocate", "vehicle": 20, "allocation": {"engine": 1, "cannon": 1}}, {"undo": True}],
+               [4, 15])
+    assert out["state"]["vehicles"]["20"]["components"]["engine"] == "SSS..."
+    assert out["state"]["vehicles"]["20"]["components"]["cannon"] == ".."
+
+
+@pytest.fixture
+def page(demo_table, renderer):
+    """The page's server on the demo table (five cars) as the camera sees it, and a client."""
+    import numpy as np
+
+    from companion.game import TableGame
+    from companion.live import LiveTable
+    from companion.web import create_app
+    from vision.render import CarTruth
+    from vision.sources import SyntheticSource
+    source = SyntheticSource(demo_table, paced=False)
+    live = LiveTable(source, demo_table, source.camera)
+    poses = (CarTruth(10, 300.0, 200.0, 0.0), CarTruth(11, 420.0, 200.0, 0.0), CarTruth(12, 900.0, 650.0, 180.0),
+             CarTruth(13, 700.0, 520.0, 180.0), CarTruth(14, 1000.0, 200.0, 180.0))
+    live.process(renderer.render(poses, np.random.default_rng(3)).image, 0, 0.0)
+    app = create_app(TableGame(live, seed=7), {"TESTING": True})
+    client = app.test_client()
+    return client, {"X-CSRF-Token": client.get("/api/session").get_json()["csrf"]}
+
+
+def test_played_through_the_pages_server(page):
+    """Starter rosters, the round's order, and an activation through the page's generic form:
+    activate, allocate by its choice fields, a move taken from the camera's path (the car has
+    not moved: a brake, rolled with virtual dice), an attack, the end of the turn."""
+    c, h = page
+    rosters = c.get("/api/rosters/starter?rules=car_cult").get_json()
+    assert [sorted(x["marker"] for x in r["cars"]) for r in rosters] == [[10, 12, 14], [11, 13]]
+    g = c.post("/api/game", json={"rules": "car_cult", "rosters": rosters}, headers=h).get_json()
+    assert g["game"]["rules"]["name"] == "car_cult", g
+    car = c.get("/api/car/10").get_json()
+    assert car["card"]["tracks"][0]["name"] == "Straight Five" and car["actions"] == []
+    g = c.post("/api/round", json={"orders": {}}, headers=h).get_json()
+    while g["pending"] is not None:                  # the activation ties
+        g = c.post("/api/dice/virtual", headers=h).get_json()
+    first = g["game"]["order"][0]["vehicle"]
+    assert g["game"]["state"]["round"] == 1 and first in (10, 11, 12, 13)
+    car = c.get(f"/api/car/{first}").get_json()
+    assert [a["act"] for a in car["actions"]] == ["activate"]
+    g = c.post("/api/act", json={"act": "activate", "vehicle": first}, headers=h).get_json()
+    assert g["held"] == [first]
+    car = c.get(f"/api/car/{first}").get_json()
+    assert {a["act"] for a in car["actions"]} >= {"allocate", "move"}
+    g = c.post("/api/act", json={"act": "allocate", "vehicle": first, "st_machine_gun": 2}, headers=h).get_json()
+    assert g["game"]["state"]["vehicles"][str(first)]["components"]["machine_gun"] == "SS"
+    g = c.post("/api/act", json={"act": "move", "vehicle": first}, headers=h).get_json()
+    assert g["pending"]["asked"].startswith("1d20 braking")
+    g = c.post("/api/dice/virtual", headers=h).get_json()
+    assert g["pending"] is None and g["last_outcome"]["event"]["outcome"]["result"] == "braked"
+    car = c.get(f"/api/car/{first}").get_json()
+    assert [a["act"] for a in car["actions"]] == ["attack"]
+    assert car["targets"] and "modifier" in car["targets"][0]["weapons"][0]
+    g = c.post("/api/end_turn", headers=h)
+    assert g.status_code == 200, g.get_json()
+    assert g.get_json()["game"]["state"]["activated"] == [first]
+
+
+# --- a whole game ---------------------------------------------------------------------
+
+class ScriptedDice(DiceSource):
+    """Fixed dice: faces queued for the moments the test sets up, else a face by what is asked:
+    Max's attacks are Crack Shots (20), Joe's Crap Shots (1), every other roll passes (12), ties
+    fall in the order asked."""
+
+    name = "scripted"
+
+    def __init__(self):
+        self.queue: list[int] = []
+        self.asked: list[str] = []
+
+    def throw(self, request):
+        self.asked.append(request.describe())
+        faces = []
+        for _ in request.dice:
+            if self.queue:
+                faces.append(self.queue.pop(0))
+            elif "tie-break" in request.purpose:
+                faces.append(20 - len(self.asked) % 19)      # never the same twice running
+            elif "attack" in request.purpose or "reroll" in request.purpose:
+                faces.append(20 if request.who in ("Rustler", "Dust Devil") else 1)
+            else:
+                faces.append(12)
+        return DiceThrow(tuple(faces), request.dice, self.name)
+
+
+#: The whole game's arena: the two cults face each other across a 4 ft table; a patch of scrub
+#: (rough) in the middle and a wall (blocking) to the north.
+GAME_SCENE = {
+    **SCENE,
+    "cars": place({10: [250, 400, 0], 11: [250, 560, 0], 20: [950, 400, 180], 21: [950, 600, 180]}),
+    "terrain": [
+        {"kind": "rough", "name": "scrub", "points": [[540, 380], [620, 380], [620, 460], [540, 460]]},
+        {"kind": "blocking", "name": "wall", "points": [[560, 700], [660, 700], [660, 740], [560, 740]]},
+    ],
+}
+
+
+class Table:
+    """A game at the table: the session, the dice, and what happened. `drive` is how a car's
+    move reaches the rules (here the planned keyframes; the video test films and tracks them)."""
+
+    def __init__(self):
+        self.rules = rule_system("car_cult")
+        st = self.rules.new_game(copy.deepcopy(ROSTERS), parse_scene(copy.deepcopy(GAME_SCENE)))
+        self.dice = ScriptedDice()
+        self.session = GameSession(self.rules, st, self.dice)
+        self.kinds: set[str] = set()
+        self.events: list[str] = []
+        self.outcomes: list[dict] = []
+
+    @property
+    def state(self):
+        return self.session.state
+
+    def act(self, **action):
+        out = self.session.act(action)
+        self.kinds.add(action["act"])
+        self.events += out.get("events", [])
+        self.outcomes.append(out)
+        return out
+
+    def drive(self, marker: int, keys: list[list[float]], **extra):
+        """The car drives through keyframes [x, y, heading] from where it stands."""
+        return self.act(act="move", vehicle=marker, path=keys, **extra)
+
+    def into(self, marker: int, heading_deg: float, target: int, gap_mm: float = 0.3) -> list[list[float]]:
+        """Keyframes for a ram: turn on the spot to `heading_deg`, then straight ahead until the
+        car touches the target (stops `gap_mm` short, as a hand pushing it against the other would)."""
+        v, o = self.state.vehicles[marker], self.state.vehicles[target]
+        start = Pose(v.pose.x_mm, v.pose.y_mm, heading_deg)
+        them = o.footprint().polygon
+        hi = next(d for d in range(1, 600) if v.footprint(start.moved(d)).polygon.distance(them) <= gap_mm)
+        lo = hi - 1.0
+        while hi - lo > 0.01:
+            mid = (lo + hi) / 2
+            if v.footprint(start.moved(mid)).polygon.distance(them) > gap_mm:
+                lo = mid
+            else:
+                hi = mid
+        end = start.moved(lo)
+        return [[start.x_mm, start.y_mm, heading_deg], [round(end.x_mm, 2), round(end.y_mm, 2), heading_deg]]
+
+    def round(self):
+        out = self.session.start_round({})
+        self.events += out["events"]
+        return out["order"]
+
+    def end(self):
+        out = self.session.end_turn()
+        self.events += out["events"]
+        return out
+
+    def auto(self, marker: int):
+        """The endgame's plain play: shift down to 1 ST (a minimum of 0: no need to move), load
+        every weapon and crew zone, and attack the nearest opposing car each weapon can reach."""
+        v = self.state.vehicles[marker]
+        self.act(act="activate", vehicle=marker, downshift=max(v.engine.st - 1, 0))
+        if not v.in_play:
+            return
+        budget, alloc = v.generated, {}
+        for c in sorted(v.components, key=lambda c: c.kind != "weapon"):
+            if c.kind in ("weapon", "crew") and (c.weapon is None or (c.weapon.needs_st and c.key != "mines")):
+                n = min(c.empty, budget)
+                if n:
+                    alloc[c.id] = n
+                    budget -= n
+        self.act(act="allocate", vehicle=marker, allocation=alloc)
+        for c in v.components:
+            if not v.in_play or c.weapon is None or c.key == "mines" or not (c.st or not c.weapon.needs_st):
+                continue
+            if c.dt == c.az:
+                continue
+            for t in self.rules.targets(self.state, marker):
+                w = next(w for w in t["weapons"] if w["weapon"] == c.id)
+                if w["usable"]:
+                    self.act(act="attack", vehicle=marker, weapon=c.id, target=t["marker"])
+                    break
+        if self.state.active_marker == marker:
+            self.end()
+
+
+def play_the_game(g: Table) -> None:
+    """Two rounds played move by move, then plain play until one cult is left."""
+    st, q = g.state, g.dice.queue
+    # Round 1: the Scrapjaw (3 ST), the Rustler (2); the Gravedigger and the Dust Devil roll off.
+    q += [8, 14]
+    assert g.round() == [20, 10, 21, 11]
+    g.act(act="activate", vehicle=20)
+    g.act(act="allocate", vehicle=20, allocation={"engine": 1, "cannon": 1, "dangerous_driver": 2})
+    g.drive(20, [[950 - 9 * MM, 400, 180]])
+    q += [12]
+    out = g.act(act="attack", vehicle=20, weapon="cannon", target=11, owner_pick="dangerous_driver",
+                attacker_pick="fanatical_fixer")
+    assert out["hits"] == 1 and out["range"]["outcome"] == "in"
+    assert st.vehicles[11].component("fanatical_fixer").zones == [None, "DT"]
+    g.end()
+    # The Rustler drives 10.5 in with 1 in of drift, its nose into the scrub, and guns the Scrapjaw:
+    # only Crack Shots hit it (Blast 1, its 8 in minimum, its driver's 2 ST).
+    g.act(act="activate", vehicle=10)
+    g.act(act="allocate", vehicle=10, allocation={"engine": 2, "machine_gun": 2, "gutsy_gunner": 1})
+    q += [16]
+    out = g.drive(10, [[250 + 5 * MM, 400, 0], [250 + 10.5 * MM, 400 + MM, 0]])
+    assert out["move"]["drift_left_mm"] == pytest.approx(MM, abs=1.5) and out["rolls"][0]["passed"]
+    q += [20, 5, 5, 5, 1, 5, 20]
+    out = g.act(act="attack", vehicle=10, weapon="machine_gun", target=20, rerolls=1, owner_pick="dangerous_driver")
+    assert out["hits"] == 2 and out["rerolled"] == 1
+    assert st.vehicles[20].component("dangerous_driver").zones == ["ST", "DT"]
+    g.end()
+    # The Gravedigger turns 45 degrees towards the middle and fires its rifle at the Dust Devil,
+    # which is out of its 18 in: no pre-measuring, so the attack is lost.
+    g.act(act="activate", vehicle=21)
+    g.act(act="allocate", vehicle=21, allocation={"engine": 1, "rifle": 2, "gutsy_gunner": 2})
+    out = g.drive(21, [[950 - 2 * MM, 600, 180], [950 - 2 * MM, 600, -135],
+                       [950 - 2 * MM - 1.5 * MM * 0.70711, 600 - 1.5 * MM * 0.70711, -135]])
+    assert out["move"]["turns"] == 1
+    out = g.act(act="attack", vehicle=21, weapon="rifle", target=11, rerolls=2)
+    assert out["result"] == "no attack" and out["range"]["outcome"] == "out"
+    g.end()
+    # The Dust Devil drives 6 in and its mines go down along the way (their ST then become DT).
+    g.act(act="activate", vehicle=11)
+    g.act(act="allocate", vehicle=11, allocation={"engine": 1, "mines": 2})
+    out = g.drive(11, [[250 + 6 * MM, 560, 0]])
+    assert len(out["mines_laid"]) == 2 and st.vehicles[11].component("mines").zones == ["DT", "DT", None, None]
+    g.end()
+
+    # Round 2: the Rustler and the Scrapjaw (4 ST each) roll off, then the Gravedigger and the
+    # Dust Devil (2 each).
+    q += [15, 6, 3, 9]
+    assert g.round() == [10, 20, 21, 11]
+    # The Rustler shifts down 2 (one roll), turns 45 degrees out of the scrub and fires again.
+    q += [12]
+    g.act(act="activate", vehicle=10, downshift=2)
+    assert st.vehicles[10].engine.st == 2 and st.vehicles[10].generated == 5
+    g.act(act="allocate", vehicle=10, allocation={"machine_gun": 2, "dangerous_driver": 2, "gutsy_gunner": 1})
+    q += [15]
+    out = g.drive(10, [[516.7, 425.4, 45], [516.7 + 4.5 * MM * 0.70711, 425.4 + 4.5 * MM * 0.70711, 45]])
+    assert out["move"]["turns"] == 1 and out["rolls"][0]["asked"] == "rough terrain scrub"
+    q += [19, 3, 3, 3, 3, 3]
+    out = g.act(act="attack", vehicle=10, weapon="machine_gun", target=20, owner_pick="engine")
+    assert out["hits"] == 1 and st.vehicles[20].engine.zones[-1] == "DT"
+    g.end()
+    # The Scrapjaw drives 8 in through the scrub (and suffers for it), and its cannon hits the
+    # Dust Devil: Max puts the first DT on the spent mines, Joe the second on the ram.
+    g.act(act="activate", vehicle=20)
+    g.act(act="allocate", vehicle=20, allocation={"cannon": 1, "dangerous_driver": 1})
+    q += [4]
+    out = g.drive(20, [[721.4 - 8.8 * MM, 400, 180]])
+    assert not out["rolls"][0]["passed"]
+    q += [15]
+    out = g.act(act="attack", vehicle=20, weapon="cannon", target=11, owner_pick="mines", attacker_pick="reinforced_ram")
+    assert out["hits"] == 1
+    assert st.vehicles[11].component("reinforced_ram").zones == [None, "DT"]
+    g.end()
+    # The Gravedigger closes in, braking a little short of its new 4 in minimum (a 12, less the
+    # 0.2 in short rounded down), and its flamethrower scorches the Rustler.
+    g.act(act="activate", vehicle=21)
+    g.act(act="allocate", vehicle=21, allocation={"engine": 1, "flamethrower": 3, "dangerous_driver": 1})
+    out = g.drive(21, [[872.3 - 3.8 * MM * 0.70711, 573.1 - 3.8 * MM * 0.70711, -135]])
+    assert out["result"] == "braked" and out["rolls"][0]["total"] == 12
+    q += [10]
+    out = g.act(act="attack", vehicle=21, weapon="flamethrower", target=10)
+    assert out["hits"] == 1
+    g.end()
+    # The Dust Devil's fixer moves the ram's DT onto the spent mines, and it rams the Scrapjaw:
+    # Damage 3, the ST on its engine.
+    g.act(act="activate", vehicle=11)
+    g.act(act="allocate", vehicle=11, allocation={"fanatical_fixer": 1, "engine": 1, "dangerous_driver": 1})
+    g.act(act="fix", vehicle=11, swap=[["reinforced_ram", 2], ["mines", 3]])
+    assert st.vehicles[11].component("reinforced_ram").zones == [None, None]
+    out = g.drive(11, g.into(11, -45, 20))
+    assert out["result"] == "rammed" and out["move"]["turns"] == 1
+    q += [14]
+    out = g.act(act="attack", vehicle=11, weapon="reinforced_ram", target=20, owner_pick="dangerous_driver",
+                attacker_picks=["engine", "engine"])
+    assert out["hits"] == 1 and out["damage_each"] == 3
+    g.end()
+
+    # Then plain play, round after round, until one cult is left.
+    for _ in range(30):
+        if st.over:
+            break
+        for marker in g.round():
+            if st.over:
+                break
+            if st.vehicles[marker].in_play:
+                g.auto(marker)
+
+
+def test_a_whole_game():
+    g = Table()
+    play_the_game(g)
+    st = g.state
+    # It plays to its end: both of Joe's cars explode, Max wins in round 6.
+    assert st.over and st.winner == "Max" and st.round == 6
+    assert [v.status() for v in st.vehicles.values()] == ["in play", "in play", "exploded", "exploded"]
+    # Every action kind is used, and most stages of the rules: braking, rough terrain, drift and
+    # turns, down shifting, mines laid, the ram, the fixer, Crack Shots and rerolls, explosions.
+    assert g.kinds == {"activate", "allocate", "move", "attack", "fix"}
+    results = {o.get("result") for o in g.outcomes}
+    assert {"activated", "allocated", "moved", "braked", "rammed", "hit", "no attack", "fixed"} <= results
+    assert sum("explodes and is removed" in e for e in g.events) == 2
+    assert "the Scrapjaw takes 1 DT on its Cannon (rough terrain scrub)" in g.events
+    assert [m.id for m in st.mines] == [1, 2]
+    # every die queued for a moment of the game was asked for at that moment
+    assert g.dice.queue == []
+    json.dumps(state_json(st))
