@@ -242,3 +242,96 @@ def test_a_gate_is_placed_by_tapping_its_posts_on_the_table(server, browser):
     assert "add to the table file" in page.inner_text("#gate-result") and "[[gate]]" in page.inner_text("#gate-result")
     snap(page, "10-gate-placed")
     page.close()
+
+
+@pytest.fixture(scope="module")
+def bare_server():
+    """A demo table with no game yet: the players set one up in Setup."""
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--port", "0", "--no-game"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline()
+    url = re.search(r"(http://127\.0\.0\.1:\d+/)", line).group(1)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+def _set_up(page, rules: str, roster_word: str) -> None:
+    """Setup: choose the rule system, take its starter rosters for the table's cars, start."""
+    page.click('#tabs [data-tab="setup"]')
+    page.select_option("#setup-rules", rules)
+    page.wait_for_function(f"document.getElementById('setup-rosters').value.includes('{roster_word}')",
+                           timeout=10000)
+    page.click("#setup-start")
+    page.wait_for_function(f"window.companion.game.game && window.companion.game.game.rules.name === '{rules}'",
+                           timeout=10000)
+
+
+def test_stop_the_truck_shows_its_board_and_where_a_car_may_go(bare_server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(bare_server)
+    page.wait_for_function("window.companion.csrf && window.companion.game && window.companion.last", timeout=20000)
+    page.wait_for_function("document.querySelectorAll('#cars [data-car-id]').length === 5", timeout=20000)
+    _set_up(page, "stop_the_truck", "the_truck")
+    # The 12 x 9 board over the table, the truck's column of four (cab 1-2, tanker 3-4).
+    page.wait_for_function("document.querySelectorAll('#board-cells polygon[data-kind=\"square\"]').length === 108")
+    truck = page.locator('#board-cells polygon[data-kind="truck"]')
+    assert truck.count() == 4
+    labels = page.locator("#board-cells text.truck").all_text_contents()
+    assert labels[0].startswith("cab 1") and "Max" in labels[1] and labels[3].startswith("tanker 4"), labels
+    # A turn: the snakes (none yet), then every vehicle picks its box in secret.
+    page.click('#tabs [data-tab="round"]')
+    page.click("#start-round")
+    page.wait_for_function("window.companion.game.game.state.phase === 'select'", timeout=10000)
+    assert "picking boxes in secret" in page.inner_text("#turn")
+    # The Rust Bucket (a gang car): its template card and the squares it may reach.
+    page.click('#cars [data-car-id="11"]')
+    page.wait_for_selector('#car-sheet[data-car="11"]')
+    sheet = page.inner_text("#car-sheet")
+    assert "Rust Bucket" in sheet and "gear" in sheet, sheet
+    page.wait_for_function("document.querySelectorAll('#overlays polygon.cell').length > 0")
+    reach = page.locator("#overlays polygon.cell")
+    kinds = {reach.nth(i).get_attribute("data-kind") for i in range(reach.count())}
+    assert kinds <= {"reach", "red"} and "reach" in kinds, kinds
+    assert page.locator('button[data-act="select"]').count() == 1
+    snap(page, "11-stop-the-truck-board")
+    # Its pick, made on the page, is not shown to the others: the log says only that it picked.
+    page.click('button[data-act="select"]')
+    page.wait_for_selector('#action-form select[name="box"]')
+    page.wait_for_selector("#conditions.holds", timeout=10000)
+    page.click("#resolve")
+    page.wait_for_function("window.companion.game.game.state.vehicles['11'].selected === true", timeout=10000)
+    logged = page.evaluate("window.companion.game.log.find(e => e.detail.act === 'select')")
+    assert logged["detail"]["box"] == "(secret)", logged
+    assert page.evaluate("window.companion.game.game.state.vehicles['11'].box") is None
+    assert errors == [], errors
+    page.close()
+
+
+def test_car_cult_shows_its_tracks_move_band_and_targets(bare_server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(bare_server)
+    page.wait_for_function("window.companion.csrf && window.companion.game && window.companion.last", timeout=20000)
+    page.wait_for_function("document.querySelectorAll('#cars [data-car-id]').length === 5", timeout=20000)
+    _set_up(page, "car_cult", "engine")
+    page.click('#cars [data-car-id="10"]')
+    page.wait_for_selector('#car-sheet[data-car="10"]')
+    # The card's action-zone tracks: the engine's zones with their speeds, tokens on them.
+    engine = page.locator('#car-sheet .track[data-track="engine"] .zone')
+    assert engine.count() >= 4
+    assert page.locator("#car-sheet .track .zone.st").count() >= 1
+    # Where it may drive (minimum to maximum, with drift) and each weapon's reach.
+    assert page.locator("#overlays .move-region").count() >= 1
+    assert page.locator("#overlays .arc").count() >= 1
+    # Its targets: the other player's two cars, each with its distance and doubt.
+    rows = page.locator("#car-targets tbody tr")
+    assert rows.count() == 2
+    assert re.search(r"\d+\.\d\d in ± \d+\.\d\d mm", rows.first.inner_text()), rows.first.inner_text()
+    assert "round 1" in page.inner_text("#turn").lower() or "start round 1" in page.inner_text("#turn").lower()
+    snap(page, "12-car-cult-card")
+    assert errors == [], errors
+    page.close()
