@@ -95,18 +95,16 @@ def stream():
         started = time.monotonic()
         version, text = live.snapshot_text()
         yield f"retry: 1000\ndata: {text}\n\n"
-        sent_at = time.monotonic()
         while max_s is None or time.monotonic() - started < max_s:
-            gap = min_gap - (time.monotonic() - sent_at)
-            if gap > 0:
-                time.sleep(gap)
+            # At most one snapshot a tick, on ticks of one clock for every page: the pages
+            # then ask for the same newest snapshot, serialised once for all of them.
+            time.sleep(min_gap - time.monotonic() % min_gap)
             live.wait_for(version, keepalive)
             newest, text = live.snapshot_text()
             if newest == version:
                 yield ": keep-alive\n\n"
                 continue
             version = newest
-            sent_at = time.monotonic()
             yield f"data: {text}\n\n"
 
     return Response(stream_with_context(events()), mimetype="text/event-stream",
