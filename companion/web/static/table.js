@@ -124,49 +124,59 @@
     }
   }
 
-  let lastMoved = 0;
+  // Text is set only when it changes (each change costs the browser a layout), and the
+  // panel's numbers follow at most PANEL_MS apart; the cars on the board follow every snapshot.
+  const setText = (node, text) => { if (node.textContent !== text) node.textContent = text; };
+  const PANEL_MS = 250;
+  let lastMoved = 0, panelAt = -Infinity;
   function onSnapshot(s) {
     state.updates += 1;
     state.last = s;
     // When the frame was taken, and when the page drew it (for the latency benchmark).
     state.drawnAt = { frame: s.frame, captured_at: s.captured_at, received_at: Date.now() / 1000 };
+    const now = performance.now(), panel = now - panelAt >= PANEL_MS;
+    if (panel) panelAt = now;
     const present = new Set();
     for (const c of s.cars) {
       present.add(c.id);
+      const fresh = !cars.has(c.id);
       const car = ensureCar(c);
-      if (car.target && Math.hypot(car.target.x - c.x_mm, car.target.y - c.y_mm) > 0.5) lastMoved = performance.now();
+      if (car.target && Math.hypot(car.target.x - c.x_mm, car.target.y - c.y_mm) > 0.5) lastMoved = now;
       car.target = { x: c.x_mm, y: c.y_mm, h: c.heading_deg };
       if (!car.shown) car.shown = { ...car.target };
+      const staleChanged = car.stale !== c.stale;
+      car.stale = c.stale;
       car.group.classList.toggle("stale", c.stale);
       car.label.classList.toggle("stale", c.stale);
-      car.label.textContent = c.stale ? `${c.name} (unseen ${fmt(c.age_s)} s)` : c.name;
       car.row.classList.toggle("stale", c.stale);
+      if (!(panel || fresh || staleChanged)) continue;
+      setText(car.label, c.stale ? `${c.name} (unseen ${fmt(c.age_s)} s)` : c.name);
       const cells = car.row.children;
-      cells[0].lastChild.textContent = c.name;
-      cells[1].textContent = fmt(c.x_mm);
-      cells[2].textContent = fmt(c.y_mm);
-      cells[3].textContent = `${fmt(c.heading_deg)}°`;
-      cells[4].textContent = `${fmt(c.sigma_mm)} mm`;
-      cells[5].textContent = c.stale ? `unseen ${fmt(c.age_s)} s` : "seen";
+      setText(cells[0].lastChild, c.name);
+      setText(cells[1], fmt(c.x_mm));
+      setText(cells[2], fmt(c.y_mm));
+      setText(cells[3], `${fmt(c.heading_deg)}°`);
+      setText(cells[4], `${fmt(c.sigma_mm)} mm`);
+      setText(cells[5], c.stale ? `unseen ${fmt(c.age_s)} s` : "seen");
     }
     for (const [id, car] of cars) {
       if (!present.has(id)) { car.group.remove(); car.label.remove(); car.row.remove(); cars.delete(id); }
     }
     drawGates(s.gates);
-    $("source").textContent = `${s.source.description}: ${s.source.status}`;
-    $("camera").textContent = s.camera
+    setText($("source"), `${s.source.description}: ${s.source.status}`);
+    setText($("camera"), s.camera
       ? `camera ${s.camera.calibrated ? "calibrated" : "estimated"}, anchors ±${fmt(s.camera.reprojection_mm, 2)} mm`
-      : "looking for the anchors…";
-    $("missing").textContent = s.missing.length ? `Not seen yet: ${s.missing.join(", ")}` : "";
-    $("error").textContent = s.error || "";
+      : "looking for the anchors…");
+    setText($("missing"), s.missing.length ? `Not seen yet: ${s.missing.join(", ")}` : "");
+    setText($("error"), s.error || "");
     wake();
     if (s.game_version !== undefined && s.game_version !== state.gameVersion) refreshGame();
     fillMeasureChoices(s.cars);
-    if (s.camera) {
+    if (s.camera && panel) {
       const rejected = s.camera.anchors_rejected.length ? ` (left out, disagreeing with the rest: ${s.camera.anchors_rejected.join(", ")})` : "";
-      $("calib-figures").textContent = `Table found from anchors ${s.camera.anchors_used.join(", ")}${rejected}. Reprojection error ` +
+      setText($("calib-figures"), `Table found from anchors ${s.camera.anchors_used.join(", ")}${rejected}. Reprojection error ` +
         `${fmt(s.camera.reprojection_px, 2)} px = ${fmt(s.camera.reprojection_mm, 2)} mm on the table. Camera ` +
-        `${s.camera.calibrated ? "from its calibration file" : "estimated from the anchors (no calibration file)"}.`;
+        `${s.camera.calibrated ? "from its calibration file" : "estimated from the anchors (no calibration file)"}.`);
     }
   }
 
@@ -181,7 +191,13 @@
   function wake() {
     if (!animating) { animating = true; lastTick = performance.now(); requestAnimationFrame(tick); }
   }
+  // Drawn at most about 30 times a second: the camera sends no more, and every drawing of
+  // the board costs a phone (or a laptop with ten pages open) a repaint.
+  const DRAW_MS = 1000 / 32;
+  let drawnAt = -Infinity;
   function tick(now) {
+    if (now - drawnAt < DRAW_MS) { requestAnimationFrame(tick); return; }
+    drawnAt = now;
     const k = 1 - Math.exp(-(now - lastTick) / GLIDE_MS);
     lastTick = now;
     let moving = false;
