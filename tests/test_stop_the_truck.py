@@ -1131,3 +1131,167 @@ def test_a_gang_vehicle_on_the_trucks_side():
     assert g.v(11).structure == 11
     g.rules._eliminate(g.st, g.v(15), "wrecked", [])
     assert g.st.eliminated == 0 and g.v(1).structure == 20
+
+
+# --- review fixes ---------------------------------------------------------------------------
+
+def test_a_car_shoved_into_another_meets_it_side_to_side():
+    """The slasher drove forward (its front ram +1), but the truck shoves it sideways into the
+    bike: that second collision is side to side (side ram 0), not a front ram."""
+    g = Game({13: at(5, 6), 10: at(6, 7)}, extra={1: {"gear": 2}})
+    g.round()
+    g.picks({10: "2:3", 13: "2:4"}, truck="2:3 1L")
+    g.act(act="move", vehicle=10, to=at(6, 7))
+    g.act(act="move", vehicle=13, to=at(6, 6))
+    out = g.act([4, 4], act="truck_sideways", vehicle=1, to=[650.0, 600.0, 0.0])
+    assert out["pushed"] == [13, 10]
+    chain = out["rolls"][1]
+    assert chain["modifiers"] == [] and chain["total"] == 4        # standard chart 4: 1 to self
+    assert g.v(13).structure == 10 - 1 - 1
+
+
+def test_a_truck_stopped_while_pushing_rolls_no_more():
+    g = Game({11: at(6, 6), 10: at(5, 6)}, extra={1: {"gear": 2, "structure": 1}})
+    g.round()
+    g.picks({10: "2:3", 11: "2:3"}, truck="2:3 1L")
+    g.act(act="move", vehicle=10, to=at(5, 6))
+    g.act(act="move", vehicle=11, to=at(6, 6))
+    out = g.act([2], act="truck_sideways", vehicle=1, to=[650.0, 600.0, 0.0])   # 2 + 1 = 3 on heavy: 1 to self
+    assert out["over"] and out["winner"] == "gang" and len(out["rolls"]) == 1
+    assert g.st.phase == "over"
+
+
+def test_top_gear_damage_that_stops_the_truck_ends_the_game_at_once():
+    g = Game({10: at(3, 4)}, extra={1: {"gear": 4, "structure": 2}, 10: {"gear": 4}})
+    g.st.truck.top_gear_turns = D.TOP_GEAR_FREE_TURNS
+    g.round()
+    out = g.picks({10: "4:5"}, truck="4:5")
+    assert out["over"] and out["winner"] == "gang" and g.st.phase == "over"
+    with pytest.raises(RulesError, match="the game is over"):
+        g.act(act="move", vehicle=10, to=at(3, 4))
+
+
+def test_sheet_snake_eight_is_a_red_manoeuvre_without_a_shooting_ban():
+    """The sheet's snake 8 ("8/ " " " red " "") is 6 with red for blue; 7 adds "no shooting", 8 does not."""
+    g = gyro_setup({"snake_table": "sheet"})
+    g.act([9], act="drop", vehicle=9, target=11, payload="snake")
+    g.end()
+    g.round([8])
+    assert g.v(11).turn_rules == ["must_red"] and g.v(11).no_shooting == []
+    g.st.phase = "turn_over"
+    g.round([7])
+    assert g.rules.allowed_boxes(g.st, g.v(11))[1] == ["must blue"] and g.v(11).no_shooting == ["the snake"]
+
+
+def test_option_gyro_drop_skill():
+    """A 7 in the same square (modifier 0): under the dropping skill (9) a hit, under the flying
+    skill (5) a miss."""
+    for option, result in (("dropping", "hit"), ("flying", "missed")):
+        g = gyro_setup({"gyro_drop_skill": option})
+        out = g.act([7], act="drop", vehicle=9, target=11, payload="snake")
+        assert out["result"] == result and out["rolls"][0]["target"] == (9 if option == "dropping" else 5)
+
+
+def test_option_cracked_top_green():
+    """The sheet's RED 4, cracked chassis: "ALL TOP GREEN AS BLUE"."""
+    for option, box, need in (("top_gear", "4:4", "blue"), ("top_gear", "3:5", None),
+                              ("fastest_green", "4:4", None), ("fastest_green", "3:5", "blue")):
+        g = Game({11: at(2, 2)}, {"tables": "sheet", "cracked_top_green": option}, extra={11: {"gear": 4}})
+        g.v(11).conditions["cracked_chassis"] = True
+        g.round()
+        g.picks({11: box})
+        assert g.v(11).roll_needed == need, (option, box)
+    # A blue box with a cracked chassis rolls as red; red boxes are not offered.
+    g = Game({11: at(2, 2)}, {"tables": "sheet"}, extra={11: {"gear": 4}})
+    g.v(11).conditions["cracked_chassis"] = True
+    g.round()
+    assert "4:6" not in {b.key for b in g.rules.allowed_boxes(g.st, g.v(11))[0]}
+    g.picks({11: "4:6 1L"})
+    assert g.v(11).roll_needed == "red"
+
+
+def test_option_tables_on_the_vehicle_and_bike_tables():
+    """Max's 2 + 2 = 4: "At vehicles" takes 1 off structure, driving and shooting, the sheet's
+    "AT CARS" 1 off the driver only; "At the bike" 2 structure and 1 off the skills, the sheet's
+    "AT BIKE" 3 structure."""
+    for option, after in (("typed", (9, 5, 5)), ("sheet", (9, 5, 6))):
+        g = shoot_setup({12: at(10, 4)}, {"tables": option})
+        g.act([1, 2], act="shoot", vehicle=1, shooter="max", target=12)
+        assert (g.v(12).structure, g.v(12).driver, g.v(12).shooting) == after, option
+    for option, out in (("typed", None), ("sheet", "wrecked")):
+        g = shoot_setup({10: at(10, 4)}, {"tables": option})
+        g.act([1, 2], act="shoot", vehicle=1, shooter="max", target=10)
+        assert g.v(10).out == out, option
+        if out is None:
+            assert (g.v(10).structure, g.v(10).driver, g.v(10).shooting) == (1, 7, 5)
+
+
+def test_table_spot_checks_against_the_rulebook_text():
+    """A few entries read off stop-the-truck.txt by hand."""
+    assert D.CHARTS["standard"][12] == ("victim", 6, 2) and D.CHARTS["standard"][5] == (None, 0, 0)
+    assert D.CHARTS["standard"][-2] == ("self", 7, 2) and D.CHARTS["heavy"][4] == (None, 0, 0)
+    assert D.CHARTS["heavy"][12] == ("victim", 8, 2) and D.CHARTS["heavy"][1] == ("self", 3, 1)
+    assert (D.VEHICLE_TYPED[9].structure, D.VEHICLE_TYPED[9].driver, D.VEHICLE_TYPED[9].red_roll) == (2, 2, True)
+    assert D.MAX_TABLE[9].structure == 1 and D.MAX_TABLE[10].weapon_lost and D.MAX_TABLE[11].roll_twice
+    assert D.CREW_TYPED[2].crew == 1 and D.CREW_SHEET[2].crew == 0 and D.CREW_TYPED[11].dead
+    assert D.TYRES_TYPED[8].structure == 1 and D.TYRES_SHEET[8].structure == 0 and D.TYRES_TYPED[11].structure == 2
+    assert D.BIKE_TYPED[8].dead and not D.BIKE_SHEET[8].dead and D.BIKE_SHEET[8].structure == 7
+    assert (D.BOMB_TYPED[9].structure, D.BOMB_TYPED[9].driver) == (6, 2)
+    assert (D.BOMB_SHEET[8].structure, D.BOMB_SHEET[8].driver) == (6, 5) and D.BOMB_TYPED[10].structure == 0
+    assert D.RED_TYPED[7].special == "kangaroo" and D.RED_SHEET[1].special == "red_plus_2"
+    assert D.BLUE_TABLE[10].special == "red_table" and D.SNAKE_TYPED[10].special == "snake_gone"
+
+
+def test_blue_slasher_from_straight_behind_slashes_the_side_it_stands_on():
+    """Straight in from behind (no sideways move), the tyre is on the side of the truck's centre
+    line the slasher's tracked pose is on (it used to be the right always)."""
+    for dy, side in ((30.0, "left"), (-30.0, "right")):
+        g = Game({13: at(4, 5)})
+        g.round()
+        g.picks({13: "2:4"}, truck="2:3")                     # into square 4, the tanker's back
+        g.act(act="move", vehicle=13, to=at(5, 5, dy=dy))
+        out = g.act([9, 3], act="collide", vehicle=13)        # 9 + 1 front ram = 10: 5 to the truck
+        assert out["facings"] == ["front", "rear"] and g.v(1).structure == 25
+        assert g.st.truck.tyres_burst[side] == 1, side
+
+
+def test_option_halves():
+    """A 7 on "1d10/2" for the bomb in the bomber's hand: 4 rounded up, 3 down; an engine fire
+    (typed RED 5) the same."""
+    for option, left in (("up", 6), ("down", 7)):
+        g = bomb_setup({"halves": option})
+        g.act([1, 7], act="bombs", vehicle=1)
+        assert g.st.truck.bombers == [left, 10], option
+    for option, structure in (("up", 12 - 4), ("down", 12 - 3)):
+        g = Game({11: at(2, 2)}, {"halves": option}, extra={11: {"gear": 4}})
+        g.round()
+        g.picks({11: "4:6"}, truck="2:3")
+        g.act(act="move", vehicle=11, to=at(5, 2))
+        g.act([9, 5, 7], act="drive_roll", vehicle=11)    # failed; RED 5, engine fire: 7 halved
+        assert g.v(11).structure == structure, option
+
+
+def test_a_gang_player_cannot_come_back_as_the_auto_gyro():
+    """The auto-gyro "Comes on The Truck's side": a gang player's replacement may not be one."""
+    g = Game({11: at(1, 7)})
+    g.round()
+    g.picks({11: "2:2"})
+    g.act(act="move", vehicle=11)                              # off the back of the board
+    g.end()
+    with pytest.raises(RulesError, match="comes on on the truck's side"):
+        g.act(act="enter", vehicle=11, template="auto_gyro", to=at(1, 3))
+    g.act(act="enter", vehicle=11, template="jeep", to=at(1, 3))
+    assert g.v(11).template_key == "jeep"
+
+
+def test_the_crossbowmans_nearest_too_close_to_call_allows_either():
+    """Two cars behind the truck at distances within the poses' doubt of each other: either is
+    "the nearest"; with exact poses only the nearer one is."""
+    # Both in the rear arc, about half a millimetre apart in distance from the crossbowman.
+    for sigma, allowed in ((0.0, {11}), (2.0, {11, 12})):
+        places = {11: at(3, 5, dx=-8.0) + [sigma], 12: at(3, 6, dy=-40.0) + [sigma]}
+        g = shoot_setup(places)
+        near = {o.marker for o in g.rules._nearest_behind_all(g.st)}
+        assert near == allowed, sigma
+        rows = {r["marker"]: r["nearest"] for r in g.rules.targets(g.st, 1) if r["shooter"] == "gunner"}
+        assert {m for m, n in rows.items() if n} == allowed

@@ -171,7 +171,9 @@ BOMB_TYPED = {
     10: Row("no explosion"),
 }
 BOMB_SHEET = {
-    1: Row("early explosion, 1d10/2 points to the bomber", special="in_hand"),
+    # The sheet's number reads "196 ple to bomber" in the OCR: the companion takes the typed 1d10/2.
+    1: Row("early explosion, points to the bomber (the sheet's number is not legible: the typed 1d10/2)",
+           special="in_hand"),
     2: Row("1 point structure, 1 point to driver", structure=1, driver=1),
     3: Row("2 points structure, 2 points to driver", structure=2, driver=2),
     4: Row("3 points structure, 2 points to driver", structure=3, driver=2),
@@ -246,7 +248,8 @@ SNAKE_SHEET = {
     5: Row("do straight this go, no shooting", special="straight_turn,no_shooting"),
     6: Row("driver startled, must do a blue manoeuvre this go", special="must_blue"),
     7: Row("driver startled, must do a blue manoeuvre this go, no shooting", special="must_blue,no_shooting"),
-    8: Row("driver startled, must do a red manoeuvre this go, no shooting", special="must_red,no_shooting"),
+    # 8 is 6 with "red" for "blue" (its ditto marks); unlike 7 it writes no "no shooting".
+    8: Row("driver startled, must do a red manoeuvre this go", special="must_red"),
     9: Row("snake does nothing this go but stays active for two more turns", special="snake_two_more"),
     10: Row("snake bites driver, 2 points of damage, red driving roll at the new ability", driver=2, red_roll=True),
 }

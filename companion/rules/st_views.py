@@ -122,15 +122,15 @@ class StopTheTruckViews:
             return out
         if v.is_truck:
             for shooter in ("max", "gunner"):
-                nearest = self._nearest_behind(state) if shooter == "gunner" else None
+                nearest = {o.marker for o in self._nearest_behind_all(state)} if shooter == "gunner" else set()
                 for o in state.on_board():
                     if self.truck_side(state, o) or o.pose is None:
                         continue
                     arc = self.in_arc(state, v, o.footprint(), shooter)
-                    usable = arc is not None and arc.outcome != "out" and (shooter == "max" or o is nearest)
+                    usable = arc is not None and arc.outcome != "out" and (shooter == "max" or o.marker in nearest)
                     out.append({"marker": o.marker, "name": o.name, "label": f"{o.name} ({o.owner})", "shooter": shooter,
                                 "at": "vehicle", "arc": arc.to_json() if arc else None,
-                                "arc_text": arc.describe("mm") if arc else "", "nearest": o is nearest,
+                                "arc_text": arc.describe("mm") if arc else "", "nearest": o.marker in nearest,
                                 "square": None if o.square is None else _sq_label(o.square), "shootable": usable})
             return out
         if v.kind.arc == "none":

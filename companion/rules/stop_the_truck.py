@@ -94,6 +94,17 @@ OPTIONS = (
     RuleOption("bomb_reach", 2, None, f'{R}, "The Truck Template", Two petrol bombers',
                'The sheet\'s drop locations are not legible: how many squares from the truck (in any direction) a bomb '
                'square may be.'),
+    RuleOption("cracked_top_green", "top_gear", ("top_gear", "fastest_green"), f'{R}, sheet "RED ROLL" 4',
+               '"CRACKED CHASSIS, DO NO RED, COUNT BLUE AS RED, ALL TOP GREEN AS BLUE": which green boxes need a blue '
+               'roll. "top_gear": every green box of the vehicle\'s top gear; "fastest_green": the green box with the '
+               'most forward squares in each gear.'),
+    RuleOption("halves", "up", ("up", "down"), f'{R}, "Petrol bomb hit effects" 1 and "Failing a RED driving roll" 5',
+               '"1d10/2" (the bomb going off in the bomber\'s hand, the engine fire) does not say how an odd roll '
+               'halves: "up" rounds up (a 1 still does 1), "down" rounds down (a 1 does nothing).'),
+    RuleOption("gyro_drop_skill", "dropping", ("dropping", "flying"), f'{R}, "Notes", The AutoGyro, and "Car No 11 Auto-gyro"',
+               'The typed note says "Use flying skill with modifiers as noted on the sheet to achieve a hit"; the gyro\'s '
+               'sheet has a "Dropping skill" track (0-9) beside the "Flying skill" (0-5) and "Bomb or snake dropping '
+               'modifiers to skill". "dropping": roll against the dropping skill; "flying": against the flying skill.'),
     RuleOption("distance_squares", 100, None, f'{R}, "Rules and Turn Sequence"',
                '"the allotted distance, usually 100 squares": the truck wins when its declared speeds add up to this.'),
     RuleOption("regain_on_elimination", False, (False, True), f'{R}, "Optional rule"',
@@ -669,7 +680,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             c["pull"] = 1 if special == "pull_left" else -1
         elif special == "fire_d10_half":
             face = yield from self._d10(rolls, f"engine fire in {_the(v.name)} (1d10/2)", v.owner)
-            self._harm(state, v, (face + 1) // 2, 0, 0, events, "engine fire")
+            self._harm(state, v, self._half(face), 0, 0, events, "engine fire")
         elif special == "kangaroo":
             face = yield from self._d10(rolls, f"{_the(v.name)} hits a kangaroo (1d10 points)", v.owner)
             # "These may come off any combination of skills or structure points": the companion
@@ -695,6 +706,10 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 self._shift(state, v, (0, step), events, "under steer" if special == "understeer" else "over steer")
         elif special == "red_table":
             yield from self._red_table(state, v, events, rolls, 0)
+
+    def _half(self, face: int) -> int:
+        """A "1d10/2" roll halved (option halves)."""
+        return (face + 1) // 2 if self.option("halves") == "up" else face // 2
 
     def _away_from_truck(self, state: GameState, v: Vehicle) -> int:
         tr = state.truck_vehicle.square[1]
@@ -902,13 +917,23 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 o.gear = b.gear
                 o.conditions.pop("restart", None)
                 o.conditions.pop("gear_down_next", None)
+            if b.colour == "green" and o.conditions.get("cracked_chassis") and self._top_green(o, b):
+                o.roll_needed = "blue"
+                events.append(f"{_the(o.name)}'s cracked chassis: its top green box {b.label} counts as blue")
             if b.colour in ("red", "blue"):
                 o.roll_needed = "red" if (b.colour == "red" or o.conditions.get("cracked_chassis")) else "blue"
                 if o.roll_needed == "red":
                     o.no_shooting.append("a RED action")
-        state.phase = "move"
+        if not state.over:      # top gear's damage may have stopped the truck
+            state.phase = "move"
         return {"result": "declared", "speed": box.forward, "distance": state.distance, "picks": picks}
         yield  # noqa: a resolution that asks for no dice
+
+    def _top_green(self, v: Vehicle, box: Box) -> bool:
+        """A green box the sheet's cracked chassis counts as blue (option cracked_top_green)."""
+        if self.option("cracked_top_green") == "top_gear":
+            return box.gear == v.kind.top_gear
+        return box.forward == max(b.forward for b in v.kind.boxes(box.gear) if b.colour == "green")
 
     def _act_move(self, state: GameState, action: dict, events: list):
         """Step 3: the next vehicle, lightest first, goes to the square its box reaches; the
@@ -1058,7 +1083,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if c.kind.tyre_slasher and victim.is_truck and truck_damage and not state.over:
             k = self.truck_squares(state).index(sq) + 1
             if k >= 2:
-                side = "left" if c.from_square and c.from_square[1] > victim.square[1] else "right"
+                side = self._slash_side(state, c)
                 face = yield from self._d10(rolls, f"{_the(c.name)} slashes a {side} tyre (needs {c.driver} or less)",
                                             c.owner, target=c.driver)
                 if face <= c.driver:
@@ -1075,6 +1100,18 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             out["bumped"] = loser.marker
             self._shift(state, loser, (0, step), events, "bumped sideways")
         return out
+
+    def _slash_side(self, state: GameState, c: Vehicle) -> str:
+        """The side of the truck the Blue Slasher came at: the side it drove in from (rows are + left),
+        or, driving straight in from behind, the side of the truck's centre line its tracked pose is on."""
+        dr = c.conditions.get("last_step", [0, 0])[1]
+        if dr:
+            return "left" if dr < 0 else "right"
+        tv = state.truck_vehicle
+        if c.pose is None or tv.pose is None:
+            raise RulesError(f"which side of the truck {_the(c.name)} is on: the camera has no pose for it")
+        _, l = tv.pose.to_local(c.pose.xy)
+        return "left" if l > 0 else "right"
 
     def _bump_step(self, state: GameState, loser: Vehicle, collider: Vehicle) -> int:
         if self.option("bump_side") == "collider_direction" and not collider.is_truck:
@@ -1128,14 +1165,14 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         step = 1 if want > row0 else -1
         pushed: list[int] = []
         for _ in range(abs(want - row0)):
+            if state.over:
+                break
             v.square = (v.square[0], v.square[1] + step)
             for sq in self.truck_squares(state):
                 for o in list(self.occupants(state).get(sq, [])):
-                    if o is v:
-                        continue
+                    if o is v or state.over:
+                        continue    # the truck stopped by a push: nothing more is rolled
                     yield from self._push(state, v, o, sq, step, events, rolls, pushed)
-                    if state.over:
-                        break
         v.pose = pose
         state.truck.sideways_done = True
         events.append(f"the truck moves {abs(want - row0)} square{'s' if abs(want - row0) != 1 else ''} "
@@ -1156,8 +1193,10 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if not self.on_grid(new):
             self._eliminate(state, o, "pushed off the board by the truck", events)
             return
+        # Shoved across, the car meets the next one side to side, whatever its own move was.
+        o.conditions["last_step"] = [0, step]
         for other in list(self.occupants(state).get(new, [])):
-            if other is not o and not other.is_truck:
+            if other is not o and not other.is_truck and not state.over:
                 yield from self._push(state, o, other, new, step, events, rolls, pushed)
         o.square = new
         self._arrive(state, o, (0, step))
@@ -1215,7 +1254,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         events.append(f"petrol bomb {face} on {_the(o.name)}: {row.text} ({R}, \"{section}\")")
         if row.special == "in_hand":
             n = yield from self._d10(rolls, f"the bomb goes off in {by}'s hand (1d10/2)", "Max")
-            in_hand((n + 1) // 2)
+            in_hand(self._half(n))
             return
         self._harm(state, o, row.structure, row.driver, row.shooting, events, f"petrol bomb ({by})")
 
@@ -1230,10 +1269,17 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
     def _gyros(self, state: GameState) -> list[Vehicle]:
         return [g for g in state.on_board() if g.kind.flying]
 
+    def _drop_skill(self, g: Vehicle) -> tuple[int, str]:
+        """The skill a drop rolls against (option gyro_drop_skill); the gyro's flying skill is its
+        driver track."""
+        if self.option("gyro_drop_skill") == "flying":
+            return g.driver, "flying"
+        return g.dropping, "dropping"
+
     def _drop_targets(self, state: GameState, g: Vehicle) -> list[tuple[Vehicle, int, str]]:
         """Vehicles the gyro could drop on: in its square or next to it, with the modifier
         (reconstructed, auto_gyro.toml: +1 straight ahead, 0 below it, -1 beside)."""
-        if g.dropping <= 0 or not g.on_board:
+        if self._drop_skill(g)[0] <= 0 or not g.on_board:
             return []
         mods = g.kind.drop_modifiers
         out = []
@@ -1263,9 +1309,10 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         o, mod, where = targets[action["target"]]
         rolls: list = []
         # "Bomb or snake dropping modifiers to skill": a plus raises the number to roll under.
-        need = g.dropping + mod
+        skill, which = self._drop_skill(g)
+        need = skill + mod
         face = yield from self._d10(rolls, f"{_the(g.name)} drops a {payload} on {_the(o.name)} (needs {need} or "
-                                           f"less: dropping {g.dropping}, {mod:+d} target {where})", g.owner,
+                                           f"less: {which} {skill}, {mod:+d} target {where})", g.owner,
                                     target=need)
         hit = face <= need
         rolls[-1]["passed"] = hit
@@ -1396,10 +1443,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             if target is None or target.is_truck or not target.on_board:
                 raise RulesError("the truck shoots at a gang vehicle on the board ('target')")
             if shooter == "gunner":
-                nearest = self._nearest_behind(state)
-                if nearest is None or nearest.marker != target.marker:
+                nearest = self._nearest_behind_all(state)
+                if target.marker not in {o.marker for o in nearest}:
                     raise RulesError(f"the crossbowman shoots at the nearest vehicle in the rear 180 degrees: "
-                                     f"{_the(nearest.name) if nearest else 'nobody'}, not {_the(target.name)}")
+                                     f"{' or '.join(_the(o.name) for o in nearest) if nearest else 'nobody'}, "
+                                     f"not {_the(target.name)}")
             if self.truck_side(state, target):
                 raise RulesError(f"{_the(target.name)} is on the truck's side")
             if at not in ("vehicle", "harpoonist", "snake"):
@@ -1486,18 +1534,28 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return out
 
     def _nearest_behind(self, state: GameState) -> Vehicle | None:
+        near = self._nearest_behind_all(state)
+        return near[0] if near else None
+
+    def _nearest_behind_all(self, state: GameState) -> list[Vehicle]:
+        """The crossbowman's targets: the nearest vehicle in the rear 180 degrees, and any other
+        whose distance is too close to call against it (the poses' doubt); nearest first."""
         tv = state.truck_vehicle
-        best = None
+        sec = self.shooter_sectors(state, tv, "gunner")[0]
+        found = []
         for o in state.on_board():
             if self.truck_side(state, o) or o.pose is None:
                 continue
-            sec = self.shooter_sectors(state, tv, "gunner")[0]
             if in_sector(sec, o.footprint(), "any").verdict.outcome == "out":
                 continue
-            d = float(np.hypot(*(o.pose.xy - np.asarray(sec.apex))))
-            if best is None or d < best[0]:
-                best = (d, o)
-        return best[1] if best else None
+            found.append((float(np.hypot(*(o.pose.xy - np.asarray(sec.apex)))), o.marker, o))
+        if not found:
+            return []
+        found.sort(key=lambda x: (x[0], x[1]))
+        d0, _, first = found[0]
+        tie = [o for d, _, o in found[1:]
+               if d - d0 <= CALL_SIGMAS * math.hypot(o.pose.axis_sigma_mm, first.pose.axis_sigma_mm)]
+        return [first, *tie]
 
     def _effect(self, state: GameState, target: Vehicle, kind: str, bonus: int, events: list, rolls: list,
                 by: str, depth: int, at: str = "vehicle"):
@@ -1562,6 +1620,9 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         tpl = template(key)
         if tpl.is_truck:
             raise RulesError("there is only one truck")
+        if tpl.side == "truck" and not self.truck_side(state, old):
+            raise RulesError(f"{_the(tpl.name)} comes on on the truck's side ({R}, \"Notes\", The AutoGyro): "
+                             f"{old.owner} is in the gang")
         pose = _pose(action.get("to"), f"enter, {_the(tpl.name)}")
         fresh = Vehicle(old.marker, action.get("name") or tpl.name, old.owner, tpl.key, old.length_mm, old.width_mm)
         fresh.driver, fresh.shooting, fresh.dropping = tpl.driver_skill, tpl.shooting_skill, tpl.dropping_skill
