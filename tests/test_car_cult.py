@@ -125,6 +125,14 @@ def test_a_scenario_expectation_can_fail():
 
 # --- building a cult ------------------------------------------------------------------
 
+def test_every_option_is_documented_and_cites_the_draft():
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "car-cult.md").read_text()
+    rules = rule_system("car_cult")
+    for opt in rules.options:
+        assert f"| `{opt.name}` |" in doc, opt.name
+        assert D.RULEBOOK in opt.rule, opt.name
+
+
 def test_components_from_the_draft():
     mg = D.WEAPONS["machine_gun"]
     assert (mg.az, mg.range_in, mg.blast, mg.damage, mg.shots) == (2, 12, 1, 1, 3)
@@ -221,6 +229,22 @@ def test_must_move_before_the_activation_ends():
         play([{"round": {}}, {"act": "activate", "vehicle": 20}, {"end_turn": True}], [4, 15])
 
 
+def test_option_one_st_minimum():
+    # The Gravedigger has a single ST on its Big Block (the number above zone 1 is 2 in).
+    steps = [{"round": {}}, {"act": "activate", "vehicle": 21}, {"act": "allocate", "vehicle": 21, "allocation": {}}]
+    a = play(steps + [{"end_turn": True}], TIE, roster_list=solo(21))
+    assert a["state"]["vehicles"]["21"]["speeds_in"] == [0, 2] and a["state"]["activated"] == [21]
+    b = play(steps, TIE, {"one_st_minimum": "its_speed"}, roster_list=solo(21))
+    assert b["state"]["vehicles"]["21"]["speeds_in"] == [2, 2]
+    with pytest.raises(Exception, match="must move .* minimum 2 in"):
+        play(steps + [{"end_turn": True}], TIE, {"one_st_minimum": "its_speed"}, roster_list=solo(21))
+    # and an attack on it takes its 2 in minimum off
+    rules, st = game({"one_st_minimum": "its_speed"}, roster_list=solo(21))
+    assert [m.value for m in rules._attack_mods(st.vehicles[21], 3)] == [3, -2]
+    rules, st = game(roster_list=solo(21))
+    assert [m.value for m in rules._attack_mods(st.vehicles[21], 3)] == [3]
+
+
 def test_generation_and_allocation():
     out = play([{"round": {}}, {"act": "activate", "vehicle": 20},
                 {"act": "allocate", "vehicle": 20, "allocation": {"engine": 3}, "expect_error": True},
@@ -261,6 +285,21 @@ def test_down_shift_rolls_beyond_the_first():
     # the failed roll's DT goes on the engine ("causes one DT to the Engine"), not the armour
     assert out["state"]["vehicles"]["20"]["components"]["engine"] == ".....D"
     assert out["state"]["vehicles"]["20"]["components"]["armour"] == "."
+
+
+def test_option_downshift_rolls():
+    # Down shifting 2: "beyond_first" rolls for the second only, "every_st" for both.
+    steps = first_turn(20, {})[:1] + [{"act": "activate", "vehicle": 20, "downshift": 2}]
+    a = play(steps, TIE + [9, 9], roster_list=solo(20))
+    b = play(steps, TIE + [9, 9], {"downshift_rolls": "every_st"}, roster_list=solo(20))
+    assert [x["face"] for x in a["steps"][1]["rolls"]] == [9]
+    assert [x["face"] for x in b["steps"][1]["rolls"]] == [9, 9]
+    assert a["state"]["vehicles"]["20"]["components"]["engine"] == "S....D"
+    assert b["state"]["vehicles"]["20"]["components"]["engine"] == "S...DD"
+    # a single down shift is free either way
+    one = [{"round": {}}, {"act": "activate", "vehicle": 20, "downshift": 1}]
+    c = play(one, TIE, {"downshift_rolls": "every_st"}, roster_list=solo(20))
+    assert c["steps"][1]["rolls"] == [] and c["state"]["vehicles"]["20"]["engine_st"] == 2
 
 
 # --- movement -------------------------------------------------------------------------
@@ -516,6 +555,29 @@ def test_option_cars_block_sight():
     assert out["steps"][3]["result"] == "hit"
 
 
+def test_option_range_measure():
+    # The Scrapjaw's nearest corner is 300.5 mm (11.8 in) from the Rustler's, but a post hides that
+    # line; the shortest line past the post is 308 mm (12.1 in), over the Machine Gun's 12 in.
+    post = [{"kind": "blocking", "name": "post", "points": [[480, 310], [495, 310], [495, 345], [480, 345]]}]
+    steps = first_turn(10, {"machine_gun": 2, "gutsy_gunner": 2})
+    steps.append({"act": "attack", "vehicle": 10, "weapon": "machine_gun", "target": 20})
+    cars = place({20: [675, 350, 180]})
+    a = play(steps, TIE + [9] * 6, roster_list=solo(10), cars=cars, terrain=post)
+    b = play(steps, TIE + [9] * 6, {"range_measure": "closest_visible"}, roster_list=solo(10), cars=cars,
+             terrain=post)
+    assert a["steps"][3]["line_of_sight"] is True and b["steps"][3]["line_of_sight"] is True
+    assert a["steps"][3]["result"] == "hit" and a["steps"][3]["range"]["outcome"] == "in"
+    assert b["steps"][3]["result"] == "no attack" and b["steps"][3]["range"]["outcome"] == "out"
+    # the page's target list judges the range the same way
+    rules, st = game({"range_measure": "closest_visible"}, cars=cars, terrain=post)
+    t = next(t for t in rules.targets(st, 10) if t["marker"] == 20)
+    assert t["distance_in"] == pytest.approx(308.03 / MM, abs=0.01) and not t["weapons"][0]["usable"]
+    # with nothing in the way, the closest points either way
+    rules, st = game({"range_measure": "closest_visible"}, cars=cars, terrain=[])
+    t = next(t for t in rules.targets(st, 10) if t["marker"] == 20)
+    assert t["distance_mm"] == pytest.approx(300.54, abs=0.01)
+
+
 def test_any_part_sees_past_a_corner():
     # The Dust Devil hides the Scrapjaw's centre from the Rustler's, but not its nose
     poses = {10: [300, 300, 0], 11: [450, 285, 0], 20: [600, 300, 180]}
@@ -723,6 +785,20 @@ def test_fanatical_fixer_swaps():
     assert out["state"]["vehicles"]["11"]["speeds_in"] == [8, 12]
 
 
+def test_option_fixer_swap():
+    # The Dust Devil's engine: S S . D (2 ST, a DT on zone 4); its mines empty.
+    r = solo(11, engine_st=2, dt={"engine": 1})
+    move_dt = [{"act": "fix", "vehicle": 11, "a": "engine:4", "b": "mines:1"}]
+    a = play(first_turn(11, {"fanatical_fixer": 2}) + move_dt, TIE, roster_list=r)
+    assert a["state"]["vehicles"]["11"]["components"]["engine"] == "SS.."
+    assert a["state"]["vehicles"]["11"]["components"]["mines"] == "D..."
+    b = play(first_turn(11, {"fanatical_fixer": 2}) + [{**move_dt[0], "expect_error": True},
+                                                        {"act": "fix", "vehicle": 11, "a": "engine:4", "b": "engine:1"}],
+             TIE, {"fixer_swap": "two_tokens"}, roster_list=r)
+    assert "holds no token" in b["steps"][3]["error"]
+    assert b["state"]["vehicles"]["11"]["components"]["engine"] == "DS.S"
+
+
 # --- the page -------------------------------------------------------------------------
 
 def test_card_overlays_targets_board_and_actions():
@@ -762,6 +838,40 @@ def test_card_overlays_targets_board_and_actions():
     assert acts["attack"]["fields"][3]["choices_by"]["10"][0] == {"value": "engine", "label": "Straight Five"}
     json.dumps([rules.card(st, m) for m in st.vehicles] + [rules.overlays(st, m) for m in st.vehicles]
                + [rules.targets(st, m) for m in st.vehicles] + [rules.actions(st, m) for m in st.vehicles])
+
+
+def test_the_move_overlay_draws_the_free_turns():
+    """The drawn move region takes in what the free 45-degree turns allow (as one combined turn
+    anywhere along the move): a legal move that turns ends inside it, outside the straight band."""
+    import shapely
+    rules, st = game()
+    session = GameSession(rules, st, ScriptedDice())
+    session.start_round({})
+    session.act({"act": "activate", "vehicle": 20})
+    session.act({"act": "allocate", "vehicle": 20, "allocation": {}})
+    v = st.vehicles[20]
+    assert v.speeds_in() == (5, 8) and rules.free_turns(v) == 3
+    over = {r["name"]: r for r in rules.overlays(st, 20)["move_regions"]}
+    assert over["move"]["turns"] == 3 and "turns not drawn" not in over["move"]["about"]
+    drawn = shapely.union_all([shapely.Polygon(rings[0], rings[1:]) for rings in over["move"]["polygons"]])
+    straight = rules._move_zone(v, 5, 8, 1, 0)
+    # 2 in ahead, a 45-degree turn left, 5 in more: 7 in, one turn.
+    bend = v.pose.moved(2 * MM, turn_deg=45)
+    end = bend.moved(5 * MM)
+    foot = v.footprint(end).polygon
+    assert drawn.buffer(0.5).contains(foot) and not straight.contains(foot)
+    # 135 degrees (three turns) after 3 in, then 4 in: inside too; never behind the car's tail.
+    back = v.pose.moved(3 * MM, turn_deg=135).moved(4 * MM)
+    assert drawn.buffer(0.5).contains(v.footprint(back).polygon)
+    assert not drawn.contains(shapely.Point(v.pose.moved(-3 * MM).xy))
+    # With one free turn, only up to 45 degrees: the 135-degree end is not in it, the 45 is.
+    one = rules._move_zone(v, 5, 8, 1, 1)
+    assert one.buffer(0.5).contains(foot) and not one.buffer(0.5).contains(v.footprint(back).polygon)
+    # And the move is legal: the rules read one turn from the path.
+    out = session.act({"act": "move", "vehicle": 20, "path": [
+        [round(bend.x_mm, 2), round(bend.y_mm, 2), 180.0], [round(bend.x_mm, 2), round(bend.y_mm, 2), 225.0],
+        [round(end.x_mm, 2), round(end.y_mm, 2), 225.0]]})
+    assert out["result"] == "moved" and out["move"]["turns"] == 1
 
 
 def test_board_shows_mines():

@@ -30,7 +30,8 @@ import numpy as np
 import shapely
 
 from ..dice import DiceRequest, Modifier, Roll
-from ..geometry import (TOO_CLOSE, Footprint, Obstacles, Pose, closest_distance, inches, judge, normalize_deg)
+from ..geometry import (TOO_CLOSE, Distance, Footprint, Obstacles, Pose, closest_distance, inches, judge,
+                        normalize_deg)
 from ..geometry.pose import MM_PER_IN
 from . import cc_data as D
 from .base import RuleOption, RulesError, RuleSystem, register
@@ -51,6 +52,11 @@ OPTIONS = (
                '"one ST for each +ST symbol visible on their car, some will have been covered by ST or Damage '
                'Tokens". "st_or_dt": a symbol under an ST (the engine\'s, the only ST left then) or a DT does '
                'not generate; "dt_only": only DT cover symbols.'),
+    RuleOption("one_st_minimum", "zero", ("zero", "its_speed"), f'{R}, "Car Movement/Engines"',
+               '"The minimum and maximum movement for each car is determined by the comparing the numbers above '
+               'the two filled AZ farthest to the right on the Engine": with a single ST there is only one. '
+               '"zero": no minimum (the maximum is the number above that ST; the car need not move); '
+               '"its_speed": the minimum is that number too (it must move exactly that far, or brake).'),
     RuleOption("turn_zones", "engine", ("engine", "car"), f'{R}, "Car Movement/Engines"',
                '"A car may perform one 45 degree turn for each AZ that has not been allocated any ST." '
                '"engine": the empty AZ of the engine\'s track; "car": every empty AZ on the car. (A zone '
@@ -63,6 +69,11 @@ OPTIONS = (
                'Braking: "Roll a D20 and subtract the number of inches the Car the player has chosen not to move". '
                '"down": whole inches short, rounded down (as blocking terrain rounds); "up": rounded up; '
                '"exact": the measured inches, to a hundredth.'),
+    RuleOption("downshift_rolls", "beyond_first", ("beyond_first", "every_st"), f'{R}, "Down Shift"',
+               '"One ST may be removed from the Engine each time a Car is activated. If a player wishes to remove '
+               'more they must roll one D20 for each ST being removed that turn." "beyond_first": the first ST '
+               'comes off free and each one beyond it rolls; "every_st": removing more than one, every ST removed '
+               'rolls, the first too.'),
     RuleOption("blocking_damage", "dt", ("dt", "st_penalty"), f'{R}, "Down Shift" (terrain)',
                'At blocking terrain "the car suffers 1 ST for each inch of movement the car has failed to move '
                'up to the minimum"; the example that follows says "resulting in the car suffering 2 DT". "dt": '
@@ -112,6 +123,18 @@ OPTIONS = (
                '"Players are not permitted to pre-measure distances ... selecting the target of an attack is a '
                'judgement call"; out of range or sight "no attack may be made". "wasted": the declared attack is '
                'lost (the weapon has fired); "refused": the companion refuses it and the player may choose again.'),
+    RuleOption("range_measure", "closest_points", ("closest_points", "closest_visible"),
+               f'{R}, "Core Mechanics" and "Attacking opponents", 3',
+               '"Distances are measured between the closest visible parts of the two objects"; stage 3: "measure '
+               'the shortest uninterrupted line between the two, if this is equal to or less than the weapons '
+               'Range". "closest_points": the closest parts of the two, line of sight judged on its own (any '
+               'line); "closest_visible": the shortest line between them that nothing interrupts (the closest '
+               'points when that line is clear; else found among points every 2 mm round both outlines, so at '
+               'most about 2 mm long).'),
+    RuleOption("fixer_swap", "token_or_empty", ("token_or_empty", "two_tokens"), f'{R}, "Building a Car Cult"',
+               'Fanatical Fixer: "Swap the positions of any two tokens not on the fixer per ST allocated". '
+               '"token_or_empty": a token may swap with an empty zone (it moves there); "two_tokens": both zones '
+               'must hold a token (an ST and a DT).'),
     RuleOption("cars_block_sight", True, (True, False), f'{R}, "Core Mechanics"',
                '"LoS is determined by drawing an uninterrupted line between any parts of the two objects". True: '
                'other cars interrupt a line as blocking terrain does; False: only terrain does.'),
@@ -134,6 +157,9 @@ ACTIONS = ("activate", "allocate", "move", "attack", "fix")
 #: Scene kinds read as the draft's two terrain types ("There are two types of terrain, Rough
 #: and Blocking"); anything else blocks.
 ROUGH_KINDS = ("rough", "slow")
+#: range_measure "closest_visible": the outlines are sampled this finely (mm) when the closest
+#: points are hidden.
+_OUTLINE_STEP_MM = 2.0
 
 
 def _pose(raw, where: str) -> Pose:
@@ -221,6 +247,7 @@ class CarCult(CarCultViews, RuleSystem):
                 raise RulesError(f"two rosters for {roster['player']}")
             players.append(roster["player"])
             for v in cult:
+                v.one_st_minimum = str(self.option("one_st_minimum"))
                 if v.marker in cars:
                     v.pose = cars[v.marker].pose
                 vehicles[v.marker] = v
@@ -496,10 +523,13 @@ class CarCult(CarCultViews, RuleSystem):
             i = max(i for i, z in enumerate(engine.zones) if z == D.ST)
             engine.zones[i] = None
         if down:
-            events.append(f"the {v.name} down shifts {down} ST ({D.FREE_DOWNSHIFTS} free)")
+            free = D.FREE_DOWNSHIFTS if self.option("downshift_rolls") == "beyond_first" or down == 1 else 0
+            events.append(f"the {v.name} down shifts {down} ST ({free} free)")
         extra = max(down - D.FREE_DOWNSHIFTS, 0)
+        if extra and self.option("downshift_rolls") == "every_st":
+            extra = down
         if extra:
-            throw = yield DiceRequest((D.DIE,) * extra, f"down shift ({extra} beyond the free one, 10+ each)", v.name)
+            throw = yield DiceRequest((D.DIE,) * extra, f"down shift ({extra} rolled of {down}, 10+ each)", v.name)
             for face in throw.faces:
                 ok = face >= D.BASE_TARGET
                 rolls.append({"asked": "down shift", "face": face, "total": face, "target": D.BASE_TARGET, "passed": ok})
@@ -966,17 +996,44 @@ class CarCult(CarCultViews, RuleSystem):
             hit, note = roll.total >= D.BASE_TARGET, ""
         return hit, {**roll.to_json(), "target": D.BASE_TARGET, "passed": hit, **({"note": note} if note else {})}
 
-    def sight(self, state: GameState, me: Footprint, them: Footprint):
+    def _obstacles(self, state: GameState, me: Footprint, them: Footprint) -> Obstacles:
         terrain = [t for t in state.terrain if t.blocks_sight]
         cars = [o.footprint() for o in state.in_play() if o.marker not in (me.id, them.id)] \
             if self.option("cars_block_sight") else []
-        return Obstacles(terrain, cars).line_of_sight(me, them)
+        return Obstacles(terrain, cars)
+
+    def sight(self, state: GameState, me: Footprint, them: Footprint):
+        return self._obstacles(state, me, them).line_of_sight(me, them)
+
+    def range_distance(self, state: GameState, me: Footprint, them: Footprint) -> Distance:
+        """The distance a weapon's range is judged on (range_measure): the closest points, or the
+        shortest line between the two that nothing interrupts."""
+        dist = closest_distance(me, them)
+        if self.option("range_measure") == "closest_points" or dist.distance_mm <= 0.0:
+            return dist
+        obstacles = self._obstacles(state, me, them)
+        if obstacles.empty:
+            return dist
+        one = np.array([me.id]), np.array([them.id])
+        if not obstacles.hits(np.array([dist.from_point]), np.array([dist.to_point]), *one).any():
+            return dist
+        pa = np.asarray(shapely.segmentize(me.polygon, _OUTLINE_STEP_MM).exterior.coords)[:-1]
+        pb = np.asarray(shapely.segmentize(them.polygon, _OUTLINE_STEP_MM).exterior.coords)[:-1]
+        starts, ends = np.repeat(pa, len(pb), axis=0), np.tile(pb, (len(pa), 1))
+        n = len(starts)
+        clear = ~obstacles.hits(starts, ends, np.full(n, me.id), np.full(n, them.id)).any(axis=1)
+        if not clear.any():
+            return dist                          # no line of sight: no attack whatever the range
+        length = np.hypot(*(ends - starts).T)
+        k = int(np.flatnonzero(clear)[np.argmin(length[clear])])
+        return Distance(float(length[k]), (float(starts[k, 0]), float(starts[k, 1])),
+                        (float(ends[k, 0]), float(ends[k, 1])), dist.sigma_mm)
 
     def reach(self, state: GameState, v: Car, comp: Component, target: Car) -> dict:
         """Range by closest points and line of sight between any parts (stage 3)."""
         w = comp.weapon
         me, them = v.footprint(), target.footprint()
-        dist = closest_distance(me, them)
+        dist = self.range_distance(state, me, them)
         limit = inches(w.range_in) if w.range_in else float(self.option("contact_mm"))
         rng = dist.within(limit, f"range of the {w.name}")
         seen = self.sight(state, me, them)
@@ -1112,6 +1169,10 @@ class CarCult(CarCultViews, RuleSystem):
         if not isinstance(raw, (list, tuple)) or len(raw) != 2:
             raise RulesError("a swap names two zones")
         (ca, za), (cb, zb) = self._zone_ref(v, raw[0], "swap"), self._zone_ref(v, raw[1], "swap")
+        if self.option("fixer_swap") == "two_tokens" and (ca.zones[za] is None or cb.zones[zb] is None):
+            empty = f"the {ca.name} zone {za + 1}" if ca.zones[za] is None else f"the {cb.name} zone {zb + 1}"
+            raise RulesError(f"{empty} holds no token; the fixer swaps two tokens (fixer_swap 'two_tokens'; "
+                             f"{R}, \"Building a Car Cult\")")
         if ca.zones[za] == cb.zones[zb]:
             raise RulesError(f"the {ca.name} zone {za + 1} and the {cb.name} zone {zb + 1} hold the same "
                              f"({ca.zones[za] or 'nothing'}); swapping them changes nothing")

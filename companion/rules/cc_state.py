@@ -108,6 +108,9 @@ class Car:
     exploded: bool = False
     #: ST the next generation loses (blocking_damage "st_penalty").
     st_penalty: int = 0
+    #: The one_st_minimum option, set by the rules at new_game: with a single ST on the engine,
+    #: "zero" or "its_speed" (the minimum is the maximum).
+    one_st_minimum: str = "zero"
     # this activation
     generated: int | None = None          # ST generated at its activation; None: not activated yet
     allocated: bool = False
@@ -154,9 +157,9 @@ class Car:
 
     def speeds_in(self) -> tuple[int, int]:
         """(minimum, maximum) movement: the numbers above "the two filled AZ farthest to the
-        right on the Engine" ("Car Movement/Engines"). With one ST there is no zone to its
-        left: the minimum is 0 (RECONSTRUCTED: the draft's example has five). No ST, or an
-        engine full of DT: it does not move."""
+        right on the Engine" ("Car Movement/Engines"). With one ST there is no second filled
+        zone: the minimum is 0, or the speed above that ST (option one_st_minimum; the draft's
+        example has five). No ST, or an engine full of DT: it does not move."""
         if self.immobile:
             return 0, 0
         filled = [i for i, z in enumerate(self.engine.zones) if z == D.ST]
@@ -164,7 +167,7 @@ class Car:
         if not filled:
             return 0, 0
         if len(filled) == 1:
-            return 0, speeds[filled[-1]]
+            return (speeds[filled[-1]] if self.one_st_minimum == "its_speed" else 0), speeds[filled[-1]]
         return speeds[filled[-2]], speeds[filled[-1]]
 
     def footprint(self, pose: Pose | None = None) -> Footprint:

@@ -1,7 +1,7 @@
 """Car Cult as the page shows it: a car's card (its tracks with the ST and DT on each zone,
 the engine's speeds, what it generates), what to draw for it (where its move may end, from
-its minimum to its maximum with drift, and each weapon's range), the cars it could attack
-with their measurements, the actions it can take now with their fields, and the mines on
+its minimum to its maximum with drift and turns, and each weapon's range), the cars it could
+attack with their measurements, the actions it can take now with their fields, and the mines on
 the table.
 
 Read only: everything comes from the state and the rules' own checks. The card keeps the
@@ -11,9 +11,10 @@ next to Car Cult's own (`tracks`, `speeds_in`, ...).
 
 from __future__ import annotations
 
+import numpy as np
 import shapely
 
-from ..geometry import Pose, around, circle, closest_distance, inches
+from ..geometry import Pose, around, circle, inches
 from ..geometry.pose import MM_PER_IN
 from . import cc_data as D
 from .base import polygon_rings
@@ -68,31 +69,63 @@ class CarCultViews:
             "rule": f'{D.RULEBOOK}, "Car Activation", "Car Movement/Engines" (engine cards reconstructed)',
         }
 
-    def _move_zone(self, v, lo_in: float, hi_in: float, drift_in: float):
-        """Where the car may stand after moving lo..hi inches ahead with up to drift_in sideways
-        (no turns): the car's footprint at the four corners of that band, hulled."""
+    #: How finely the drawn move region samples where the turn is taken (points along the move)
+    #: and how far it turns (degrees a step at most).
+    _TURN_POINTS = 8
+    _TURN_STEP_DEG = 15.0
+
+    def _band(self, v, start: Pose, lo_in: float, hi_in: float, drift_in: float):
+        """The corners of the car's footprint at the four corners of the band lo..hi inches
+        straight ahead of `start` with up to drift_in sideways (16 points; their hull is where
+        the car may stand)."""
+        return np.concatenate([v.footprint(Pose(*start.to_table(inches(f), inches(s)), start.heading_deg)).corners
+                               for f in (lo_in, hi_in) for s in (-drift_in, drift_in)])
+
+    def _move_zone(self, v, lo_in: float, hi_in: float, drift_in: float, turns: int = 0):
+        """Where the car may stand after moving lo..hi inches with up to drift_in of drift and
+        `turns` free 45-degree turns ("Car Movement/Engines").
+
+        An approximation, drawn, not judged (the move itself is judged from the camera's path):
+        all the turns taken together as one turn of up to turns x 45 degrees (at most 180),
+        either way, at any point along the move (sampled every 1/_TURN_POINTS of the maximum and
+        every _TURN_STEP_DEG degrees at most), the drift sideways to the heading the car ends
+        on. Turns taken one way at several points end at a spot inside this region (a combined
+        turn at one point sweeps the same ground; the car's heading there may differ); a zig-zag
+        (left, then right) can end nearer than the region's near edge, but inside the move and
+        brake regions together (they cover the whole fan the turns allow, out to the maximum)."""
         p = v.pose
-        feet = [v.footprint(Pose(*p.to_table(inches(f), inches(s)), p.heading_deg)).polygon
-                for f in (lo_in, hi_in) for s in (-drift_in, drift_in)]
-        return shapely.convex_hull(shapely.union_all(feet))
+        bands = [self._band(v, p, lo_in, hi_in, drift_in)]
+        most = min(turns * D.TURN_DEG, 180.0)
+        if most > 0 and hi_in > 0:
+            steps = max(1, int(-(-most // self._TURN_STEP_DEG)))
+            angles = [most * k / steps for k in range(-steps, steps + 1) if k]
+            for k in range(self._TURN_POINTS + 1):
+                at_in = hi_in * k / self._TURN_POINTS
+                at = p.moved(inches(at_in))
+                for a in angles:
+                    turned = Pose(at.x_mm, at.y_mm, p.heading_deg + a)
+                    bands.append(self._band(v, turned, max(lo_in - at_in, 0.0), hi_in - at_in, drift_in))
+        return shapely.union_all(shapely.convex_hull(shapely.multipoints(np.array(bands))))
 
     def overlays(self, state, marker: int) -> dict:
-        """Where the move may end (minimum to maximum with drift; short of the minimum it brakes),
-        and each weapon's range round the car."""
+        """Where the move may end (minimum to maximum with drift and the free 45-degree turns;
+        short of the minimum it brakes), and each weapon's range round the car."""
         v = state.vehicle(marker)
         if v.pose is None or not v.in_play:
             return {"move_regions": [], "arcs": []}
         lo, hi = v.speeds_in()
         drift = lo // D.DRIFT_DIVISOR
+        turns = self.free_turns(v)
         regions = []
         if hi > 0:
-            regions.append({"name": "move", "polygons": polygon_rings(self._move_zone(v, lo, hi, drift)),
-                            "min_in": lo, "max_in": hi, "drift_in": drift,
-                            "about": f"{lo}-{hi} in ahead, drift up to {drift} in, "
-                                     f"{self.free_turns(v)} turns of 45 degrees (turns not drawn)"})
+            regions.append({"name": "move", "polygons": polygon_rings(self._move_zone(v, lo, hi, drift, turns)),
+                            "min_in": lo, "max_in": hi, "drift_in": drift, "turns": turns,
+                            "about": f"{lo}-{hi} in, drift up to {drift} in, {turns} turns of 45 degrees (drawn "
+                                     f"as one combined turn of up to {int(min(turns * D.TURN_DEG, 180))} degrees "
+                                     f"anywhere along the move: an approximation)"})
             if lo > 0:
-                regions.append({"name": "brake", "polygons": polygon_rings(self._move_zone(v, 0, lo, drift)),
-                                "min_in": 0, "max_in": lo, "drift_in": drift,
+                regions.append({"name": "brake", "polygons": polygon_rings(self._move_zone(v, 0, lo, drift, turns)),
+                                "min_in": 0, "max_in": lo, "drift_in": drift, "turns": turns,
                                 "about": f"short of {lo} in: a braking roll"})
         fp = v.footprint()
         arcs = []
@@ -133,7 +166,7 @@ class CarCultViews:
             if o.owner == v.owner:
                 continue
             them = o.footprint()
-            dist = closest_distance(me, them)
+            dist = self.range_distance(state, me, them)
             seen = self.sight(state, me, them)
             weapons, arcs = [], []
             for c in v.components:
