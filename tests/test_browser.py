@@ -256,6 +256,17 @@ def bare_server():
     proc.wait(10)
 
 
+def _open_bare(browser, url: str):
+    """The page on the bare demo table, every car seen; page errors collected."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_function("window.companion.csrf && window.companion.game && window.companion.last", timeout=20000)
+    page.wait_for_function("document.querySelectorAll('#cars [data-car-id]').length === 5", timeout=20000)
+    return page, errors
+
+
 def _set_up(page, rules: str, roster_word: str) -> None:
     """Setup: choose the rule system, take its starter rosters for the table's cars, start."""
     page.click('#tabs [data-tab="setup"]')
@@ -268,12 +279,7 @@ def _set_up(page, rules: str, roster_word: str) -> None:
 
 
 def test_stop_the_truck_shows_its_board_and_where_a_car_may_go(bare_server, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(bare_server)
-    page.wait_for_function("window.companion.csrf && window.companion.game && window.companion.last", timeout=20000)
-    page.wait_for_function("document.querySelectorAll('#cars [data-car-id]').length === 5", timeout=20000)
+    page, errors = _open_bare(browser, bare_server)
     _set_up(page, "stop_the_truck", "the_truck")
     # The 12 x 9 board over the table, the truck's column of four (cab 1-2, tanker 3-4).
     page.wait_for_function("document.querySelectorAll('#board-cells polygon[data-kind=\"square\"]').length === 108")
@@ -311,12 +317,7 @@ def test_stop_the_truck_shows_its_board_and_where_a_car_may_go(bare_server, brow
 
 
 def test_car_cult_shows_its_tracks_move_band_and_targets(bare_server, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(bare_server)
-    page.wait_for_function("window.companion.csrf && window.companion.game && window.companion.last", timeout=20000)
-    page.wait_for_function("document.querySelectorAll('#cars [data-car-id]').length === 5", timeout=20000)
+    page, errors = _open_bare(browser, bare_server)
     _set_up(page, "car_cult", "engine")
     page.click('#cars [data-car-id="10"]')
     page.wait_for_selector('#car-sheet[data-car="10"]')

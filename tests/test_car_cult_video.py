@@ -26,12 +26,12 @@ from companion.geometry import Pose
 from companion.race import PathRecorder
 from companion.scenario import state_json
 from tests.test_car_cult import GAME_SCENE, Table, play_the_game
+# Cut a drive into frames as the Wasteland Rally race is (a frame every 12 mm or 5 degrees).
+from tests.test_wasteland_rally_video import keyframes_to_poses as frames_along
 from vision.pipeline import TablePipeline
 from vision.render import CarTruth, RenderOptions, TableRenderer
 
-#: A frame every 12 mm of driving or 5 degrees of turning (a car pushed at about 0.35 m/s,
-#: filmed at 30 frames a second); still frames before a drive and after it.
-STEP_MM, STEP_DEG = 12.0, 5.0
+#: Still frames before a drive and after it.
 STILL_BEFORE, STILL_AFTER = 2, 4
 ROOF_MM, MARKER_MM = 30.0, 20.0
 
@@ -46,16 +46,6 @@ def arena_table() -> TableSpec:
     cars = tuple(CarSpec(c["id"], c["name"], float(c["length_mm"]), float(c["width_mm"]), ROOF_MM, MARKER_MM)
                  for c in GAME_SCENE["cars"])
     return TableSpec(float(w), float(d), "DICT_4X4_50", anchors, cars, source="the car cult arena")
-
-
-def frames_along(keys: list[list[float]]) -> list[tuple[float, float, float]]:
-    """Poses through keyframes: each leg cut into steps of at most STEP_MM and STEP_DEG."""
-    out = [tuple(keys[0][:3])]
-    for (x0, y0, h0), (x1, y1, h1) in zip([k[:3] for k in keys], [k[:3] for k in keys[1:]]):
-        dh = ((h1 - h0 + 540.0) % 360.0) - 180.0
-        n = max(1, math.ceil(math.hypot(x1 - x0, y1 - y0) / STEP_MM), math.ceil(abs(dh) / STEP_DEG))
-        out += [(x0 + (x1 - x0) * k / n, y0 + (y1 - y0) * k / n, h0 + dh * k / n) for k in range(1, n + 1)]
-    return out
 
 
 class Camera:

@@ -35,6 +35,7 @@ from ..geometry import (TOO_CLOSE, Distance, Footprint, Obstacles, Pose, closest
 from ..geometry.pose import MM_PER_IN
 from . import cc_data as D
 from .base import RuleOption, RulesError, RuleSystem, register
+from .poses import interpolate, parse_pose
 from .cc_state import ARMOUR, CREW, ENGINE, WEAPON, Car, Component, GameState, Mine, build_cult
 from .cc_views import CarCultViews
 
@@ -160,23 +161,6 @@ ROUGH_KINDS = ("rough", "slow")
 #: range_measure "closest_visible": the outlines are sampled this finely (mm) when the closest
 #: points are hidden.
 _OUTLINE_STEP_MM = 2.0
-
-
-def _pose(raw, where: str) -> Pose:
-    if not isinstance(raw, (list, tuple)) or not 3 <= len(raw) <= 5 or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw):
-        raise RulesError(f"{where}: a pose is [x_mm, y_mm, heading_deg] or [x_mm, y_mm, heading_deg, sigma_mm, "
-                         f"sigma_deg]")
-    return Pose(*map(float, raw))
-
-
-def _interp(a: Pose, b: Pose, step_mm: float = 1.0, step_deg: float = 1.0) -> list[Pose]:
-    """Poses from a to b (not a), straight and turning evenly."""
-    d = float(np.hypot(b.x_mm - a.x_mm, b.y_mm - a.y_mm))
-    turn = normalize_deg(b.heading_deg - a.heading_deg)
-    n = max(1, int(math.ceil(d / step_mm)), int(math.ceil(abs(turn) / step_deg)))
-    return [Pose(a.x_mm + (b.x_mm - a.x_mm) * k / n, a.y_mm + (b.y_mm - a.y_mm) * k / n,
-                 normalize_deg(a.heading_deg + turn * k / n), b.sigma_mm, b.sigma_deg) for k in range(1, n + 1)]
 
 
 def _int(value, what: str, lo: int = 0) -> int:
@@ -742,9 +726,9 @@ class CarCult(CarCultViews, RuleSystem):
         if v.immobile:
             raise RulesError(f"the {v.name}'s engine is full of DT; it may no longer move ({R}, "
                              f"\"Attacking opponents\", 6)")
-        path = [_pose(p, f"move of the {v.name}, path pose {k + 1}") for k, p in enumerate(action.get("path") or [])]
+        path = [parse_pose(p, f"move of the {v.name}, path pose {k + 1}") for k, p in enumerate(action.get("path") or [])]
         if not path and action.get("to") is not None:
-            path = [_pose(action["to"], f"move of the {v.name}, to")]
+            path = [parse_pose(action["to"], f"move of the {v.name}, to")]
         if not path:
             path = [v.pose]                     # standing still: a brake for the whole minimum
         m = self.check_path(state, v, path)
@@ -758,7 +742,7 @@ class CarCult(CarCultViews, RuleSystem):
                 events.append(f"{m[key].describe()}: too close to call, so the move stands")
         dense = [v.pose]
         for a, b in zip([v.pose, *path], path):
-            dense += _interp(a, b)
+            dense += interpolate(a, b, 1.0, 1.0)
         for p in dense:
             if not self._on_table(state, v.footprint(p)):
                 raise RulesError(f"the {v.name}'s path leaves the table")

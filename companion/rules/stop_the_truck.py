@@ -36,6 +36,7 @@ from ..geometry import Footprint, Pose, Sector, SquareGrid, in_sector, judge
 from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
 from . import st_data as D
 from .base import RuleOption, RulesError, RuleSystem, register
+from .poses import parse_pose
 from .st_state import ES, Box, GameState, Truck, Vehicle, new_vehicle, template
 from .st_views import StopTheTruckViews
 
@@ -143,16 +144,6 @@ def _sq(raw, where: str) -> tuple[int, int]:
 
 def _name(sq: tuple[int, int] | None) -> str:
     return "off the board" if sq is None else f"square {sq[0] + 1},{sq[1] + 1}"
-
-
-def _pose(raw, where: str) -> Pose:
-    if isinstance(raw, Pose):
-        return raw
-    if not isinstance(raw, (list, tuple)) or not 3 <= len(raw) <= 5 or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw):
-        raise RulesError(f"{where}: a pose is [x_mm, y_mm, heading_deg] or [x_mm, y_mm, heading_deg, sigma_mm, "
-                         f"sigma_deg]")
-    return Pose(*map(float, raw))
 
 
 def _the(name: str) -> str:
@@ -956,7 +947,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             return out
         if "to" not in action:
             raise RulesError(f"move: put {_the(v.name)} in {_name(want)} and give its pose ('to')")
-        pose = _pose(action["to"], f"move, {_the(v.name)}")
+        pose = parse_pose(action["to"], f"move, {_the(v.name)}")
         sq, note = self._square_at(state, v, pose, want, "goes to")
         if note:
             events.append(note)
@@ -992,7 +983,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if mine is None:
             raise RulesError(f"{_the(v.name)} is not in a contested square: nothing to avoid")
         want = _sq(action.get("square"), f"avoid, {_the(v.name)}") if action.get("square") is not None else None
-        pose = _pose(action.get("to"), f"avoid, {_the(v.name)}")
+        pose = parse_pose(action.get("to"), f"avoid, {_the(v.name)}")
         sq, note = self._square_at(state, v, pose, want, "avoids to")
         dc, dr = sq[0] - v.square[0], sq[1] - v.square[1]
         ok = max(abs(dc), abs(dr)) == 1 and (how == "any" or dc == 0)
@@ -1134,7 +1125,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         p = next((p for p in state.pending if p["vehicle"] == v.marker), None)
         if p is None:
             raise RulesError(f"{_the(v.name)} is owed no placing (owed: {self._waiting(state) or 'none'})")
-        pose = _pose(action.get("to"), f"place, {_the(v.name)}")
+        pose = parse_pose(action.get("to"), f"place, {_the(v.name)}")
         sq, note = self._square_at(state, v, pose, p["square"], "goes to")
         if note:
             events.append(note)
@@ -1157,7 +1148,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if not 0 <= want < D.BOARD_ROWS:
             want = min(max(want, 0), D.BOARD_ROWS - 1)
             events.append("the truck stops at the board's edge")
-        pose = _pose(action.get("to"), "truck_sideways, the truck")
+        pose = parse_pose(action.get("to"), "truck_sideways, the truck")
         row, note = self._truck_row(state, pose, want)
         if note:
             events.append(note)
@@ -1623,7 +1614,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if tpl.side == "truck" and not self.truck_side(state, old):
             raise RulesError(f"{_the(tpl.name)} comes on on the truck's side ({R}, \"Notes\", The AutoGyro): "
                              f"{old.owner} is in the gang")
-        pose = _pose(action.get("to"), f"enter, {_the(tpl.name)}")
+        pose = parse_pose(action.get("to"), f"enter, {_the(tpl.name)}")
         fresh = Vehicle(old.marker, action.get("name") or tpl.name, old.owner, tpl.key, old.length_mm, old.width_mm)
         fresh.driver, fresh.shooting, fresh.dropping = tpl.driver_skill, tpl.shooting_skill, tpl.dropping_skill
         fresh.structure = fresh.max_structure = tpl.structure

@@ -34,6 +34,7 @@ from ..geometry.pose import MM_PER_IN
 from ..geometry.sight import sample_points
 from . import wr_data as D
 from .base import RuleOption, RulesError, RuleSystem, register
+from .poses import interpolate, parse_pose
 from .wr_state import GameState, Vehicle, build_team
 from .wr_views import WastelandRallyViews
 
@@ -204,25 +205,6 @@ def _convex_pieces(polygon) -> list[np.ndarray]:
     if abs(polygon.area - polygon.convex_hull.area) <= 1e-9 * max(polygon.area, 1.0) and not polygon.interiors:
         return [np.asarray(polygon.exterior.coords)]
     return [np.asarray(t.exterior.coords) for t in shapely.constrained_delaunay_triangles(polygon).geoms]
-
-
-def _pose(raw, where: str) -> Pose:
-    if not isinstance(raw, (list, tuple)) or not 3 <= len(raw) <= 5 or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw):
-        raise RulesError(f"{where}: a pose is [x_mm, y_mm, heading_deg] or [x_mm, y_mm, heading_deg, sigma_mm, "
-                         f"sigma_deg] (the camera's doubt, about 95 %)")
-    if len(raw) > 3 and (raw[3] < 0 or (len(raw) > 4 and raw[4] < 0)):
-        raise RulesError(f"{where}: a pose's sigma_mm and sigma_deg are not negative")
-    return Pose(*map(float, raw))
-
-
-def _interp(a: Pose, b: Pose, step_mm: float = 4.0, step_deg: float = 3.0) -> list[Pose]:
-    """Poses from a to b (not a), straight and turning evenly: the ground between breakpoints."""
-    d = float(np.hypot(b.x_mm - a.x_mm, b.y_mm - a.y_mm))
-    turn = normalize_deg(b.heading_deg - a.heading_deg)
-    n = max(1, int(math.ceil(d / step_mm)), int(math.ceil(abs(turn) / step_deg)))
-    return [Pose(a.x_mm + (b.x_mm - a.x_mm) * k / n, a.y_mm + (b.y_mm - a.y_mm) * k / n,
-                 normalize_deg(a.heading_deg + turn * k / n), b.sigma_mm, b.sigma_deg) for k in range(1, n + 1)]
 
 
 def _path_to(start: Pose, to: Pose) -> list[Pose]:
@@ -952,7 +934,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         contact = float(self.option("contact_mm"))
         dense = [poses[0]]
         for a, b in zip(poses, poses[1:]):
-            dense += _interp(a, b, 2.0, 2.0)
+            dense += interpolate(a, b, 2.0, 2.0)
         inner = shapely.buffer(shapely.polygons([v.footprint(p).corners for p in dense]), -contact,
                                join_style="mitre")
         extra, crossed = 0.0, []
@@ -1027,9 +1009,9 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         met on the way in order (cars driven over, impassable, wreckage and exploding terrain),
         then the gates it crossed."""
         v = self._activate(state, action, "move")
-        path = [_pose(p, f"move of the {v.name}, path pose {k + 1}") for k, p in enumerate(action.get("path") or [])]
+        path = [parse_pose(p, f"move of the {v.name}, path pose {k + 1}") for k, p in enumerate(action.get("path") or [])]
         if not path and action.get("to") is not None:
-            path = _path_to(v.pose, _pose(action["to"], f"move of the {v.name}, to"))
+            path = _path_to(v.pose, parse_pose(action["to"], f"move of the {v.name}, to"))
         advance, boost = bool(action.get("advance")), bool(action.get("boost"))
         if boost:
             if "boost" not in v.upgrades:
@@ -1053,7 +1035,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         dense = [v.pose]
         breaks = [0]
         for a, b in zip([v.pose, *path], path):
-            dense += _interp(a, b, 1.0, 1.0)     # 1 mm / 1 degree: where a car stops at contact
+            dense += interpolate(a, b, 1.0, 1.0)     # 1 mm / 1 degree: where a car stops at contact
             breaks.append(len(dense) - 1)
         for i, p in enumerate(dense):
             if not self._on_table(state, v.footprint(p)):
@@ -1199,7 +1181,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             raise RulesError(f"{who} may not reposition the {state.vehicles[marker].name}: the player with the "
                              f"nearest vehicle does ({' or '.join(p['by'])}; {R}, \"Losing Control\")")
         v = state.vehicles[marker]
-        to = _pose(action.get("to"), "reposition, to")
+        to = parse_pose(action.get("to"), "reposition, to")
         fp0, fp1 = v.footprint(), v.footprint(to)
         turn = abs(normalize_deg(to.heading_deg - v.pose.heading_deg))
         sigma = math.hypot(v.pose.axis_sigma_mm, to.axis_sigma_mm)
@@ -1219,7 +1201,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         if not self._on_table(state, fp1):
             raise RulesError(f"the reposition puts the {v.name} off the table ({R}, \"Losing Control\")")
         contact = float(self.option("contact_mm"))
-        sweep = [v.footprint(x) for x in [v.pose, *_interp(v.pose, to)]]
+        sweep = [v.footprint(x) for x in [v.pose, *interpolate(v.pose, to, 4.0, 3.0)]]
         for o in state.in_play():
             if o.marker != v.marker and any(shapely.intersects(f.polygon.buffer(-contact), o.footprint().polygon)
                                             for f in sweep):
