@@ -2,7 +2,7 @@
 and the pipeline's frames per second with many browsers open.
 
     python -m bench.page [--seconds 30] [--window 15] [--rounds 2] [--pages 10] [--flat-fps 100]
-                         [--camera-fps 30] [--source video|synthetic] [--only latency|fanout]
+                         [--camera-fps 30] [--source video|synthetic] [--only latency|fanout|page-cost]
 
 Starts `companion demo` as a player does (a real waitress server in its own
 process, the synthetic camera, the demo's game) and opens the page in Debian's
@@ -31,7 +31,11 @@ Chromium, headless, driven by Playwright.
    - flat out (`--flat-fps` 100 or more): the pipeline's throughput, so the headroom
      the pages take shows even where the camera-paced rate does not move.
 
-Both are done twice: with everything sharing every core, and with the companion
+3. Page cost (`--only page-cost`): one page following the camera at `--camera-fps`, the
+   companion on the first core and the browser on the others: the browser's CPU per
+   second and per update, and the page's main thread by Chromium's Performance metrics.
+
+Latency and fan-out are done twice: with everything sharing every core, and with the companion
 on the first core and the browsers (and this script) on the others, as when the
 browsers are the players' phones and laptops.
 
@@ -548,13 +552,52 @@ def fanout_run(args, pinned: bool, fps: float) -> dict:
     return out
 
 
+def page_cost_run(args) -> dict:
+    """What one page costs its browser while it follows a camera at `--camera-fps`: the
+    browser's CPU (all its processes) per second and per update, and the page's main thread
+    (Chromium's own Performance metrics). The companion is on the first core, the browser on
+    the others, so neither's figure holds the other's work."""
+    companion_cpus, others = split_cpus(True)
+    out = {"camera_fps": args.camera_fps, "seconds": args.window}
+    with demo(args.camera_fps, companion_cpus, args.video) as (url, pid), chromium(others) as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(url)
+        page.wait_for_function(CARS_DRAWN, timeout=60000)
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Performance.enable")
+        time.sleep(args.settle)
+        me = os.getpid()
+
+        def browser_cpu() -> float:
+            table = _proc_table()
+            return sum(table[p][1] for p in _tree(table, me) - {me} - _tree(table, pid) if p in table)
+
+        def metrics() -> dict:
+            return {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+
+        m0, c0, u0, t0 = metrics(), browser_cpu(), page.evaluate("window.companion.updates"), time.monotonic()
+        time.sleep(args.window)
+        m1, c1, u1, t1 = metrics(), browser_cpu(), page.evaluate("window.companion.updates"), time.monotonic()
+        secs, updates = t1 - t0, u1 - u0
+        out.update(updates_per_s=round(updates / secs, 1),
+                   browser_cores=round((c1 - c0) / secs, 3),
+                   browser_ms_per_update=round(1000 * (c1 - c0) / max(updates, 1), 2),
+                   main_thread_s_per_s={k: round((m1[k] - m0[k]) / secs, 3)
+                                        for k in ("TaskDuration", "ScriptDuration", "LayoutDuration",
+                                                  "RecalcStyleDuration")},
+                   layouts_per_s=round((m1["LayoutCount"] - m0["LayoutCount"]) / secs, 1))
+        page.close()
+    say(f"page cost: {out}")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=30, help="latency: seconds collected per case")
     ap.add_argument("--window", type=float, default=15, help="fan-out: seconds per phase")
     ap.add_argument("--pages", type=int, default=10, help="browsers open at once")
     ap.add_argument("--flat-fps", type=float, default=100,
-                    help="fan-out: frames per second asked for the flat-out case (100 or more: as fast as it goes)")
+                    help="fan-out: frames per second asked for the flat-out case (100 or more: as fast as it goes; 0: left out)")
     ap.add_argument("--camera-fps", type=float, default=30,
                     help="fan-out: frames per second of the camera-paced case (a webcam's rate)")
     ap.add_argument("--rounds", type=int, default=2, help="fan-out: times each case is run")
@@ -567,18 +610,22 @@ def main() -> None:
                     help="the most CPU (in cores) other processes may take while measuring")
     ap.add_argument("--tries", type=int, default=2, help="times to measure a phase other processes disturbed")
     ap.add_argument("--wait", type=float, default=60, help="seconds to wait for a quiet machine before a phase")
-    ap.add_argument("--only", choices=("latency", "fanout"), help="run one part only")
+    ap.add_argument("--only", choices=("latency", "fanout", "page-cost"), help="run one part only")
     args = ap.parse_args()
     result = {"cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg()}
     split = len(os.sched_getaffinity(0)) > 1
-    if args.only != "fanout":
+    if args.only in (None, "latency"):
         result["latency_shared_cores"] = latency_run(args, pinned=False)
         say(json.dumps(result["latency_shared_cores"]))
         if split:
             result["latency_companion_on_its_own_core"] = latency_run(args, pinned=True)
             say(json.dumps(result["latency_companion_on_its_own_core"]))
-    if args.only != "latency":
+    if args.only in (None, "page-cost") and split:
+        result["page_cost"] = page_cost_run(args)
+    if args.only in (None, "fanout"):
         for fps in (args.camera_fps, args.flat_fps):
+            if not fps:                 # 0: that case is left out
+                continue
             rate = "flat_out" if fps >= 100 else f"camera_{fps:g}fps"
             result[f"fanout_{rate}_shared_cores"] = fanout_run(args, False, fps)
             say(json.dumps(result[f"fanout_{rate}_shared_cores"]))
