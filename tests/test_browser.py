@@ -25,15 +25,20 @@ def snap(page, name: str, panel_top: bool = False) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
-@pytest.fixture(scope="module")
-def server():
-    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--port", "0"],
+def _demo(*more: str):
+    """`companion demo` on a free port (with `more` arguments); yields its address."""
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--port", "0", *more],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline()
     url = re.search(r"(http://127\.0\.0\.1:\d+/)", line).group(1)
     yield url
     proc.terminate()
     proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def server():
+    yield from _demo()
 
 
 @pytest.fixture(scope="module")
@@ -247,13 +252,7 @@ def test_a_gate_is_placed_by_tapping_its_posts_on_the_table(server, browser):
 @pytest.fixture(scope="module")
 def bare_server():
     """A demo table with no game yet: the players set one up in Setup."""
-    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--port", "0", "--no-game"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = proc.stdout.readline()
-    url = re.search(r"(http://127\.0\.0\.1:\d+/)", line).group(1)
-    yield url
-    proc.terminate()
-    proc.wait(10)
+    yield from _demo("--no-game")
 
 
 def _open_bare(browser, url: str):
