@@ -775,9 +775,12 @@ def test_overlays_show_the_squares_it_may_reach():
     g.round()
     o = g.rules.overlays(g.st, 11)
     kinds = {c["kind"] for c in o["cells"]}
-    assert kinds == {"reach", "red"} and "last speed 0" in o["about"]
+    assert kinds == {"reach", "red", "blue"} and "last speed 0" in o["about"]
     red = next(c for c in o["cells"] if c["kind"] == "red")
     assert red["label"] == "4:6" and red["square"] == [9, 3]
+    # Its blue boxes ask for a (blue) driving roll too, and are shown so.
+    blue = sorted(c["label"] for c in o["cells"] if c["kind"] == "blue")
+    assert blue == ["4:6 1L", "4:6 1R"]
     assert o["arcs"] == []                                 # the wrecker has no shooting
     g.picks({11: "4:4"})
     o = g.rules.overlays(g.st, 11)
@@ -1044,7 +1047,7 @@ def test_a_turn_through_the_page(demo_table, renderer):
     game.start_round({})
     car = game.car(11)
     assert car["card"]["type"] == "Open Dirt Buggy" and car["overlays"]["cells"]
-    assert {c["kind"] for c in car["overlays"]["cells"]} <= {"reach", "red"}
+    assert {c["kind"] for c in car["overlays"]["cells"]} <= {"reach", "red", "blue"}
     game.act({"act": "select", "vehicle": 10, "box": "2:3", "bomb1": [4, 3]})
     game.act({"act": "select", "vehicle": 11, "box": "2:3"})
     assert game.game_json()["game"]["state"]["truck"]["bomb_squares"] == "hidden"

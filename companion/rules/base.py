@@ -111,8 +111,8 @@ class RuleSystem:
         `{"cells": [{"polygon": [[x_mm, y_mm], ...], "label": str, "kind": str}, ...],
         "about": str}`: a square board's squares (kind "square"), the squares something
         holds ("truck", "bomb", "mine", "hazard"), each with a short label the page prints
-        in it. A car's `overlays` may carry `cells` of the same shape (kinds "reach" and
-        "red") for the squares it may reach this turn."""
+        in it. A car's `overlays` may carry `cells` of the same shape (kinds "reach", and
+        "red" or "blue" where a driving roll comes first) for the squares it may reach this turn."""
         return None
 
     def targets(self, state, marker: int, terrain=()) -> list[dict]:

@@ -75,7 +75,7 @@ class StopTheTruckViews:
             sq = self.target_square(state, v, b, speed)
             if not self.on_grid(sq):
                 continue
-            kind = "red" if b.colour == "red" else "reach"
+            kind = self.roll_for_box(v, b) or "reach"       # "red", "blue": a driving roll first
             c = cells.get(sq)
             if c is None:
                 cells[sq] = {"polygon": _ring(grid.polygon(*sq)), "label": b.key, "kind": kind,

@@ -877,6 +877,15 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             raise RulesError(f"bomb square {i + 1} ({_name(sq)}) is {near} squares from the truck; a petrol bomber "
                              f"reaches {reach} (option bomb_reach)")
 
+    def roll_for_box(self, v, b) -> str | None:
+        """The driving roll a box asks for: "red", "blue" or None. A cracked chassis (RED ROLL
+        4 on the sheet) counts blue boxes as red and its top green as blue."""
+        if b.colour == "green" and v.conditions.get("cracked_chassis") and self._top_green(v, b):
+            return "blue"
+        if b.colour in ("red", "blue"):
+            return "red" if (b.colour == "red" or v.conditions.get("cracked_chassis")) else "blue"
+        return None
+
     def _act_declare(self, state: GameState, action: dict, events: list):
         """Step 2: the truck declares its forward speed; the picks are shown. Top gear after
         four turns costs 2 structure ("Moves in top gear")."""
@@ -908,12 +917,12 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 o.gear = b.gear
                 o.conditions.pop("restart", None)
                 o.conditions.pop("gear_down_next", None)
-            if b.colour == "green" and o.conditions.get("cracked_chassis") and self._top_green(o, b):
-                o.roll_needed = "blue"
+            roll = self.roll_for_box(o, b)
+            if roll == "blue" and b.colour == "green":
                 events.append(f"{_the(o.name)}'s cracked chassis: its top green box {b.label} counts as blue")
-            if b.colour in ("red", "blue"):
-                o.roll_needed = "red" if (b.colour == "red" or o.conditions.get("cracked_chassis")) else "blue"
-                if o.roll_needed == "red":
+            if roll is not None:
+                o.roll_needed = roll
+                if roll == "red":
                     o.no_shooting.append("a RED action")
         if not state.over:      # top gear's damage may have stopped the truck
             state.phase = "move"
