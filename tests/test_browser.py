@@ -335,3 +335,19 @@ def test_car_cult_shows_its_tracks_move_band_and_targets(bare_server, browser):
     snap(page, "12-car-cult-card")
     assert errors == [], errors
     page.close()
+
+
+def test_alpha_destructicus_cards_show_on_the_page(bare_server, browser):
+    """A card not shaped like Shattered Highways' (Alpha Destructicus: armour by facing, the
+    driver, components) is shown field by field, with its move region and targets."""
+    page, errors = _open_bare(browser, bare_server)
+    _set_up(page, "alpha_destructicus", "sample")
+    page.click('#cars [data-car-id="12"]')
+    page.wait_for_selector('#car-sheet[data-car="12"]')
+    sheet = page.inner_text("#car-sheet")
+    assert errors == [], errors
+    assert "armour back 2 · front 2 · side 2" in sheet and "components" in sheet, sheet
+    assert page.locator("#overlays .move-region").count() >= 1
+    assert page.locator("#car-targets tbody tr").count() >= 1
+    assert errors == [], errors
+    page.close()
