@@ -55,10 +55,12 @@ class TableDice(WaitingDiceSource):
 
     name = "table"
 
-    def __init__(self, virtual: VirtualDice, tray=None, on_change=None) -> None:
+    def __init__(self, virtual: VirtualDice, tray=None, on_change=None, on_tray_outcome=None) -> None:
         self.virtual = virtual
         self.tray = tray
         self.on_change = on_change
+        #: Called with what a tray's throw led to (the page's own answers see theirs returned).
+        self.on_tray_outcome = on_tray_outcome
         self.pending: tuple[DiceRequest, Any] | None = None
         self._lock = threading.RLock()
 
@@ -83,7 +85,9 @@ class TableDice(WaitingDiceSource):
 
     def _from_tray(self, throw: DiceThrow) -> None:
         try:
-            self._take(throw)
+            outcome = self._take(throw)
+            if self.on_tray_outcome is not None:
+                self.on_tray_outcome(outcome)
         finally:
             if self.on_change is not None:
                 self.on_change()
@@ -126,7 +130,7 @@ class TableGame:
         self._evidence: list[dict] = []         # this resolution's frames, stored when it commits
         self.table = live.table
         self.terrain = tuple(Terrain.from_points(t.points, t.kind, t.name) for t in self.table.terrain)
-        self.dice = TableDice(VirtualDice(seed), tray, on_change=self._changed)
+        self.dice = TableDice(VirtualDice(seed), tray, on_change=self._changed, on_tray_outcome=self._after_tray)
         self.tray = tray
         self.session: GameSession | None = None
         self.setup: dict | None = None
@@ -641,6 +645,12 @@ class TableGame:
             raise GameError(f"the action is missing {exc}") from None
         self._after(outcome)
         return self.game_json()
+
+    def _after_tray(self, outcome: dict | None) -> None:
+        """A throw in the tray finished a step: as after dice typed in or rolled here."""
+        with self._lock:
+            if self.session is not None:
+                self._after(outcome)
 
     def _after(self, outcome: dict | None) -> None:
         if outcome is not None:

@@ -246,6 +246,9 @@ def test_the_trays_throw_answers_the_page_by_itself(demo_table, renderer):
         assert wait_until(lambda: game.game_json()["pending"] is None)
         event = game.game_json()["log"][0]
         assert [d["source"] for d in event["dice"]] == ["tray", "tray"] and event["outcome"]["result"] == "hit"
+        # The page shows what the tray's throw led to, as it does after dice typed in.
+        last = game.game_json()["last_outcome"]
+        assert last and last["event"]["n"] == event["n"] and last["event"]["outcome"]["result"] == "hit"
     finally:
         link.stop()
         emu.stop()
