@@ -21,7 +21,7 @@ from companion.geometry import Pose, closest_distance
 from companion.race import PathRecorder
 from companion.rules.alpha_destructicus import ACTIONS
 from companion.rules.base import RulesError
-from tests.test_alpha_destructicus import SCENE, Table
+from tests.test_alpha_destructicus import SCENE, Table, opening
 from vision.pipeline import TablePipeline
 from vision.render import CarTruth, RenderOptions, TableRenderer
 
@@ -178,34 +178,7 @@ def test_a_whole_game_with_every_drive_seen_by_the_webcam():
     forced moves and rams happen where the tracked cars stand, and the game ends
     as the hand-entered game does."""
     t = VideoTable()
-    # Round 1
-    t.round("Ann")
-    t.act([5], act="repair", freak="Zed", component="engine")
-    t.act(act="drive", freak="Zed", vehicle=10, path=[[150, 150, 0], [450, 150, 0]])
-    t.end(next="Bob")
-    t.act([5], act="repair", freak="Grub", component="engine")
-    t.act(act="drive", freak="Grub", vehicle=12, path=[[1050, 150, 180], [750, 150, 180]])
-    t.end(next="Ann")
-    t.act([5], act="repair", freak="Mo", component="engine")
-    o = t.act(act="drive", freak="Mo", vehicle=11, path=[[150, 400, 0], [450, 400, 0]])
-    assert o["scored"] == [{"gate": "East", "player": "Ann"}]
-    t.end(next="Bob")
-    t.act([5], act="repair", freak="Pox", component="engine")
-    o = t.act(act="drive", freak="Pox", vehicle=13, path=[[1050, 400, 180], [750, 400, 180]])
-    assert o["scored"] == [{"gate": "West", "player": "Bob"}]
-    t.end(next="Ann")
-    t.act(act="activate", freak="Ix")
-    t.act(act="walk", freak="Ix", to=[265, 650])
-    t.act(act="board", freak="Ix", vehicle=14, seat="driver")
-    t.end(next="Bob")
-    t.act(act="walk", freak="Kez", to=[820, 600])
-    t.end()
-    # Round 2
-    t.round("Ann")
-    o = t.act([4, 2], act="shoot", freak="Zed", weapon="machine guns", target=12)
-    assert o["result"] == "glancing" and o["facing"]["facing"] == "front"          # 4 + 1 > 3: badly shaken
-    t.act(act="drive", freak="Zed", vehicle=10, path=[[450, 150, 0], [610, 150, 0]])
-    t.end(next="Bob")
+    opening(t)
     # Badly shaken: 6 in straight ahead, into the Rhinocerator where the camera left both
     # (the surge goes in 2 mm steps, so it stops within 2 mm short of the gap between them).
     king, tank = t.st.vehicles[12], t.st.vehicles[10]
