@@ -27,6 +27,7 @@ from companion.race import PathRecorder
 from companion.scenario import state_json
 from tests.test_car_cult import GAME_SCENE, Table, play_the_game
 # Cut a drive into frames as the Wasteland Rally race is (a frame every 12 mm or 5 degrees).
+from tests.test_wasteland_rally_video import distance_to_path
 from tests.test_wasteland_rally_video import keyframes_to_poses as frames_along
 from vision.pipeline import TablePipeline
 from vision.render import CarTruth, RenderOptions, TableRenderer
@@ -154,15 +155,6 @@ def normalised(events: list[str]) -> list[str]:
         e = e.replace(" (too close to call; it counts)", "")
         out.append(re.sub(r"-?\d+(\.\d+)?", "#", e))
     return out
-
-
-def distance_to_path(p, keys) -> float:
-    best = math.inf
-    for (x0, y0, *_), (x1, y1, *_) in zip(keys, keys[1:] or keys):
-        dx, dy = x1 - x0, y1 - y0
-        u = 0.0 if dx == dy == 0 else min(max(((p[0] - x0) * dx + (p[1] - y0) * dy) / (dx * dx + dy * dy), 0.0), 1.0)
-        best = min(best, math.hypot(p[0] - x0 - u * dx, p[1] - y0 - u * dy))
-    return best
 
 
 def test_a_whole_game_from_rendered_video():
