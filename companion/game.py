@@ -143,6 +143,10 @@ class TableGame:
         #: Each car's way over the table since its activation began, as the camera followed
         #: it (for rules that take distance and turns from the path driven).
         self._paths: dict[int, list[list[float]]] = {}
+        #: On the synthetic demo table only: a callable(marker, x_mm, y_mm, heading_deg) that
+        #: puts a car there in the rendered frames (players move the demo's cars from the page).
+        #: On a real table it stays None: cars are moved by hand, and the camera sees them.
+        self.demo_mover = None
         live.add_frame_listener(self.on_frame)
 
     # --- bookkeeping ------------------------------------------------------------------
@@ -709,6 +713,24 @@ class TableGame:
             self._hold_active()
             self._changed()
             return self.game_json()
+
+    def move_demo_car(self, marker, x_mm, y_mm, heading_deg) -> dict:
+        """Demo only: put a car at (x_mm, y_mm, heading_deg) in the synthetic camera's frames;
+        the tracker then reads it back as it would a car moved by hand."""
+        if self.demo_mover is None:
+            raise GameError("cars are moved by hand on a real table; only the demo moves them from the page")
+        try:
+            marker = int(marker)
+            x, y, h = (float(v) for v in (x_mm, y_mm, heading_deg))
+        except (TypeError, ValueError):
+            raise GameError("a demo move is a car's marker and a pose: x_mm, y_mm, heading_deg") from None
+        if self.table.car(marker) is None:
+            raise GameError(f"there is no car with marker {marker} on this table")
+        if not all(math.isfinite(v) for v in (x, y, h)):
+            raise GameError("a demo move's pose must be finite numbers")
+        self._table_point([x, y], "where the car is put")
+        self.demo_mover(marker, x, y, h)
+        return {"moved": marker, "to": [x, y, h]}
 
     # --- the ruler ------------------------------------------------------------------
 
