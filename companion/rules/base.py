@@ -84,6 +84,19 @@ class RuleSystem:
         for the players to edit."""
         raise NotImplementedError(f"{self.name} has no starter rosters; write them in Setup")
 
+    def demo_layout(self, cars: list[tuple[int, str, float, float]], table_mm: tuple[float, float]
+                    ) -> dict[int, tuple[float, float, float]]:
+        """Where the demo table puts each car (marker, name, length_mm, width_mm) when a game of
+        this system starts on it: {marker: (x_mm, y_mm, heading_deg)}. By default the cars stand
+        side by side across the middle of the table, facing +x, 2 in apart: a system whose game
+        starts otherwise (a pack heading one way, a truck in the middle) says so here."""
+        width_mm, depth_mm = table_mm
+        gap_mm = 50.8
+        step = max((w for _, _, _, w in cars), default=32.0) + gap_mm
+        y0 = depth_mm / 2 - step * (len(cars) - 1) / 2
+        x = width_mm / 2
+        return {m: (x, y0 + k * step, 0.0) for k, (m, _, _, _) in enumerate(cars)}
+
     # --- what the page shows (read only) ---------------------------------------------
 
     def card(self, state, marker: int) -> dict:
