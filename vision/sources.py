@@ -190,16 +190,18 @@ class SyntheticSource(FrameSource):
 
     With `paced`, frames come in real time at `fps` (as a camera's would);
     without, as fast as they render.  `duration_s` ends the source; by default
-    it runs for ever.
+    it runs for ever.  `script` is what puts the cars in each frame (anything
+    with `poses_at(t)`): by default the scripted convoy; the playable demo
+    gives its cars that players move (vision.playable.PlayableCars).
     """
 
     def __init__(self, table: TableSpec | None = None, fps: float = 15.0, paced: bool = True,
                  duration_s: float | None = None, options: RenderOptions = RenderOptions(),
-                 seed: int = 0) -> None:
+                 seed: int = 0, script=None) -> None:
         self.table = table or demo_table()
         super().__init__("demo")
         self.renderer = TableRenderer.overhead(self.table, options=options, seed=seed)
-        self.script = DemoScript(self.table)
+        self.script = script if script is not None else DemoScript(self.table)
         self.fps = fps
         self.paced = paced
         self.duration_s = duration_s

@@ -9,14 +9,23 @@ from calibration.tablefile import load_table
 from . import CommandError, load_camera
 
 DEFAULT_PORT = 8765
+#: The game the demo starts when not told which.
+DEMO_RULES = "shattered_highways"
 
 
 def register(sub) -> None:
     p = sub.add_parser("demo", help="run the companion on its built-in synthetic demo table",
-                       description="Render a scripted game on a synthetic table and serve the page.")
+                       description="Render a synthetic table as a webcam would see it, track it, and serve the "
+                                   "page. The cars stand where the rule system's game begins; players drag and "
+                                   "turn them on the page, and the camera follows them as they drive there.")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port to serve on (default {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--fps", type=float, default=15.0, help="frames per second to render (default 15)")
+    p.add_argument("--rules", metavar="NAME", default=DEMO_RULES,
+                   help=f"the rule system whose game the demo starts, with its starter rosters and its cars "
+                        f"where its game begins (`companion rules list` names them; default {DEMO_RULES})")
+    p.add_argument("--scripted", action="store_true",
+                   help="a scripted convoy drives round the table by itself instead (players cannot move it)")
     p.add_argument("--no-game", action="store_true", help="start without the demo's game (set one up on the page)")
     _lan_args(p)
     _game_arg(p)
@@ -69,8 +78,10 @@ def _open_tray(table):
     return link, TrayDice(link)
 
 
-def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_game: bool = False,
-           game_file: str | None = None) -> int:
+def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_rules: str | None = None,
+           game_file: str | None = None, demo_cars=None) -> int:
+    """Serve the page for `live`. On the demo: `demo_rules` is the game to start (None: none),
+    `demo_cars` the playable cars players move from the page (None: the scripted convoy)."""
     import secrets
 
     from waitress import create_server
@@ -95,6 +106,10 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_g
         except (ReplayError, StoreError) as exc:
             raise CommandError(f"{game_file}: cannot resume the game: {exc}") from None
         resumed = True
+    if demo_cars is not None:
+        game.demo_mover = demo_cars.move
+        if resumed:
+            _place_as_resumed(game, demo_cars)
     if tray is not None:
         tray.on_voided = game.void_throw
         tray.on_note = lambda text, event: game.note(f"tray: {text} (event {event.seq})", "warn")
@@ -111,8 +126,8 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_g
     server = create_server(app, host=host, port=port, threads=32, ident="table-companion")
     address = f"http://{'127.0.0.1' if not lan else _lan_address()}:{server.effective_port}/"
     live.start()
-    if demo_game and not resumed:
-        _start_demo_game(game)
+    if demo_rules and not resumed:
+        _start_demo_game(game, demo_rules)
     print(f"Table companion: {address}", flush=True)
     print(f"  showing {live.description} on {live.table.source}; Ctrl+C stops it", flush=True)
     if store is not None:
@@ -135,28 +150,62 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_g
     return 0
 
 
-def _start_demo_game(game) -> None:
-    """The demo's game of Shattered Highways, once the camera has seen every car."""
+def _start_demo_game(game, rules: str) -> None:
+    """The demo's game of `rules` with its starter rosters, once the camera has seen every car."""
     import time
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and len(game.live.snapshot()["cars"]) < len(game.table.cars):
         time.sleep(0.05)
     try:
-        game.start("shattered_highways", {}, game.starter_rosters())
+        game.start(rules, {}, game.starter_rosters(rules))
     except Exception as exc:                      # the page still runs; Setup can start one
         print(f"  (the demo game did not start: {exc})", flush=True)
 
 
+def _place_as_resumed(game, cars) -> None:
+    """A demo game resumed from its file: its cars stand where the game last had them."""
+    state = game.session.state if game.session is not None else None
+    for marker, vehicle in getattr(state, "vehicles", {}).items():
+        pose = getattr(vehicle, "pose", None)
+        if pose is not None and int(marker) in cars.car_ids:
+            cars.place(int(marker), pose.x_mm, pose.y_mm, pose.heading_deg)
+
+
+def _demo_cars(system, table):
+    """The playable demo's cars, standing where `system`'s game begins on the demo table."""
+    from vision.playable import PlayableCars
+
+    layout = system.demo_layout([(c.id, c.name, c.length_mm, c.width_mm) for c in table.cars],
+                                (table.width_mm, table.depth_mm))
+    missing = [c.name for c in table.cars if c.id not in layout]
+    if missing:
+        raise CommandError(f"{system.name}'s demo layout leaves out {', '.join(missing)}: every car of the demo "
+                           f"table needs a place")
+    off = [c.name for c in table.cars if not (0 <= layout[c.id][0] <= table.width_mm
+                                               and 0 <= layout[c.id][1] <= table.depth_mm)]
+    if off:
+        raise CommandError(f"{system.name}'s demo layout puts {', '.join(off)} off the "
+                           f"{table.width_mm:.0f} x {table.depth_mm:.0f} mm table")
+    return PlayableCars({c.id: layout[c.id] for c in table.cars})
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
+    from vision.demo import demo_table
     from vision.sources import PrefetchSource, SyntheticSource
 
     from ..live import LiveTable
+    from ..rules.base import rule_system
 
-    source = SyntheticSource(fps=args.fps)
+    # A wrong name is said (with the right ones) before anything starts.
+    system = rule_system(args.rules)
+    table = demo_table()
+    cars = None if args.scripted else _demo_cars(system, table)
+    source = SyntheticSource(table, fps=args.fps, script=cars)
     # The synthetic camera is known exactly, as a calibration file would give it;
     # frames render on a reader thread while the last one is tracked.
     live = LiveTable(PrefetchSource(source), source.table, source.camera)
-    return _serve(live, args.port, lan=args.lan, pin=args.pin, demo_game=not args.no_game, game_file=args.game)
+    return _serve(live, args.port, lan=args.lan, pin=args.pin, demo_rules=None if args.no_game else args.rules,
+                  game_file=args.game, demo_cars=cars)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -217,6 +217,14 @@ def typed_dice():
     return jsonify(game().answer_typed(faces))
 
 
+@bp.post("/choice")
+def choose():
+    b = body()
+    if "value" not in b:
+        raise BadRequest('send the choice as {"player": NAME, "value": VALUE}')
+    return jsonify(game().answer_choice(b.get("player"), b["value"]))
+
+
 @bp.post("/dice/virtual")
 def virtual_dice():
     return jsonify(game().answer_virtual())
@@ -247,3 +255,21 @@ def place_gate():
 @bp.post("/gates/remove")
 def remove_gate():
     return jsonify(game().remove_gate(body().get("name")))
+
+
+# --- the demo table ---------------------------------------------------------------------
+
+def _number(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadRequest(f"{what} must be a number (millimetres or degrees), not {value!r}")
+    return float(value)
+
+
+@bp.post("/demo/move")
+def demo_move():
+    """Demo only: drive a car to {"vehicle", "x_mm", "y_mm", "heading_deg"} in the synthetic
+    camera's frames (a real table's cars are moved by hand: 409 there)."""
+    b = body()
+    vehicle = _int(b.get("vehicle"), "vehicle")
+    pose = [_number(b.get(k), k) for k in ("x_mm", "y_mm", "heading_deg")]
+    return jsonify(game().move_demo_car(vehicle, *pose))

@@ -14,7 +14,9 @@ def table():
     live = current_app.extensions["live_table"]
     snap = live.snapshot()
     csrf_token()            # the page's session gets its token with the page
-    return render_template("table.html", snap=snap, table=live.table, car_colour=car_colour)
+    # Only the synthetic demo table lets players move cars from the page.
+    demo = current_app.extensions["table_game"].demo_mover is not None
+    return render_template("table.html", snap=snap, table=live.table, car_colour=car_colour, demo=demo)
 
 
 def car_colour(car_id: int) -> str:

@@ -794,6 +794,180 @@
   });
   setInterval(() => { if ($("show-rectified").checked) $("rectified").setAttribute("href", `api/rectified.jpg?t=${Date.now()}`); }, 2000);
 
+  // --- the demo table: players drag and turn the cars (demo only) ---------------------------
+  // On the synthetic demo table a player moves a car from the page: drag it to slide it, drag
+  // the selected car's handle (or its turn buttons, or Q / E) to turn it. Each pose goes to
+  // api/demo/move; the synthetic camera drives the car there at a hand's pace and the tracker
+  // reads it back, so the car drawn on the board is always the camera's. A dashed outline
+  // shows where a car was sent until the camera sees it there. A tap still selects a car.
+  // On a real table (no data-demo) none of this is set up: cars are moved by hand.
+  const demoPlay = (() => {
+    if (document.body.dataset.demo !== "true") return null;
+    const TURN_STEP_DEG = 15, SEND_MS = 80, SEND_MM = 8, SEND_DEG = 3, DRAG_PX = 6;
+    const widthMm = parseFloat(board.dataset.widthMm);
+    const layer = el("g", { id: "demo-layer" });
+    board.append(layer);                                 // above the cars, for the handle
+    const sent = new Map();                              // id -> last pose sent {x, y, h}
+    const ghosts = new Map();                            // id -> dashed outline where it was sent
+    const handle = el("g", { class: "demo-handle", "data-handle-for": "" });
+    handle.append(el("line", { class: "demo-handle-arm" }), el("circle", { class: "demo-handle-grip", r: 22 }));
+    handle.style.display = "none";
+    layer.append(handle);
+    const info = { moves: 0, errors: 0, dragging: null };
+    state.demo = info;                                   // for the tests and people poking at it
+
+    const bar = html("p", { id: "demo-bar", class: "demo-bar" },
+      html("span", { text: "Demo table: drag a car to slide it; turn the selected car " }),
+      html("button", { type: "button", id: "demo-turn-left", title: "turn left 15° (Q)", "aria-label": "turn the selected car left 15 degrees", text: "⟲ 15°" }), " ",
+      html("button", { type: "button", id: "demo-turn-right", title: "turn right 15° (E)", "aria-label": "turn the selected car right 15 degrees", text: "⟳ 15°" }),
+      html("span", { class: "dim", text: " (or drag its round handle, or press Q / E)" }),
+      html("span", { id: "demo-error", class: "error" }));
+    board.after(bar);
+
+    const tracked = (id) => (state.last ? state.last.cars.find((c) => c.id === id) : null);
+    const toTable = (ev) => {
+      const pt = board.createSVGPoint();
+      pt.x = ev.clientX; pt.y = ev.clientY;
+      const at = pt.matrixTransform(board.getScreenCTM().inverse());
+      return [at.x, depth - at.y];
+    };
+    const norm = (h) => { const d = ((h % 360) + 360) % 360; return d > 180 ? d - 360 : d; };
+    const arrived = (c, p) => Math.hypot(c.x_mm - p.x, c.y_mm - p.y) < 2 && Math.abs(norm(c.heading_deg - p.h)) < 2;
+    // Where a car is going: the pose last sent while the camera has not yet seen it there,
+    // else where the camera sees it (so a second drag starts from where the first one ends).
+    function goal(id) {
+      const c = tracked(id), p = sent.get(id);
+      if (p && c && !arrived(c, p)) return { ...p };
+      return c ? { x: c.x_mm, y: c.y_mm, h: c.heading_deg } : null;
+    }
+
+    let chain = Promise.resolve();                       // poses go in the order they were made
+    function send(id, pose) {
+      const p = { x: Math.min(Math.max(pose.x, 0), widthMm), y: Math.min(Math.max(pose.y, 0), depth), h: norm(pose.h) };
+      sent.set(id, p);
+      showGhost(id, p);
+      const body = { vehicle: id, x_mm: +p.x.toFixed(1), y_mm: +p.y.toFixed(1), heading_deg: +p.h.toFixed(1) };
+      chain = chain.then(() => api("demo/move", body)).then(() => { info.moves += 1; $("demo-error").textContent = ""; })
+        .catch((e) => {
+          info.errors += 1;
+          $("demo-error").textContent = ` ${e.message}`;
+          if (sent.get(id) === p) { sent.delete(id); ghosts.get(id)?.remove(); ghosts.delete(id); }
+        });
+      return chain;
+    }
+
+    function showGhost(id, p) {
+      const c = tracked(id);
+      if (!c) return;
+      let g = ghosts.get(id);
+      if (!g) {
+        g = el("g", { class: "demo-ghost", "data-ghost-for": id });
+        g.append(el("rect", { x: -c.length_mm / 2, y: -c.width_mm / 2, width: c.length_mm, height: c.width_mm, rx: 4 }));
+        layer.insertBefore(g, handle);
+        ghosts.set(id, g);
+      }
+      g.setAttribute("transform", `translate(${p.x} ${depth - p.y}) rotate(${-p.h})`);
+    }
+
+    function placeHandle() {
+      const id = state.selected, c = id === null ? null : tracked(id), p = id === null ? null : goal(id);
+      const can = state.canChange && c && !c.stale && p;
+      handle.style.display = can ? "" : "none";
+      $("demo-turn-left").disabled = $("demo-turn-right").disabled = !can;
+      if (!can) return;
+      const r = c.length_mm / 2 + 35, a = (p.h * Math.PI) / 180;
+      const hx = p.x + r * Math.cos(a), hy = p.y + r * Math.sin(a);
+      handle.dataset.handleFor = id;
+      const arm = handle.querySelector("line");
+      arm.setAttribute("x1", p.x); arm.setAttribute("y1", depth - p.y);
+      arm.setAttribute("x2", hx); arm.setAttribute("y2", depth - hy);
+      const grip = handle.querySelector("circle");
+      grip.setAttribute("cx", hx); grip.setAttribute("cy", depth - hy);
+    }
+    // Ghosts go once the camera sees the car where it was sent; the handle follows the goal.
+    setInterval(() => {
+      for (const [id, g] of ghosts) {
+        const c = tracked(id), p = sent.get(id);
+        if (!c || !p || (arrived(c, p) && info.dragging?.id !== id)) { g.remove(); ghosts.delete(id); }
+      }
+      if (!info.dragging) placeHandle();
+    }, 100);
+
+    // A press on a car or on the handle; it becomes a drag once the pointer has moved a few
+    // pixels (less is a tap, and the tap's click selects the car as before).
+    let press = null, swallowClick = false;
+    function start(ev, id, kind) {
+      if (!state.canChange || board.classList.contains("picking") || ev.button > 0) return;
+      const from = goal(id);
+      if (!from) return;
+      press = { id, kind, pointer: ev.pointerId, x0: ev.clientX, y0: ev.clientY, at0: toTable(ev), from,
+                dragging: false, lastSent: { ...from }, sentAt: 0, pose: { ...from } };
+    }
+    carLayer.addEventListener("pointerdown", (ev) => {
+      const g = ev.target.closest("[data-car-id]");
+      if (g) start(ev, Number(g.dataset.carId), "slide");
+    });
+    handle.addEventListener("pointerdown", (ev) => {
+      ev.stopPropagation();
+      start(ev, Number(handle.dataset.handleFor), "turn");
+      if (press) { press.dragging = true; info.dragging = press; board.setPointerCapture(ev.pointerId); }
+    });
+    board.addEventListener("pointermove", (ev) => {
+      if (!press || ev.pointerId !== press.pointer) return;
+      if (!press.dragging) {
+        if (Math.hypot(ev.clientX - press.x0, ev.clientY - press.y0) < DRAG_PX) return;
+        press.dragging = true;
+        info.dragging = press;
+        board.setPointerCapture(ev.pointerId);
+      }
+      ev.preventDefault();
+      const [x, y] = toTable(ev);
+      if (press.kind === "slide") {
+        press.pose = { x: press.from.x + x - press.at0[0], y: press.from.y + y - press.at0[1], h: press.from.h };
+      } else {
+        press.pose = { ...press.from, h: Math.round((Math.atan2(y - press.from.y, x - press.from.x) * 180) / Math.PI) };
+      }
+      showGhost(press.id, press.pose);
+      const now = performance.now(), last = press.lastSent;
+      if (now - press.sentAt >= SEND_MS && (Math.hypot(press.pose.x - last.x, press.pose.y - last.y) >= SEND_MM
+          || Math.abs(norm(press.pose.h - last.h)) >= SEND_DEG)) {
+        press.sentAt = now;
+        press.lastSent = { ...press.pose };
+        send(press.id, press.pose);
+      }
+    });
+    function finish(ev) {
+      if (!press || ev.pointerId !== press.pointer) return;
+      const p = press;
+      press = null;
+      info.dragging = null;
+      if (!p.dragging) return;
+      swallowClick = true;                               // the click that ends a drag is no tap
+      setTimeout(() => { swallowClick = false; }, 0);
+      const last = p.lastSent;
+      if (Math.hypot(p.pose.x - last.x, p.pose.y - last.y) > 0.05 || Math.abs(norm(p.pose.h - last.h)) > 0.05) send(p.id, p.pose);
+      placeHandle();
+    }
+    board.addEventListener("pointerup", finish);
+    board.addEventListener("pointercancel", finish);
+    board.addEventListener("click", (ev) => { if (swallowClick) { swallowClick = false; ev.stopPropagation(); } }, true);
+
+    function turn(deg) {
+      const id = state.selected, p = id === null ? null : goal(id);
+      if (!p || !state.canChange) return;
+      send(id, { ...p, h: p.h + deg }).then(placeHandle);
+      placeHandle();
+    }
+    $("demo-turn-left").addEventListener("click", () => turn(TURN_STEP_DEG));
+    $("demo-turn-right").addEventListener("click", () => turn(-TURN_STEP_DEG));
+    document.addEventListener("keydown", (ev) => {
+      if (ev.target.closest("input, textarea, select") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      const k = ev.key.toLowerCase();
+      if (k === "q" || k === "e") turn((k === "q" ? 1 : -1) * (ev.shiftKey ? 5 : TURN_STEP_DEG));
+    });
+    return { send, goal };
+  })();
+
   // --- tabs, login --------------------------------------------------------------------------
   function showTab(name) {
     for (const b of document.querySelectorAll("#tabs button")) b.setAttribute("aria-selected", String(b.dataset.tab === name));
