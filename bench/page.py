@@ -138,7 +138,7 @@ def demo(fps: float, cpus: set[int] | None = None, video: str | None = None):
         cmd = [sys.executable, "-m", "bench.page_server", "--video", video, "--port", "0",
                "--fps", "0" if fps >= 100 else str(fps)]
     else:
-        cmd = [sys.executable, "-m", "companion", "demo", "--port", "0", "--fps", str(fps)]
+        cmd = [sys.executable, "-m", "companion", "demo", "--scripted", "--port", "0", "--fps", str(fps)]
     pre = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             preexec_fn=pre)

@@ -25,9 +25,12 @@ def snap(page, name: str, panel_top: bool = False) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
-def _demo(*more: str):
-    """`companion demo` on a free port (with `more` arguments); yields its address."""
-    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--port", "0", *more],
+def _demo(*more: str, scripted: bool = True):
+    """`companion demo` on a free port (with `more` arguments); yields its address. These
+    tests watch the scripted convoy (cars that move by themselves, into range of each other);
+    `scripted=False` gives the playable table, whose cars move only when a player moves them."""
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--port", "0",
+                             *(["--scripted"] if scripted else []), *more],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline()
     url = re.search(r"(http://127\.0\.0\.1:\d+/)", line).group(1)
@@ -160,7 +163,8 @@ def test_select_a_car_resolve_a_shot_with_typed_dice_and_undo_it(server, browser
 
 
 def test_a_visitor_without_the_pin_watches_and_a_player_with_it_plays(browser):
-    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--port", "0", "--lan", "--pin", "4711"],
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--scripted", "--port", "0", "--lan",
+                             "--pin", "4711"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         lines = [proc.stdout.readline() for _ in range(4)]
@@ -211,10 +215,14 @@ def test_the_camera_view_the_ruler_and_a_new_game_with_another_reading(server, b
     page.click('#tabs [data-tab="setup"]')
     page.select_option('#setup-options [data-option="arc_edge"]', '"bumper_line"')
     assert "arc" in page.inner_text("#setup-options") and "Shoot" in page.inner_text("#setup-options")
-    page.click("#setup-start")
+    # The page shows the Car tab when the POST that starts the game has answered (the stream
+    # may bring the new game first), so wait for that answer before looking at the tab.
+    with page.expect_response(lambda r: r.url.endswith("/api/game") and r.request.method == "POST") as started:
+        page.click("#setup-start")
+    assert started.value.ok
     page.wait_for_function("""window.companion.game.game.rules.options
                               .find(o => o.name === 'arc_edge').value === 'bumper_line'""")
-    assert page.is_visible("#tab-car")
+    page.wait_for_selector("#tab-car", state="visible", timeout=5000)
     page.close()
 
 

@@ -14,7 +14,8 @@ import pytest
 
 @pytest.fixture(scope="module")
 def demo_server():
-    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--port", "0"],
+    # The scripted convoy: these tests watch cars move by themselves.
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--scripted", "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
