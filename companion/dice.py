@@ -100,6 +100,63 @@ class Roll:
                 "modifiers": [{"value": m.value, "reason": m.reason} for m in self.modifiers]}
 
 
+@dataclass(frozen=True)
+class ChoiceRequest:
+    """A choice a resolution waits for that the book gives to one player (the defender
+    picks who takes bonus damage, the owner where damage goes): who must choose, what
+    about, and the options, each `{"value", "label"}`. The resolution receives the value."""
+
+    player: str
+    purpose: str
+    options: tuple[dict, ...]
+    who: str = ""               # the car or warrior it is about, in words
+
+    def describe(self) -> str:
+        return f"{self.player} to choose {self.purpose}" + (f" for {self.who}" if self.who else "")
+
+    def check(self, player, value):
+        """The option `player` chose; a DiceError (the session's refusal) when it is not
+        theirs to make or not an option."""
+        if player != self.player:
+            raise DiceError(f"this choice is {self.player}'s to make ({self.purpose}), not {player!r}'s")
+        for o in self.options:
+            if type(o["value"]) is type(value) and o["value"] == value:
+                return o["value"]
+        for o in self.options:
+            if isinstance(value, str) and not isinstance(o["value"], (bool, dict, list)) and str(o["value"]) == value:
+                return o["value"]
+        raise DiceError(f"{value!r} is not an option for {self.purpose} "
+                        f"(options: {', '.join(str(o['value']) for o in self.options)})")
+
+    def to_json(self) -> dict:
+        return {"player": self.player, "purpose": self.purpose, "options": list(self.options), "who": self.who,
+                "asked": self.describe()}
+
+
+class FixedChoices:
+    """Choices made already, in order (a scenario file's `choices`, a record's): each is
+    `{"player", "value"}`, or a bare value taken as the asked player's."""
+
+    def __init__(self, choices: list | tuple = (), source: str = "fixed") -> None:
+        self.choices = list(choices)
+        self.used = 0
+        self.source = source
+
+    @property
+    def remaining(self) -> int:
+        return len(self.choices) - self.used
+
+    def take(self, request: ChoiceRequest) -> tuple[str, object] | None:
+        """(player, value) for the request, or None when none are left (the player is asked)."""
+        if self.remaining <= 0:
+            return None
+        c = self.choices[self.used]
+        self.used += 1
+        if isinstance(c, dict) and "value" in c:
+            return c.get("player", request.player), c["value"]
+        return request.player, c
+
+
 class DiceSource:
     """Answers dice requests."""
 

@@ -27,13 +27,13 @@ from collections import deque
 from importlib import resources
 from typing import Any
 
-from .dice import DiceError, DiceRequest, DiceThrow, VirtualDice, WaitingDiceSource
+from .dice import ChoiceRequest, DiceError, DiceRequest, DiceThrow, VirtualDice, WaitingDiceSource
 from .geometry import Footprint, Pose, Terrain, closest_distance, centre_distance, in_half_plane_arc
 from .geometry.pose import MM_PER_IN
 from .geometry.sight import Obstacles
 from .live import LiveTable
+from .rules.actions import ActionError
 from .rules.base import RulesError, rule_system, rule_systems
-from .scenario import state_json
 from .scene import Scene
 from .session import GameSession
 
@@ -182,9 +182,12 @@ class TableGame:
                     or abs((c.heading_deg - last[2] + 180) % 360 - 180) >= PATH_STEP_DEG:
                 path.append([c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg])
                 del path[:-PATH_MAX_POINTS]
-        if session is None or session.pending is not None:
+        if session is None:
             return
+        # Under the lock that orders resolutions: a pose never lands inside one.
         with self._lock:
+            if self.session is not session or session.pending is not None:
+                return
             poses = {c.id: Pose(c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg)
                      for c in tracked.cars if c.id not in self.held}
             if poses:
@@ -192,9 +195,7 @@ class TableGame:
 
     def _hold_active(self) -> None:
         """Hold the vehicle whose turn it is (its move is judged from where it started)."""
-        state = self.session.state
-        active = getattr(state, "active", None)
-        marker = active.marker if active is not None else None
+        marker = self.session.rules.active_marker(self.session.state)
         if marker != self._held_for_turn:
             if self._held_for_turn is not None:
                 self.held.discard(self._held_for_turn)
@@ -221,8 +222,8 @@ class TableGame:
         """Set the cars (but held ones) where the latest frame puts them, and keep that
         frame as the evidence of the resolution about to be made."""
         poses, frame = self._frame_poses()
-        use = {m: p for m, p in poses.items() if m not in self.held and m in getattr(state, "vehicles", {})
-               and state.vehicles[m].in_play}
+        pieces = self.session.rules.pieces(state)
+        use = {m: p for m, p in poses.items() if m not in self.held and m in pieces and pieces[m].in_play}
         if use:
             self.session.rules.update_poses(state, use)
         self._evidence = [] if frame is None else [{"frame": frame, "cars": sorted(use)}]
@@ -242,7 +243,7 @@ class TableGame:
     def _record_hold(self, marker: int) -> None:
         """A car held where its turn began: its pose from this frame, and the frame."""
         poses, frame = self._frame_poses()
-        v = self.session.state.vehicles.get(marker) if hasattr(self.session.state, "vehicles") else None
+        v = self.session.rules.pieces(self.session.state).get(marker)
         if v is not None and marker in poses and v.in_play:
             self.session.rules.update_poses(self.session.state, {marker: poses[marker]})
         if self.store is not None and v is not None and v.pose is not None:
@@ -288,8 +289,8 @@ class TableGame:
 
     def _name(self, marker: int) -> str:
         spec = self.table.car(marker)
-        if self.session is not None and marker in getattr(self.session.state, "vehicles", {}):
-            return self.session.state.vehicles[marker].name
+        if self.session is not None and marker in self.session.rules.pieces(self.session.state):
+            return self.session.rules.pieces(self.session.state)[marker].name
         return spec.name if spec else f"car {marker}"
 
     # --- setting up -------------------------------------------------------------------
@@ -335,8 +336,7 @@ class TableGame:
             self._held_for_turn = None
             self.last_outcome = None
             self.note(f"a new game of {system.title}")
-            missing = [p["name"] for p in ([{"name": v.name, "pose": v.pose}
-                                            for v in getattr(state, "vehicles", {}).values()]) if p["pose"] is None]
+            missing = [v.name for v in system.pieces(state).values() if v.pose is None]
             if missing:
                 self.note(f"not on the table yet (the camera has not seen them): {', '.join(missing)}", "warn")
         return self.game_json()
@@ -352,9 +352,9 @@ class TableGame:
             self.session = session
             b = replayed.setup.body
             self.setup = {"rules": b["rules"], "options": b["options"], "rosters": b["rosters"]}
-            active = getattr(session.state, "active", None)
-            self.held = {active.marker} if active is not None else set()
-            self._held_for_turn = active.marker if active is not None else None
+            active = session.rules.active_marker(session.state)
+            self.held = {active} if active is not None else set()
+            self._held_for_turn = active
             self.note(f"resumed from {self.store.path}: {len(replayed.events)} events played back, "
                       f"every state as recorded")
             return self.game_json()
@@ -464,7 +464,16 @@ class TableGame:
             except RulesError as exc:
                 out["overlays"], out["targets"] = {"move_regions": [], "arcs": []}, []
                 out["why_no_measurements"] = str(exc)
-            out["actions"] = rules.actions(state, v.marker)
+            if not rules.may_premeasure():
+                # The book forbids measuring before an action is declared: who could be acted
+                # against, but no distance, range, arc or roll needed until it is.
+                out["targets"] = [{"marker": t["marker"], "name": t.get("name")} for t in out["targets"]
+                                  if "marker" in t]
+                out["overlays"] = {**out["overlays"], "arcs": []}
+                out["premeasure"] = {"allowed": False,
+                                     "why": f"{rules.title} forbids measuring before an action is declared: "
+                                            f"distances and ranges are measured, and shown, once it is"}
+            out["actions"] = [spec.to_json() for spec in rules.action_specs(state, v.marker)]
             return out
 
     def game_json(self) -> dict:
@@ -474,23 +483,21 @@ class TableGame:
                 return {"version": self.version, "game": None, "notes": list(self.notes),
                         "rule_systems": self.rule_systems()}
             running = session._running[1] if session._running is not None else None
+            turn = session.rules.turn_info(session.state)
             return {
                 "version": self.version,
                 "game": {"rules": session.rules.describe(), "setup": self.setup,
-                         "state": state_json(session.state),
-                         "players": list(getattr(session.state, "players", [])),
-                         "order": [{"player": p, "vehicle": m} for p, m in getattr(session.state, "order", [])],
-                         "turn": getattr(session.state, "turn", -1),
+                         "state": session.rules.state_json(session.state),
+                         "players": turn.get("players", []),
+                         "order": turn.get("order", []),
+                         "turn": turn.get("turn", -1),
+                         "active": turn.get("active"),
+                         "up": turn.get("up"),
+                         "round": turn.get("round"),
                          "board": self._board(session),
-                         "turn_text": session.rules.turn_text(session.state)},
-                "pending": None if session.pending is None else {
-                    "asked": session.pending.describe(), "dice": list(session.pending.dice),
-                    "purpose": session.pending.purpose, "who": session.pending.who,
-                    "action": (session.rules.public_action(session.state, running.detail)
-                               if running and running.kind == "action" else running.detail if running else None),
-                    "kind": running.kind if running else None,
-                    "so_far": running.dice if running else [],
-                    "tray": self.tray is not None},
+                         "turn_text": session.rules.turn_text(session.state),
+                         "premeasure": session.rules.may_premeasure()},
+                "pending": self._pending_json(session, running),
                 "log": [self._public(session, e.to_json()) for e in reversed(session.log[-60:])],
                 "last_outcome": ({**self.last_outcome, "event": self._public(session, self.last_outcome["event"])}
                                  if self.last_outcome and "event" in self.last_outcome else self.last_outcome),
@@ -499,6 +506,25 @@ class TableGame:
                 "notes": list(self.notes),
                 "rule_systems": self.rule_systems(),
             }
+
+    def _pending_json(self, session, running) -> dict | None:
+        """What the running resolution waits for: dice (`"dice"`), or a choice that is one
+        player's to make (`"choice"`, with its options)."""
+        if session.pending is None:
+            return None
+        p = session.pending
+        out = {"asked": p.describe(), "who": p.who,
+               "action": (session.rules.public_action(session.state, running.detail)
+                          if running and running.kind == "action" else running.detail if running else None),
+               "kind": running.kind if running else None,
+               "so_far": running.dice if running else [],
+               "choices_so_far": running.choices if running else [],
+               "tray": self.tray is not None}
+        if isinstance(p, ChoiceRequest):
+            out.update(waiting="choice", player=p.player, purpose=p.purpose, options=list(p.options), dice=[])
+        else:
+            out.update(waiting="dice", dice=list(p.dice), purpose=p.purpose)
+        return out
 
     @staticmethod
     def _public(session, event: dict) -> dict:
@@ -517,61 +543,55 @@ class TableGame:
 
     # --- doing ------------------------------------------------------------------------
 
-    def _fill(self, action: dict) -> dict:
-        """Check an action's fields against what the vehicle can do; take "where the car
-        stands now" from the camera."""
+    def actor_marker(self, action: dict) -> int:
+        """The marker of the car an action is taken with (whatever acts: a vehicle, a
+        warrior, a freak...), as the rule system reads the action."""
+        session = self._need_game()
+        if not isinstance(action, dict):
+            raise GameError("an action is an object with 'act' and its fields")
+        try:
+            return int(session.rules.actor_marker(session.state, action))
+        except (RulesError, KeyError, TypeError, ValueError) as exc:
+            act = action.get("act", "the action")
+            raise GameError(f"{act}: {_say(exc)}") from None
+
+    # The table as an action's fields read it (rules.actions.TableReader).
+    def pose_of(self, marker: int) -> list[float]:
+        return self._table_pose(marker)
+
+    def path_of(self, marker: int) -> list[list[float]]:
+        # With each pose's doubt, so a move judged at its limit can be too close to call.
+        return [list(p) for p in self._paths.get(marker, [])] + [self._table_pose(marker)]
+
+    def point(self, value, what: str) -> tuple[float, float]:
+        return self._table_point(value, what)
+
+    def _spec(self, action: dict):
+        """The spec the action is checked against: the acting car's, for that act."""
         if not isinstance(action, dict):
             raise GameError("an action is an object with 'act' and its fields")
         act = action.get("act")
         if not isinstance(act, str):
             raise GameError("the action needs 'act' (move, shoot, ...)")
-        marker = action.get("vehicle")
-        if marker is None and isinstance(action.get("warrior"), str):
-            w = self.session.state.warriors.get(action["warrior"]) if hasattr(self.session.state, "warriors") else None
-            marker = w.vehicle if w is not None else None
-        if marker is None:
-            raise GameError(f"{act}: say which vehicle ('vehicle') or warrior ('warrior') acts")
-        v = self._vehicle(marker)
-        specs = {a["act"]: a for a in self.session.rules.actions(self.session.state, v.marker)}
+        v = self._vehicle(self.actor_marker(action))
+        session = self.session
+        try:
+            specs = {s.act: s for s in session.rules.action_specs(session.state, v.marker)}
+        except RulesError as exc:
+            raise GameError(str(exc)) from None
         if act not in specs:
             can = ", ".join(specs) or "nothing"
             raise GameError(f"the {v.name} cannot {act} now (it can: {can})")
-        filled = {"act": act}
-        for f in specs[act]["fields"]:
-            name = f["name"]
-            if f["kind"] == "fixed":
-                filled[name] = f["value"]
-            elif f["kind"] == "table_pose":
-                of = f["of"]
-                if of == "target":
-                    if "target" not in filled:
-                        raise GameError(f"{act}: choose the target first")
-                    of = filled["target"]
-                filled[name] = self._table_pose(int(of))
-            elif f["kind"] == "table_path":
-                of = int(f["of"])
-                now = self._table_pose(of)
-                # With each pose's doubt, so a move judged at its limit can be too close to call.
-                filled[name] = [list(p) for p in self._paths.get(of, [])] + [now]
-            elif f["kind"] in ("choice", "table_point"):
-                value = action.get(name)
-                if value is None:
-                    if f.get("optional"):
-                        continue
-                    verb = "choose" if f["kind"] == "choice" else "pick on the table"
-                    raise GameError(f"{act}: {verb} {f['label']} ('{name}')")
-                if f["kind"] == "table_point":
-                    filled[name] = list(self._table_point(value, f"{act}: {name}"))
-                    continue
-                choices = f.get("choices")
-                if "choices_by" in f:
-                    choices = f["choices_by"].get(str(filled.get(f["depends_on"])), [])
-                allowed = [c["value"] for c in choices]
-                if value not in allowed and str(value) not in [str(a) for a in allowed]:
-                    raise GameError(f"{act}: {value!r} is not a choice for {f['label']} "
-                                    f"(choices: {', '.join(str(a) for a in allowed) or 'none'})")
-                filled[name] = next(a for a in allowed if str(a) == str(value))
-        return filled
+        return specs[act]
+
+    def _fill(self, action: dict) -> dict:
+        """Check an action's fields against its spec; the camera fills where cars stand and
+        the ways they drove."""
+        spec = self._spec(action)
+        try:
+            return spec.fill(action, self)
+        except ActionError as exc:
+            raise GameError(str(exc)) from None
 
     def preview(self, action: dict) -> dict:
         """Would this action go ahead, and what would it ask for? Played on a copy up to
@@ -594,33 +614,40 @@ class TableGame:
                 out.update(ok=True, needs=None)
             except (RulesError, DiceError, KeyError, ValueError) as exc:
                 out.update(ok=False, why=_say(exc))
-            judge = getattr(session.rules, "judge_move", None)
-            if filled.get("act") == "move" and judge is not None and "to" in filled:
+            actor = self.actor_marker(action)
+            to = filled.get("to")
+            if isinstance(to, list) and len(to) >= 3 and all(isinstance(v, (int, float)) for v in to):
                 try:
-                    out["judged"] = judge(session.state, filled["vehicle"], Pose(*filled["to"]))
+                    judged = session.rules.judge_move(session.state, actor, Pose(*to))
                 except RulesError as exc:
-                    out["judged"] = {"legal": False, "reasons": [str(exc)]}
-            if "target" in filled and isinstance(filled["target"], int):
-                v = state.vehicles.get(filled.get("vehicle")) if "vehicle" in filled else None
-                if v is None and "warrior" in filled:
-                    v = state.vehicles.get(state.warriors[filled["warrior"]].vehicle)
-                if v is not None:
-                    row = next((t for t in session.rules.targets(session.state, v.marker, self.terrain)
-                                if t["marker"] == filled["target"]), None)
-                    out["measured"] = row
+                    judged = {"legal": False, "reasons": [str(exc)]}
+                if judged is not None:
+                    out["judged"] = judged
+            target = filled.get("target")
+            if isinstance(target, int) and not isinstance(target, bool) and session.rules.may_premeasure():
+                row = next((t for t in session.rules.targets(session.state, actor, self.terrain)
+                            if t.get("marker") == target), None)
+                out["measured"] = row
             return out
+
+    def _refuse_while_waiting(self, session, what: str) -> None:
+        """A request that would start a resolution while one waits is refused before anything
+        is touched: no pose synced, no roll called off."""
+        if session.pending is not None:
+            raise GameError(f"cannot {what} now: waiting for {session.waiting_for()} (answer it, or call it off)")
 
     def act(self, action: dict) -> dict:
         with self._lock:
             session = self._need_game()
+            self._refuse_while_waiting(session, "act")
             filled = self._fill(action)
             self._sync_from_frame(session.state)
-            outcome = self._run(lambda: session.act(filled))
-            return outcome
+            return self._run(lambda: session.act(filled))
 
     def start_round(self, orders: dict) -> dict:
         with self._lock:
             session = self._need_game()
+            self._refuse_while_waiting(session, "start a round")
             if not isinstance(orders, dict):
                 raise GameError("play orders: an object of player name to a list of vehicle markers")
             clean = {}
@@ -629,7 +656,7 @@ class TableGame:
                     raise GameError(f"{player}'s play order must be a list of vehicle markers")
                 try:
                     clean[str(player)] = [None if m in (None, "") else int(m) for m in order]
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, OverflowError):
                     raise GameError(f"{player}'s play order: {order!r} holds something that is not a marker") from None
             self._sync_from_frame(session.state)
             return self._run(lambda: session.start_round(clean))
@@ -637,8 +664,22 @@ class TableGame:
     def end_turn(self) -> dict:
         with self._lock:
             session = self._need_game()
+            self._refuse_while_waiting(session, "end the turn")
             self._sync_from_frame(session.state)
             return self._run(session.end_turn)
+
+    def answer_choice(self, player, value) -> dict:
+        """A choice the rules asked of one player, made by that player on the page."""
+        with self._lock:
+            session = self._need_game()
+            if not isinstance(player, str) or not player:
+                raise GameError("say which player is choosing ('player')")
+            try:
+                outcome = session.choose(player, value)
+            except (RulesError, DiceError) as exc:
+                raise GameError(_say(exc)) from None
+            self._after(outcome)
+            return self.game_json()
 
     def _run(self, start) -> dict:
         try:

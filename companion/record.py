@@ -25,13 +25,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import __version__
-from .dice import DiceError, FixedDice
+from .dice import DiceError, FixedChoices, FixedDice
 from .geometry import Footprint, Gate, Pose, Terrain
 from .rules.base import RulesError, rule_system
-from .scenario import state_json
 from .scene import Scene
 from .session import Event, GameSession
 from .store import GameStore, StoredEvent, StoreError
+
+
+def state_json(state) -> dict:
+    return state.to_json()
 
 
 class ReplayError(ValueError):
@@ -71,7 +74,8 @@ def event_body(event: Event, rules, state, evidence: list[dict] | None = None,
     if event.kind == "undo":
         return "undo", {"n": event.n, "undid": event.outcome["undid"], "state": state_json(state)}
     return "resolution", {
-        "n": event.n, "kind": event.kind, "detail": event.detail, "dice": event.dice, "outcome": event.outcome,
+        "n": event.n, "kind": event.kind, "detail": event.detail, "dice": event.dice,
+        "choices": event.choices, "outcome": event.outcome,
         "poses": poses_json(event.poses or {}), "options": rules.settings, "calibration": calibration,
         "companion": __version__, "evidence": evidence or [], "state": state_json(state),
     }
@@ -140,6 +144,8 @@ def resolve_again(session: GameSession, body: dict, poses: dict) -> dict | None:
     """A recorded resolution resolved again: the cars at `poses`, the record's own dice."""
     session.rules.set_poses(session.state, poses)
     session.dice = FixedDice([f for d in body["dice"] for f in d["faces"]], "record")
+    session.choices = FixedChoices([{"player": c["player"], "value": c["value"]} for c in body.get("choices", [])],
+                                   "record")
     if body["kind"] == "action":
         return session.act(body["detail"])
     if body["kind"] == "round":

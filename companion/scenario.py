@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .dice import DiceError, FixedDice
+from .dice import DiceError, FixedChoices, FixedDice
 from .geometry import Pose
 from .rules.base import RulesError, rule_system
 from .scene import SceneError, parse_scene
@@ -31,24 +31,8 @@ def load_scenario(path: str | Path) -> dict:
 
 def state_json(state) -> dict:
     """The game's state as plain JSON (what a scenario's "expect" looks into, what a game
-    file keeps). A rule system's state says it itself with `to_json()`; Shattered
-    Highways' is laid out here."""
-    if hasattr(state, "to_json"):
-        return state.to_json()
-    return {
-        "round": state.round,
-        "winner": state.winner,
-        "active": state.active.marker if state.active else None,
-        "vehicles": {str(v.marker): {
-            "name": v.name, "class": v.cls, "controller": v.controller, "hp": dict(v.hp),
-            "destroyed": v.destroyed, "out_of_play": v.out_of_play, "at_back_edge": v.at_back_edge,
-            "hidden": v.hidden_in is not None,
-            "pose": None if v.pose is None else [round(v.pose.x_mm, 2), round(v.pose.y_mm, 2), round(v.pose.heading_deg, 2)],
-            "jammed": [w.mount for w in v.weapons if w.jammed],
-            "crew": sorted(w.id for w in state.crew(v.marker)),
-        } for v in state.vehicles.values()},
-        "warriors_out": sorted(w.id for w in state.warriors.values() if w.out),
-    }
+    file keeps): every system's state says it itself."""
+    return state.to_json()
 
 
 def run_scenario(data: dict, source: str = "<scenario>", store=None) -> dict:
@@ -61,7 +45,8 @@ def run_scenario(data: dict, source: str = "<scenario>", store=None) -> dict:
     except (SceneError, RulesError, KeyError) as exc:
         raise ScenarioError(f"{source}: {exc}") from None
     dice = FixedDice(data.get("dice", []), "scenario")
-    session = GameSession(rules, state, dice)
+    # Choices the book gives a player (a defender's pick), made in order as they are asked.
+    session = GameSession(rules, state, dice, FixedChoices(data.get("choices", []), "scenario"))
     if store is not None:
         from .record import event_body, setup_body
         if len(store):
@@ -99,7 +84,7 @@ def run_scenario(data: dict, source: str = "<scenario>", store=None) -> dict:
         except (RulesError, DiceError) as exc:
             raise ScenarioError(f"{where}: {exc}") from None
         if out is None:
-            raise ScenarioError(f"{where}: ran out of dice ({session.pending.describe()})")
+            raise ScenarioError(f"{where}: ran out of dice or choices (waiting for {session.waiting_for()})")
         steps.append(out)
     return {"rules": rules.name, "options": rules.settings, "steps": steps, "state": state_json(session.state),
             "dice_left": dice.remaining, "log": [e.to_json() for e in session.log]}

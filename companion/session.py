@@ -1,6 +1,9 @@
 """The game session: one game's state, its rule system, its dice and its log.
 
-Resolutions are generators that ask for dice; the session drives them.  With a
+Resolutions are generators that ask for dice, or for a choice the book gives a
+player (a `ChoiceRequest`); the session drives them.  Choices are answered by that
+player (`choose`), or, when a scenario or a record already holds them, from its
+`choices` in order.  With a
 dice source that answers at once (virtual, a scenario's fixed dice) an action
 resolves in one call; with one that must wait (the tray, dice typed on the
 page), the session keeps the request pending and `answer()` resumes it.
@@ -17,7 +20,7 @@ from typing import Any
 
 import threading
 
-from .dice import DiceRequest, DiceSource, DiceThrow, WaitingDiceSource
+from .dice import ChoiceRequest, DiceError, DiceRequest, DiceSource, DiceThrow, FixedChoices, WaitingDiceSource
 from .rules.base import RulesError, RuleSystem
 
 
@@ -28,24 +31,33 @@ class Event:
     detail: dict
     outcome: dict | None = None
     dice: list[dict] = field(default_factory=list)
+    #: The choices players made while it resolved: {"asked", "player", "value"}.
+    choices: list[dict] = field(default_factory=list)
     undone: bool = False
     #: The poses the resolution was judged on (vehicle marker to Pose), for the record.
     poses: dict | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
-        return {"n": self.n, "kind": self.kind, "detail": self.detail, "outcome": self.outcome,
-                "dice": self.dice, "undone": self.undone}
+        out = {"n": self.n, "kind": self.kind, "detail": self.detail, "outcome": self.outcome,
+               "dice": self.dice, "undone": self.undone}
+        if self.choices:
+            out["choices"] = self.choices
+        return out
 
 
 class GameSession:
-    def __init__(self, rules: RuleSystem, state: Any, dice: DiceSource | None = None) -> None:
+    def __init__(self, rules: RuleSystem, state: Any, dice: DiceSource | None = None,
+                 choices: FixedChoices | None = None) -> None:
         self.rules = rules
         self.state = state
         self.dice = dice
+        #: Choices already made (a scenario's, a record's), taken in order before a player is asked.
+        self.choices = choices
         self.log: list[Event] = []
         self._undo: list[tuple[int, Any]] = []      # (event number, state before it)
         self._running = None                        # (generator, event, state before)
-        self.pending: DiceRequest | None = None
+        #: What the running resolution waits for: dice, or a player's choice.
+        self.pending: DiceRequest | ChoiceRequest | None = None
         #: Told of every event as it is committed (a resolution finished, an undo):
         #: the game store records it there.
         self.on_commit = None
@@ -70,7 +82,7 @@ class GameSession:
 
     def _start_locked(self, kind: str, detail: dict, make) -> dict | None:
         if self._running is not None:
-            raise RulesError(f"waiting for dice: {self.pending.describe()}")
+            raise RulesError(f"waiting for {self.waiting_for()}: finish or call off that first")
         before = copy.deepcopy(self.state)
         event = Event(len(self.log) + 1, kind, detail, poses=self.rules.poses_of(self.state))
         try:
@@ -85,19 +97,59 @@ class GameSession:
         self.pending = request
         return self._drive()
 
+    def waiting_for(self) -> str:
+        """What the running resolution waits for, in words ("dice: 1d6 to hit", "Joe to choose ...")."""
+        if self.pending is None:
+            return "nothing"
+        if isinstance(self.pending, ChoiceRequest):
+            return self.pending.describe()
+        return f"dice: {self.pending.describe()}"
+
     def answer(self, throw: DiceThrow) -> dict | None:
         """Hand the awaited request a throw (the tray's, typed in, or virtual)."""
         with self._lock:
             if self._running is None:
                 raise RulesError("no dice are awaited")
+            if isinstance(self.pending, ChoiceRequest):
+                raise DiceError(f"no dice are awaited: waiting for {self.pending.describe()}")
             throw.check(self.pending)
             result = self._send(throw)
             if result is None and self._running is not None:
                 return self._drive()
             return result
 
+    def choose(self, player: str, value: Any) -> dict | None:
+        """The awaited choice, made by `player`; refused (nothing changes) if the choice is
+        another player's, or not one of its options."""
+        with self._lock:
+            if self._running is None or not isinstance(self.pending, ChoiceRequest):
+                raise DiceError("no choice is awaited" + (f": waiting for {self.waiting_for()}"
+                                                          if self._running is not None else ""))
+            value = self.pending.check(player, value)
+            result = self._send_choice(player, value, "player")
+            if result is None and self._running is not None:
+                return self._drive()
+            return result
+
+    def _send_choice(self, player: str, value: Any, source: str) -> dict | None:
+        gen, event, before = self._running
+        event.choices.append({"asked": self.pending.describe(), "player": player, "value": value,
+                              "source": source})
+        return self._resume(gen, event, before, value)
+
     def _drive(self) -> dict | None:
-        while self._running is not None and self.dice is not None:
+        while self._running is not None:
+            if isinstance(self.pending, ChoiceRequest):
+                made = self.choices.take(self.pending) if self.choices is not None else None
+                if made is None:
+                    return None                   # the player is asked on the page
+                player, value = made
+                result = self._send_choice(player, self.pending.check(player, value), self.choices.source)
+                if result is not None:
+                    return result
+                continue
+            if self.dice is None:
+                return None
             if isinstance(self.dice, WaitingDiceSource):
                 self.dice.request(self.pending, self.answer)
                 return None
@@ -112,8 +164,11 @@ class GameSession:
     def _send(self, throw: DiceThrow) -> dict | None:
         gen, event, before = self._running
         event.dice.append({"asked": self.pending.describe(), **throw.to_json()})
+        return self._resume(gen, event, before, throw)
+
+    def _resume(self, gen, event: Event, before: Any, answer: Any) -> dict | None:
         try:
-            self.pending = gen.send(throw)
+            self.pending = gen.send(answer)
             return None
         except StopIteration as stop:
             self._running, self.pending = None, None
@@ -136,8 +191,9 @@ class GameSession:
         with self._lock:
             if self._running is not None:
                 self.state = self._running[2]
+                asked_dice = isinstance(self.pending, DiceRequest)
                 self._running, self.pending = None, None
-                if isinstance(self.dice, WaitingDiceSource):
+                if asked_dice and isinstance(self.dice, WaitingDiceSource):
                     self.dice.cancel()
 
     def void(self, throw: DiceThrow) -> dict | None:

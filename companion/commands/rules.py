@@ -55,7 +55,7 @@ def _options(pairs: list[str]) -> dict:
 
 def cmd_judge(args: argparse.Namespace) -> int:
     from ..geometry import Pose
-    from ..rules.base import rule_system
+    from ..rules.base import RulesError, rule_system
     from ..scene import load_scene
 
     scene = load_scene(args.scene)
@@ -65,15 +65,16 @@ def cmd_judge(args: argparse.Namespace) -> int:
     except ValueError:
         raise CommandError(f"--to {args.to}: give X_MM,Y_MM,HEADING_DEG, e.g. 400,300,0") from None
     rules = rule_system(scene.rules, _options(args.option))
-    if not hasattr(rules, "judge_move"):
-        raise CommandError(f"{scene.rules} has no Move to judge")
-    classes = {c["id"]: c.get("class") for c in raw["cars"]}
-    missing = [str(i) for i, k in classes.items() if not k]
-    if missing:
-        raise CommandError(f"{args.scene}: car{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-                           f"need a 'class' (buggy, car, truck, rig)")
-    state = rules.table_from_scene(scene, classes)
-    if args.car not in state.vehicles or state.vehicles[args.car].pose is None:
+    try:
+        state = (rules.new_game(raw["rosters"], scene) if raw.get("rosters")
+                 else rules.game_from_scene(scene, raw["cars"]))
+    except RulesError as exc:
+        raise CommandError(f"{args.scene}: {exc}") from None
+    pieces = rules.pieces(state)
+    if args.car not in pieces or pieces[args.car].pose is None:
         raise CommandError(f"{args.scene}: no car {args.car} on the table")
-    print(json.dumps(rules.judge_move(state, args.car, Pose(x, y, h))))
+    judged = rules.judge_move(state, args.car, Pose(x, y, h))
+    if judged is None:
+        raise CommandError(f"{rules.title} judges no move by where a car ends: its moves are resolved as they are played")
+    print(json.dumps(judged))
     return 0

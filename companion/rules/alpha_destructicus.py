@@ -151,6 +151,13 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             if v is not None and not v.removed:
                 v.pose = pose
 
+    def active_marker(self, state: GameState) -> int | None:
+        return state.active.marker if state.active is not None else None
+
+    def turn_info(self, state: GameState) -> dict:
+        return {"round": state.round, "players": list(state.players), "order": [], "turn": -1,
+                "active": self.active_marker(state), "up": state.chip}
+
     def start_round(self, state: GameState, orders: dict | None = None):
         """A new round: every freak in play puts a chip in the bag ("The Turn"); the first is drawn."""
         if state.over:

@@ -1,18 +1,36 @@
-"""The rule-system base: a rule system is a subclass with a few hooks, found by name.
+"""The rule-system contract: every hook the table calls, written once, and the registry.
 
 Like python-chess's variants: `RuleSystem` holds what every system shares
-(options, the registry, the session's hooks); each system's module subclasses
-it, states its options (the readings it takes of ambiguous rules, each with a
-default, the rule it reads and why) and implements the hooks it needs.
+(options, the registry) and declares every hook that anything outside a system
+calls (the session, the table game, the page, the audit, the scenario runner),
+each with its meaning; each system's module subclasses it, states its options
+(the readings it takes of ambiguous rules, each with a default, the rule it reads
+and why) and implements the hooks its game needs. Nothing outside
+`companion/rules` knows which system is playing, nor guesses a state's shape:
+what it needs from a game state is declared here (`GameState`, `TablePiece`).
+
+The hooks, by who calls them:
+
+- starting: `new_game`, `starter_rosters`, `demo_layout`;
+- the turn: `start_round`, `end_activation` (resolutions, like actions),
+  `active_marker`, `turn_info`, `turn_text`;
+- acting: `actions` (typed `ActionSpec`s, see `actions.py`), `actor_marker`,
+  `resolve` (a generator that yields `DiceRequest`s and `ChoiceRequest`s),
+  `judge_move`, `public_action`;
+- the table's poses: `pieces`, `update_poses`, `poses_of`, `set_poses`;
+- what the page shows: `card`, `overlays`, `targets`, `board`,
+  `may_premeasure`;
+- the record: `state_json`, `evidence`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from ..dice import DiceRequest, DiceThrow
+from ..dice import ChoiceRequest, DiceRequest, DiceThrow
+from .actions import ActionError, ActionSpec, as_spec
 
 
 class RulesError(ValueError):
@@ -44,9 +62,40 @@ class RuleOption:
                 "rule": self.rule, "doc": self.doc}
 
 
-#: A resolution: a generator that yields dice requests, receives throws, and
-#: returns what happened.
-Resolution = Generator[DiceRequest, DiceThrow, dict]
+#: A resolution: a generator that yields dice requests (and receives throws) or choice
+#: requests (and receives the chosen value), and returns what happened.
+Resolution = Generator[DiceRequest | ChoiceRequest, Any, dict]
+
+
+@runtime_checkable
+class TablePiece(Protocol):
+    """A car (vehicle, truck, bike...) a game knows on the table, by its roof marker."""
+
+    marker: int
+    name: str
+    pose: Any                       # geometry.Pose, or None before the camera has seen it
+
+    @property
+    def in_play(self) -> bool:
+        """Still on the table and in the game (not destroyed, removed or gone off the edge)."""
+
+    def footprint(self):
+        """The rectangle it covers, at its pose (geometry.Footprint)."""
+
+
+@runtime_checkable
+class GameState(Protocol):
+    """What the table needs of any system's game state; the rest is the system's own."""
+
+    players: list[str]
+    vehicles: dict[int, Any]        # marker -> TablePiece
+    round: int                      # 0 before the first round
+
+    def vehicle(self, marker: int) -> Any:
+        """The piece with that marker, or a RulesError naming it."""
+
+    def to_json(self) -> dict:
+        """The whole state as plain JSON: what the game file keeps and scenarios look into."""
 
 
 class RuleSystem:
@@ -76,8 +125,76 @@ class RuleSystem:
         raise NotImplementedError(f"{self.name} does not start games yet")
 
     def resolve(self, state, action: dict) -> Resolution:
-        """Resolve one action: a generator yielding dice requests."""
+        """Resolve one action (filled by its spec): a generator yielding dice and choice requests."""
         raise NotImplementedError(f"{self.name} resolves no actions yet")
+
+    def start_round(self, state, orders: dict) -> Resolution:
+        """A new round begins: `orders` are the players' play orders where the book has them
+        (player to a list of markers, None for a blank), else {}. A resolution, as actions are."""
+        raise RulesError(f"{self.title or self.name} has no rounds to start")
+        yield  # pragma: no cover - a generator
+
+    def end_activation(self, state) -> Resolution:
+        """The acting car's activation ends; with no car acting, the side whose turn it is
+        passes, where the rules let it. A resolution (ending may ask for dice)."""
+        raise RulesError(f"{self.title or self.name} has no activations to end")
+        yield  # pragma: no cover - a generator
+
+    def active_marker(self, state) -> int | None:
+        """The car whose activation is under way (its turn began, its move is judged from
+        where it stood), or None between activations."""
+        return None
+
+    def turn_info(self, state) -> dict:
+        """Where the turn stands, for the page: `{"round", "players", "order": [{"player",
+        "vehicle"}], "turn", "active", "up"}`: the play order this round, the index of the
+        activation under way (-1 none), the active car's marker, and whose side is up
+        (a player's name, or None)."""
+        return {"round": state.round, "players": list(state.players), "order": [],
+                "turn": -1, "active": self.active_marker(state), "up": None}
+
+    def actor_marker(self, state, action: dict) -> int:
+        """The marker of the car an action is taken with (a warrior's or freak's car, the
+        vehicle itself): whose spec the action is checked against. A RulesError names what
+        is missing."""
+        marker = action.get("vehicle") if isinstance(action, dict) else None
+        if isinstance(marker, int) and not isinstance(marker, bool):
+            return marker
+        raise RulesError("say which vehicle acts ('vehicle')")
+
+    def judge_move(self, state, marker: int, to) -> dict | None:
+        """Would a move of car `marker` to pose `to` (from where its activation began) be
+        legal, and by what margin: `{"legal", "reasons", "margin_mm", ...}`; None where the
+        system judges moves only as they resolve."""
+        return None
+
+    def may_premeasure(self) -> bool:
+        """May players see distances, ranges and suggested targets before declaring an
+        action? Some books forbid it; a system that does says so with an option."""
+        return True
+
+    def state_json(self, state) -> dict:
+        """The state as plain JSON (the record, the scenario runner, the page)."""
+        return state.to_json()
+
+    def evidence(self, state, detail: dict, actor: int | None, target: int | None) -> list[dict]:
+        """What a resolution's evidence picture shows besides every car's footprint (drawn by
+        the audit for every system), in table mm: `{"kind": "line"|"polygon", "points",
+        "role": "measure"|"arc"|"template"|"actor", "label"}` shapes. By default, the closest
+        line from the actor to its target; a system adds its arcs and templates."""
+        from ..geometry import closest_distance
+        feet = {m: v.footprint() for m, v in state.vehicles.items()
+                if m in (actor, target) and v.pose is not None}
+        if actor in feet and target in feet:
+            d = closest_distance(feet[actor], feet[target])
+            return [{"kind": "line", "points": [list(map(float, d.from_point)), list(map(float, d.to_point))],
+                     "role": "measure", "label": f"{d.distance_mm:.1f} mm"}]
+        return []
+
+    def game_from_scene(self, scene, cars: list[dict]) -> Any:
+        """A game from a scene file alone (no rosters), for judging a move on it: the scene's
+        `cars` as JSON, with whatever a system reads from them (Shattered Highways: `class`)."""
+        raise RulesError(f"{self.title or self.name} needs the players' rosters in the scene ('rosters')")
 
     def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
         """Rosters to begin from for a table's cars (marker, name): something that plays,
@@ -132,20 +249,36 @@ class RuleSystem:
         """The vehicles it could act against, with their measurements."""
         return []
 
-    def actions(self, state, marker: int) -> list[dict]:
-        """The actions its crew can take now, each with the fields it needs."""
+    def actions(self, state, marker: int) -> list[ActionSpec | dict]:
+        """The actions that car's side can take now, each an `ActionSpec` (or its JSON)."""
         return []
 
+    def action_specs(self, state, marker: int) -> list[ActionSpec]:
+        """`actions`, typed and checked: what the table and the page use."""
+        try:
+            return [as_spec(a) for a in self.actions(state, marker)]
+        except ActionError as exc:
+            raise RulesError(f"{self.name}: a bad action spec: {exc}") from None
+
+    def pieces(self, state) -> dict[int, TablePiece]:
+        """Every car the game knows, by marker."""
+        return state.vehicles
+
     def update_poses(self, state, poses: dict) -> None:
-        """The table's latest poses (from the camera, or a scenario)."""
+        """The table's latest poses (from the camera, or a scenario): marker to Pose, for the
+        cars the camera sees and the table does not hold."""
+        for m, pose in poses.items():
+            piece = state.vehicles.get(m)
+            if piece is not None and piece.in_play:
+                piece.pose = pose
 
     def poses_of(self, state) -> dict:
-        """Every vehicle's recorded pose (marker to Pose): what a resolution is judged on."""
-        return {m: v.pose for m, v in getattr(state, "vehicles", {}).items() if v.pose is not None}
+        """Every car's recorded pose (marker to Pose): what a resolution is judged on."""
+        return {m: v.pose for m, v in self.pieces(state).items() if v.pose is not None}
 
     def set_poses(self, state, poses: dict) -> None:
-        """Put vehicles back exactly where a record says they stood (replaying a game)."""
-        vehicles = getattr(state, "vehicles", {})
+        """Put cars back exactly where a record says they stood (replaying a game)."""
+        vehicles = self.pieces(state)
         for m, pose in poses.items():
             if m in vehicles:
                 vehicles[m].pose = pose

@@ -245,6 +245,15 @@ class CarCult(CarCultViews, RuleSystem):
 
     # --- rounds -------------------------------------------------------------------------
 
+    def active_marker(self, state: GameState) -> int | None:
+        return state.active_marker
+
+    def turn_info(self, state: GameState) -> dict:
+        return {"round": state.round, "players": list(state.players), "turn": state.turn,
+                "order": [{"player": p, "vehicle": m} for p, m in state.order],
+                "active": state.active_marker,
+                "up": state.vehicles[state.active_marker].owner if state.active_marker in state.vehicles else None}
+
     def start_round(self, state: GameState, orders: dict | None = None):
         """The activation order: by ST on the engines, ties by a d20 each, descending, equal
         rolls rolled again ("Car Activation"). `orders` is not used: the tokens decide."""

@@ -129,6 +129,24 @@ class GameState:
             return self.vehicles[self.order[self.turn][1]]
         return None
 
+    def to_json(self) -> dict:
+        """The state as plain JSON (what a scenario's "expect" looks into, what a game file keeps)."""
+        return {
+            "round": self.round,
+            "winner": self.winner,
+            "active": self.active.marker if self.active else None,
+            "vehicles": {str(v.marker): {
+                "name": v.name, "class": v.cls, "controller": v.controller, "hp": dict(v.hp),
+                "destroyed": v.destroyed, "out_of_play": v.out_of_play, "at_back_edge": v.at_back_edge,
+                "hidden": v.hidden_in is not None,
+                "pose": None if v.pose is None else [round(v.pose.x_mm, 2), round(v.pose.y_mm, 2),
+                                                     round(v.pose.heading_deg, 2)],
+                "jammed": [w.mount for w in v.weapons if w.jammed],
+                "crew": sorted(w.id for w in self.crew(v.marker)),
+            } for v in self.vehicles.values()},
+            "warriors_out": sorted(w.id for w in self.warriors.values() if w.out),
+        }
+
 
 # --- rosters ------------------------------------------------------------------------
 

@@ -133,6 +133,15 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             r["vehicles"].append({"marker": marker, "name": name, "class": "car", "weapons": ["front"], "addons": []})
         return [r for r in rosters if r["vehicles"]]
 
+    def game_from_scene(self, scene, cars: list[dict]) -> GameState:
+        """Each car's `class` (buggy, car, truck, rig) from the scene, for judging a Move."""
+        classes = {c["id"]: c.get("class") for c in cars}
+        missing = [str(i) for i, k in classes.items() if not k]
+        if missing:
+            raise RulesError(f"car{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                             f"need a 'class' (buggy, car, truck, rig)")
+        return self.table_from_scene(scene, classes)
+
     def table_from_scene(self, scene, classes: dict[int, str]) -> GameState:
         """Just the vehicles on a scene's table, by class, no crews: enough to judge a Move."""
         vehicles = {}
@@ -150,6 +159,25 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         for marker, pose in poses.items():
             if marker in state.vehicles and state.vehicles[marker].in_play:
                 state.vehicles[marker].pose = pose
+
+    def active_marker(self, state: GameState) -> int | None:
+        return state.active.marker if state.active is not None else None
+
+    def actor_marker(self, state: GameState, action: dict) -> int:
+        """A warrior acts from the vehicle he rides (or clings to); a vehicle's own actions
+        name it."""
+        if isinstance(action.get("warrior"), str):
+            w = state.warrior(action["warrior"])
+            if w.vehicle is None:
+                raise RulesError(f"{w.label()} is on no vehicle")
+            return w.vehicle
+        return super().actor_marker(state, action)
+
+    def turn_info(self, state: GameState) -> dict:
+        return {"round": state.round, "players": list(state.players), "turn": state.turn,
+                "order": [{"player": p, "vehicle": m} for p, m in state.order],
+                "active": self.active_marker(state),
+                "up": state.order[state.turn][0] if 0 <= state.turn < len(state.order) else None}
 
     def start_round(self, state: GameState, orders: dict[str, list[int | None]]):
         """Secret play orders revealed, the initiative rolled, activations set (resolution)."""

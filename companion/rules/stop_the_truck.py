@@ -367,6 +367,15 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
 
     # --- the turn ----------------------------------------------------------------------------
 
+    def active_marker(self, state: GameState) -> int | None:
+        return state.active.marker if state.active is not None else None
+
+    def turn_info(self, state: GameState) -> dict:
+        active = state.active
+        return {"round": state.turn, "players": list(state.players), "order": [], "turn": -1,
+                "active": active.marker if active is not None else None,
+                "up": active.owner if active is not None else None}
+
     def phases(self) -> tuple[str, ...]:
         return PHASES_TYPED if self.option("sequence") == "typed" else PHASES_SHEET
 

@@ -437,6 +437,15 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
     # --- rounds -------------------------------------------------------------------------
 
+    def active_marker(self, state: GameState) -> int | None:
+        return state.active_marker
+
+    def turn_info(self, state: GameState) -> dict:
+        order = [{"player": p, "vehicle": m} for p in state.initiative for m in state.orders.get(p, [])]
+        return {"round": state.round, "players": list(state.players), "order": order,
+                "turn": next((k for k, o in enumerate(order) if o["vehicle"] == state.active_marker), -1),
+                "active": state.active_marker, "up": state.up}
+
     def start_round(self, state: GameState, orders: dict):
         """The initiative roll-off (D12 each, ties re-rolled) and the players' planned orders."""
         if state.over:
