@@ -9,9 +9,10 @@ import base64
 import html
 import json
 
-from .geometry import MoveTemplate, closest_distance
+from .geometry import closest_distance
 from .geometry.pose import MM_PER_IN
 from .record import poses_from_json, remeasure, replay, verdicts_in
+from .rules.base import RulesError
 from .store import GameStore, StoreError
 
 _CAR = (40, 170, 255)
@@ -35,7 +36,8 @@ def timeline(store: GameStore) -> list[dict]:
             o = b["outcome"] or {}
             d = b["detail"]
             if b["kind"] == "action":
-                who = names.get(d.get("vehicle")) or d.get("warrior", "")
+                who = names.get(d.get("vehicle")) or next((str(v) for k, v in d.items()
+                                                            if k not in ("act", "target") and isinstance(v, str)), "")
                 target = f" → {names.get(d['target'], d['target'])}" if isinstance(d.get("target"), int) else ""
                 text = f"{d.get('act')} {who}{target}: {o.get('result', '')}"
             elif b["kind"] == "round":
@@ -65,24 +67,29 @@ def _event(store: GameStore, seq: int):
     return e
 
 
+#: The colour each role of an evidence shape is drawn in.
+_ROLE_COLOUR = {"measure": _LINE, "arc": _ARC, "template": _TEMPLATE, "actor": _ACTOR, "target": _TARGET}
+
+
 def drawing(store: GameStore, seq: int) -> tuple[list[dict], dict]:
     """What to draw for a resolution, in table mm: every car's footprint (the actor's and
-    the target's marked), the closest-point line, the arc's edge, the move template."""
+    the target's marked), and what the rule system says its verdicts were measured on
+    (the closest-point line, an arc's edge, a move template...)."""
     events = store.events()
     e = _event(store, seq)
     replayed = replay(events, upto=seq)
-    state = replayed.session.state
+    rules, state = replayed.rules, replayed.session.state
     poses = poses_from_json(e.body["poses"])
-    replayed.rules.set_poses(state, poses)
+    rules.set_poses(state, poses)
     d = e.body["detail"]
-    actor = d.get("vehicle")
-    if actor is None and isinstance(d.get("warrior"), str) and hasattr(state, "warriors"):
-        w = state.warriors.get(d["warrior"])
-        actor = w.vehicle if w is not None else None
+    try:
+        actor = rules.actor_marker(state, d) if e.body["kind"] == "action" else None
+    except RulesError:
+        actor = None
     target = d.get("target") if isinstance(d.get("target"), int) else None
     shapes, info = [], {"actor": actor, "target": target}
     feet = {}
-    for m, v in getattr(state, "vehicles", {}).items():
+    for m, v in rules.pieces(state).items():
         if v.pose is None:
             continue
         fp = v.footprint()
@@ -91,25 +98,12 @@ def drawing(store: GameStore, seq: int) -> tuple[list[dict], dict]:
         shapes.append({"kind": "polygon", "points": fp.corners.tolist(), "colour": colour,
                        "width": 3 if m in (actor, target) else 1, "label": v.name})
     if actor in feet and target in feet:
-        dist = closest_distance(feet[actor], feet[target])
-        shapes.append({"kind": "line", "points": [list(dist.from_point), list(dist.to_point)], "colour": _LINE,
-                       "width": 3, "label": f"{dist.distance_mm:.1f} mm"})
-        info["distance_mm"] = dist.distance_mm
-    if actor in feet and d.get("act") == "shoot":
-        p = feet[actor].pose
-        across = p.left * 250.0
-        shapes.append({"kind": "line", "points": [list(p.xy - across), list(p.xy + across)], "colour": _ARC,
-                       "width": 2, "label": "arc edge"})
-    if actor in feet and d.get("act") == "move":
-        for forwards in (True, False):
-            t = MoveTemplate.at_front_bumper(feet[actor], forwards)
-            shapes.append({"kind": "polygon", "points": list(t.polygon.exterior.coords)[:-1], "colour": _TEMPLATE,
-                           "width": 2, "label": ""})
-        if "to" in d:
-            from .geometry import Pose
-            dest = feet[actor].at(Pose(*d["to"][:3]))
-            shapes.append({"kind": "polygon", "points": dest.corners.tolist(), "colour": _ACTOR, "width": 2,
-                           "label": "to"})
+        info["distance_mm"] = closest_distance(feet[actor], feet[target]).distance_mm
+    for shape in rules.evidence(state, d, actor, target):
+        role = shape.get("role", "measure")
+        shapes.append({"kind": shape["kind"], "points": [list(map(float, p)) for p in shape["points"]],
+                       "colour": _ROLE_COLOUR.get(role, _LINE), "width": 3 if role == "measure" else 2,
+                       "label": shape.get("label", "")})
     return shapes, info
 
 

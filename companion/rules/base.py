@@ -98,6 +98,16 @@ class GameState(Protocol):
         """The whole state as plain JSON: what the game file keeps and scenarios look into."""
 
 
+def action(name: str):
+    """Method decorator: this method resolves the action `name` (a generator yielding dice and
+    choice requests, or a plain function returning the outcome). The base's `resolve` finds
+    it by that name: one dispatcher for every system."""
+    def mark(fn):
+        fn.resolves_action = name
+        return fn
+    return mark
+
+
 class RuleSystem:
     """What every rule system shares. Subclasses set `name`, `title`, `rulebook`
     and `options`, and implement the hooks below that their game needs."""
@@ -106,6 +116,19 @@ class RuleSystem:
     title: ClassVar[str] = ""
     rulebook: ClassVar[str] = ""
     options: ClassVar[tuple[RuleOption, ...]] = ()
+
+    #: The actions this system resolves: name to the method's name (filled from @action).
+    handlers: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        found = {}
+        for klass in reversed(cls.__mro__):
+            for attr, fn in vars(klass).items():
+                name = getattr(fn, "resolves_action", None)   # set by @action only
+                if isinstance(name, str):
+                    found[name] = attr
+        cls.handlers = found
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         known = {o.name: o for o in self.options}
@@ -125,8 +148,28 @@ class RuleSystem:
         raise NotImplementedError(f"{self.name} does not start games yet")
 
     def resolve(self, state, action: dict) -> Resolution:
-        """Resolve one action (filled by its spec): a generator yielding dice and choice requests."""
-        raise NotImplementedError(f"{self.name} resolves no actions yet")
+        """Resolve one action (filled by its spec): a generator yielding dice and choice
+        requests. The action's @action method resolves it; `before_action` and `after_action`
+        are the system's checks and bookkeeping around every action."""
+        act = action.get("act") if isinstance(action, dict) else None
+        if act not in self.handlers:
+            raise RulesError(f"{self.title or self.name} has no action {act!r} "
+                             f"(its actions: {', '.join(sorted(self.handlers)) or 'none'})")
+        self.before_action(state, action)
+        try:
+            out = getattr(self, self.handlers[act])(state, action)
+            result = (yield from out) if isinstance(out, Generator) else out
+        except KeyError as exc:
+            raise RulesError(f"{act}: the action needs the field {exc}") from None
+        return self.after_action(state, action, result)
+
+    def before_action(self, state, action: dict) -> None:
+        """Checks every action of this system passes first (the game is not over...)."""
+
+    def after_action(self, state, action: dict, result: dict) -> dict:
+        """Bookkeeping after every action (the end of the game checked, an activation
+        finished...); returns the outcome."""
+        return result
 
     def start_round(self, state, orders: dict) -> Resolution:
         """A new round begins: `orders` are the players' play orders where the book has them

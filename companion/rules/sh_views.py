@@ -116,6 +116,29 @@ class ShatteredHighwaysViews:
             })
         return sorted(out, key=lambda t: t["distance_mm"])
 
+    def evidence(self, state, detail: dict, actor: int | None, target: int | None) -> list[dict]:
+        """A shot's arc edge (the line across the shooter square to its heading, "Shoot") and a
+        Move's templates at the front bumper, forwards and backwards, and where it ended ("Move")."""
+        from ..geometry import MoveTemplate, Pose
+        shapes = super().evidence(state, detail, actor, target)
+        v = state.vehicles.get(actor) if actor is not None else None
+        if v is None or v.pose is None:
+            return shapes
+        fp = v.footprint()
+        if detail.get("act") == "shoot":
+            across = fp.pose.left * 250.0
+            shapes.append({"kind": "line", "points": [list(fp.pose.xy - across), list(fp.pose.xy + across)],
+                           "role": "arc", "label": "arc edge"})
+        if detail.get("act") == "move":
+            for forwards in (True, False):
+                t = MoveTemplate.at_front_bumper(fp, forwards)
+                shapes.append({"kind": "polygon", "points": [list(p) for p in list(t.polygon.exterior.coords)[:-1]],
+                               "role": "template", "label": ""})
+            if "to" in detail:
+                dest = fp.at(Pose(*detail["to"][:3]))
+                shapes.append({"kind": "polygon", "points": dest.corners.tolist(), "role": "actor", "label": "to"})
+        return shapes
+
     def actions(self, state, marker: int) -> list[dict]:
         """The actions this vehicle's crew can take now, with the fields each needs."""
         v = state.vehicle(marker)
