@@ -357,7 +357,10 @@ def test_collision_by_the_colliders_chart_and_the_bump():
     out = g.act([6], act="collide", vehicle=11)
     assert (out["collider"], out["victim"], out["facings"], out["score"]) == (11, 10, ["front", "rear"], 6)
     assert g.v(10).structure == 1 and out["bumped"] == 10
-    assert g.st.pending == [{"vehicle": 10, "square": (3, 1), "why": "bumped sideways"}]
+    # The outcome says where to put it: square 4,2's middle (column 4 of 100 mm from x 50, row 2).
+    assert g.st.pending == [{"vehicle": 10, "square": (3, 1), "why": "bumped sideways", "pose": [400.0, 200.0, 0.0]}]
+    assert out["place"] == [{"vehicle": 10, "name": "Bike", "square": [4, 2], "pose": [400.0, 200.0, 0.0],
+                             "why": "bumped sideways"}]
     g.act(act="place", vehicle=10, to=at(4, 2))
     assert g.st.phase == "shooting" and g.v(10).collided and g.v(11).collided
 

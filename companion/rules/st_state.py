@@ -247,6 +247,8 @@ class GameState:
     winner: str | None = None
     why_over: str = ""
     notes: list[str] = field(default_factory=list)
+    #: What the action being resolved has done so far, in words (its outcome's `events`).
+    events: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def vehicle(self, marker: int) -> Vehicle:
         if marker not in self.vehicles:

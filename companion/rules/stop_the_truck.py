@@ -35,7 +35,7 @@ from ..dice import DiceRequest, Modifier, Roll
 from ..geometry import Footprint, Pose, Sector, SquareGrid, in_sector, judge
 from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
 from . import st_data as D
-from .base import RuleOption, RulesError, RuleSystem, register
+from .base import RuleOption, RulesError, RuleSystem, action, register
 from .poses import parse_pose
 from .st_state import ES, Box, GameState, Truck, Vehicle, new_vehicle, template
 from .st_views import StopTheTruckViews
@@ -356,14 +356,6 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             raise RulesError(f"the truck should be in row {want + 1}, but the camera puts it in row {row + 1} "
                              f"({verdict.describe('mm')})")
         return row, ""
-
-    # --- poses -----------------------------------------------------------------------------
-
-    def update_poses(self, state: GameState, poses: dict) -> None:
-        for m, p in poses.items():
-            v = state.vehicles.get(m)
-            if v is not None and v.in_play:
-                v.pose = p
 
     # --- the turn ----------------------------------------------------------------------------
 
@@ -724,8 +716,30 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         v.square = new
         self._arrive(state, v, step)
         state.pending = [p for p in state.pending if p["vehicle"] != v.marker]
-        state.pending.append({"vehicle": v.marker, "square": new, "why": why})
+        state.pending.append(self._owed(state, v, new, why))
         events.append(f"{_the(v.name)} goes to {_name(new)} ({why}): put it there")
+
+    def square_pose(self, state: GameState, v: Vehicle, sq: tuple[int, int]) -> list[float]:
+        """Where to put a car so that it stands in the middle of square `sq`, facing along the
+        board: [x_mm, y_mm, heading_deg] (its point, option square_point, on the square's centre)."""
+        s = state.square_mm
+        centre = state.board_origin.to_table((sq[0] + 0.5) * s, (sq[1] + 0.5) * s)
+        heading = state.board_origin.heading_deg
+        if self.option("square_point") == "front_bumper":
+            centre = centre - v.length_mm / 2 * np.array([math.cos(math.radians(heading)),
+                                                          math.sin(math.radians(heading))])
+        return [round(float(centre[0]), 1), round(float(centre[1]), 1), round(heading, 1)]
+
+    def _owed(self, state: GameState, v: Vehicle, sq: tuple[int, int], why: str) -> dict:
+        """A placing owed: the car, its new square and the pose that puts it there."""
+        return {"vehicle": v.marker, "square": sq, "why": why, "pose": self.square_pose(state, v, sq)}
+
+    def placings(self, state: GameState) -> list[dict]:
+        """Every car the rules moved that must now be put in its square, for the page to tell the
+        players: {"vehicle", "name", "square": [column, row], "pose": [x_mm, y_mm, heading_deg], "why"}."""
+        return [{"vehicle": p["vehicle"], "name": state.vehicles[p["vehicle"]].name,
+                 "square": [p["square"][0] + 1, p["square"][1] + 1], "pose": list(p["pose"]), "why": p["why"]}
+                for p in state.pending]
 
     def _arrive(self, state: GameState, v: Vehicle, step: tuple[int, int]) -> None:
         """The order cars came into their squares says who is the collider in a contested one."""
@@ -801,20 +815,24 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
 
     # --- resolving actions ---------------------------------------------------------------------
 
-    def resolve(self, state: GameState, action: dict):
-        act = action.get("act")
-        if act not in ACTIONS:
-            raise RulesError(f"unknown action {act!r} (one of {', '.join(ACTIONS)})")
+    def before_action(self, state: GameState, action: dict) -> None:
+        """Every action: not after the game is over; this action's events start empty."""
         if state.over:
             raise RulesError(f"the game is over: {state.why_over}")
-        handler = getattr(self, f"_act_{act}")
-        events: list[str] = []
-        result = yield from handler(state, action, events)
+        state.events = []
+
+    def after_action(self, state: GameState, action: dict, result: dict) -> dict:
+        """On to the next step with work to do; the outcome says what happened, the step the turn
+        is at, and where every car the rules moved must now be put (`place`)."""
+        events = state.events
         self._advance(state, events)
+        state.events = []
         result["events"] = events
-        result["act"] = act
+        result["act"] = action.get("act")
         result["phase"] = state.phase
         result["over"], result["winner"] = state.over, state.winner
+        if state.pending:
+            result["place"] = self.placings(state)
         return result
 
     def _vehicle(self, state: GameState, action: dict) -> Vehicle:
@@ -846,8 +864,10 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         raise RulesError(f"{_the(v.name)} cannot pick {key!r}: {reason}" + (f" ({'; '.join(why)})" if why else "")
                          + f"; it may pick: {', '.join(b.key for b in boxes)}")
 
-    def _act_select(self, state: GameState, action: dict, events: list):
+    @action("select")
+    def _act_select(self, state: GameState, action: dict):
         """Step 1: the vehicle picks a box in secret; the truck its petrol bomb squares too."""
+        events = state.events
         self._phase(state, "select", act="select")
         v = self._vehicle(state, action)
         if not v.on_board:
@@ -895,9 +915,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             return "red" if (b.colour == "red" or v.conditions.get("cracked_chassis")) else "blue"
         return None
 
-    def _act_declare(self, state: GameState, action: dict, events: list):
+    @action("declare")
+    def _act_declare(self, state: GameState, action: dict):
         """Step 2: the truck declares its forward speed; the picks are shown. Top gear after
         four turns costs 2 structure ("Moves in top gear")."""
+        events = state.events
         self._phase(state, "select", act="declare")
         v = self._vehicle(state, action)
         if not v.is_truck:
@@ -944,9 +966,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             return box.gear == v.kind.top_gear
         return box.forward == max(b.forward for b in v.kind.boxes(box.gear) if b.colour == "green")
 
-    def _act_move(self, state: GameState, action: dict, events: list):
+    @action("move")
+    def _act_move(self, state: GameState, action: dict):
         """Step 3: the next vehicle, lightest first, goes to the square its box reaches; the
         camera's pose of it (`to`) must be in that square."""
+        events = state.events
         self._phase(state, "move", act="move")
         v = self._vehicle(state, action)
         nxt = state.active
@@ -976,8 +1000,10 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return out
         yield  # noqa: a resolution that asks for no dice
 
-    def _act_drive_roll(self, state: GameState, action: dict, events: list):
+    @action("drive_roll")
+    def _act_drive_roll(self, state: GameState, action: dict):
         """Step 4: a vehicle that did a RED (or blue) action rolls against its driver skill."""
+        events = state.events
         self._phase(state, "driving", act="drive_roll")
         v = self._vehicle(state, action)
         if not v.roll_needed:
@@ -989,9 +1015,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return {"result": "rolled", "vehicle": v.marker, "colour": colour, "rolls": rolls,
                 "passed": bool(rolls and rolls[0].get("passed"))}
 
-    def _act_avoid(self, state: GameState, action: dict, events: list):
+    @action("avoid")
+    def _act_avoid(self, state: GameState, action: dict):
         """The bike (any direction) and the trike (sideways) may move one square out of a
         contested square, and then may not shoot (Notes)."""
+        events = state.events
         self._phase(state, "collisions", act="avoid")
         v = self._vehicle(state, action)
         how = v.kind.avoid
@@ -1024,8 +1052,10 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         ranked = sorted(vs, key=lambda o: (o.arrival if not o.is_truck else -1, o.kind.order))
         return ranked[-1], ranked[-2]
 
-    def _act_collide(self, state: GameState, action: dict, events: list):
+    @action("collide")
+    def _act_collide(self, state: GameState, action: dict):
         """Step 5: a contested square: the collider rolls on its chart with the ram modifiers."""
+        events = state.events
         self._phase(state, "collisions", act="collide")
         v = self._vehicle(state, action)
         entry = next(((sq, vs) for sq, vs in self.contested(state) if v in vs), None)
@@ -1137,8 +1167,10 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         t.tyres_burst[side] += 1
         events.append(f"a {side} tyre bursts ({why}): {t.tyres_burst['left']} left, {t.tyres_burst['right']} right burst")
 
-    def _act_place(self, state: GameState, action: dict, events: list):
+    @action("place")
+    def _act_place(self, state: GameState, action: dict):
         """A car the rules moved (bumped, pushed, steered) put where they say; the camera checks."""
+        events = state.events
         v = self._vehicle(state, action)
         p = next((p for p in state.pending if p["vehicle"] == v.marker), None)
         if p is None:
@@ -1153,9 +1185,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return {"result": "placed", "vehicle": v.marker, "square": [sq[0] + 1, sq[1] + 1]}
         yield  # noqa: a resolution that asks for no dice
 
-    def _act_truck_sideways(self, state: GameState, action: dict, events: list):
+    @action("truck_sideways")
+    def _act_truck_sideways(self, state: GameState, action: dict):
         """Step 6: the truck moves sideways in full, pushing the vehicles it meets with it,
         a collision each; any pushed off the board are lost."""
+        events = state.events
         self._phase(state, "truck", act="truck_sideways")
         v = self._vehicle(state, action)
         if not v.is_truck:
@@ -1210,7 +1244,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         o.square = new
         self._arrive(state, o, (0, step))
         state.pending = [p for p in state.pending if p["vehicle"] != o.marker]
-        state.pending.append({"vehicle": o.marker, "square": new, "why": "pushed by the truck"})
+        state.pending.append(self._owed(state, o, new, "pushed by the truck"))
         events.append(f"{_the(o.name)} is pushed to {_name(new)}")
 
     # --- petrol bombs --------------------------------------------------------------------------
@@ -1239,8 +1273,10 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return [(i, o) for i, (s, pts) in enumerate(zip(t.bomb_squares, t.bombers)) if s is not None and pts > 0
                 for o in occ.get(s, []) if not self.truck_side(state, o)]
 
-    def _act_bombs(self, state: GameState, action: dict, events: list):
+    @action("bombs")
+    def _act_bombs(self, state: GameState, action: dict):
         """Step 7: a vehicle in a petrol bomb square takes a roll on the petrol bomb chart."""
+        events = state.events
         self._phase(state, "bombs", act="bombs")
         v = self._vehicle(state, action)
         if not v.is_truck:
@@ -1302,8 +1338,10 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             out.append((o, int(mods.get(where, 0)), where))
         return out
 
-    def _act_drop(self, state: GameState, action: dict, events: list):
+    @action("drop")
+    def _act_drop(self, state: GameState, action: dict):
         """Step 9 (TURN SEQUENCE): the auto-gyro drops a petrol bomb or a snake on a vehicle."""
+        events = state.events
         self._phase(state, "gyro", act="drop")
         g = self._vehicle(state, action)
         if not g.kind.flying:
@@ -1340,8 +1378,10 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             events.append(f"a snake lands in {_the(o.name)}: it rolls on the snake table from next turn")
         return out
 
-    def _act_pass(self, state: GameState, action: dict, events: list):
+    @action("pass")
+    def _act_pass(self, state: GameState, action: dict):
         """The auto-gyro drops nothing this turn."""
+        events = state.events
         self._phase(state, "gyro", act="pass")
         g = self._vehicle(state, action)
         if not g.kind.flying:
@@ -1433,9 +1473,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             return v.no_shooting[0]
         return None
 
-    def _act_shoot(self, state: GameState, action: dict, events: list):
+    @action("shoot")
+    def _act_shoot(self, state: GameState, action: dict):
         """Step 8: roll 1d10 at or under the shooting skill to hit, then 1d10 on the target's
         table (+2 for Max's shotgun, +1 for the harpoon)."""
+        events = state.events
         self._phase(state, "shooting", act="shoot")
         v = self._vehicle(state, action)
         shooter = action.get("shooter", "max" if v.is_truck else "")
@@ -1611,9 +1653,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
 
     # --- replacements --------------------------------------------------------------------------
 
-    def _act_enter(self, state: GameState, action: dict, events: list):
+    @action("enter")
+    def _act_enter(self, state: GameState, action: dict):
         """"Any player who has a vehicle destroyed may pick a new vehicle and come back on next
         turn": a new vehicle (template) on the marker's car, on a free edge square."""
+        events = state.events
         if state.phase not in ("setup", "turn_over", "select"):
             raise RulesError(f"a vehicle comes on between turns or while boxes are picked, not at the {state.phase} step")
         if "vehicle" not in action:
