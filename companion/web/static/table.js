@@ -862,15 +862,18 @@
       let g = ghosts.get(id);
       if (!g) {
         g = el("g", { class: "demo-ghost", "data-ghost-for": id });
-        g.append(el("rect", { x: -c.length_mm / 2, y: -c.width_mm / 2, width: c.length_mm, height: c.width_mm, rx: 4 }));
+        const L = c.length_mm, W = c.width_mm;
+        g.append(el("rect", { x: -L / 2, y: -W / 2, width: L, height: W, rx: 4 }),
+                 el("path", { d: `M ${L / 2 - 14} ${-W / 2 + 5} L ${L / 2 - 3} 0 L ${L / 2 - 14} ${W / 2 - 5}` }));
         layer.insertBefore(g, handle);
         ghosts.set(id, g);
       }
       g.setAttribute("transform", `translate(${p.x} ${depth - p.y}) rotate(${-p.h})`);
     }
 
-    function placeHandle() {
-      const id = state.selected, c = id === null ? null : tracked(id), p = id === null ? null : goal(id);
+    function placeHandle(dragged) {
+      const id = state.selected, c = id === null ? null : tracked(id);
+      const p = dragged && dragged.id === id ? dragged.pose : id === null ? null : goal(id);
       const can = state.canChange && c && !c.stale && p;
       handle.style.display = can ? "" : "none";
       $("demo-turn-left").disabled = $("demo-turn-right").disabled = !can;
@@ -901,7 +904,7 @@
       const from = goal(id);
       if (!from) return;
       press = { id, kind, pointer: ev.pointerId, x0: ev.clientX, y0: ev.clientY, at0: toTable(ev), from,
-                dragging: false, lastSent: { ...from }, sentAt: 0, pose: { ...from } };
+                dragging: false, lastSent: { ...from }, sentAt: -Infinity, timer: null, pose: { ...from } };
     }
     carLayer.addEventListener("pointerdown", (ev) => {
       const g = ev.target.closest("[data-car-id]");
@@ -928,19 +931,29 @@
         press.pose = { ...press.from, h: Math.round((Math.atan2(y - press.from.y, x - press.from.x) * 180) / Math.PI) };
       }
       showGhost(press.id, press.pose);
-      const now = performance.now(), last = press.lastSent;
-      if (now - press.sentAt >= SEND_MS && (Math.hypot(press.pose.x - last.x, press.pose.y - last.y) >= SEND_MM
-          || Math.abs(norm(press.pose.h - last.h)) >= SEND_DEG)) {
-        press.sentAt = now;
-        press.lastSent = { ...press.pose };
-        send(press.id, press.pose);
-      }
+      placeHandle(press);
+      sendAlong(press);
     });
+    // Poses along a drag go at most every SEND_MS; one held back goes when its time comes, so
+    // a car follows a pointer that moved quickly and then held still.
+    function sendAlong(p) {
+      if (press !== p || p.timer) return;
+      const now = performance.now(), last = p.lastSent;
+      if (!(Math.hypot(p.pose.x - last.x, p.pose.y - last.y) >= SEND_MM || Math.abs(norm(p.pose.h - last.h)) >= SEND_DEG)) return;
+      if (now - p.sentAt < SEND_MS) {
+        p.timer = setTimeout(() => { p.timer = null; sendAlong(p); }, SEND_MS - (now - p.sentAt));
+        return;
+      }
+      p.sentAt = now;
+      p.lastSent = { ...p.pose };
+      send(p.id, p.pose);
+    }
     function finish(ev) {
       if (!press || ev.pointerId !== press.pointer) return;
       const p = press;
       press = null;
       info.dragging = null;
+      clearTimeout(p.timer);
       if (!p.dragging) return;
       swallowClick = true;                               // the click that ends a drag is no tap
       setTimeout(() => { swallowClick = false; }, 0);

@@ -1,0 +1,255 @@
+"""The playable demo in a real Chromium: a player drags a car on the board and turns it, and
+the car the camera tracks follows; a tap still selects a car; a phone turns one with its
+buttons; the scripted demo's cars cannot be dragged.
+
+`drag_car_to(page, car, x_mm, y_mm, heading_deg)` is how a browser test moves a car on the
+demo table (the way a player does it: mouse down, move, up on the board), then waits for the
+camera to see it there; tests that play a system's activations build on it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
+
+pytestmark = pytest.mark.browser
+
+#: How close the camera's pose must come to where a car was dragged (the drag's own pointer
+#: maths is to a tenth of a millimetre; the tracker's pose is good to a few tenths).
+ARRIVE_MM = 1.5
+ARRIVE_DEG = 1.0
+
+
+@pytest.fixture(scope="module")
+def server():
+    yield from _demo(scripted=False)
+
+
+def open_demo(browser, url: str, **page_args):
+    """The demo page with every car seen, its game loaded and its page token; errors collected."""
+    page = browser.new_page(**({"viewport": {"width": 1400, "height": 900}} | page_args))
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_function("window.companion.csrf && window.companion.game && window.companion.last", timeout=20000)
+    page.wait_for_function("document.querySelectorAll('#cars [data-car-id]').length === 5", timeout=20000)
+    return page, errors
+
+
+def tracked(page, car: int) -> dict:
+    """The car as the camera sees it now (the page's latest snapshot)."""
+    return page.evaluate(f"window.companion.last.cars.find(c => c.id === {car})")
+
+
+def _turn(a: float, b: float) -> float:
+    d = (b - a) % 360.0
+    return d - 360.0 if d > 180.0 else d
+
+
+def screen_point(page, x_mm: float, y_mm: float) -> tuple[float, float]:
+    """Where a table point is on the screen, through the board's own transform."""
+    return tuple(page.evaluate("""([x, y]) => {
+        const b = document.getElementById('board'), p = b.createSVGPoint();
+        p.x = x; p.y = Number(b.dataset.depthMm) - y;
+        const s = p.matrixTransform(b.getScreenCTM());
+        return [s.x, s.y]; }""", [x_mm, y_mm]))
+
+
+def table_point(page, sx: float, sy: float) -> tuple[float, float]:
+    return tuple(page.evaluate("""([x, y]) => {
+        const b = document.getElementById('board'), p = b.createSVGPoint();
+        p.x = x; p.y = y;
+        const t = p.matrixTransform(b.getScreenCTM().inverse());
+        return [t.x, Number(b.dataset.depthMm) - t.y]; }""", [sx, sy]))
+
+
+def wait_until_seen_at(page, car: int, x_mm: float, y_mm: float, heading_deg: float | None,
+                       timeout_ms: float = 30000) -> dict:
+    """Wait for the camera to see the car there (it drives at a hand's pace); its pose."""
+    page.wait_for_function("""([id, x, y, h, mm, deg]) => {
+        const c = window.companion.last.cars.find(c => c.id === id);
+        if (!c || c.stale || Math.hypot(c.x_mm - x, c.y_mm - y) > mm) return false;
+        if (h === null) return true;
+        const d = ((c.heading_deg - h) % 360 + 540) % 360 - 180;
+        return Math.abs(d) <= deg; }""", arg=[car, x_mm, y_mm, heading_deg, ARRIVE_MM, ARRIVE_DEG], timeout=timeout_ms)
+    return tracked(page, car)
+
+
+def drag_car_to(page, car: int, x_mm: float, y_mm: float, heading_deg: float | None = None, *,
+                steps: int = 12, wait: bool = True, timeout_ms: float = 30000) -> dict:
+    """Drag a car of the demo table to (x_mm, y_mm) and, with `heading_deg`, turn it there by its
+    handle, as a player does with a mouse; then wait for the camera to see it there and return
+    its tracked pose. The car is grabbed where it is drawn; a turn selects it first by a tap
+    (only if it is not the selected car already, so an open action form stays open)."""
+    start = tracked(page, car)
+    box = page.locator(f'#cars [data-car-id="{car}"]').bounding_box()
+    grab = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    # The page moves the car by the pointer's way over the table, from where the car stands.
+    at = table_point(page, *grab)
+    end = screen_point(page, at[0] + x_mm - start["x_mm"], at[1] + y_mm - start["y_mm"])
+    page.mouse.move(*grab)
+    page.mouse.down()
+    page.mouse.move(*end, steps=steps)
+    page.mouse.up()
+    if heading_deg is not None:
+        turn_car_to(page, car, heading_deg, steps=steps)
+    if not wait:
+        return tracked(page, car)
+    return wait_until_seen_at(page, car, x_mm, y_mm, heading_deg, timeout_ms)
+
+
+def turn_car_to(page, car: int, heading_deg: float, steps: int = 12) -> None:
+    """Turn a car by dragging its handle round to a heading (whole degrees)."""
+    if page.evaluate("window.companion.selected") != car:
+        page.click(f'#cars [data-car-id="{car}"]')
+    grip = page.locator(f'#demo-layer .demo-handle[data-handle-for="{car}"] circle')
+    grip.wait_for(state="visible", timeout=5000)
+    # The handle stands on the car's way to where it was sent: turn about that point.
+    goal = page.evaluate(f"""(() => {{ const l = document.querySelector('#demo-layer .demo-handle line');
+        return [+l.getAttribute('x1'), Number(document.getElementById('board').dataset.depthMm) - l.getAttribute('y1')]; }})()""")
+    box = grip.bounding_box()
+    a = math.radians(heading_deg)
+    end = screen_point(page, goal[0] + 120 * math.cos(a), goal[1] + 120 * math.sin(a))
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(*end, steps=steps)
+    page.mouse.up()
+
+
+def test_a_tap_selects_a_car_and_moves_nothing(server, browser):
+    page, errors = open_demo(browser, server)
+    assert page.is_visible("#demo-bar")
+    before = tracked(page, 12)
+    page.click('#cars [data-car-id="12"]')
+    page.wait_for_selector('#car-sheet[data-car="12"]')
+    assert page.evaluate("window.companion.selected") == 12
+    page.wait_for_selector('#demo-layer .demo-handle[data-handle-for="12"]', state="visible")
+    assert page.evaluate("window.companion.demo.moves") == 0
+    page.wait_for_timeout(500)
+    after = tracked(page, 12)
+    assert math.hypot(after["x_mm"] - before["x_mm"], after["y_mm"] - before["y_mm"]) < 0.5
+    # Dragging another car is no tap on it: the selected car stays selected.
+    other = tracked(page, 13)
+    drag_car_to(page, 13, other["x_mm"], other["y_mm"] + 40.0)
+    assert page.evaluate("window.companion.selected") == 12
+    assert page.is_visible('#car-sheet[data-car="12"]')
+    assert errors == [], errors
+    page.close()
+
+
+def test_dragging_a_car_moves_the_tracked_car_there_and_its_handle_turns_it(server, browser):
+    page, errors = open_demo(browser, server)
+    page.click('#cars [data-car-id="10"]')              # selected: its card, reach and handle
+    page.wait_for_selector('#car-sheet[data-car="10"]')
+    page.wait_for_selector("#overlays .move-region")
+    start = tracked(page, 10)
+    target = (start["x_mm"] - 140.0, start["y_mm"] + 60.0)
+    # Mid-drag: the dashed outline is where the car is being put; the drawn car is the camera's.
+    box = page.locator('#cars [data-car-id="10"]').bounding_box()
+    grab = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    at = table_point(page, *grab)
+    page.mouse.move(*grab)
+    page.mouse.down()
+    page.mouse.move(*screen_point(page, at[0] - 140.0, at[1] + 60.0), steps=15)
+    page.wait_for_selector('#demo-layer .demo-ghost[data-ghost-for="10"]')
+    page.wait_for_function(f"""(() => {{ const c = window.companion.last.cars.find(c => c.id === 10);
+        return Math.hypot(c.x_mm - {start['x_mm']}, c.y_mm - {start['y_mm']}) > 75; }})()""", timeout=10000)
+    snap(page, "demo-1-dragging-a-car")
+    page.mouse.up()
+    seen = wait_until_seen_at(page, 10, *target, start["heading_deg"])
+    # The camera's own pose: where it was dragged, facing as it did (a drag slides, not turns).
+    assert seen["x_mm"] == pytest.approx(target[0], abs=ARRIVE_MM)
+    assert seen["y_mm"] == pytest.approx(target[1], abs=ARRIVE_MM)
+    assert abs(_turn(seen["heading_deg"], start["heading_deg"])) < ARRIVE_DEG
+    assert page.evaluate("window.companion.demo.moves") >= 2       # sent along the way, not only at the end
+    assert page.evaluate("window.companion.demo.errors") == 0
+    # The car stays selected, its card and measurements from where the camera now sees it.
+    assert page.evaluate("window.companion.selected") == 10
+    page.wait_for_selector('#demo-layer .demo-handle[data-handle-for="10"]', state="visible")
+    # The ghost goes once the camera sees the car where it was sent.
+    page.wait_for_selector('#demo-layer .demo-ghost[data-ghost-for="10"]', state="detached", timeout=5000)
+
+    # Turned by its handle, where it stands.
+    turned = drag_car_to(page, 10, *target, heading_deg=35.0)
+    assert abs(_turn(turned["heading_deg"], 35.0)) < ARRIVE_DEG
+    assert math.hypot(turned["x_mm"] - target[0], turned["y_mm"] - target[1]) < ARRIVE_MM
+    assert page.evaluate("window.companion.selected") == 10
+    snap(page, "demo-2-turned")
+    # And by the buttons and keys: 15 degrees each.
+    page.click("#demo-turn-left")
+    wait_until_seen_at(page, 10, *target, 50.0)
+    page.keyboard.press("e")
+    page.keyboard.press("e")
+    seen = wait_until_seen_at(page, 10, *target, 20.0)
+    assert abs(_turn(seen["heading_deg"], 20.0)) < ARRIVE_DEG
+    assert errors == [], errors
+    page.close()
+
+
+def test_the_drag_helper_puts_a_car_where_a_test_asks(server, browser):
+    page, errors = open_demo(browser, server)
+    seen = drag_car_to(page, 14, 900.0, 650.0, heading_deg=-120.0)
+    assert seen["x_mm"] == pytest.approx(900.0, abs=ARRIVE_MM) and seen["y_mm"] == pytest.approx(650.0, abs=ARRIVE_MM)
+    assert abs(_turn(seen["heading_deg"], -120.0)) < ARRIVE_DEG
+    # The game follows the camera: its card and measurements are from there.
+    g = page.evaluate("fetch('api/game').then(r => r.json())")
+    pose = g["game"]["state"]["vehicles"]["14"]["pose"]
+    assert math.hypot(pose[0] - 900.0, pose[1] - 650.0) < ARRIVE_MM + 0.5
+    assert errors == [], errors
+    page.close()
+
+
+def test_a_phone_turns_the_selected_car_with_its_buttons(server, browser):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2,
+                                  has_touch=True, is_mobile=True)
+    page = context.new_page()
+    page.goto(server)
+    page.wait_for_function("window.companion.csrf && window.companion.last && "
+                           "document.querySelectorAll('#cars [data-car-id]').length === 5", timeout=20000)
+    start = tracked(page, 11)
+    page.tap('#cars [data-car-id="11"]')
+    page.wait_for_selector('#car-sheet[data-car="11"]')
+    for button in ("#demo-turn-left", "#demo-turn-right"):
+        box = page.locator(button).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["height"] >= 30, (button, box)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.tap("#demo-turn-right")
+    seen = wait_until_seen_at(page, 11, start["x_mm"], start["y_mm"], start["heading_deg"] - 15.0)
+    assert abs(_turn(seen["heading_deg"], start["heading_deg"] - 15.0)) < ARRIVE_DEG
+    # A finger drags a car too (touch events, as a phone's screen sends them): the page does
+    # not scroll instead, and the car goes where the finger took it.
+    box = page.locator('#cars [data-car-id="11"]').bounding_box()
+    grab = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    at = table_point(page, *grab)
+    end = screen_point(page, at[0] + 100.0, at[1] - 50.0)
+    scroll = page.evaluate("window.scrollY")
+    cdp = context.new_cdp_session(page)
+    touch = lambda kind, xy: cdp.send("Input.dispatchTouchEvent", {    # noqa: E731
+        "type": kind, "touchPoints": [] if kind == "touchEnd" else [{"x": xy[0], "y": xy[1]}]})
+    touch("touchStart", grab)
+    for k in range(1, 11):
+        touch("touchMove", (grab[0] + (end[0] - grab[0]) * k / 10, grab[1] + (end[1] - grab[1]) * k / 10))
+    touch("touchEnd", end)
+    seen = wait_until_seen_at(page, 11, start["x_mm"] + 100.0, start["y_mm"] - 50.0, None)
+    assert page.evaluate("window.scrollY") == scroll
+    snap(page, "demo-3-phone")
+    context.close()
+
+
+def test_on_the_scripted_demo_a_drag_moves_nothing(browser):
+    for url in _demo("--no-game"):
+        page, errors = open_demo(browser, url)
+        assert not page.query_selector("#demo-bar") and page.evaluate("window.companion.demo") is None
+        posts = []
+        page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+        box = page.locator('#cars [data-car-id="10"]').bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(box["x"] + 200, box["y"] + 80, steps=8)
+        page.mouse.up()
+        page.wait_for_timeout(300)
+        assert not [u for u in posts if "demo/move" in u], posts
+        assert errors == [], errors
+        page.close()
