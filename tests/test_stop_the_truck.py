@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.dice import FixedDice
+from companion.dice import ChoiceRequest, DiceError, FixedChoices, FixedDice
 from companion.rules import st_data as D
 from companion.rules.base import RulesError, rule_system
 from companion.rules.st_state import template, template_keys, templates
@@ -322,6 +322,57 @@ def test_red_table_roll_twice_and_engine_fire():
     g = red_setup("typed")
     g.act([10, 9, 5, 6, 1], act="drive_roll", vehicle=11)     # fail, roll twice: fire (6 -> 3), pothole
     assert g.v(11).structure == 12 - 3 - 1
+
+
+def test_a_kangaroos_points_are_split_by_the_vehicles_player():
+    """RED 7: "These may come off any combination of skills or structure points": Bob (the wrecker's
+    player) is asked, not the roller; the wrecker has no shooting, so the rest comes off its driver."""
+    g = red_setup("typed")
+    g.dice.faces.extend([9, 7, 6])                   # fail, RED 7: a kangaroo of 6 points
+    assert g.session.act({"act": "drive_roll", "vehicle": 11}) is None
+    asked = g.session.pending
+    assert isinstance(asked, ChoiceRequest) and asked.player == "Bob"
+    assert [o["value"] for o in asked.options] == [0, 1, 2, 3, 4, 5, 6]
+    with pytest.raises(DiceError, match="Bob's to make"):
+        g.session.choose("Max", 4)
+    with pytest.raises(DiceError, match="not an option"):
+        g.session.choose("Bob", 7)
+    out = g.session.choose("Bob", 4)
+    assert (g.v(11).structure, g.v(11).driver) == (12 - 4, 8 - 2)
+    assert "Bob splits the kangaroo's 6 points: 4 structure, 2 driver, 0 shooting" in out["events"]
+    assert g.session.log[-1].choices[0]["player"] == "Bob"
+
+
+def test_a_kangaroo_never_puts_points_on_a_track_past_zero():
+    """A driver of 2 and no shooting: at least 4 of 6 points must come off structure."""
+    g = Game({11: at(2, 2)}, extra={11: {"gear": 4, "driver_skill": 2}})
+    g.round()
+    g.picks({11: "4:6"}, truck="2:3")
+    g.act(act="move", vehicle=11, to=at(5, 2))
+    g.session.choices = FixedChoices([{"player": "Bob", "value": 6}])
+    g.dice.faces.extend([9, 7, 6])
+    assert [o["value"] for o in _asked(g, {"act": "drive_roll", "vehicle": 11}).options] == [4, 5, 6]
+
+
+def _asked(g, action) -> ChoiceRequest:
+    g.session.choices = None
+    assert g.session.act(action) is None
+    return g.session.pending
+
+
+def test_losing_a_gear_is_the_players_choice():
+    """RED 8: "Loose a gear, player's choice": Bob picks gear 3; next turn the wrecker, in its top
+    gear 4, may stay in 4 but not go down to 3."""
+    g = red_setup("typed")
+    g.dice.faces.extend([9, 8])
+    asked = _asked(g, {"act": "drive_roll", "vehicle": 11})
+    assert asked.player == "Bob" and [o["value"] for o in asked.options] == [1, 2, 3, 4]
+    out = g.session.choose("Bob", 3)
+    assert g.v(11).conditions["lost_gears"] == [3] and "loses gear 3 (Bob's choice)" in " ".join(out["events"])
+    g.end()
+    g.round()
+    boxes, why = g.rules.allowed_boxes(g.st, g.v(11))
+    assert {b.gear for b in boxes if b.colour != "es"} == {4} and "lost gear(s) 3" in why
 
 
 def test_blue_box_fails_on_twice_the_skill_and_understeers():

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from ..dice import DiceRequest, Modifier, Roll
+from ..dice import ChoiceRequest, DiceRequest, Modifier, Roll
 from ..geometry import Footprint, Pose, Sector, SquareGrid, in_sector, judge
 from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
 from . import st_data as D
@@ -660,14 +660,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         elif special in ("red_plus_1", "red_plus_2"):
             c["red_plus"] = c.get("red_plus", 0) + int(special[-1])
         elif special == "lose_gear":
-            lost = set(c.get("lost_gears", []))
-            # "player's choice": the companion takes the highest gear left (the players may undo and
-            # play it otherwise).
-            left = [g for g in range(v.kind.top_gear, 0, -1) if g not in lost and g != v.gear]
-            if left:
-                lost.add(left[0])
-                c["lost_gears"] = sorted(lost)
-                events.append(f"{_the(v.name)} loses gear {left[0]}")
+            yield from self._lose_gear(state, v, events)
         elif special in ("pull_left", "pull_right"):
             c["pull"] = 1 if special == "pull_left" else -1
         elif special == "fire_d10_half":
@@ -675,9 +668,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             self._harm(state, v, self._half(face), 0, 0, events, "engine fire")
         elif special == "kangaroo":
             face = yield from self._d10(rolls, f"{_the(v.name)} hits a kangaroo (1d10 points)", v.owner)
-            # "These may come off any combination of skills or structure points": the companion
-            # takes them off structure.
-            self._harm(state, v, face, 0, 0, events, "kangaroo")
+            yield from self._kangaroo(state, v, face, events)
         elif special in ("big_accident", "blown_it"):
             if v.is_truck:
                 events.append(f"{why}: a big accident does not apply to Max")
@@ -698,6 +689,61 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 self._shift(state, v, (0, step), events, "under steer" if special == "understeer" else "over steer")
         elif special == "red_table":
             yield from self._red_table(state, v, events, rolls, 0)
+
+    def _player_of(self, state: GameState, v: Vehicle) -> str:
+        """The player who chooses for a vehicle: its owner (Max's player for the truck)."""
+        return v.owner
+
+    def _lose_gear(self, state: GameState, v: Vehicle, events: list):
+        """RED 8: "Loose a gear, player's choice": the vehicle's player picks which of the gears it
+        still has is lost (a ChoiceRequest). A vehicle with one gear left keeps it: it could not
+        move at all otherwise."""
+        lost = set(v.conditions.get("lost_gears", []))
+        left = [g for g in range(1, v.kind.top_gear + 1) if g not in lost]
+        if len(left) < 2:
+            events.append(f"{_the(v.name)} has no gear to lose (only gear {left[0] if left else v.gear} left)")
+            return
+        gear = yield ChoiceRequest(self._player_of(state, v), "which gear is lost (RED table: lose a gear)",
+                                   tuple({"value": g, "label": f"gear {g}" + (" (the gear it is in)" if g == v.gear
+                                                                              else "")} for g in left),
+                                   v.name)
+        lost.add(gear)
+        v.conditions["lost_gears"] = sorted(lost)
+        events.append(f"{_the(v.name)} loses gear {gear} ({v.owner}'s choice)")
+
+    def _kangaroo(self, state: GameState, v: Vehicle, points: int, events: list):
+        """RED 7: "take 1d10 damage points. These may come off any combination of skills or
+        structure points": the vehicle's player splits them (ChoiceRequests), how many off
+        structure, then how many of the rest off the driver skill, the rest off the shooting
+        skill. No track is given more than it holds (points past a track's 0 would be points not
+        taken); a vehicle with no shooting (or the truck, whose only skill is Max's) has them
+        between structure and driver."""
+        player = self._player_of(state, v)
+        shoot_cap = 0 if (v.is_truck or v.kind.arc == "none" or v.weapon_lost) else v.shooting
+        caps = {"structure": v.structure, "driver": v.driver, "shooting": shoot_cap}
+        driver_word = "off Max" if v.is_truck else "off driver skill"
+        lo = max(0, points - caps["driver"] - caps["shooting"])
+        hi = min(points, caps["structure"])
+        take = {"structure": lo, "driver": 0, "shooting": 0}
+        if hi > lo:
+            take["structure"] = yield ChoiceRequest(
+                player, f"how many of the kangaroo's {points} points come off structure (the rest "
+                        f"{driver_word}{' or shooting skill' if shoot_cap else ''})",
+                tuple({"value": n, "label": f"{n} off structure"} for n in range(lo, hi + 1)), v.name)
+        rest = points - take["structure"]
+        lo = max(0, rest - caps["shooting"])
+        hi = min(rest, caps["driver"])
+        take["driver"] = lo
+        if hi > lo:
+            take["driver"] = yield ChoiceRequest(
+                player, f"how many of the {rest} points left come off {'Max' if v.is_truck else 'driver skill'} "
+                        f"(the rest off shooting skill)",
+                tuple({"value": n, "label": f"{n} {driver_word}, {rest - n} off shooting"} for n in range(lo, hi + 1)),
+                v.name)
+        take["shooting"] = min(rest - take["driver"], caps["shooting"])
+        events.append(f"{v.owner} splits the kangaroo's {points} points: {take['structure']} structure, "
+                      f"{take['driver']} {'Max' if v.is_truck else 'driver'}, {take['shooting']} shooting")
+        self._harm(state, v, take["structure"], take["driver"], take["shooting"], events, "kangaroo")
 
     def _half(self, face: int) -> int:
         """A "1d10/2" roll halved (option halves)."""
