@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from companion.cli import main
-from companion.dice import FixedDice
+from companion.dice import FixedChoices, FixedDice
 from companion.rules.base import RulesError, rule_system
 from companion.scenario import ScenarioError, check_expectations, load_scenario, run_scenario
 from companion.scene import parse_scene
@@ -43,7 +43,7 @@ def play(steps, dice, options=None, **changes):
     return run_scenario(data)
 
 
-def session(options=None, dice=(), prep=None, **changes):
+def session(options=None, dice=(), prep=None, choices=(), **changes):
     """A game with its first round begun (Ann's chip drawn), for acting on directly."""
     data = copy.deepcopy(BASE)
     data.update(changes)
@@ -51,7 +51,7 @@ def session(options=None, dice=(), prep=None, **changes):
     state = rules.new_game(data["rosters"], parse_scene(data))
     if prep:
         prep(state)
-    s = GameSession(rules, state, FixedDice([1]))
+    s = GameSession(rules, state, FixedDice([1]), FixedChoices(list(choices)))
     s.start_round({})
     s.dice = FixedDice(list(dice))
     return s
@@ -150,7 +150,7 @@ def test_option_barrier_armour():
              {"act": "repair", "freak": "Zed", "component": "engine"},
              {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[100, 200, 0], [200, 200, 0]]},
              {"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "barrier: crates"}]
-    out = play(steps, [1, 5, 4, 2, 3], terrain=terrain)
+    out = play(steps, [1, 5, 4, 2, 3], terrain=terrain, choices=[0])     # Ann knocks it straight on
     ram = out["steps"][4]
     assert ram["result"] == "won" and any("more armour" in m["reason"] for m in ram["rolls"][0]["modifiers"])
     assert out["state"]["terrain"]["barrier: crates"]["offset_mm"] == [76.2, 0.0]      # knocked 3 in away
@@ -233,7 +233,7 @@ def test_option_two_wheels_failure():
     steps = [{"round": {}}, {"act": "stunt", "freak": "Mo", "stunt": "two_wheels"}]
     out = play(steps, [1, 2])
     assert out["steps"][1]["result"] == "failure" and out["state"]["vehicles"]["11"]["pose"][2] == 0.0
-    out = play(steps, [1, 2, 5], {"two_wheels_failure": "rollover"})      # the booster survives its roll (5)
+    out = play(steps, [1, 2, 5], {"two_wheels_failure": "rollover"}, choices=["left"])  # the booster survives (5)
     assert out["state"]["vehicles"]["11"]["pose"][2] == 90.0
     assert out["state"]["vehicles"]["11"]["pending"] == "rollover"
 
@@ -422,7 +422,7 @@ def test_clinging_riders_roll_when_their_car_stunts_and_fall_off_on_a_failure():
 # --- the hit tables -----------------------------------------------------------------
 
 def test_a_higher_glancing_result_supersedes_a_lower_one_and_not_the_other_way():
-    s = session({}, [4, 6, 4, 5], working(12))
+    s = session({}, [4, 6, 4, 5], working(12), choices=["left"])       # Bob rolls it to the left
     s.state.vehicles[10].pose = s.state.vehicles[10].pose.__class__(500, 470, 0)
     s.state.vehicles[12].pose = s.state.vehicles[12].pose.__class__(500, 400, 0)
     s.state.vehicles[12].pending, s.state.vehicles[12].pending_table = 1, "glancing"
@@ -511,11 +511,19 @@ def test_page_hooks_show_the_card_targets_and_actions():
     assert card["driver"] == "Zed" and card["status"] == "working" and card["armour"]["front"] == 4
     targets = {t["marker"]: t for t in s.rules.targets(s.state, 10)}
     assert targets[12]["facing"]["facing"] in ("front", "side") and "weapons" in targets[12]
-    acts = {a["act"]: a for a in s.rules.actions(s.state, 10)}
-    assert {"drive", "stunt", "shoot", "activate"} <= set(acts)
-    assert acts["drive"]["fields"][2]["kind"] == "table_path"
+    # Before Ann says who moves, her freaks can be chosen, shoot or repair; moving a car waits for his move
+    # to begin, so the table knows where the car stood.
+    acts = {a.act: a for a in s.rules.action_specs(s.state, 10)}
+    assert {"activate", "shoot"} <= set(acts) and "drive" not in acts
+    assert all(a.actor == "freak" and a.field("freak").kind == "choice" for a in acts.values())
+    s.act({"act": "activate", "freak": "Zed"})
+    acts = {a.act: a for a in s.rules.action_specs(s.state, 10)}
+    assert {"drive", "stunt", "shoot", "ram", "leave"} <= set(acts) and "activate" not in acts
+    drive = acts["drive"]
+    assert drive.field("path").kind == "table_path" and drive.field("path").of == 10
+    assert {f.name: f.kind for f in drive.fields if f.kind == "flag"} == {
+        "reverse": "flag", "concentrate": "flag", "blocked": "flag"}
     assert s.rules.overlays(s.state, 10)["arcs"][0]["range_in"] == 12
-
 
 
 # --- a whole game -------------------------------------------------------------------
@@ -577,17 +585,19 @@ class Table:
         assert self.s.dice.remaining == 0 and out["chip"] == first, out
         return out
 
-    def act(self, dice=(), **action):
+    def act(self, dice=(), choices=(), **action):
         self.s.dice = FixedDice(list(dice))
+        self.s.choices = FixedChoices(list(choices))
         out = self.s.act(action)
-        assert self.s.dice.remaining == 0, (action, self.s.dice.remaining, out)
+        assert self.s.dice.remaining == 0 and self.s.choices.remaining == 0, (action, self.s.dice.remaining, out)
         self.kinds.add(action["act"])
         self.out.append(out)
         return out
 
-    def end(self, dice=(), next=None):
+    def end(self, dice=(), next=None, choices=()):
         bag = self.st.bag
         self.s.dice = FixedDice(list(dice) + ([] if next is None else self._chip(bag, next)))
+        self.s.choices = FixedChoices(list(choices))
         out = self.s.end_turn()
         assert self.s.dice.remaining == 0, (out, self.s.dice.remaining)
         if next is not None:
@@ -640,7 +650,8 @@ def test_a_whole_game_six_rounds_every_action_kind_and_gate_scoring():
     t.end(next="Ann")
     t.act([4], act="stunt", freak="Mo", stunt="push_it")
     t.act(act="drive", freak="Mo", vehicle=11, path=[[450, 400, 0], [675, 400, 0]])
-    o = t.act([6, 1, 5, 3], act="ram", freak="Mo", vehicle=11, target=13)
+    # Glancing 5 on Sarge: its driver's player (Bob) picks the component lost.
+    o = t.act([6, 1, 5, 3], ["flamethrower"], act="ram", freak="Mo", vehicle=11, target=13)
     assert o["result"] == "won" and t.st.vehicles[13].component("flamethrower").status == "destroyed"
     t.end(next="Bob")
     t.act(act="leave", freak="Pox", to=[750, 440])
@@ -660,7 +671,8 @@ def test_a_whole_game_six_rounds_every_action_kind_and_gate_scoring():
     o = t.act([3, 2], act="defend", freak="Pox", building="Bank", target=11)
     assert o["result"] == "penetrating" and t.st.vehicles[11].burning        # top armour 0: fire (2)
     t.end(next="Ann")
-    o = t.act([2, 3, 5, 2, 4], act="forced", freak="Mo", vehicle=11)
+    # Spinout: a player other than the driver (Bob) turns the Dragster, 45 deg anticlockwise.
+    o = t.act([2, 3, 5, 2, 4], [45], act="forced", freak="Mo", vehicle=11)
     assert t.st.vehicles[13].destroyed and t.st.vehicles[11].pending == 4     # spinout waits
     t.end([6, 6, 6], next="Bob")
     t.act(act="walk", freak="Kez", to=[656.6, 418.4])
@@ -684,7 +696,8 @@ def test_a_whole_game_six_rounds_every_action_kind_and_gate_scoring():
     assert o["result"] == "clinging" and t.st.freaks["Mo"].seat == "clinging"
     t.end([6, 6, 6], next="Ann")
     t.act(act="drive", freak="Zed", vehicle=10, path=[[500, 150, 0], [520, 150, 0]])
-    o = t.act([5, 1, 6, 4, 4], act="ram", freak="Zed", vehicle=10, target=12)
+    # Rollover: the King Rhino's driver's player (Bob) turns it to the left.
+    o = t.act([5, 1, 6, 4, 4], ["left"], act="ram", freak="Zed", vehicle=10, target=12)
     assert o["result"] == "won" and t.st.vehicles[12].pose.heading_deg == -90  # rolled over
     t.end(next="Bob")
     o = t.act([1, 1], act="forced", freak="Grub", vehicle=12)
@@ -979,8 +992,8 @@ def test_cavalry_leap_a_normal_barrier_if_they_clear_it_this_turn():
     assert out["leapt"] == "barrier: crates" and "contact" not in out and out["moved_in"] == 7.87
     assert s.state.vehicles[14].pose.x_mm == 650
     assert "the Horse leaps over barrier: crates (alpha-destructicus.txt, \"Terrain\")" in out["events"]
-    drive = next(a for a in s.rules.actions(s.state, 14) if a["act"] == "drive")
-    assert drive["fields"][3]["name"] == "leap" and drive["fields"][3]["choices"][0]["value"] == "barrier: crates"
+    drive = next(a for a in s.rules.action_specs(s.state, 14) if a.act == "drive")
+    assert drive.field("leap").choices[0]["value"] == "barrier: crates" and drive.field("leap").optional
     # It must clear the barrier this turn: landing on it is refused, and so is a leap it has no movement for.
     s = _horse({}, [], CRATES)
     with pytest.raises(RulesError, match="the Horse would land on barrier: crates: a leap must clear the barrier "

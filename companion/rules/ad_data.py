@@ -39,6 +39,11 @@ BURNING_PENALTY = -1             # "Fire!": "All dice rolls made by the occupant
 
 ARMOUR_FACINGS = ("front", "side", "back", "top")
 
+#: A pose within this of where the last move left a car is "where it stood" (the camera's doubt,
+#: and the table keeping a path pose every 5 mm or 3 deg): a later drive's path is read from there.
+SAME_SPOT_MM = 6.0
+SAME_SPOT_DEG = 4.0
+
 
 @dataclass(frozen=True)
 class VehicleType:

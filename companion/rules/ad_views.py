@@ -6,10 +6,17 @@ or near it, with their fields.  Read only: it changes nothing.
 
 from __future__ import annotations
 
+import shapely
+
 from ..geometry import around, closest_distance, inches
 from ..geometry.pose import MM_PER_IN
 from . import ad_data as D
-from .base import polygon_rings
+from .actions import ActionSpec, Field
+from .base import RulesError, polygon_rings
+
+
+def _point(xy):
+    return shapely.Point(float(xy[0]), float(xy[1]))
 
 
 class AlphaDestructicusViews:
@@ -86,81 +93,192 @@ class AlphaDestructicusViews:
             })
         return sorted(out, key=lambda t: t["distance_mm"])
 
-    def actions(self, state, marker: int) -> list[dict]:
-        """The acting freak's actions with this vehicle (or, before anyone is chosen, those of the
-        drawn player's freaks aboard or near it)."""
+    # --- who acts, and from which card ---------------------------------------------------
+
+    def home_marker(self, state, f) -> int | None:
+        """The card a freak's actions are listed on: the vehicle he is aboard, or, on foot, the
+        vehicle nearest him on the table (a freak has no marker of his own; the page reaches
+        him through the car he is in or nearest to)."""
+        if f.aboard is not None:
+            return f.aboard
+        if f.pos is None:
+            return None
+        near = [(self._dist_to(state, f, v), v.marker) for v in state.vehicles.values() if v.on_table]
+        return min(near)[1] if near else None
+
+    def actor_marker(self, state, action: dict) -> int:
+        """The car an action is checked against: the one it names (`vehicle`: the car driven,
+        boarded, grabbed or jacked), else the acting freak's own card (his car, or the car nearest
+        him on foot)."""
+        if not isinstance(action, dict):
+            raise RulesError("an action is an object with 'act' and its fields")
+        marker = action.get("vehicle")
+        if isinstance(marker, int) and not isinstance(marker, bool):
+            return marker
+        if isinstance(marker, str) and marker.strip().lstrip("-").isdigit():
+            return int(marker)
+        fid = action.get("freak") or state.acting
+        if fid is None:
+            raise RulesError("say which freak acts ('freak')")
+        home = self.home_marker(state, state.freak(str(fid)))
+        if home is None:
+            raise RulesError(f"{fid} is nowhere on the table")
+        return home
+
+    def _movers(self, state) -> list:
+        """The freaks who may act now: the acting one, or before anyone is chosen, those of the
+        player whose chip was drawn (any player with a chip left, when the table draws real chips)."""
+        if state.over or state.round == 0:
+            return []
+        if state.acting is not None:
+            return [state.freaks[state.acting]]
+        if self.option("chip_draw") == "declared":
+            players = set(state.bag)
+        else:
+            players = {state.chip} if state.chip is not None else set()
+        return [f for f in state.freaks.values() if not f.out and not f.moved and f.player in players]
+
+    def actions(self, state, marker: int) -> list[ActionSpec]:
+        """The actions freaks can take now with this vehicle, or, for a freak on foot, from the
+        card of the vehicle nearest him. Every action of the rulebook is here when it applies;
+        moving a car (drive, stunts, jump, ram, a forced move) waits until the freak's move has
+        begun ('activate'), so the table knows where the car stood when it began."""
         v = state.vehicle(marker)
         if state.over or not v.on_table:
             return []
-        if state.acting is not None:
-            freaks = [state.freaks[state.acting]]
-        else:
-            freaks = [f for f in state.freaks.values() if not f.out and not f.moved and f.player == state.chip]
-        near = []
-        for f in freaks:
-            if f.aboard == marker:
-                near.append(f)
-            elif f.on_foot and f.pos is not None and self._dist_to(state, f, v) <= inches(D.OBSESSION_IN):
-                near.append(f)
-        if not near:
-            return []
-        who = [{"value": f.id, "label": f"{f.id} ({f.player}, {f.seat or 'on foot'})"} for f in near]
-        pick = {"name": "freak", "kind": "choice", "label": "freak", "choices": who}
-        fixed = {"name": "vehicle", "kind": "fixed", "value": marker}
-        others = [{"value": o.marker, "label": o.name} for o in state.vehicles.values()
-                  if o.marker != marker and o.on_table and o.in_play]
-        acts = []
-        inside = [f for f in near if f.aboard == marker and f.seat in ("driver", "passenger")]
-        drivers = [f for f in near if f.aboard == marker and f.seat == "driver"]
-        if drivers and v.functional:
-            acts.append({"act": "drive", "label": "Drive", "rule": D.sec("Vehicles"),
-                         "about": "Drive the car on the table, then resolve: where it stands is where it went "
-                                  "(a path of poses gives turns and gates more exactly).",
-                         "fields": [pick, fixed, {"name": "path", "kind": "table_path", "of": marker,
-                                                  "label": "the way it went, as the camera followed it"}]})
-            barriers = [{"value": t.name, "label": t.name} for t in state.terrain.values() if t.kind == "barrier"]
-            if v.type == "cavalry" and barriers:
-                # "Cavalry may elect to leap over a normal barrier rather than ramming it" ("Terrain").
-                acts[-1]["fields"].append({"name": "leap", "kind": "choice", "label": "leap over", "optional": True,
-                                           "choices": barriers})
-            acts.append({"act": "stunt", "label": "Stunt", "rule": D.sec("Stunts"),
-                         "fields": [pick, {"name": "stunt", "kind": "choice", "label": "stunt", "choices": [
-                             {"value": s, "label": s.replace("_", " ")}
-                             for s in ("push_it", "panic_turn", "two_wheels", "bail_out")]},
-                                   {"name": "turn_deg", "kind": "choice", "label": "panic turn", "optional": True,
-                                    "choices": [{"value": d, "label": f"{d:+d} deg"} for d in (-90, -45, 45, 90)]}]})
-            if others:
-                acts.append({"act": "ram", "label": "Ram", "rule": D.sec("Ramming"),
-                             "fields": [pick, fixed, {"name": "target", "kind": "choice", "label": "ram",
-                                                      "choices": others}]})
-        if drivers and v.pending:
-            acts.append({"act": "forced", "label": f"Forced move ({self._pending_words(v)})",
-                         "rule": D.sec("Glancing Hit Table"), "fields": [pick, fixed]})
-        weapons = [{"value": c.name, "label": f"{c.name} (S{c.strength}, {c.range_in:g} in)"}
-                   for c in v.components if c.kind == "weapon" and c.status == "working"]
-        if inside and weapons and others:
-            acts.append({"act": "shoot", "label": "Fire", "rule": D.sec("Shooting"),
-                         "fields": [pick, {"name": "weapon", "kind": "choice", "label": "weapon", "choices": weapons},
-                                    {"name": "target", "kind": "choice", "label": "at", "choices": others}]})
-        broken = [{"value": c.name, "label": c.name} for c in v.components if c.status == "damaged"]
-        if inside and broken:
-            acts.append({"act": "repair", "label": "Repair", "rule": D.sec("Vehicle Components"),
-                         "fields": [pick, {"name": "component", "kind": "choice", "label": "component",
-                                           "choices": broken}]})
-        on_foot = [f for f in near if f.on_foot]
-        if on_foot:
-            acts.append({"act": "board", "label": "Climb in", "rule": D.sec("Characters"),
-                         "fields": [pick, fixed, {"name": "seat", "kind": "choice", "label": "seat", "choices": [
-                             {"value": "driver", "label": "driver"}, {"value": "passenger", "label": "passenger"}]}]})
-            acts.append({"act": "grab", "label": "Grab hold", "rule": D.sec("Clinging to a Vehicle"),
-                         "fields": [pick, fixed]})
+        movers = self._movers(state)
+        acting = state.freaks[state.acting] if state.acting is not None else None
+        specs: list[ActionSpec] = []
+        fixed = Field("vehicle", "fixed", "vehicle", value=marker)
+
+        def who(fs, label="freak"):
+            return Field("freak", "choice", label, choices=tuple(
+                {"value": f.id, "label": f"{f.id} ({f.player}, {f.seat or 'on foot'})"} for f in fs))
+
+        others = tuple({"value": o.marker, "label": o.name} for o in state.vehicles.values()
+                       if o.marker != marker and o.on_table and o.in_play)
+        home = [f for f in movers if self.home_marker(state, f) == marker]
+        on_foot_home = [f for f in home if f.on_foot]
+        if state.acting is None and home:
+            specs.append(ActionSpec("activate", "Move this freak", (who(home),), "freak", D.sec("The Turn"),
+                                    "The drawn chip goes on him: he is the one who moves this turn (and gets up, "
+                                    "if he was down)."))
+        buildings = tuple({"value": t.name, "label": t.name} for t in state.terrain.values() if t.kind == "building")
+        if on_foot_home:
+            fields = [who(on_foot_home), Field("to", "table_point", "where he walks to")]
+            if len(buildings) >= 2:
+                fields += [Field("teleport_in", "choice", "in through a door of", choices=buildings, optional=True),
+                           Field("teleport_out", "choice", "and out of a door of", choices=buildings, optional=True)]
+            specs.append(ActionSpec("walk", "Walk", tuple(fields), "freak", D.sec("Characters"),
+                                    "Up to 6 in on foot; through one building's door and out of another's "
+                                    f"(Building Teleporter, {D.sec('Terrain')})."))
+            inside = [f for f in on_foot_home if f.pos is not None and any(
+                t.kind == "building" and t.polygon.contains(_point(f.pos)) for t in state.terrain.values())]
+            if inside and buildings:
+                targets = tuple({"value": o.marker, "label": o.name} for o in state.vehicles.values()
+                                if o.on_table and o.in_play)
+                specs.append(ActionSpec("defend", "Building guns", (
+                    who(inside), Field("building", "choice", "the building he is in", choices=buildings),
+                    Field("target", "choice", "at", choices=targets)), "freak", D.sec("Terrain"),
+                    "Building Defenses: 12 in, strength 1, on the target's top armour."))
+        if not v.in_play:
+            return specs
+        # Climbing in, grabbing hold, jacking: freaks near this vehicle, whatever card is theirs.
+        reach = inches(D.OBSESSION_IN)
+        boarders = [f for f in movers if (f.on_foot and f.pos is not None and self._dist_to(state, f, v) <= reach)
+                    or (f.aboard == marker and f.seat == "clinging")]
+        if boarders:
+            specs.append(ActionSpec("board", "Climb in", (who(boarders), fixed, Field(
+                "seat", "choice", "seat", choices=({"value": "driver", "label": "driver"},
+                                                   {"value": "passenger", "label": "passenger"}))),
+                "freak", D.sec("Characters"), "Vehicle Obsession: a freak on foot within 6 in moves to it."))
+        # "This stunt may be attempted even if it's not the freak's turn": any freak on foot.
+        grabbers = [f for f in state.freaks.values() if f.on_foot and not f.down and f.pos is not None
+                    and not state.over and state.round > 0
+                    and self._grab_gap(state, f, v) <= inches(D.GRAB_IN) + 5.0]
+        if grabbers:
+            specs.append(ActionSpec("grab", "Grab hold", (who(grabbers), fixed), "freak",
+                                    D.sec("Clinging to a Vehicle"),
+                                    "A freak on foot within 1 in of the car or of where it drove this turn; "
+                                    "even out of his turn."))
         driver = state.driver(marker)
-        if driver is not None and any(f.player != driver.player for f in near):
-            acts.append({"act": "jack", "label": "Jack", "rule": D.sec("Jacking"), "fields": [pick, fixed]})
-        if any(f.aboard == marker for f in near):
-            acts.append({"act": "leave", "label": "Get out / let go", "rule": D.sec("The Turn"),
-                         "fields": [pick, {"name": "to", "kind": "table_point", "label": "the spot to step to",
-                                           "optional": True}]})
-        if state.acting is None:
-            acts.append({"act": "activate", "label": "Move this freak", "rule": D.sec("The Turn"), "fields": [pick]})
-        return acts
+        if driver is not None:
+            jackers = [f for f in movers if f.player != driver.player and
+                       (f.aboard == marker or (f.on_foot and f.pos is not None
+                                               and self._dist_to(state, f, v) <= inches(D.GRAB_IN) + 5.0))]
+            if jackers:
+                specs.append(ActionSpec("jack", "Jack", (who(jackers), fixed), "freak", D.sec("Jacking"),
+                                        "Both roll a die, the driver +1; the winner drives."))
+        leavers = [f for f in state.aboard(marker) if f in movers or f.seat == "clinging"]
+        if leavers:
+            specs.append(ActionSpec("leave", "Get out / let go", (
+                who(leavers), Field("to", "table_point", "the spot he steps to", optional=True)),
+                "freak", D.sec("The Turn"), "A clinging freak may let go at any time."))
+        inside = [f for f in home if f.aboard == marker and f.seat in ("driver", "passenger")]
+        weapons = tuple({"value": c.name, "label": f"{c.name} (S{c.strength}, {c.range_in:g} in)"}
+                        for c in v.components if c.kind == "weapon" and c.status == "working")
+        if inside and weapons and others:
+            specs.append(ActionSpec("shoot", "Fire", (who(inside), Field("weapon", "choice", "weapon", choices=weapons),
+                                                      Field("target", "choice", "at", choices=others)),
+                                    "freak", D.sec("Shooting"), "1d6 + strength against the facing struck."))
+        broken = tuple({"value": c.name, "label": c.name} for c in v.components if c.status == "damaged")
+        if inside and broken:
+            specs.append(ActionSpec("repair", "Repair", (who(inside), Field("component", "choice", "component",
+                                                                            choices=broken)),
+                                    "freak", D.sec("Vehicle Components"), "A skill roll: 3 or better."))
+        drivers = [f for f in inside if f.seat == "driver" and acting is f]
+        if drivers:
+            specs += self._driver_specs(state, v, who(drivers), fixed, others)
+        return specs
+
+    def _driver_specs(self, state, v, pick: Field, fixed: Field, others: tuple) -> list[ActionSpec]:
+        """What the acting driver can do with his vehicle."""
+        specs = []
+        marker = v.marker
+        if v.pending and not (v.pending_table == "glancing" and v.pending == 1):
+            specs.append(ActionSpec("forced", f"Forced move ({self._pending_words(v)})", (pick, fixed), "freak",
+                                    D.sec("Glancing Hit Table"), "The companion says where the car goes: "
+                                    "put it there."))
+            return specs
+        if not v.functional:
+            return specs
+        drive = [pick, fixed, Field("path", "table_path", "the way it went, as the camera followed it", of=marker),
+                 Field("reverse", "flag", "in reverse (6 in)", optional=True)]
+        if state.exclusive is None:
+            drive.append(Field("concentrate", "flag", "concentrate on driving (+6 in)", optional=True))
+        if any(c.kind == "booster" and c.status == "working" for c in v.components):
+            drive.append(Field("booster", "flag", "fire the booster (+6 in, then it is gone)", optional=True))
+        drive.append(Field("blocked", "flag", "it could go no further (Speed Freak)", optional=True))
+        barriers = tuple({"value": t.name, "label": t.name} for t in state.terrain.values() if t.kind == "barrier")
+        if v.type == "cavalry" and barriers:
+            # "Cavalry may elect to leap over a normal barrier rather than ramming it" ("Terrain").
+            drive.append(Field("leap", "choice", "leap over", choices=barriers, optional=True))
+        specs.append(ActionSpec("drive", "Drive", tuple(drive), "freak", D.sec("Vehicles"),
+                                "Drive the car on the table, then resolve: the camera's path gives the distance, "
+                                "the turns, the gates and what it ran into."))
+        stunts = tuple({"value": s, "label": s.replace("_", " ")}
+                       for s in ("push_it", "panic_turn", "two_wheels", "bail_out"))
+        specs.append(ActionSpec("stunt", "Stunt", (
+            pick, fixed, Field("stunt", "choice", "stunt", choices=stunts),
+            Field("turn_deg", "choice", "panic turn", optional=True,
+                  choices=tuple({"value": d, "label": f"{d:+d} deg"} for d in (-90, -60, -45, -30, 30, 45, 60, 90))),
+            Field("to", "table_point", "where he lands (bail out)", optional=True)),
+            "freak", D.sec("Stunts"), "One stunt a turn; grab hold is its own action."))
+        ramps = tuple({"value": t.name, "label": t.name} for t in state.terrain.values() if t.kind == "ramp")
+        if ramps and not v.kind.flies:
+            specs.append(ActionSpec("jump", "Jump", (
+                pick, fixed, Field("ramp", "choice", "off the ramp", choices=ramps),
+                Field("distance_in", "number", "declared distance (in)", minimum=0.0, maximum=60.0, step=0.1)),
+                "freak", D.sec("Jumping"), "Drive to the ramp's foot first; declare at least half of what it "
+                                           "may jump."))
+        walls = tuple({"value": t.name, "label": t.name} for t in self._blocking(state))
+        if others or walls:
+            fields = [pick, fixed]
+            if others:
+                fields.append(Field("target", "choice", "ram the vehicle", choices=others, optional=True))
+            if walls:
+                fields.append(Field("terrain", "choice", "or ram the terrain", choices=walls, optional=True))
+            specs.append(ActionSpec("ram", "Ram", tuple(fields), "freak", D.sec("Ramming"),
+                                    "Drive into contact first (a drive whose path runs into something rams it by "
+                                    "itself)."))
+        return specs

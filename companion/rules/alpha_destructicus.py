@@ -11,20 +11,19 @@ in `ad_data`, each with its section.
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import numpy as np
 import shapely
 
-from ..dice import DiceRequest, Modifier, Roll
+from ..dice import ChoiceRequest, DiceRequest, Modifier, Roll
 from ..geometry import (Footprint, Obstacles, Pose, Terrain, closest_distance, inches, judge, normalize_deg,
                         swept_path)
 from ..geometry.pose import MM_PER_IN
 from . import ad_data as D
 from .ad_state import Freak, GameState, Vehicle, build_game
 from .ad_views import AlphaDestructicusViews
-from .base import RuleOption, RulesError, RuleSystem, register
+from .base import RuleOption, RulesError, RuleSystem, action, register
 
 sec = D.sec
 
@@ -146,6 +145,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         return build_game(rosters, scene)
 
     def update_poses(self, state: GameState, poses: dict) -> None:
+        """As the base's, but a destroyed vehicle's hulk follows the camera too: a wreck stays on
+        the field ("the hulk remains on the field", "Penetrating Hit Table") where cars ram it."""
         for marker, pose in poses.items():
             v = state.vehicles.get(marker)
             if v is not None and not v.removed:
@@ -208,10 +209,19 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         rolls: list[dict] = []
         if state.acting is None:
             if state.chip is not None and self._movable(state, state.chip):
-                raise RulesError(f"{state.chip}'s chip was drawn: choose which freak moves (his first action, "
-                                 f"or 'activate') before ending the turn")
-            if self.option("chip_draw") == "declared" and state.bag:
-                raise RulesError("no freak has moved: the next chip's freak acts first")
+                # He "may move one ... He must then place the chip on the character" ("The Turn"): a
+                # player who passes still puts the chip on one of his freaks, who does nothing.
+                movable = self._movable(state, state.chip)
+                fid = movable[0].id
+                if len(movable) > 1:
+                    fid = yield ChoiceRequest(state.chip, "which freak takes the chip and does nothing this round",
+                                              tuple({"value": m.id, "label": m.id} for m in movable))
+                state.freaks[fid].moved = True
+                events.append(f"{state.chip} passes: the chip goes on {fid}, who does nothing this round "
+                              f"({sec('The Turn')})")
+            elif self.option("chip_draw") == "declared" and state.bag:
+                raise RulesError("no freak has moved: the player whose chip came up names the freak who moves "
+                                 "(his first action, or 'activate')")
         else:
             f = state.freaks[state.acting]
             f.moved = True
@@ -338,6 +348,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             state.getting_up = self.option("down_gets_up") == "spends_turn"
         return f
 
+    @action("activate")
     def _act_activate(self, state: GameState, action: dict):
         """Put the drawn chip on a freak: he is the one who moves (and gets up, if he was down)."""
         fid = action.get("freak") or state.acting
@@ -492,12 +503,29 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- moving --------------------------------------------------------------------------
 
-    def _path_poses(self, v: Vehicle, action: dict) -> list[Pose]:
+    def _path_poses(self, state: GameState, v: Vehicle, action: dict) -> list[Pose]:
+        """The poses a drive went through, from where the car stands in the game.
+
+        A later drive in the same activation reads only its own way: if the path handed in runs
+        through where the last move left the car, it is taken from there (a table that sends the way
+        since the activation began, rather than since the last move, would otherwise have the car
+        drive its first stretch twice)."""
         raw = action.get("path")
         if raw is None:
             raw = [action["to"]] if "to" in action else []
+        if not raw:
+            raise RulesError(f"the {v.name}'s drive needs the way it went ('path')")
         poses = [Pose(*p) for p in raw]
         start = v.pose
+
+        def at_start(p: Pose) -> bool:
+            return float(np.linalg.norm(p.xy - start.xy)) <= D.SAME_SPOT_MM and \
+                abs(normalize_deg(p.heading_deg - start.heading_deg)) <= D.SAME_SPOT_DEG
+
+        if state.paths.get(v.marker):
+            k = max((i for i, p in enumerate(poses) if at_start(p)), default=None)
+            if k is not None:
+                poses = poses[k + 1:]
         if not poses or np.linalg.norm(poses[0].xy - start.xy) > 1.0 or \
                 abs(normalize_deg(poses[0].heading_deg - start.heading_deg)) > 0.5:
             poses = [start] + poses
@@ -626,13 +654,14 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             return D.PENETRATING[v.pending]
         return D.BIKE.get(v.pending, "")
 
+    @action("drive")
     def _act_drive(self, state: GameState, action: dict):
         """Drive along a path (the poses the car went through); cost, turns, terrain and gates from it."""
         f = self._acting(state, action)
         v = state.vehicle(action.get("vehicle", f.aboard if f.aboard is not None else -1))
         self._check_driver(state, f, v)
         reverse = bool(action.get("reverse"))
-        poses = self._path_poses(v, action)
+        poses = self._path_poses(state, v, action)
         events, rolls = [], []
         self._start_driving(state, f, v, reverse)
         if action.get("concentrate"):
@@ -803,6 +832,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 out.append(t.name)
         return out
 
+    @action("forced")
     def _act_forced(self, state: GameState, action: dict):
         """A forced move at the start of the driver's turn (the hit tables): straight ahead, the
         companion says where the car goes."""
@@ -867,6 +897,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- on foot -------------------------------------------------------------------------
 
+    @action("walk")
     def _act_walk(self, state: GameState, action: dict):
         """Up to 6" on foot; through a door of one building and out of another's ("Building Teleporter")."""
         f = self._acting(state, action)
@@ -874,11 +905,18 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             raise RulesError(f"{f.id} is aboard the {state.vehicles[f.aboard].name}: 'leave' it first")
         to = np.asarray(action["to"][:2], float)
         start = np.asarray(f.pos, float)
-        via = action.get("via")
-        if via:
+        via = None
+        if action.get("teleport_in") is not None or action.get("teleport_out") is not None:
+            if action.get("teleport_in") is None or action.get("teleport_out") is None:
+                raise RulesError("the teleporter takes him in through one building's door and out of another's: "
+                                 "name both ('teleport_in', 'teleport_out')")
+            via = (str(action["teleport_in"]), str(action["teleport_out"]))
             a, b = (state.feature(n) for n in via)
             if a.kind != "building" or b.kind != "building":
-                raise RulesError("the teleporters are in buildings: 'via' names two buildings")
+                raise RulesError(f"the teleporters are in buildings; {a.name if a.kind != 'building' else b.name} "
+                                 f"is {a.kind if a.kind != 'building' else b.kind} ({sec('Terrain')})")
+            if a.name == b.name:
+                raise RulesError(f"the teleporter goes to another building, not back out of {a.name}")
             dist = float(shapely.distance(shapely.points(start), a.polygon)) + \
                 float(shapely.distance(b.polygon, shapely.points(to)))
         else:
@@ -894,9 +932,18 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 "events": [f"{f.id} walks {_fmt_in(dist)}" + (f" through {via[0]} and out of {via[1]}" if via else "")],
                 "rolls": []}
 
+    def _grab_gap(self, state: GameState, f: Freak, v: Vehicle) -> float:
+        """How close the vehicle came to a freak on foot: to where it drove this turn (its swept
+        path, "a moving vehicle within 1\"") or where it stands."""
+        point = shapely.points(np.asarray(f.pos, float))
+        path = state.paths.get(v.marker)
+        ground = swept_path(v.footprint(), [Pose(*p) for p in path]) if path else v.footprint().polygon
+        return float(shapely.distance(point, ground))
+
     def _dist_to(self, state: GameState, f: Freak, v: Vehicle) -> float:
         return float(shapely.distance(shapely.points(np.asarray(f.pos, float)), v.footprint().polygon))
 
+    @action("board")
     def _act_board(self, state: GameState, action: dict):
         """Climb into a vehicle (Vehicle Obsession: a dash to one within 6")."""
         f = self._acting(state, action)
@@ -943,6 +990,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         v.last_team = f.player
         v.last_driver = f.id
 
+    @action("leave")
     def _act_leave(self, state: GameState, action: dict):
         """Get out (or let go, if clinging: "without penalty") and step to a spot."""
         clinging = state.freak(action.get("freak") or state.acting or "").seat == "clinging" \
@@ -989,6 +1037,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             raise RulesError(f"{f.id} already did a stunt this turn ({state.stunt}); one a turn ({sec('The Turn')})")
         state.stunt = name
 
+    @action("stunt")
     def _act_stunt(self, state: GameState, action: dict):
         """Push it, Panic Turn, Two Wheels, Bail Out ("Stunts"); Grab Hold is 'grab'."""
         f = self._acting(state, action)
@@ -1057,6 +1106,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             yield from self._surge(state, v, left, events, rolls, rams=True)
             state.spent_mm = state.budget_mm
 
+    @action("grab")
     def _act_grab(self, state: GameState, action: dict):
         """Grab Hold / Clinging: a freak on foot within 1" of a (moving) vehicle, even out of turn."""
         f = self._acting(state, action, out_of_turn=True)
@@ -1067,11 +1117,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             raise RulesError(f"{f.id} is down until his next turn")
         if not v.on_table:
             raise RulesError(f"the {v.name} is not on the table")
-        point = shapely.points(np.asarray(f.pos, float))
-        path = state.paths.get(v.marker)
-        # Where it went this turn (the swept path), or where it stands.
-        ground = swept_path(v.footprint(), [Pose(*p) for p in path]) if path else v.footprint().polygon
-        d = float(shapely.distance(point, ground))
+        d = self._grab_gap(state, f, v)
         verdict = judge("distance to the vehicle's path", d, inches(D.GRAB_IN), v.pose.axis_sigma_mm)
         if verdict.outcome == "out":
             raise RulesError(f"the {v.name} came no closer than {_fmt_in(d)} to {f.id}; grabbing reaches 1 in "
@@ -1095,6 +1141,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- jumping --------------------------------------------------------------------------
 
+    @action("jump")
     def _act_jump(self, state: GameState, action: dict):
         """Off a ramp: up to the distance moved so far (+6" if pushing it); at least half of that
         declared; half the declared on a failed stunt roll ("Jumping")."""
@@ -1157,6 +1204,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- jacking ---------------------------------------------------------------------------
 
+    @action("jack")
     def _act_jack(self, state: GameState, action: dict):
         """Both roll a d6, the driver +1; the winner drives, the loser is tossed out with a wound; a tie
         surges the vehicle 6" ahead ("Jacking")."""
@@ -1217,6 +1265,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                     if t.kind in kinds and t.name != exclude]
         return Obstacles(blockers, []).line_of_sight(a, b)
 
+    @action("shoot")
     def _act_shoot(self, state: GameState, action: dict):
         """1d6 + strength against the armour of the facing hit ("Shooting")."""
         f = self._acting(state, action)
@@ -1327,24 +1376,50 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
     def _occupied_functional(self, state: GameState, v: Vehicle) -> bool:
         return bool(state.inside(v.marker)) and v.functional
 
-    def _pick(self, v: Vehicle, action: dict, want: str, statuses=("working",)):
-        """The component someone chooses: the action's `component` if it fits, else the first that does
-        (a driver's pick: the last listed; another player's: the first listed)."""
-        named = action.get("component")
-        pool = [c for c in v.components if c.status in statuses]
-        if named:
-            c = next((c for c in pool if c.name == named), None)
-            if c is not None:
-                return c
-        if not pool:
-            return None
-        return pool[-1] if want == "driver" else pool[0]
+    # --- choices the hit tables give a player ----------------------------------------------
+
+    def _driver_player(self, state: GameState, v: Vehicle) -> str:
+        """Whose "driver's choice" it is: the driver's player (else an occupant's)."""
+        f = state.driver(v.marker) or next(iter(state.inside(v.marker)), None)
+        return f.player if f is not None else (self._culprit(state) or state.players[0])
+
+    def _other_player(self, state: GameState, v: Vehicle, occupants: bool = False) -> str:
+        """ "A player other than the driver (typically the player who caused the glancing hit)", or
+        "other than a current occupant": the acting player when he is not the one excluded, else the
+        first player who is not."""
+        excluded = {f.player for f in (state.inside(v.marker) if occupants else state.aboard(v.marker, "driver"))}
+        culprit = self._culprit(state)
+        if culprit is not None and culprit not in excluded:
+            return culprit
+        return next((p for p in state.players if p not in excluded), culprit or state.players[0])
+
+    def _choose_component(self, state: GameState, v: Vehicle, player: str, purpose: str, undamaged_first: bool):
+        """The component a player picks (a ChoiceRequest of that player, asked only when there is a
+        choice): an undamaged one if any ("This must be an undamaged component if any are
+        available"), else, where the table allows it (`undamaged_first`), a damaged one. None: none left."""
+        pool = [c for c in v.components if c.status == "working"]
+        if not pool and undamaged_first:
+            pool = [c for c in v.components if c.status == "damaged"]
+        if len(pool) <= 1:
+            return pool[0] if pool else None
+        value = yield ChoiceRequest(player, f"which component of the {v.name} {purpose}",
+                                    tuple({"value": c.name, "label": f"{c.name} ({c.status})"} for c in pool), v.name)
+        return next(c for c in pool if c.name == value)
+
+    def _choose_turn(self, state: GameState, v: Vehicle, player: str, purpose: str):
+        """Up to 45 degrees either way, chosen by `player` (Spinout, Rattled): the new heading."""
+        options = tuple({"value": d, "label": "no turn" if d == 0 else
+                         f"{abs(d)} deg {'anticlockwise' if d > 0 else 'clockwise'}"}
+                        for d in (-45, -30, -15, 0, 15, 30, 45))
+        return (yield ChoiceRequest(player, f"how far the {v.name} {purpose} (up to 45 deg either way)",
+                                    options, v.name))
 
     def _glancing(self, state: GameState, v: Vehicle, events, rolls, action):
         if not v.in_play:
             return
         if not self._occupied_functional(state, v):
-            c = self._pick(v, action, "other", ("working", "damaged"))
+            c = yield from self._choose_component(state, v, self._other_player(state, v, occupants=True),
+                                                  "is destroyed by the glancing hit", undamaged_first=True)
             left = [x for x in v.components if x.status != "destroyed"]
             if c is None or len(left) <= 1:
                 if c is not None:
@@ -1368,11 +1443,12 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             elif v.pending_table == "glancing":
                 events.append(f"the pending {D.GLANCING[v.pending]} is higher and stands")
         if n == 4:
-            spin = max(-D.SPINOUT_DEG, min(D.SPINOUT_DEG, float(action.get("spin_deg", D.SPINOUT_DEG))))
+            spin = yield from self._choose_turn(state, v, self._other_player(state, v), "spins out")
             v.pose = v.pose.moved(turn_deg=spin)
             events.append(f"the {v.name} spins {spin:+g} deg")
         elif n == 5:
-            c = self._pick(v, action, "driver")
+            c = yield from self._choose_component(state, v, self._driver_player(state, v),
+                                                  "is destroyed (Component Damage)", undamaged_first=False)
             if c is None:
                 self._destroy(state, v, events, self._culprit(state), "no undamaged component left to lose")
             else:
@@ -1382,7 +1458,10 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             yield from self._roll_over(state, v, events, rolls, action, wound=False)
 
     def _roll_over(self, state: GameState, v: Vehicle, events, rolls, action, wound: bool):
-        side = action.get("roll_side", "left")
+        side = yield ChoiceRequest(self._driver_player(state, v), f"which way the {v.name} rolls over "
+                                   f"(90 deg to its direction of travel)",
+                                   ({"value": "left", "label": "to the left"}, {"value": "right", "label": "to the right"}),
+                                   v.name)
         v.pose = v.pose.moved(turn_deg=D.ROLLOVER_DEG if side == "left" else -D.ROLLOVER_DEG)
         events.append(f"the {v.name} rolls over, turned 90 deg to the {side}")
         for c in [c for c in v.components if c.status == "working"]:
@@ -1413,7 +1492,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         events.append(f"penetrating hit {n}: {D.PENETRATING[n]}")
         if n == 1:
             if v.armour_of(facing) <= 1:
-                c = self._pick(v, action, "driver")
+                c = yield from self._choose_component(state, v, self._driver_player(state, v),
+                                                      "is destroyed (Side blown off)", undamaged_first=False)
                 if c is None:
                     self._destroy(state, v, events, self._culprit(state), "no undamaged component left")
                 else:
@@ -1504,14 +1584,15 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         driver = state.driver(v.marker)
         animal = v.type in ("cavalry", "jetpack")
         if n == 1:
-            c = self._pick(v, action, "driver")
+            c = yield from self._choose_component(state, v, self._driver_player(state, v),
+                                                  "is damaged (Component Hit)", undamaged_first=False)
             if c is None:
                 self._destroy(state, v, events, self._culprit(state), "nothing left working")
             else:
                 c.status = "damaged"
                 events.append(f"the {v.name}'s {c.name} is damaged")
         elif n == 2:
-            spin = max(-D.SPINOUT_DEG, min(D.SPINOUT_DEG, float(action.get("spin_deg", D.SPINOUT_DEG))))
+            spin = yield from self._choose_turn(state, v, self._other_player(state, v), "is turned (Rattled)")
             v.pose = v.pose.moved(turn_deg=spin)
             v.pending, v.pending_table = 2, "bike"
             events.append(f"the {v.name} is turned {spin:+g} deg and must move 6 in straight ahead next")
@@ -1593,6 +1674,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- ramming -----------------------------------------------------------------------------
 
+    @action("ram")
     def _act_ram(self, state: GameState, action: dict):
         """A ram: the vehicle has driven into contact with a vehicle or a piece of terrain ("Ramming")."""
         f = self._acting(state, action)
@@ -1602,7 +1684,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if state.stopped and state.drove == v.marker:
             raise RulesError(f"the {v.name} has stopped and may not move any more this turn")
         target = action.get("target")
-        if target is None and "terrain" in action:
+        if target is not None and action.get("terrain") is not None:
+            raise RulesError("ram one thing: a vehicle ('target') or a piece of terrain ('terrain'), not both")
+        if target is None and action.get("terrain") is not None:
             target = str(action["terrain"])
             state.feature(target)
         elif target is None:
@@ -1611,12 +1695,12 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             target = state.vehicle(target).marker
         events, rolls = [], []
         result = {"act": "ram", "vehicle": v.marker, "target": target, "rolls": rolls, "events": events}
-        out = yield from self._ram(state, v, target, events, rolls, result=result, knock_deg=action.get("knock_deg"))
+        out = yield from self._ram(state, v, target, events, rolls, result=result)
         result["result"] = out
         return result
 
     def _ram(self, state: GameState, v: Vehicle, target, events, rolls, moved_mm: float | None = None,
-             from_above: bool = False, result: dict | None = None, knock_deg: float | None = None):
+             from_above: bool = False, result: dict | None = None):
         """Both roll a d6 with the modifiers of "Ramming"; each damages the other's facing; the loser
         stops short (or, terrain, is breached or knocked away)."""
         result = result if result is not None else {}
@@ -1723,7 +1807,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             if is_vehicle:
                 events.append(f"the {v.name} may spin the {tname} out of its way and drive on")
             else:
-                yield from self._terrain_loses(state, v, t, int(t_face.split()[1]), events, rolls, knock_deg)
+                yield from self._terrain_loses(state, v, t, int(t_face.split()[1]), events, rolls)
         else:
             if state.drove == v.marker:
                 state.stopped = True
@@ -1767,7 +1851,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                     dst.burning = True
                     events.append(f"the {dst.name} catches fire")
 
-    def _terrain_loses(self, state: GameState, v: Vehicle, t, wall: int, events, rolls, knock_deg=None):
+    def _terrain_loses(self, state: GameState, v: Vehicle, t, wall: int, events, rolls):
         if t.kind == "building":
             if wall not in t.breached:
                 t.breached.append(wall)
@@ -1786,13 +1870,20 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         elif t.kind == "barrier":
             dist_in = yield from self._d6(f"how far {t.name} is knocked (inches)")
             rolls.append({"asked": f"{t.name} knocked", "face": dist_in, "total": dist_in, "modifiers": []})
-            way = math.radians(float(knock_deg if knock_deg is not None else v.pose.heading_deg))
+            # "knocked 1d6 inches away from the ramming vehicle in a direction chosen by the rammer".
+            turn = yield ChoiceRequest(self._driver_player(state, v), f"which way {t.name} is knocked "
+                                       f"({dist_in} in away from the {v.name})",
+                                       tuple({"value": d, "label": "straight on" if d == 0 else
+                                              f"{abs(d)} deg to the {'left' if d > 0 else 'right'} of straight on"}
+                                             for d in (-60, -30, 0, 30, 60)), t.name)
+            way = math.radians(float(v.pose.heading_deg + turn))
             dx, dy = inches(dist_in) * math.cos(way), inches(dist_in) * math.sin(way)
             t.offset_mm = (t.offset_mm[0] + dx, t.offset_mm[1] + dy)
             events.append(f"{t.name} is knocked {dist_in} in away: move it there")
 
     # --- repairs and the buildings' guns -------------------------------------------------
 
+    @action("repair")
     def _act_repair(self, state: GameState, action: dict):
         """Repair a damaged component: a skill roll ("Vehicle Components"; "The Turn")."""
         f = self._acting(state, action)
@@ -1816,6 +1907,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         return {"act": "repair", "freak": f.id, "vehicle": v.marker, "component": c.name,
                 "result": "repaired" if ok else "failed", "rolls": [roll.to_json()], "events": events}
 
+    @action("defend")
     def _act_defend(self, state: GameState, action: dict):
         """Building Defenses: a freak inside fires the point-defence guns, 12", S1, on top armour."""
         f = self._acting(state, action)
@@ -1841,25 +1933,21 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                                                 f"{b.name}'s guns", shooter=f, result=result)
         return result
 
-    # --- the dispatcher -----------------------------------------------------------------------
+    # --- around every action ---------------------------------------------------------------
 
-    def resolve(self, state: GameState, action: dict):
-        act = action.get("act")
-        handler = getattr(self, f"_act_{act}", None)
-        if handler is None:
-            raise RulesError(f"unknown action {act!r} (one of: {', '.join(sorted(ACTIONS))})")
-        try:
-            out = handler(state, action)
-            result = (yield from out) if inspect.isgenerator(out) else out
-        except KeyError as exc:
-            raise RulesError(f"{act}: the action needs the field {exc}") from None
+    def before_action(self, state: GameState, action: dict) -> None:
+        if state.over:
+            raise RulesError(f"the game is over ({self._final_words(state)})")
+
+    def after_action(self, state: GameState, action: dict, result: dict) -> dict:
+        """Every action ends by checking the game's end ("Winning": no undestroyed vehicle left)."""
         events = result.setdefault("events", [])
         self._check_end(state, events)
         result.setdefault("rolls", [])
         return result
 
 
-ACTIONS = sorted(name[5:] for name in dir(AlphaDestructicus) if name.startswith("_act_"))
+ACTIONS = sorted(AlphaDestructicus.handlers)
 
 
 #: A step of a path turning less than this is driving straight (the camera's jitter).
