@@ -9,6 +9,7 @@ Read only: everything comes from the state and the rules' own checks.
 from __future__ import annotations
 
 from . import st_data as D
+from .actions import ActionSpec, Field
 from .base import RulesError, polygon_rings
 
 _ARC_MM = 2000.0
@@ -16,6 +17,10 @@ _ARC_MM = 2000.0
 
 def _ring(poly) -> list[list[float]]:
     return [[round(x, 2), round(y, 2)] for x, y in poly.exterior.coords]
+
+
+def _xy(pose) -> str:
+    return f"x {pose[0]:.0f} mm, y {pose[1]:.0f} mm"
 
 
 def _sq_label(sq) -> str:
@@ -160,108 +165,191 @@ class StopTheTruckViews:
         parts.append("tyre_left" if l > 0 else "tyre_right")
         return parts
 
-    def actions(self, state, marker: int) -> list[dict]:
-        """What the vehicle can do now, with each action's fields."""
+    def actions(self, state, marker: int) -> list[ActionSpec]:
+        """What the vehicle's player can do with it now: one spec per action (the truck's two
+        shooters are one `shoot`, the shooter a field), every field its resolution reads."""
         v = state.vehicle(marker)
-        fixed = {"name": "vehicle", "kind": "fixed", "value": marker}
-        pose = {"name": "to", "kind": "table_pose", "of": marker, "label": "where the car stands now"}
-        rule = D.RULEBOOK
-        acts = []
         if state.over:
             return []
+        fixed = Field("vehicle", "fixed", "vehicle", value=marker)
+        pose = Field("to", "table_pose", "where the car stands now", of=marker)
+        rule = D.RULEBOOK
         p = next((p for p in state.pending if p["vehicle"] == marker), None)
         if p is not None:
-            return [{"act": "place", "label": f"Put it in square {_sq_label(p['square'])}", "rule": f'{rule}, "Move sequence"',
-                     "about": f"{p['why']}: put the car in square {_sq_label(p['square'])}, then resolve.",
-                     "fields": [fixed, pose]}]
+            at = _sq_label(p["square"])
+            return [ActionSpec("place", f"Put it in square {at}", (fixed, pose), rule=f'{rule}, "Move sequence" 5',
+                               about=f"{p['why']}: put the car in square {at} (its middle, about "
+                                     f"{_xy(p['pose'])}), then resolve: the camera says the square.",
+                               extra={"place": self.placings(state)})]
         if state.pending:
-            return []
+            return []           # a car must be put in its square first; that car's player does it
         if not v.on_board:
-            if not v.is_truck and state.phase in ("setup", "turn_over", "select"):
-                choices = [{"value": k, "label": self._template_name(k)} for k in D.MOVE_ORDER]
-                acts.append({"act": "enter", "label": "Come on (a new vehicle)", "rule": f'{rule}, "Movement"',
-                             "about": "Put the car on a free square of the board's back row, then resolve.",
-                             "fields": [fixed, {"name": "template", "kind": "choice", "label": "vehicle",
-                                                "choices": choices}, pose]})
-            return acts
+            return self._enter_specs(state, v, fixed, pose)
         ph = state.phase
+        acts: list[ActionSpec] = []
         if ph == "select":
-            try:
-                boxes, _ = self.allowed_boxes(state, v)
-            except RulesError:
-                boxes = []
-            fields = [fixed, {"name": "box", "kind": "choice", "label": "gear box (gear:forward sideways)",
-                              "choices": [{"value": b.key, "label": f"gear {b.gear}: {b.label}" if b.key != "ES"
-                                           else "emergency stop"} for b in boxes]}]
-            if v.is_truck:
-                squares = self._bomb_choices(state)
-                for i in range(2):
-                    if state.truck.bombers[i] > 0:
-                        fields.append({"name": f"bomb{i + 1}", "kind": "choice", "label": f"petrol bomber {i + 1}'s square",
-                                       "choices": squares, "optional": True})
-            acts.append({"act": "select", "label": "Pick a box (secret)", "rule": f'{rule}, "Move sequence" 1',
-                         "fields": fields})
-            if v.is_truck and all(o.choice is not None for o in state.on_board()):
-                acts.append({"act": "declare", "label": "Declare the truck's speed", "rule": f'{rule}, "Move sequence" 2',
-                             "fields": [fixed]})
+            acts += self._select_specs(state, v, fixed)
         elif ph == "move" and state.active is not None and state.active.marker == marker:
-            acts.append({"act": "move", "label": f"Move ({v.choice.label})", "rule": f'{rule}, "Movement"',
-                         "about": "Put the car on the square its box reaches, then resolve: the camera says the square.",
-                         "fields": [fixed, pose]})
+            want = self.target_square(state, v, v.choice, state.truck.speed)
+            if self.on_grid(want):
+                to = self.square_pose(state, v, want)
+                acts.append(ActionSpec("move", f"Move ({v.choice.label}) to square {_sq_label(want)}", (fixed, pose),
+                                       rule=f'{rule}, "Movement"',
+                                       about=f"Put the car in square {_sq_label(want)} (its middle, about {_xy(to)}), "
+                                             f"then resolve: the camera says the square.",
+                                       extra={"place": [{"vehicle": marker, "name": v.name,
+                                                         "square": [want[0] + 1, want[1] + 1], "pose": to}]}))
+            else:
+                acts.append(ActionSpec("move", f"Move ({v.choice.label}): off the board", (fixed,),
+                                       rule=f'{rule}, "Movement"',
+                                       about="Its box takes it off the board: it is out of the game. Take it off the "
+                                             "table."))
         elif ph == "driving" and v.roll_needed:
-            acts.append({"act": "drive_roll", "label": f"{v.roll_needed.title()} driving roll",
-                         "rule": f'{rule}, "Gang Vehicle Templates", Driver Skill', "fields": [fixed]})
+            acts.append(ActionSpec("drive_roll", f"{v.roll_needed.title()} driving roll", (fixed,),
+                                   rule=f'{rule}, "Gang Vehicle Templates", Driver Skill'))
         elif ph == "collisions":
-            mine = next(((sq, vs) for sq, vs in self.contested(state) if v in vs), None)
-            if mine is not None:
-                collider, _ = self._pair(state, *mine)
-                if collider is v:
-                    acts.append({"act": "collide", "label": f"Collide in square {_sq_label(mine[0])}",
-                                 "rule": f'{rule}, "Gang Vehicle Templates", Collision chart', "fields": [fixed]})
-                if v.kind.avoid:
-                    acts.append({"act": "avoid", "label": "Avoid (one square; no shooting)", "rule": f'{rule}, "Notes"',
-                                 "fields": [fixed, pose]})
+            acts += self._collision_specs(state, v, fixed, pose)
         elif ph == "truck" and v.is_truck:
-            acts.append({"act": "truck_sideways", "label": f"Move the truck sideways ({self.truck_sideways_squares(state):+d})",
-                         "rule": f'{rule}, "Move sequence" 6',
-                         "about": "Slide the truck across, pushing the cars it meets, then resolve.",
-                         "fields": [fixed, pose]})
+            n = self.truck_sideways_squares(state)
+            row = min(max(v.square[1] + n, 0), D.BOARD_ROWS - 1)
+            to = self.truck_row_pose(state, row)
+            acts.append(ActionSpec("truck_sideways", f"Move the truck sideways ({n:+d}) to row {row + 1}",
+                                   (fixed, pose), rule=f'{rule}, "Move sequence" 6',
+                                   about=f"Slide the truck across to row {row + 1} (about {_xy(to)}), pushing the "
+                                         f"cars it meets, then resolve.",
+                                   extra={"place": [{"vehicle": marker, "name": v.name, "row": row + 1, "pose": to}]}))
         elif ph == "bombs" and v.is_truck:
-            acts.append({"act": "bombs", "label": "Drop the petrol bombs", "rule": f'{rule}, "Move sequence" 7',
-                         "fields": [fixed]})
+            acts.append(ActionSpec("bombs", "Drop the petrol bombs", (fixed,), rule=f'{rule}, "Move sequence" 7'))
         elif ph == "gyro" and v.kind.flying:
-            targets = [{"value": o.marker, "label": o.name} for o, _, _ in self._drop_targets(state, v)]
-            acts.append({"act": "drop", "label": "Drop", "rule": f'{rule}, "Notes", The AutoGyro',
-                         "fields": [fixed, {"name": "payload", "kind": "choice", "label": "drop",
-                                            "choices": [{"value": "bomb", "label": "petrol bomb"},
-                                                        {"value": "snake", "label": "snake"}]},
-                                    {"name": "target", "kind": "choice", "label": "on", "choices": targets}]})
-            acts.append({"act": "pass", "label": "Drop nothing", "rule": f'{rule}, "Notes", The AutoGyro',
-                         "fields": [fixed]})
+            targets = tuple({"value": o.marker, "label": o.name} for o, _, _ in self._drop_targets(state, v))
+            if targets:
+                acts.append(ActionSpec("drop", "Drop", (fixed, Field("payload", "choice", "drop", choices=(
+                    {"value": "bomb", "label": "petrol bomb"}, {"value": "snake", "label": "snake"})),
+                    Field("target", "choice", "on", choices=targets)), rule=f'{rule}, "Notes", The AutoGyro'))
+            acts.append(ActionSpec("pass", "Drop nothing", (fixed,), rule=f'{rule}, "Notes", The AutoGyro'))
         elif ph == "shooting":
+            spec = self._shoot_spec(state, v, fixed)
+            if spec is not None:
+                acts.append(spec)
+        return acts
+
+    def _enter_specs(self, state, v, fixed, pose) -> list[ActionSpec]:
+        """A car off the board (out, or not yet on) comes on as a new vehicle of its side."""
+        if v.is_truck or state.phase not in ("setup", "turn_over", "select"):
+            return []
+        if v.out is not None and v.conditions.get("out_turn", -1) >= state.turn and state.phase != "turn_over":
+            return []
+        side = "truck" if self.truck_side(state, v) else "gang"
+        choices = tuple({"value": k, "label": self._template_name(k)} for k in D.MOVE_ORDER
+                        if self._template_side(k) == side or (side == "truck" and k != "auto_gyro"))
+        where = ("a free square of the board's back row (column 1)" if self.option("replacement_enters") == "back_edge"
+                 else "a free square on the board's edge")
+        return [ActionSpec("enter", "Come on (a new vehicle)",
+                           (fixed, Field("template", "choice", "vehicle", choices=choices), pose),
+                           rule=f'{D.RULEBOOK}, "Movement"', about=f"Put the car on {where}, then resolve.")]
+
+    def _select_specs(self, state, v, fixed) -> list[ActionSpec]:
+        rule = D.RULEBOOK
+        boxes, _ = self.allowed_boxes(state, v)
+        fields = [fixed, Field("box", "choice", "gear box (gear:forward sideways)",
+                               choices=tuple({"value": b.key, "label": f"gear {b.gear}: {b.label}" if b.key != "ES"
+                                              else "emergency stop"} for b in boxes))]
+        if v.is_truck:
+            squares = tuple(self._bomb_choices(state))
+            for i in range(2):
+                if state.truck.bombers[i] > 0:
+                    fields.append(Field(f"bomb{i + 1}", "choice", f"petrol bomber {i + 1}'s square", choices=squares,
+                                        optional=True))
+        out = [ActionSpec("select", "Pick a box (secret)", tuple(fields), rule=f'{rule}, "Move sequence" 1',
+                          about="Only you see it until the truck declares its speed.")]
+        if v.is_truck and all(o.choice is not None for o in state.on_board()):
+            out.append(ActionSpec("declare", "Declare the truck's speed", (fixed,), rule=f'{rule}, "Move sequence" 2'))
+        return out
+
+    def _collision_specs(self, state, v, fixed, pose) -> list[ActionSpec]:
+        rule = D.RULEBOOK
+        mine = next(((sq, vs) for sq, vs in self.contested(state) if v in vs), None)
+        if mine is None:
+            return []
+        out = []
+        collider, _ = self._pair(state, *mine)
+        if collider is v:
+            out.append(ActionSpec("collide", f"Collide in square {_sq_label(mine[0])}", (fixed,),
+                                  rule=f'{rule}, "Gang Vehicle Templates", Collision chart'))
+        if v.kind.avoid:
+            free = self.avoid_squares(state, v)
+            if free:
+                out.append(ActionSpec("avoid", "Avoid (one square; no shooting)", (
+                    fixed, Field("square", "choice", "to square", choices=tuple(
+                        {"value": [c + 1, r + 1], "label": _sq_label((c, r))} for c, r in free), optional=True), pose),
+                    rule=f'{rule}, "Notes"', about="Put it in a free square next to it "
+                                                   f"({', '.join(_sq_label(q) for q in free)}), then resolve."))
+        return out
+
+    def avoid_squares(self, state, v) -> list[tuple[int, int]]:
+        """The free squares the bike (any way) or trike (sideways) may avoid into (Notes)."""
+        occ = self.occupants(state)
+        c0, r0 = v.square
+        steps = [(dc, dr) for dc in (-1, 0, 1) for dr in (-1, 0, 1) if (dc, dr) != (0, 0)
+                 and (v.kind.avoid == "any" or dc == 0)]
+        return [(c0 + dc, r0 + dr) for dc, dr in steps if self.on_grid((c0 + dc, r0 + dr)) and not occ.get((c0 + dc, r0 + dr))]
+
+    def _shoot_spec(self, state, v, fixed) -> ActionSpec | None:
+        """One shoot per vehicle: the truck's shooter (Max, the crossbowman) a field, each with
+        the targets it may shoot; a gang vehicle's truck part or snake; a vehicle on the truck's
+        side its gang target. `at` on a vehicle: the vehicle, its harpoonist, or its snake."""
+        rule = f'{D.RULEBOOK}, "Move sequence" 8'
+        marker = v.marker
+
+        def aims(o) -> tuple[dict, ...]:
+            out = [{"value": "vehicle", "label": f"the {o.name}"}]
+            if o.kind.harpoon:
+                out.append({"value": "harpoonist", "label": f"the {o.name}'s harpoonist"})
+            if o.snake is not None:
+                out.append({"value": "snake", "label": f"the snake in the {o.name}"})
+            return tuple(out)
+
+        if v.is_truck or self.truck_side(state, v):
             shooters = ["max", "gunner"] if v.is_truck else [""]
+            by: dict[str, tuple[dict, ...]] = {}
             for s in shooters:
-                if self._can_shoot(state, v, s if v.is_truck else ""):
+                if self._can_shoot(state, v, s):
                     continue
                 rows = [t for t in self.targets(state, marker) if t["shootable"] and t.get("shooter", "") == s]
-                if not rows:
-                    continue
-                if v.is_truck or self.truck_side(state, v):
-                    fields = [fixed, *([{"name": "shooter", "kind": "fixed", "value": s}] if s else []),
-                              {"name": "target", "kind": "choice", "label": "at",
-                               "choices": [{"value": t["marker"], "label": t["label"]} for t in rows]}]
-                else:
-                    fields = [fixed, {"name": "at", "kind": "choice", "label": "at",
-                                      "choices": [{"value": t["at"], "label": t["name"]} for t in rows
-                                                  if t["at"] != "snake"]}]
-                    snakes = [t for t in rows if t["at"] == "snake"]
-                    if snakes:
-                        fields[1]["choices"].append({"value": "snake", "label": "a snake"})
-                        fields.append({"name": "target", "kind": "choice", "label": "snake in", "optional": True,
-                                       "choices": [{"value": t["marker"], "label": t["name"]} for t in snakes]})
-                acts.append({"act": "shoot", "label": f"Shoot{' (' + s + ')' if s else ''}",
-                             "rule": f'{rule}, "Move sequence" 8', "fields": fields})
-        return acts
+                if rows:
+                    by[s] = tuple({"value": t["marker"], "label": t["label"]} for t in rows)
+            if not by:
+                return None
+            every = {c["value"] for cs in by.values() for c in cs}
+            at = Field("at", "choice", "at", depends_on="target", optional=True,
+                       choices_by={str(m): aims(state.vehicle(m)) for m in every})
+            if v.is_truck:
+                names = {"max": "Max's shotgun", "gunner": "the rear crossbowman"}
+                fields = (fixed, Field("shooter", "choice", "who shoots",
+                                       choices=tuple({"value": s, "label": names[s]} for s in by)),
+                          Field("target", "choice", "at", depends_on="shooter", choices_by=by), at)
+            else:
+                fields = (fixed, Field("target", "choice", "at", choices=by[""]), at)
+            return ActionSpec("shoot", "Shoot", fields, rule=rule)
+        if self._can_shoot(state, v, ""):
+            return None
+        rows = [t for t in self.targets(state, marker) if t["shootable"]]
+        if not rows:
+            return None
+        parts = [{"value": t["at"], "label": t["name"]} for t in rows if t["at"] != "snake"]
+        snakes = tuple({"value": t["marker"], "label": t["name"]} for t in rows if t["at"] == "snake")
+        fields = [fixed]
+        if snakes:
+            parts.append({"value": "snake", "label": "a snake"})
+        fields.append(Field("at", "choice", "at", choices=tuple(parts)))
+        if snakes:
+            fields.append(Field("target", "choice", "snake in", depends_on="at", choices_by={"snake": snakes},
+                                optional=True))
+        return ActionSpec("shoot", "Shoot", tuple(fields), rule=rule)
+
+    def _template_side(self, key: str) -> str:
+        from .st_state import template
+        return template(key).side
 
     def _template_name(self, key: str) -> str:
         from .st_state import template

@@ -776,6 +776,15 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                                                           math.sin(math.radians(heading))])
         return [round(float(centre[0]), 1), round(float(centre[1]), 1), round(heading, 1)]
 
+    def truck_row_pose(self, state: GameState, row: int) -> list[float]:
+        """Where the truck stands in row `row` (counted from 0): its centre on the row's middle, as
+        far along the board as it stands now, facing along it."""
+        tv = state.truck_vehicle
+        s = state.square_mm
+        along = state.board_origin.to_local(tv.pose.xy)[0] if tv.pose is not None else 6 * s
+        centre = state.board_origin.to_table(along, (row + 0.5) * s)
+        return [round(float(centre[0]), 1), round(float(centre[1]), 1), round(state.board_origin.heading_deg, 1)]
+
     def _owed(self, state: GameState, v: Vehicle, sq: tuple[int, int], why: str) -> dict:
         """A placing owed: the car, its new square and the pose that puts it there."""
         return {"vehicle": v.marker, "square": sq, "why": why, "pose": self.square_pose(state, v, sq)}
@@ -920,10 +929,9 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             raise RulesError(f"{_the(v.name)} is not on the board yet: it comes on with 'enter'")
         box = self._find_box(state, v, action.get("box"))
         if v.is_truck:
-            bombs = action["bombs"] if "bombs" in action else [action.get("bomb1"), action.get("bomb2")]
+            # One square per petrol bomber ("bomb1", "bomb2", each [column, row]), or none.
+            bombs = [action.get("bomb1"), action.get("bomb2")]
             alive = [i for i, pts in enumerate(state.truck.bombers) if pts > 0]
-            if not isinstance(bombs, list) or len(bombs) > 2:
-                raise RulesError("bombs: a list of up to two squares [column, row], one per petrol bomber")
             chosen = []
             for i, raw in enumerate(bombs):
                 if raw is None:
@@ -1723,7 +1731,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             raise RulesError(f"{_the(tpl.name)} comes on on the truck's side ({R}, \"Notes\", The AutoGyro): "
                              f"{old.owner} is in the gang")
         pose = parse_pose(action.get("to"), f"enter, {_the(tpl.name)}")
-        fresh = Vehicle(old.marker, action.get("name") or tpl.name, old.owner, tpl.key, old.length_mm, old.width_mm)
+        fresh = Vehicle(old.marker, tpl.name, old.owner, tpl.key, old.length_mm, old.width_mm)
         fresh.driver, fresh.shooting, fresh.dropping = tpl.driver_skill, tpl.shooting_skill, tpl.dropping_skill
         fresh.structure = fresh.max_structure = tpl.structure
         fresh.gear = min(max(1, int(self.option("start_gear"))), tpl.top_gear)
