@@ -99,11 +99,31 @@ def test_option_machine_gun_both_on():
     rules = rule_system("shattered_highways")
     heroic = copy.deepcopy(BASE)
     heroic["rosters"][1]["hero"] = {"vehicle": 21, "seat": "W1"}      # a hero with a d10 behind the gun
-    heroic.update(steps=[{"act": "shoot", "warrior": "Joe:21:W1", "target": 10, "bonus_to": "Max:10:P1"}], dice=[7, 3])
-    assert run_scenario(heroic)["state"]["warriors_out"] == []        # 7 is not a d10's maximum
+    heroic.update(steps=[{"act": "shoot", "warrior": "Joe:21:W1", "target": 10}], dice=[7, 3])
+    assert run_scenario(heroic)["state"]["warriors_out"] == []        # 7 is not a d10's maximum: nothing asked
     heroic["options"] = {"machine_gun_both_on": "six_or_more"}
     heroic["dice"] = [7, 3, 5]
+    heroic["choices"] = ["yes", "Max:10:P1"]                          # Joe takes it, Max picks who
     assert run_scenario(heroic)["state"]["warriors_out"] == ["Max:10:P1"]
+
+
+def test_option_wreck_leap_window():
+    """The buggy's perfect ram wrecks the Interceptor in the buggy's activation; when it ends, the
+    passenger who did not leap goes with the wreck ("this_activation"), or may still leap later
+    ("any_time")."""
+    steps = [{"round": {"Max": [10, 11], "Joe": [21, 20]}},
+             {"act": "ram", "vehicle": 21, "target": 10, "to": [528.5, 400, 0]},
+             {"end_turn": True}]
+    dice = [2, 5, 4, 6, 1, 4]           # Joe first; in position; 6 against 1: 25, the buggy veers clear
+    out = play({}, steps, dice)
+    assert out["state"]["vehicles"]["10"]["destroyed"] and "Max:10:P1" in out["state"]["warriors_out"]
+    assert any("left in the Interceptor's wreck" in e for e in out["steps"][2]["events"])
+    out = play({"wreck_leap_window": "any_time"}, steps, dice)
+    assert "Max:10:P1" not in out["state"]["warriors_out"]
+    leap = {"act": "board", "warrior": "Max:10:P1", "target": 21, "desperate": True}
+    assert play({"wreck_leap_window": "any_time"}, steps + [leap], dice + [6])["steps"][3]["result"] == "boarded"
+    with pytest.raises(Exception, match="Max:10:P1 is out of the fight"):
+        play({}, steps + [leap], dice + [6])
 
 
 def test_option_weapons_included_and_fleet_points():

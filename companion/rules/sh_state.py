@@ -106,6 +106,19 @@ class GameState:
     turn: int = -1
     winner: str | None = None
     shifts_mm: float = 0.0
+    #: Where each car stood as the rules last left it: at the start of the activation under way,
+    #: or after the last resolution (and, between activations, where it was placed by hand).
+    #: A car the camera sees moved since (a nudged car set down where the nudge puts it) is
+    #: judged from here, not from where it stands now.
+    placed: dict[int, Pose] = field(default_factory=dict)
+    #: The wrecks of this activation: warriors still aboard may leap from them until it ends.
+    wrecks: list[int] = field(default_factory=list)
+
+    def record_placed(self) -> None:
+        self.placed = {m: v.pose for m, v in self.vehicles.items() if v.pose is not None}
+
+    def placed_pose(self, marker: int) -> Pose | None:
+        return self.placed.get(marker, self.vehicles[marker].pose)
 
     def vehicle(self, marker: int) -> Vehicle:
         if marker not in self.vehicles:

@@ -15,6 +15,7 @@ from shapely.geometry import Polygon
 from ..geometry import FRONT, LEFT, REAR, RIGHT, Obstacles, around, closest_distance, inches
 from ..geometry.pose import MM_PER_IN
 from . import sh_data as D
+from .actions import ActionSpec, Field
 from .base import polygon_rings
 
 _SIDES = {"front": FRONT, "rear": REAR, "left": LEFT, "right": RIGHT}
@@ -139,87 +140,153 @@ class ShatteredHighwaysViews:
                 shapes.append({"kind": "polygon", "points": dest.corners.tolist(), "role": "actor", "label": "to"})
         return shapes
 
-    def actions(self, state, marker: int) -> list[dict]:
-        """The actions this vehicle's crew can take now, with the fields each needs."""
+    def actions(self, state, marker: int) -> list[ActionSpec]:
+        """The actions this vehicle's crew can take now, each a typed spec: every action of the
+        book, with every field its resolution reads. The camera fills the poses: where the car
+        stands (`to`), where a nudged car was set down (`push_to`...), where a car it was pushed
+        into was knocked (`chain_to`), where the nudger finished its Move (`then_to`)."""
         v = state.vehicle(marker)
-        crew = [w for w in state.crew(marker)]
-        if not v.in_play or not crew:
+        crew = list(state.crew(marker))
+        if not crew:
             return []
         def who(ws):
-            return [{"value": w.id, "label": w.label() + (f" ({w.seat})" if w.seat else " (clinging)")} for w in ws]
+            return tuple({"value": w.id, "label": w.label() + (f" ({w.seat})" if w.seat else " (clinging)")}
+                         for w in ws)
+        rule = lambda section: f'{D.RULEBOOK}, "{section}"'  # noqa: E731
         others = [o for o in state.vehicles.values() if o.marker != marker and o.in_play]
-        vehicles = [{"value": o.marker, "label": _label(o)} for o in others]
+        vehicles = tuple({"value": o.marker, "label": _label(o)} for o in others)
+        if v.destroyed:
+            # "Destroyed!": the warriors aboard may leap for any vehicle close enough, at -1,
+            # whether or not they have acted, until the wreck is gone (option wreck_leap_window).
+            gone = marker not in state.wrecks and self.option("wreck_leap_window") != "any_time"
+            if gone or not vehicles:
+                return []
+            return [ActionSpec("board", "Leap from the wreck", (
+                Field("warrior", "choice", "who leaps", choices=who(crew)),
+                Field("target", "choice", "onto", choices=vehicles),
+                Field("seat", "choice", "into seat", depends_on="target", optional=True,
+                      choices_by=self._empty_seats(state, others)),
+                Field("desperate", "fixed", "a desperate leap", value=True)),
+                actor="warrior", rule=rule("Destroyed!"),
+                about="A Board roll at -1 to any vehicle within 1 in, whether or not they have acted.")]
+        if not v.in_play:
+            return []
+        vehicle = Field("vehicle", "fixed", "vehicle", value=marker)
         weapon_seats = {w.seat for w in v.weapons}
         driver = [w for w in crew if w.seat == "D"]
         gunners = [w for w in crew if w.seat in weapon_seats]
-        aim = {}
-        for o in others:
-            choices = [{"value": "vehicle", "label": f"the {o.name}"}]
-            if o.cls == "rig":
-                choices += [{"value": p, "label": f"the {o.name}'s {p} (-1)"} for p in ("tractor", "trailer")]
-            choices += [{"value": w.id, "label": w.label()} for w in state.crew(o.marker)]
-            aim[str(o.marker)] = choices
-        empty_seats = {}
-        for o in [*others]:
-            taken = {w.seat for w in state.crew(o.marker)}
-            empty_seats[str(o.marker)] = [{"value": s, "label": f"{s} ({part})"} for s, part in o.seats if s not in taken]
-        my_taken = {w.seat for w in crew}
-        acts = []
-        def field_vehicle():
-            return {"name": "vehicle", "kind": "fixed", "value": marker}
+        sections = tuple({"value": s, "label": s} for s in ("front", "rear", "left", "right"))
+        declared = (Field("with", "choice", "with its", choices=sections, optional=True,
+                          about="the section it strikes with (measured if not said)"),
+                    Field("at", "choice", "the target's", choices=sections, optional=True,
+                          about="the section of the (first) target it strikes (measured if not said)"))
+        more: tuple = ()
+        if v.cls == "rig":
+            # "Rigs can Ram/Nudge multiple vehicles from the side due to their length"
+            more = (Field("second_target", "choice", "and (a rig's side)", choices=vehicles, optional=True),
+                    Field("third_target", "choice", "and (a rig's side)", choices=vehicles, optional=True))
+        acts: list[ActionSpec] = []
+        if v.at_back_edge:
+            if driver:
+                acts.append(ActionSpec("move", "Move to rejoin", (vehicle, Field(
+                    "to", "table_pose", "to where the car stands now", of=marker)), rule=rule("Move"),
+                    about="At the back edge its only action is a Move to get back on the board."))
+            return acts
         if driver:
-            acts.append({"act": "move", "label": "Move", "rule": f'{D.RULEBOOK}, "Move"',
-                         "about": "Move the car on the table, then resolve: where it stands is where it went.",
-                         "fields": [field_vehicle(), {"name": "to", "kind": "table_pose", "of": marker,
-                                                       "label": "to where the car stands now"}]})
-            if vehicles:
-                acts.append({"act": "ram", "label": "Ram", "rule": f'{D.RULEBOOK}, "Ram"',
-                             "about": "Drive into the target on the table, then resolve.",
-                             "fields": [field_vehicle(), {"name": "target", "kind": "choice", "label": "ram",
-                                                           "choices": vehicles},
-                                        {"name": "to", "kind": "table_pose", "of": marker,
-                                         "label": "against it, where the car stands now"}]})
-                acts.append({"act": "nudge", "label": "Nudge", "rule": f'{D.RULEBOOK}, "Nudge"',
-                             "about": "Push the target along on the table, then resolve.",
-                             "fields": [field_vehicle(), {"name": "target", "kind": "choice", "label": "nudge",
-                                                           "choices": vehicles},
-                                        {"name": "push_to", "kind": "table_pose", "of": "target",
-                                         "label": "the target to where it stands now"}]})
+            acts.append(ActionSpec("move", "Move", (vehicle, Field(
+                "to", "table_pose", "to where the car stands now", of=marker)), rule=rule("Move"),
+                about="Drive the car within its template on the table, then resolve: where it stands is where it went."))
+        if driver and vehicles:
+            acts.append(ActionSpec("ram", "Ram", (
+                vehicle, Field("target", "choice", "ram", choices=vehicles), *more,
+                Field("to", "table_pose", "against it, where the car stands now", of=marker), *declared),
+                rule=rule("Ram"), about="Drive up against the target on the table, then resolve."))
+            pushes = ()
+            if more:
+                pushes = (Field("push_to_2", "table_pose", "the second target set down", of="second_target",
+                                optional=True),
+                          Field("push_to_3", "table_pose", "the third target set down", of="third_target",
+                                optional=True))
+            acts.append(ActionSpec("nudge", "Nudge", (
+                vehicle, Field("target", "choice", "nudge", choices=vehicles),
+                Field("push_to", "table_pose", "the target set down where you push it", of="target"),
+                *more, *pushes,
+                Field("into", "choice", "pushing it into", choices=vehicles, optional=True,
+                      about="a vehicle the target is pushed against; it rolls to keep control"),
+                Field("chain_to", "table_pose", "that vehicle set down a section on (if it fails)", of="into",
+                      optional=True),
+                Field("then_to", "table_pose", "the rest of your Move: where the car stands now", of=marker),
+                *declared), rule=rule("Nudge"),
+                about="Set the target down where you push it (and a car it is pushed into where you knock it), "
+                      "finish your own Move, then resolve: what the dice do not allow is put back."))
         if gunners and vehicles:
-            acts.append({"act": "shoot", "label": "Shoot", "rule": f'{D.RULEBOOK}, "Shoot"',
-                         "fields": [{"name": "warrior", "kind": "choice", "label": "gunner", "choices": who(gunners)},
-                                    {"name": "target", "kind": "choice", "label": "at", "choices": vehicles},
-                                    {"name": "at", "kind": "choice", "label": "aim at", "depends_on": "target",
-                                     "choices_by": aim}]})
-        if vehicles:
-            acts.append({"act": "board", "label": "Board", "rule": f'{D.RULEBOOK}, "Board"',
-                         "fields": [{"name": "warrior", "kind": "choice", "label": "who", "choices": who(crew)},
-                                    {"name": "target", "kind": "choice", "label": "board", "choices": vehicles},
-                                    {"name": "seat", "kind": "choice", "label": "into seat", "depends_on": "target",
-                                     "choices_by": empty_seats, "optional": True}]})
-        free = [{"value": s, "label": f"{s} ({part})"} for s, part in v.seats if s not in my_taken]
+            aim = {}
+            for o in others:
+                choices = [{"value": "vehicle", "label": f"the {o.name}"}]
+                if o.cls == "rig":
+                    choices += [{"value": p, "label": f"the {o.name}'s {p} (-1)"} for p in ("tractor", "trailer")]
+                choices += [{"value": w.id, "label": w.label()} for w in state.crew(o.marker)]
+                aim[str(o.marker)] = tuple(choices)
+            acts.append(ActionSpec("shoot", "Shoot", (
+                Field("warrior", "choice", "gunner", choices=who(gunners)),
+                Field("target", "choice", "at", choices=vehicles),
+                Field("at", "choice", "aim at", depends_on="target", choices_by=aim, optional=True,
+                      about="the vehicle (the default), a rig's tractor or trailer, or a warrior aboard")),
+                actor="warrior", rule=rule("Shoot"),
+                about="On the maximum the gunner's player is asked about the bonus, and the target's side who takes it."))
+        boardable = list(vehicles)
+        seats = self._empty_seats(state, others)
+        if v.cls == "rig":
+            # "Moving between a Rig's tractor and trailer requires a Board roll."
+            boardable.append({"value": marker, "label": f"the {v.name}'s other part (tractor or trailer)"})
+            taken = {w.seat for w in crew}
+            seats[str(marker)] = tuple({"value": s, "label": f"{s} ({part})"} for s, part in v.seats if s not in taken)
+        if boardable:
+            acts.append(ActionSpec("board", "Board", (
+                Field("warrior", "choice", "who", choices=who(crew)),
+                Field("target", "choice", "board", choices=tuple(boardable)),
+                Field("seat", "choice", "into seat", depends_on="target", choices_by=seats, optional=True,
+                      about="an empty seat to take (else they cling on)")),
+                actor="warrior", rule=rule("Board"), about="An uncontested roll: 4+ aboard, 2-3 stay, 1 falls."))
+        my_taken = {w.seat for w in crew}
+        free = tuple({"value": s, "label": f"{s} ({part})"} for s, part in v.seats if s not in my_taken)
         if free:
-            acts.append({"act": "change", "label": "Change seats", "rule": f'{D.RULEBOOK}, "Change"',
-                         "fields": [{"name": "warrior", "kind": "choice", "label": "who", "choices": who(crew)},
-                                    {"name": "seat", "kind": "choice", "label": "to seat", "choices": free}]})
-        foes = [w for w in crew if len({x.player for x in crew}) > 1]
-        if foes:
-            acts.append({"act": "attack", "label": "Attack", "rule": f'{D.RULEBOOK}, "Attack"',
-                         "fields": [{"name": "warrior", "kind": "choice", "label": "who", "choices": who(crew)},
-                                    {"name": "target", "kind": "choice", "label": "attack", "choices": who(foes)}]})
+            acts.append(ActionSpec("change", "Change seats", (
+                Field("warrior", "choice", "who", choices=who(crew)),
+                Field("seat", "choice", "to seat", choices=free)), actor="warrior", rule=rule("Change"),
+                about="No roll; one more action that turn at -1."))
+        targets = [x for x in state.warriors.values() if not x.out and x.vehicle is not None
+                   and state.vehicles[x.vehicle].in_play]
+        foes = {w.player for w in crew}
+        # Anyone another player's: the resolution checks who may reach whom.
+        victims = [x for x in targets if x.player not in foes or len(foes) > 1]
+        if any(w.kind == "hero" for w in crew) or len(foes) > 1:
+            acts.append(ActionSpec("attack", "Attack", (
+                Field("warrior", "choice", "who", choices=who(crew)),
+                Field("target", "choice", "attack", choices=who(victims))), actor="warrior", rule=rule("Attack"),
+                about="Fodder fight hand to hand aboard; a hero's pistol reaches 3 in."))
         jammed = [{"value": w.mount, "label": f"the {w.mount} gun"} for w in v.weapons if w.jammed]
         jammed += [{"value": "pistol", "label": "a hero's pistol"}] if any(w.jammed for w in crew) else []
         if jammed:
-            acts.append({"act": "unjam", "label": "Unjam", "rule": f'{D.RULEBOOK}, "Attack"',
-                         "fields": [{"name": "warrior", "kind": "choice", "label": "who", "choices": who(crew)},
-                                    {"name": "weapon", "kind": "choice", "label": "weapon", "choices": jammed}]})
+            acts.append(ActionSpec("unjam", "Unjam", (
+                Field("warrior", "choice", "who", choices=who(crew)),
+                Field("weapon", "choice", "weapon", choices=tuple(jammed))), actor="warrior",
+                rule=rule("Shoot"), about="A whole action spent clearing it."))
         if v.cls == "rig" and v.hp.get("trailer", 1) <= 0 and not v.decoupled:
-            acts.append({"act": "decouple", "label": "Decouple", "rule": f'{D.RULEBOOK}, "Destroyed!"',
-                         "fields": [field_vehicle()]})
+            acts.append(ActionSpec("decouple", "Decouple", (vehicle,), rule=rule("Destroyed!"),
+                                   about="The driver's uncontested roll to cut the dead trailer loose."))
         if v.hidden_buggy is not None:
-            acts.append({"act": "deploy", "label": "Deploy the buggy", "rule": f'{D.RULEBOOK}, "Vehicles"',
-                         "fields": [field_vehicle(), {"name": "to", "kind": "table_pose", "of": v.hidden_buggy,
-                                                       "label": "where the buggy stands now"}]})
-        acts.append({"act": "pass", "label": "Pass", "rule": f'{D.RULEBOOK}, "Within a Round"',
-                     "fields": [{"name": "warrior", "kind": "choice", "label": "who", "choices": who(crew)}]})
+            acts.append(ActionSpec("deploy", "Deploy the buggy", (vehicle, Field(
+                "to", "table_pose", "where the buggy stands now", of=v.hidden_buggy)), rule=rule("Rig-only Add-ons"),
+                about="Put the buggy on the table behind the rig, then resolve its driver's Drive roll."))
+        acts.append(ActionSpec("pass", "Pass", (Field("warrior", "choice", "who", choices=who(crew)),),
+                               actor="warrior", rule=rule("Within a Round"), about="A warrior can be skipped."))
         return acts
+
+    @staticmethod
+    def _empty_seats(state, vehicles) -> dict:
+        out = {}
+        for o in vehicles:
+            taken = {w.seat for w in state.crew(o.marker)}
+            out[str(o.marker)] = tuple({"value": s, "label": f"{s} ({part})"} for s, part in o.seats if s not in taken)
+        return out

@@ -8,18 +8,19 @@ returns what happened.  Numbers live in `sh_data`, each with its section.
 
 from __future__ import annotations
 
-import inspect
+import json
 import math
+from importlib import resources
 
 import numpy as np
 import shapely
 
-from ..dice import DiceRequest, Modifier, Roll
+from ..dice import ChoiceRequest, DiceRequest, Modifier, Roll
 from ..geometry import (FRONT, LEFT, REAR, RIGHT, Footprint, MoveTemplate, Pose, closest_distance,
                         directly_behind, in_half_plane_arc, inches, move_region, normalize_deg, overlaps)
 from ..geometry.pose import MM_PER_IN
 from . import sh_data as D
-from .base import RuleOption, RulesError, RuleSystem, register
+from .base import RuleOption, RulesError, RuleSystem, action, register
 from .sh_state import GameState, Vehicle, Warrior, build_fleet
 from .sh_views import ShatteredHighwaysViews
 
@@ -70,7 +71,24 @@ OPTIONS = (
     RuleOption("ram_damage_needs_win", True, (True, False), f'{D.RULEBOOK}, "Ram"',
                'The rule lists "The higher roll wins" then "The Defender takes 1d6 of damage". True: damage '
                'only when the rammer wins; False: on every Ram.'),
+    RuleOption("wreck_leap_window", "this_activation", ("this_activation", "any_time"),
+               f'{D.RULEBOOK}, "Destroyed!"',
+               'The rule: warriors on a destroyed vehicle "can make a Board roll at -1 to make a desperate '
+               'leap", then "the destroyed vehicle is then removed from the play space", without saying '
+               'when. "this_activation": they may leap until the activation in which it was wrecked ends '
+               '(a wreck made as an activation ends, through the next one); whoever is still aboard then is '
+               'gone with the wreck. "any_time": they wait on the wreck, out of reach of every gun, and leap '
+               'whenever they like (the wreck never goes).'),
 )
+
+
+#: A car set down within this of where it stood was left there (the camera always reads a pose).
+NO_MOVE_MM = 3.0
+NO_MOVE_DEG = 2.0
+#: How near a car pushed "into" another must end to meet it: a quarter inch, a hand's care.
+CONTACT_MM = 6.35
+#: The demo's pack: one car to a lane, lanes this far apart (a 2 in lane and a car's gap).
+DEMO_LANE_IN = 2.5
 
 
 def _heading_gap(a: float, b: float) -> float:
@@ -121,17 +139,50 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 vehicles[v.marker] = v
             warriors.update({w.id: w for w in ws})
         table = (scene.width_mm, scene.depth_mm) if scene is not None else (1219.2, 812.8)
-        return GameState(players, vehicles, warriors, table, _pack_heading(vehicles.values()))
+        state = GameState(players, vehicles, warriors, table, _pack_heading(vehicles.values()))
+        state.record_placed()
+        return state
 
     def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
-        """The table's cars shared between two players, each a car with a front gun and a
-        hero driving the first."""
+        """The demo's two fleets (companion/data/demo_rosters.json) when the table's cars are the
+        demo's (matched by name, whatever their markers); otherwise the cars shared between two
+        players in turn, each a car with a front gun, each player's hero driving their first."""
+        demo = json.loads(resources.files("companion").joinpath("data/demo_rosters.json").read_text(encoding="utf-8"))
+        by_name = {name: marker for marker, name in cars}
+        names = {v["name"] for r in demo for v in r["vehicles"]}
+        if names == set(by_name) and len(by_name) == len(cars):
+            for r in demo:
+                old = {v["marker"]: by_name[v["name"]] for v in r["vehicles"]}
+                for v in r["vehicles"]:
+                    v["marker"] = old[v["marker"]]
+                if r.get("hero"):
+                    r["hero"]["vehicle"] = old[r["hero"]["vehicle"]]
+            return demo
         rosters = [{"player": p, "points": 200, "vehicles": []} for p in ("Player 1", "Player 2")]
         for n, (marker, name) in enumerate(cars):
             r = rosters[n % 2]
             r.setdefault("hero", {"vehicle": marker, "seat": "D"})
             r["vehicles"].append({"marker": marker, "name": name, "class": "car", "weapons": ["front"], "addons": []})
         return [r for r in rosters if r["vehicles"]]
+
+    def demo_layout(self, cars: list[tuple[int, str, float, float]], table_mm: tuple[float, float]
+                    ) -> dict[int, tuple[float, float, float]]:
+        """A pack ("Play Setup": "Vehicles are all placed facing in the same direction"): every car
+        heading +x, one to a lane (lanes DEMO_LANE_IN apart), staggered front to back, the
+        leaders at least a template's length (9 in) from the front edge; neighbours are within
+        a gun's 6 in and a Move's reach of each other, so every action can be tried at once."""
+        width_mm, depth_mm = table_mm
+        lane = inches(DEMO_LANE_IN)
+        n = len(cars)
+        y0 = depth_mm / 2 - lane * (n - 1) / 2
+        longest = max((length for _, _, length, _ in cars), default=75.0)
+        front_x = min(width_mm / 2 + inches(3.0), width_mm - inches(D.TEMPLATE_LENGTH_IN) - longest / 2)
+        out = {}
+        for k, (marker, _, length, _) in enumerate(cars):
+            # Alternate lanes lead and trail by 2 in: a pack, not a starting grid.
+            x = front_x - (inches(2.0) if k % 2 else 0.0) - (length - longest) / 2
+            out[marker] = (round(x, 1), round(y0 + k * lane, 1), 0.0)
+        return out
 
     def game_from_scene(self, scene, cars: list[dict]) -> GameState:
         """Each car's `class` (buggy, car, truck, rig) from the scene, for judging a Move."""
@@ -155,13 +206,30 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         return GameState(["table"], vehicles, {}, (scene.width_mm, scene.depth_mm), _pack_heading(vehicles.values()))
 
     def update_poses(self, state: GameState, poses: dict[int, Pose]) -> None:
-        """The table's latest poses (from the camera, or a scenario)."""
-        for marker, pose in poses.items():
-            if marker in state.vehicles and state.vehicles[marker].in_play:
-                state.vehicles[marker].pose = pose
+        """The table's latest poses (the base's), and between activations, where cars are put by
+        hand is where they stand for the rules too. During an activation a car the camera sees
+        moved is still judged from where the rules last left it (`GameState.placed`): a nudged
+        car is set down before its nudge resolves."""
+        super().update_poses(state, poses)
+        if state.active is None:
+            for m, pose in poses.items():
+                v = state.vehicles.get(m)
+                if v is not None and v.in_play:
+                    state.placed[m] = pose
+
+    def set_poses(self, state: GameState, poses: dict) -> None:
+        super().set_poses(state, poses)
+        if state.active is None:
+            state.placed.update({m: p for m, p in poses.items() if m in state.vehicles})
 
     def active_marker(self, state: GameState) -> int | None:
         return state.active.marker if state.active is not None else None
+
+    def may_premeasure(self) -> bool:
+        """The book measures everything with the template laid down before a Move is declared
+        ("Move": "the driver places the template ..., declares where they want to move") and
+        forbids no measuring: ranges and arcs may be checked before declaring."""
+        return True
 
     def actor_marker(self, state: GameState, action: dict) -> int:
         """A warrior acts from the vehicle he rides (or clings to); a vehicle's own actions
@@ -174,10 +242,17 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         return super().actor_marker(state, action)
 
     def turn_info(self, state: GameState) -> dict:
+        """`up`: whose warriors act now aboard the active vehicle (the player with fewer markers
+        aboard first, "Within a Round"), else the one who controls it; None between rounds."""
+        v = state.active
+        up = None
+        if v is not None:
+            first = self._goes_first(state, v)
+            waiting = [w for w in state.crew(v.marker) if w.player == first and not w.acted]
+            up = first if waiting else v.controller
         return {"round": state.round, "players": list(state.players), "turn": state.turn,
                 "order": [{"player": p, "vehicle": m} for p, m in state.order],
-                "active": self.active_marker(state),
-                "up": state.order[state.turn][0] if 0 <= state.turn < len(state.order) else None}
+                "active": self.active_marker(state), "up": up}
 
     def start_round(self, state: GameState, orders: dict[str, list[int | None]]):
         """Secret play orders revealed, the initiative rolled, activations set (resolution)."""
@@ -225,6 +300,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
     def _begin_activation(self, state: GameState) -> None:
         while state.active is not None and not state.active.in_play:
             state.turn += 1
+        state.record_placed()         # where every car stood as this activation began
         if state.active is not None:
             for w in state.crew(state.active.marker):
                 w.acted, w.extra_action, w.penalty = False, False, 0
@@ -233,9 +309,13 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         """The active vehicle's turn ends: unmanned, control, the play space's edges (resolution)."""
         v = state.active
         if v is None:
-            raise RulesError("no vehicle is taking its turn")
+            raise RulesError("no vehicle is taking its turn: " + (
+                "start the first round with the players' play orders" if state.round == 0 else
+                f"round {state.round} is over; start the next with the players' play orders") +
+                f' ({D.RULEBOOK}, "A Combat Round")')
         events: list[str] = []
         rolls: list[dict] = []
+        self._clear_wrecks(state, events)
         if v.in_play:
             if v.cls == "rig" and v.hp["trailer"] <= 0 < v.hp["tractor"] and not v.decoupled:
                 events.append(f"{v.name} drags its dead trailer: unmanned until it decouples")
@@ -383,6 +463,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if v.destroyed:
             return
         v.destroyed = True
+        state.wrecks.append(v.marker)
         events.append(f"the {v.name} is destroyed")
         if v.pose is not None:
             strip = directly_behind(v.footprint(), 10_000.0)
@@ -425,17 +506,15 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
 
     # --- the actions ------------------------------------------------------------------
 
-    def resolve(self, state: GameState, action: dict):
-        act = action.get("act")
-        handler = getattr(self, f"_act_{act}", None)
-        if handler is None:
-            raise RulesError(f"unknown action {act!r} (one of: {', '.join(sorted(ACTIONS))})")
+    def before_action(self, state: GameState, action: dict) -> None:
         if state.winner:
             raise RulesError(f"the game is over: {state.winner} won")
-        out = handler(state, action)
-        # Actions that need no dice (Change, Unjam) return at once; the rest are resolutions.
-        result = (yield from out) if inspect.isgenerator(out) else out
+
+    def after_action(self, state: GameState, action: dict, result: dict) -> dict:
+        """The winner checked; where every car now stands becomes where the next action is
+        judged from (a nudged car set down, a car moved)."""
         self._check_winner(state, result.setdefault("events", []))
+        state.record_placed()
         return result
 
     def _acting(self, state: GameState, action: dict, default_seat: str | None = None) -> Warrior:
@@ -480,6 +559,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         fewest = [p for p, n in counts.items() if n == least]
         return v.owner if v.owner in fewest else sorted(fewest)[0]
 
+    @action("pass")
     def _act_pass(self, state: GameState, action: dict):
         """A warrior skips their action ("a warrior can be skipped if the player chooses")."""
         w = self._acting(state, action)
@@ -510,12 +590,15 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 w.out = True
                 events.append(f"{w.label()} falls off the {v.name}")
 
+    @action("move")
     def _act_move(self, state: GameState, action: dict):
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
         if w.seat != "D":
             raise RulesError(f"{w.label()} is not driving (Change into the D seat first)")
-        to = Pose(*action["to"]) if "to" in action else None
+        to = self._pose(action["to"]) if action.get("to") is not None else None
+        if to is not None and not v.at_back_edge and not self._moved(v.pose, to):
+            to = None                   # left where it stood: a Move roll, and nowhere to judge
         judged = self.judge_move(state, v.marker, to) if to is not None else None
         if judged is not None and not judged["legal"] and not v.at_back_edge:
             raise RulesError(f"the {v.name} cannot move there: {'; '.join(judged['reasons'])}")
@@ -554,26 +637,65 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         d = yield from self._skill(state, defender, f"{what} (defender)")
         return a, d, a.total > d.total          # ties go to the defender
 
-    def _targets(self, state: GameState, v: Vehicle, action: dict) -> list[Vehicle]:
+    #: The fields naming a rig's further targets ("Rigs can Ram/Nudge multiple vehicles from the
+    #: side"), each with the field where a nudge sets it down.
+    MORE_TARGETS = (("second_target", "push_to_2"), ("third_target", "push_to_3"))
+
+    def _targets(self, state: GameState, v: Vehicle, action: dict, at: Pose | None = None) -> list[Vehicle]:
         """One target, or several for a rig's side: "Rigs can Ram/Nudge multiple vehicles from
-        the side due to their length ... with one roll" ("Nudge", "Ram")."""
-        if "targets" not in action:
-            return [state.vehicle(action["target"])]
-        targets = [state.vehicle(m) for m in action["targets"]]
+        the side due to their length ... with one roll" ("Nudge", "Ram"). With `at` (where a
+        rammer stands against them) each must lie along its side."""
+        targets = [state.vehicle(action["target"])]
+        for name, _ in self.MORE_TARGETS:
+            if action.get(name) is not None:
+                targets.append(state.vehicle(action[name]))
+        markers = [t.marker for t in targets]
+        if len(set(markers)) != len(markers) or v.marker in markers:
+            raise RulesError("name each target once, and not the vehicle itself")
         if len(targets) > 1 and v.cls != "rig":
             raise RulesError(f"only a rig can sideswipe several vehicles at once; the {v.name} is a {v.cls}")
-        if len(targets) > 1:
-            fp = v.footprint()
+        for t in targets:
+            if not t.in_play:
+                raise RulesError(f"the {t.name} is not in play")
+        if len(targets) > 1 and at is not None:
+            fp = v.footprint().at(at)
             for t in targets:
                 f, _ = fp.pose.to_local(closest_distance(fp, t.footprint()).to_point)
                 if abs(f) > fp.length_mm / 2:
                     raise RulesError(f"the {t.name} is not beside the {v.name}: a sideswipe takes vehicles along its side")
         return targets
 
+    @staticmethod
+    def _pose(value) -> Pose:
+        """A pose field ([x_mm, y_mm, heading_deg], with the camera's doubt when it read it)."""
+        return Pose(*[float(x) for x in value[:5]])
+
+    @staticmethod
+    def _moved(start: Pose | None, to: Pose) -> bool:
+        """Was the car put somewhere else? Within NO_MOVE_MM and NO_MOVE_DEG (or three times
+        the camera's doubt) it was left where it stood: a camera pose field is always filled."""
+        if start is None:
+            return True
+        slack_mm = max(NO_MOVE_MM, 3 * (start.sigma_mm + to.sigma_mm))
+        slack_deg = max(NO_MOVE_DEG, 3 * (start.sigma_deg + to.sigma_deg))
+        return (math.hypot(to.x_mm - start.x_mm, to.y_mm - start.y_mm) > slack_mm
+                or _heading_gap(to.heading_deg, start.heading_deg) > slack_deg)
+
+    def _put_back(self, state: GameState, v: Vehicle) -> None:
+        """Where the rules last left it: a car set down before its nudge resolves is judged
+        from where it stood."""
+        pose = state.placed_pose(v.marker)
+        if pose is not None:
+            v.pose = pose
+
+    @action("ram")
     def _act_ram(self, state: GameState, action: dict):
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
-        targets = self._targets(state, v, action)
+        if w.seat != "D":
+            raise RulesError(f"{w.label()} is not driving (Change into the D seat first)")
+        at = self._pose(action["to"]) if action.get("to") is not None else None
+        targets = self._targets(state, v, action, at)
         events, rolls = [], []
         result = {"act": "ram", "vehicle": v.marker, "target": targets[0].marker,
                   "targets": [t.marker for t in targets], "rolls": rolls, "events": events}
@@ -592,18 +714,29 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 self._done(w)
                 result["result"] = "could not get in position"
                 return result
-            if "to" in action:
-                v.pose = Pose(*action["to"])
+            if at is not None:
+                v.pose = at
         self._done(w)
         shared = None
         if len(targets) > 1:
             shared = yield from self._skill(state, w, f"Ram (sideswiping {len(targets)} vehicles)")
             rolls.append(shared.to_json())
-        for t in targets:
+        for n, t in enumerate(targets):
             if t.in_play and v.in_play:
-                yield from self._ram(state, v, t, 0, events, rolls, action, shared)
+                yield from self._ram(state, v, t, 0, events, rolls, self._declared(action, n), shared)
         result["result"] = "rammed"
         return result
+
+    @staticmethod
+    def _declared(action: dict, n: int) -> dict | None:
+        """The sections declared ("I'm going to ram the rear of their car with the front of
+        mine"): `with` for every target, `at` for the first; what is not declared is measured."""
+        out = {}
+        if action.get("with") is not None:
+            out["with"] = action["with"]
+        if n == 0 and action.get("at") is not None:
+            out["at"] = action["at"]
+        return out
 
     def _within_reach(self, state: GameState, attacker: Vehicle, target: Vehicle, what: str) -> None:
         """ "they Move up until they are against the target": the target must lie within the
@@ -620,16 +753,16 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         raise RulesError(f"the {target.name} is out of the {attacker.name}'s reach: no part of it lies in "
                          f"the move template, forwards or backwards ({D.RULEBOOK}, \"Move\")")
 
-    def _impact(self, state, attacker: Vehicle, defender: Vehicle, action: dict | None) -> tuple[str, str]:
-        if action and "with" in action and "at" in action:
-            return action["with"], action["at"]
+    def _impact(self, state, attacker: Vehicle, defender: Vehicle, declared: dict | None) -> tuple[str, str]:
+        declared = declared or {}
         if attacker.pose is None or defender.pose is None:
-            return "front", "rear"
+            return declared.get("with", "front"), declared.get("at", "rear")
         d = closest_distance(attacker.footprint(), defender.footprint())
-        return _section_of(attacker.footprint(), d.from_point), _section_of(defender.footprint(), d.to_point)
+        return (declared.get("with") or _section_of(attacker.footprint(), d.from_point),
+                declared.get("at") or _section_of(defender.footprint(), d.to_point))
 
     def _ram(self, state: GameState, attacker: Vehicle, defender: Vehicle, attacker_mod: int,
-             events: list, rolls: list, action: dict | None = None, a_roll: Roll | None = None):
+             events: list, rolls: list, declared: dict | None = None, a_roll: Roll | None = None):
         """ "Ram": contested drivers; 1d6 (a 6 rerolled once and added), the rammer half to at most 3,
         class bonuses on the defender's damage, armour off the final numbers; the automatic 25."""
         a_driver = state.in_seat(attacker.marker, "D")
@@ -651,7 +784,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if not shared:
             rolls.append(a_roll.to_json())
         rolls.append(d_roll.to_json())
-        hit_with, hit_at = self._impact(state, attacker, defender, action)
+        hit_with, hit_at = self._impact(state, attacker, defender, declared)
         attacker.rammed_with.add(defender.marker)
         defender.rammed_with.add(attacker.marker)
         if a_roll.natural_max and d_roll.face == D.FUMBLE:
@@ -681,15 +814,56 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             if roll.face == D.FUMBLE and veh.in_play:
                 yield from self._lost_control(state, veh, events, rolls)
 
+    @action("nudge")
     def _act_nudge(self, state: GameState, action: dict):
+        """ "Nudge": a Move roll to get in position, one contested roll against each driver (a
+        rig's side takes several with one roll), 1 damage to both less armour; each nudged car
+        set down by the attacker within the sections won (`push_to`...), a car it is pushed
+        `into` rolls to keep control or is knocked a section (`chain_to`), and on a success the
+        attacker may finish its Move (`then_to`). The cars are set down on the table before the
+        action is sent; the rules judge them from where they stood."""
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
-        target = state.vehicle(action["target"])
-        d_driver = state.in_seat(target.marker, "D")
+        if w.seat != "D":
+            raise RulesError(f"{w.label()} is not driving (Change into the D seat first)")
+        targets = self._targets(state, v, action)
+        fields = ["push_to"] + [push for _, push in self.MORE_TARGETS]
+        pushes = {t.marker: (self._pose(action[f]) if action.get(f) is not None else None)
+                  for t, f in zip(targets, fields)}
+        into = state.vehicle(action["into"]) if action.get("into") is not None else None
+        chain_to = self._pose(action["chain_to"]) if into is not None and action.get("chain_to") is not None else None
+        then_to = self._pose(action["then_to"]) if action.get("then_to") is not None else None
+        # Everyone judged from where the rules last left them, not where they were set down.
+        for t in targets + ([into] if into is not None else []):
+            self._put_back(state, t)
+        for t in targets:
+            self._within_reach(state, v, t, "nudge")
+            push = pushes[t.marker]
+            if push is not None and not self._moved(t.pose, push):
+                pushes[t.marker] = None
+        first = targets[0]
+        if into is not None:
+            if into.marker in [t.marker for t in targets] or into.marker == v.marker or not into.in_play:
+                raise RulesError("a nudge is pushed into a third vehicle in play, not the nudger or a target")
+            # Checked before any dice: where the first target is set down must meet the vehicle it is
+            # pushed into ("An attacker can nudge a vehicle into another vehicle").
+            at = pushes[first.marker]
+            gap = None if at is None else closest_distance(first.footprint().at(at), into.footprint())
+            if gap is None or gap.within(CONTACT_MM, "contact").outcome == "out":
+                raise RulesError(f"to push the {first.name} into the {into.name}, set the {first.name} down "
+                                 f"against it" + ("" if gap is None else
+                                                  f" (it is {gap.distance_mm:.0f} mm from it)"))
+        for t in targets:
+            push = pushes[t.marker]
+            if push is not None:
+                judged = self.judge_move(state, t.marker, push, D.NUDGE_MAX_SECTIONS, ignore=(v.marker,))
+                if not judged["legal"]:
+                    raise RulesError(f"the {t.name} cannot be nudged there even with three sections: "
+                                     f"{'; '.join(judged['reasons'])}")
         events, rolls = [], []
-        result = {"act": "nudge", "vehicle": v.marker, "target": target.marker, "rolls": rolls, "events": events}
-        self._within_reach(state, v, target, "nudge")
-        move = yield from self._skill(state, w, f"Move into position to nudge the {target.name}")
+        result = {"act": "nudge", "vehicle": v.marker, "target": first.marker,
+                  "targets": [t.marker for t in targets], "rolls": rolls, "events": events}
+        move = yield from self._skill(state, w, f"Move into position to nudge the {', '.join(t.name for t in targets)}")
         rolls.append(move.to_json())
         self._done(w)
         if move.face == D.FUMBLE:
@@ -699,45 +873,79 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if move.total < D.MOVE_SUCCESS:
             result["result"] = "could not get in position"
             return result
-        if d_driver is None:
-            face = yield from self._d("d6", f"resist the nudge (the driverless {target.name})")
-            d_roll = Roll(DiceRequest(("d6",), "Nudge defence"), face)
-            a_roll = yield from self._skill(state, w, f"Nudge the {target.name}")
-        else:
-            a_roll, d_roll, _ = yield from self._contested(state, w, d_driver, f"Nudge the {target.name}")
-        rolls += [a_roll.to_json(), d_roll.to_json()]
-        hit_with, hit_at = self._impact(state, v, target, action)
-        # "Both vehicles take 1 damage point (less any relevant armor)"
-        yield from self._hurt_vehicle(state, v, D.NUDGE_DAMAGE - v.armour(hit_with), None, events, rolls)
-        yield from self._hurt_vehicle(state, target, D.NUDGE_DAMAGE - target.armour(hit_at), None, events, rolls)
-        margin = a_roll.total - d_roll.total
-        if margin > 0 and target.in_play:
+        contests = []                       # (target, attacker's roll, defender's roll)
+        shared = None
+        if len(targets) > 1:
+            shared = yield from self._skill(state, w, f"Nudge (sideswiping {len(targets)} vehicles)")
+            rolls.append(shared.to_json())
+        for t in targets:
+            d_driver = state.in_seat(t.marker, "D")
+            if d_driver is None:
+                face = yield from self._d("d6", f"resist the nudge (the driverless {t.name})")
+                d_roll = Roll(DiceRequest(("d6",), "Nudge defence"), face)
+                a_roll = shared or (yield from self._skill(state, w, f"Nudge the {t.name}"))
+            elif shared is not None:
+                a_roll, d_roll = shared, (yield from self._skill(state, d_driver, f"Nudge the {t.name} (defender)"))
+            else:
+                a_roll, d_roll, _ = yield from self._contested(state, w, d_driver, f"Nudge the {t.name}")
+            rolls += ([] if shared is not None else [a_roll.to_json()]) + [d_roll.to_json()]
+            contests.append((t, a_roll, d_roll))
+        nudged = []
+        for n, (t, a_roll, d_roll) in enumerate(contests):
+            hit_with, hit_at = self._impact(state, v, t, self._declared(action, n))
+            # "Both vehicles take 1 damage point (less any relevant armor)"
+            yield from self._hurt_vehicle(state, v, D.NUDGE_DAMAGE - v.armour(hit_with), None, events, rolls)
+            yield from self._hurt_vehicle(state, t, D.NUDGE_DAMAGE - t.armour(hit_at), None, events, rolls)
+            margin = a_roll.total - d_roll.total
+            if margin <= 0 or not t.in_play:
+                events.append(f"the {t.name} holds its line")
+                continue
             sections = min(margin, D.NUDGE_MAX_SECTIONS)
-            result["sections"] = sections
-            events.append(f"the {target.name} is nudged up to {sections} section{'s' if sections > 1 else ''}")
-            if "push_to" in action:
-                judged = self.judge_move(state, target.marker, Pose(*action["push_to"]), sections, ignore=(v.marker,))
-                if not judged["legal"]:
-                    raise RulesError(f"the {target.name} cannot be nudged there: {'; '.join(judged['reasons'])}")
-                target.pose = Pose(*action["push_to"])
-            yield from self._clingers(state, target, "nudged", events, rolls)
-            if "into" in action:
-                yield from self._nudged_into(state, v, state.vehicle(action["into"]), action, events, rolls)
-            result["result"] = "nudged"
-        else:
-            result["result"] = "the nudge fails"
+            nudged.append(t)
+            result.setdefault("nudged", {})[str(t.marker)] = sections
+            if n == 0:
+                result["sections"] = sections
+            events.append(f"the {t.name} is nudged up to {sections} section{'s' if sections > 1 else ''}")
+            push = pushes[t.marker]
+            if push is not None:
+                judged = self.judge_move(state, t.marker, push, sections, ignore=(v.marker,))
+                if judged["legal"]:
+                    t.pose = push
+                else:
+                    # Set down beyond what the roll won: it stays, and the dice stand.
+                    events.append(f"the {t.name} was set down beyond its {sections} section"
+                                  f"{'s' if sections > 1 else ''} ({'; '.join(judged['reasons'])}): "
+                                  f"it stays where it stood; put it back")
+                    if t is first:
+                        pushes[t.marker] = None
+            yield from self._clingers(state, t, "nudged", events, rolls)
+        if into is not None and first in nudged and pushes[first.marker] is not None:
+            yield from self._nudged_into(state, v, into, chain_to, events, rolls)
+        result["result"] = "nudged" if nudged else "the nudge fails"
         if v.in_play:
             yield from self._clingers(state, v, "nudging", events, rolls)
-            if "then_to" in action and v.in_play:
-                v.pose = Pose(*action["then_to"])     # "the attacker can continue their original Move"
-        for veh, roll in ((v, a_roll), (target, d_roll)):
+        if then_to is not None and v.in_play and self._moved(v.pose, then_to):
+            # "if successful, continue to move in the original template" ("Move")
+            judged = self.judge_move(state, v.marker, then_to) if nudged else None
+            if judged is not None and judged["legal"]:
+                v.pose = then_to
+                v.rammed_with.clear()
+                events.append(f"the {v.name} carries on its Move")
+            else:
+                events.append(f"the {v.name} stays where it stood: "
+                              + ("its Move goes on only after a successful nudge" if judged is None
+                                 else "; ".join(judged["reasons"])) + "; put it back")
+            result["then"] = judged
+        for veh, roll in [(v, contests[0][1])] + [(t, d) for t, _, d in contests]:
             if roll.face == D.FUMBLE and veh.in_play:
                 yield from self._lost_control(state, veh, events, rolls)
         return result
 
-    def _nudged_into(self, state, attacker: Vehicle, struck: Vehicle, action: dict, events: list, rolls: list):
+    def _nudged_into(self, state, attacker: Vehicle, struck: Vehicle, chain_to: Pose | None, events: list,
+                     rolls: list):
         """ "An attacker can nudge a vehicle into another vehicle": it rolls a Move to keep control;
-        failing, it takes 1 and is moved a section by the striker's player."""
+        failing, it takes 1 and is moved a section by the striker's player (`chain_to`, where the
+        striker's player set it down)."""
         driver = state.in_seat(struck.marker, "D")
         if driver is None:
             face = yield from self._d("d6", f"keep control (the driverless {struck.name})")
@@ -751,11 +959,13 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             return
         events.append(f"the {struck.name} is knocked a section aside")
         yield from self._hurt_vehicle(state, struck, D.NUDGED_INTO_DAMAGE, None, events, rolls)
-        if "chain_to" in action and struck.in_play:
-            judged = self.judge_move(state, struck.marker, Pose(*action["chain_to"]), 1, ignore=(attacker.marker,))
-            if not judged["legal"]:
-                raise RulesError(f"the {struck.name} cannot be knocked there: {'; '.join(judged['reasons'])}")
-            struck.pose = Pose(*action["chain_to"])
+        if chain_to is not None and struck.in_play and self._moved(struck.pose, chain_to):
+            judged = self.judge_move(state, struck.marker, chain_to, 1, ignore=(attacker.marker,))
+            if judged["legal"]:
+                struck.pose = chain_to
+            else:
+                events.append(f"the {struck.name} was set down beyond one section ({'; '.join(judged['reasons'])}): "
+                              f"it stays where it stood; put it back")
 
     def lost_control_destination(self, state: GameState, v: Vehicle, box: int) -> np.ndarray:
         fp = v.footprint()
@@ -829,6 +1039,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             if face <= D.UNMANNED_LOST_CONTROL_MAX:
                 yield from self._lost_control(state, v, events, rolls)
 
+    @action("shoot")
     def _act_shoot(self, state: GameState, action: dict):
         w = self._acting(state, action)
         v = state.vehicle(w.vehicle)
@@ -873,14 +1084,19 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             dmg = (yield from self._d(die, f"machine gun damage to the {target.name}")) + plus
             result["result"] = "hit"
             yield from self._hurt_vehicle(state, target, dmg, None if aim == "vehicle" else aim, events, rolls)
-            if self._bonus(roll):
-                crew = [c for c in state.crew(target.marker)]
-                if crew:
-                    chosen = state.warrior(action["bonus_to"]) if "bonus_to" in action else \
-                        sorted(crew, key=lambda c: (c.kind == "hero", c.id))[0]
-                    die, plus = D.SHOOT_VEHICLE_BONUS_WARRIOR
-                    bonus = (yield from self._d(die, "bonus damage inside the vehicle", chosen.label())) + plus
-                    yield from self._wound(state, chosen, bonus, events, rolls)
+            crew = state.crew(target.marker)
+            if self._bonus(roll) and crew and (yield from self._take_bonus(
+                    w, f"a bonus 1d6 to one warrior inside the {target.name} (its side picks who)")):
+                # "they can choose to do a bonus 1d6 damage to one warrior inside (defender chooses who)"
+                picked = yield ChoiceRequest(
+                    target.controller, f"who inside the {target.name} takes the bonus 1d6 (bullets and shrapnel)",
+                    tuple({"value": c.id, "label": c.label() + (f" ({c.seat})" if c.seat else " (clinging)")}
+                          for c in crew), target.name)
+                chosen = state.warrior(picked)
+                result["bonus_to"] = chosen.id
+                die, plus = D.SHOOT_VEHICLE_BONUS_WARRIOR
+                bonus = (yield from self._d(die, "bonus damage inside the vehicle", chosen.label())) + plus
+                yield from self._wound(state, chosen, bonus, events, rolls)
             return result
         victim = state.warrior(aim)
         if victim.vehicle != target.marker or victim.out:
@@ -897,13 +1113,20 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             dmg = (yield from self._d(die, f"machine gun damage to {victim.label()}")) + plus
             yield from self._wound(state, victim, dmg, events, rolls)
             result["result"] = "hit"
-            if self._bonus(a):
+            if self._bonus(a) and (yield from self._take_bonus(w, f"also 1d6-1 bonus damage to the {target.name}")):
                 die, plus = D.SHOOT_WARRIOR_BONUS_VEHICLE
                 extra = (yield from self._d(die, f"bonus damage to the {target.name}")) + plus
                 yield from self._hurt_vehicle(state, target, extra, None, events, rolls)
         else:
             result["result"] = "missed"
         return result
+
+    def _take_bonus(self, gunner: Warrior, what: str):
+        """ "If a Gunner rolls the maximum ... they can choose to": the gunner's player says."""
+        said = yield ChoiceRequest(gunner.player, f"whether to do {what}",
+                                   ({"value": "yes", "label": f"yes: {what}"}, {"value": "no", "label": "no"}),
+                                   gunner.label())
+        return said == "yes"
 
     def _bonus(self, roll: Roll) -> bool:
         if self.option("machine_gun_both_on") == "six_or_more":
@@ -919,6 +1142,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             return judge(verdict.what, verdict.value_mm - offset, 0.0, verdict.sigma_mm, at_most=False)
         return verdict
 
+    @action("board")
     def _act_board(self, state: GameState, action: dict):
         w = self._acting(state, action)
         source = state.vehicle(w.vehicle)
@@ -926,6 +1150,13 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         desperate = bool(action.get("desperate"))
         if desperate and not source.destroyed:
             raise RulesError("a desperate Board is for warriors on a destroyed vehicle")
+        if source.destroyed and not desperate:
+            raise RulesError(f"{w.label()} is on the {source.name}'s wreck: only a desperate leap (at -1) is left")
+        if desperate and source.marker not in state.wrecks and self.option("wreck_leap_window") != "any_time":
+            raise RulesError(f"the {source.name}'s wreck is gone from the play space; the time to leap has passed "
+                             f'({D.RULEBOOK}, "Destroyed!"; option wreck_leap_window)')
+        if not target.in_play:
+            raise RulesError(f"the {target.name} is not in play")
         events, rolls = [], []
         result = {"act": "board", "warrior": w.id, "target": target.marker, "rolls": rolls, "events": events}
         moving_within_rig = target.marker == source.marker
@@ -939,22 +1170,20 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             result["range"] = verdict.to_json()
             if verdict.outcome == "out":
                 raise RulesError(f"the {target.name} is {d.distance_mm / MM_PER_IN:.2f} in away; Board reaches 1 in")
-        elif source.cls != "rig":
+        elif source.cls != "rig" or desperate:
             raise RulesError("boarding your own vehicle is only for moving between a rig's tractor and trailer")
+        seat = action.get("seat")
+        if seat is not None and (seat not in [s for s, _ in target.seats] or state.in_seat(target.marker, seat) is not None):
+            raise RulesError(f"the {target.name}'s {seat} seat is not free")
+        if moving_within_rig and seat is not None and w.seat is not None \
+                and dict(target.seats)[seat] == dict(target.seats)[w.seat]:
+            raise RulesError(f"the {seat} seat is on the {dict(target.seats)[seat]} with {w.label()}: that is a Change")
         extra = (Modifier(D.DESTROYED_BOARD_PENALTY, "a desperate leap from the wreck"),) if desperate else ()
         roll = yield from self._skill(state, w, f"Board the {target.name}", extra)
         rolls.append(roll.to_json())
         if not desperate:
             self._done(w)
         if roll.total >= D.BOARD_SUCCESS:
-            seat = action.get("seat")
-            if seat is not None and (state.in_seat(target.marker, seat) is not None
-                                     or seat not in [s for s, _ in target.seats]):
-                raise RulesError(f"the {target.name}'s {seat} seat is not free")
-            if moving_within_rig:
-                part = action.get("part", "trailer")
-                seats = [s for s, p in target.seats if p == part and state.in_seat(target.marker, s) is None]
-                seat = seat or (seats[0] if seats else None)
             w.vehicle, w.seat = target.marker, seat
             events.append(f"{w.label()} boards the {target.name}" + (f" into the {seat} seat" if seat else ", clinging on"))
             result["result"] = "boarded"
@@ -967,6 +1196,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             result["result"] = "fell"
         return result
 
+    @action("change")
     def _act_change(self, state: GameState, action: dict):
         w = self._acting(state, action)
         seat = action["seat"]
@@ -984,11 +1214,14 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         return {"act": "change", "warrior": w.id, "seat": seat, "rolls": [],
                 "events": [f"{w.label()} changes to the {seat} seat; one more action at -1"], "result": "changed"}
 
+    @action("attack")
     def _act_attack(self, state: GameState, action: dict):
         w = self._acting(state, action)
         victim = state.warrior(action["target"])
         if victim.out:
             raise RulesError(f"{victim.label()} is already out of the fight")
+        if victim.player == w.player:
+            raise RulesError(f"{victim.label()} is on {w.player}'s own side")
         events, rolls = [], []
         ranged = w.kind == "hero" and not w.jammed
         if ranged:
@@ -1017,6 +1250,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             result["result"] = "parried"
         return result
 
+    @action("unjam")
     def _act_unjam(self, state: GameState, action: dict):
         w = self._acting(state, action)
         v = state.vehicle(w.vehicle)
@@ -1033,6 +1267,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         self._done(w)
         return {"act": "unjam", "rolls": [], "events": [f"{w.label()} clears the jam"], "result": "unjammed"}
 
+    @action("decouple")
     def _act_decouple(self, state: GameState, action: dict):
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
@@ -1048,6 +1283,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         return {"act": "decouple", "rolls": [roll.to_json()], "events": events,
                 "result": "decoupled" if ok else "still hitched"}
 
+    @action("deploy")
     def _act_deploy(self, state: GameState, action: dict):
         rig = state.vehicle(action["vehicle"])
         if rig.hidden_buggy is None:
@@ -1062,8 +1298,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if roll.total >= D.MOVE_SUCCESS:
             buggy.hidden_in = None
             rig.hidden_buggy = None
-            if "to" in action:
-                buggy.pose = Pose(*action["to"])
+            if action.get("to") is not None:
+                buggy.pose = self._pose(action["to"])
             events.append(f"the {buggy.name} bursts out of the {rig.name}")
             result = "deployed"
         elif rig.destroyed:
@@ -1105,6 +1341,17 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 v.at_back_edge = True
                 events.append(f"the {v.name} is at the back edge: next turn it must Move to rejoin")
 
+    def _clear_wrecks(self, state: GameState, events: list) -> None:
+        """ "Destroyed!": the wreck is removed from the play space; warriors who did not leap
+        go with it (option wreck_leap_window)."""
+        if self.option("wreck_leap_window") == "any_time":
+            return
+        for m in state.wrecks:
+            for w in state.crew(m):
+                w.out = True
+                events.append(f"{w.label()} is left in the {state.vehicles[m].name}'s wreck: out of the fight")
+        state.wrecks = []
+
     def _check_winner(self, state: GameState, events: list) -> None:
         alive = {v.owner for v in state.vehicles.values()
                  if not v.destroyed and not v.out_of_play}
@@ -1113,4 +1360,4 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             events.append(f"{state.winner} wins: the others have no vehicle left in the fight")
 
 
-ACTIONS = {name[5:] for name in dir(ShatteredHighways) if name.startswith("_act_")}
+ACTIONS = sorted(ShatteredHighways.handlers)
