@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.dice import DiceSource, DiceThrow
+from companion.dice import DiceSource, DiceThrow, FixedChoices
 from companion.geometry import Pose
 from companion.rules.base import RulesError, rule_system
 from companion.rules.wr_state import campaign_roster
@@ -719,8 +719,8 @@ def lost_control_game(options=None):
 
 def test_reposition_limits():
     steps, dice, options, cars = lost_control_game()
-    tries = [([700, 300, 50], "turned 50.0 degrees; at most 45"),
-             ([730, 300, 0], "moved 1.18 in (its centre); at most 1 in"),
+    tries = [([700, 300, 50], "turned 50.0 degrees from where it lost control, [700, 300, 0]; at most 45"),
+             ([730, 300, 0], "moved 1.18 in (its centre) from where it lost control"),
              ([680, 300, 0], "over the Gravedigger"),
              ([700, 320, 0], None)]
     for to, err in tries:
@@ -743,7 +743,7 @@ def test_option_reposition_measure():
     steps, dice, options, cars = lost_control_game()
     s = steps + [{"act": "reposition", "vehicle": 10, "by": "Joe", "to": [700, 310, 40], "expect_error": True}]
     out = play(s, dice, options=dict(options, reposition_measure="any_point"), cars=cars)
-    assert "(its farthest corner); at most 1 in" in out["steps"][1]["error"]
+    assert "(its farthest corner) from where it lost control" in out["steps"][1]["error"]
     s[-1]["expect_error"] = False
     assert play(s, dice, options=options, cars=cars)["steps"][1]["result"] == "repositioned"
 
@@ -954,12 +954,17 @@ def test_page_hooks():
     assert ov["move_regions"][0]["allowance_in"] == 10.0 and len(ov["arcs"]) == 2
     t = rules.targets(st, 10)
     assert t[0]["marker"] in (11, 20) and all("range" in w for w in t[0]["weapons"])
-    acts = {a["act"] for a in rules.actions(st, 10)}
-    assert {"move", "attack", "drop"} <= acts
-    move = next(a for a in rules.actions(st, 10) if a["act"] == "move")
+    specs = [a.to_json() for a in rules.action_specs(st, 10)]
+    assert [a["act"] for a in specs] == ["hold", "move", "attack", "drop"]
+    move = next(a for a in specs if a["act"] == "move")
     assert {"name": "path", "kind": "table_path", "of": 10,
-            "label": "the way the car went this activation, as the camera saw it"} in move["fields"]
-    json.dumps([card, ov, t, rules.actions(st, 10)])
+            "label": "the way the car drove, as the camera saw it"} in move["fields"]
+    assert [f["name"] for f in move["fields"]] == ["vehicle", "path", "advance", "boost", "backward"]
+    attack = next(a for a in specs if a["act"] == "attack")
+    # the exploding barrels by the start can be shot at (a critical success sets them off)
+    assert [f["name"] for f in attack["fields"]] == ["vehicle", "weapon", "target", "terrain"]
+    assert attack["fields"][3]["choices"] == [{"value": "exploding barrels", "label": "exploding barrels"}]
+    json.dumps([card, ov, t, specs])
 
 
 def arc_path(x, y, heading_deg, radius_mm, turn_deg, steps):
@@ -1000,17 +1005,21 @@ def test_page_offers_only_the_reposition_while_one_is_owed():
     sess = GameSession(rules, st, ScriptedDice())
     sess.dice.queue += dice
     sess.act(steps[0])
-    acts = rules.actions(sess.state, 10)
+    acts = [a.to_json() for a in rules.action_specs(sess.state, 10)]
     assert [a["act"] for a in acts] == ["reposition"]
     assert acts[0]["fields"][1]["choices"] == [{"value": "Joe", "label": "Joe"}]
+    assert acts[0]["fields"][2] == {"name": "to", "kind": "table_pose", "label": "where the car stands now", "of": 10}
     assert rules.actions(sess.state, 21) == []
 
 
-def test_page_move_with_only_where_the_car_ended():
-    out = play([{"act": "move", "vehicle": 11, "to": [320, 380, 90]}], [], options={"check_deployment": False},
-               cars=SCENE["cars"])
-    m = out["steps"][0]["move"]
-    assert m["manoeuvres"] == 2 and m["direction"] == "forward"
+def test_judging_only_where_the_car_ended_reads_turn_straight_turn():
+    rules, st = game({"check_deployment": False})
+    j = rules.judge_move(st, 11, Pose(320, 380, 90))
+    assert j["legal"] and j["manoeuvres"] == 2 and j["direction"] == "forward"
+    # a move itself is read from the path the camera saw: there is no 'to' to send
+    with pytest.raises(Exception, match="a 'path' of at least one pose"):
+        play([{"act": "move", "vehicle": 11, "to": [320, 380, 90]}], [], options={"check_deployment": False},
+             cars=SCENE["cars"])
 
 
 def test_state_is_plain_and_deep_copyable():
@@ -1121,7 +1130,9 @@ class Race:
         rosters[1]["pool"] = 3
         self.rules, st = game(rosters=rosters)
         self.dice = ScriptedDice()
-        self.session = GameSession(self.rules, st, self.dice)
+        #: The choices the owners make when the rules ask (the upgrade stage's repairs and saves).
+        self.choices = FixedChoices([], "test")
+        self.session = GameSession(self.rules, st, self.dice, self.choices)
         self.kinds: set[str] = set()
         self.events: list[str] = []
 
@@ -1256,9 +1267,10 @@ def test_a_whole_two_lap_race():
         mine = [e for e in crossings if e.startswith(f"the {name} crosses")]
         assert [e.split("(")[-1] for e in mine] == ["start)", "far)", "start)", "far)", "start)"]
     # The upgrade stage: race points into the pools (Joe had 3 banked), a D12 for the damaged
-    # Scrapjaw: 10, saved for 5 points
+    # Scrapjaw: 10, and Joe, asked, saves it for 5 points
     dice.queue += [10]
-    out = race.act(act="upgrade_stage", save=[20])
+    race.choices.choices.append(True)
+    out = race.act(act="upgrade_stage")
     assert out["vehicles"] == {"20": "saved for 5"}
     assert st.pools == {"Max": 4, "Joe": 0} and out["campaign_points"] == {"Max": 1}
     out = race.act(act="campaign_mission", campaign_round=2, previous="two_lap_race")

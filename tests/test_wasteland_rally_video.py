@@ -190,7 +190,8 @@ def play_the_race(race: Race) -> None:
             race.turn()
     # The upgrade stage and the next mission (dice: the damaged Scrapjaw's D12).
     dice.queue += [10]
-    race.act(act="upgrade_stage", save=[20])
+    race.choices.choices.append(True)          # Joe saves the Scrapjaw
+    race.act(act="upgrade_stage")
     race.act(act="campaign_mission", campaign_round=2, previous="two_lap_race")
 
 

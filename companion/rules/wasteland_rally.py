@@ -26,14 +26,14 @@ import numpy as np
 import shapely
 import shapely.ops
 
-from ..dice import DiceRequest, Modifier, Roll
+from ..dice import ChoiceRequest, DiceRequest, Modifier, Roll
 from ..geometry import (ANY, CENTRE, FRONT, LEFT, REAR, RIGHT, Footprint, Obstacles, Pose, Sector, closest_distance,
                         TOO_CLOSE, directly_behind, in_half_plane_arc, in_sector, inches, judge, normalize_deg,
                         overlaps)
 from ..geometry.pose import MM_PER_IN
 from ..geometry.sight import sample_points
 from . import wr_data as D
-from .base import RuleOption, RulesError, RuleSystem, register
+from .base import RuleOption, RulesError, RuleSystem, action, register
 from .poses import interpolate, parse_pose
 from .wr_state import GameState, Vehicle, build_team
 from .wr_views import WastelandRallyViews
@@ -233,6 +233,10 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
     rulebook = D.RULEBOOK
     options = OPTIONS
 
+    def terrain_kind(self, t) -> str:
+        """How this game reads a terrain piece: exploding, barrier, impassable, slow, wreckage."""
+        return _terrain_kind(self, t)
+
     # --- setting up ---------------------------------------------------------------------
 
     def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
@@ -258,7 +262,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             players.append(roster["player"])
             for v in team:
                 if v.marker in cars:
-                    v.pose = cars[v.marker].pose
+                    v.pose = v.stood = cars[v.marker].pose
                 vehicles[v.marker] = v
         table = (scene.width_mm, scene.depth_mm) if scene is not None else (1828.8, 1219.2)
         gates = {g.name: g for g in (scene.gates if scene is not None else ())}
@@ -429,11 +433,21 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                              f"{R}, \"Deployment Areas\")")
 
     def update_poses(self, state: GameState, poses: dict) -> None:
-        """The table's latest poses (camera or scenario). Gate crossings are counted from
-        move paths and repositions, not from these."""
-        for marker, pose in poses.items():
-            if marker in state.vehicles and state.vehicles[marker].in_play:
-                state.vehicles[marker].pose = pose
+        """The table's latest poses (camera or scenario), as the base sets them; a car seen for
+        the first time also stands there (its next move starts there). Gate crossings are
+        counted from move paths and repositions, not from these."""
+        super().update_poses(state, poses)
+        for marker in poses:
+            v = state.vehicles.get(marker)
+            if v is not None and v.stood is None:
+                v.stood = v.pose
+
+    def _stand_still(self, state: GameState) -> None:
+        """Between activations every car stands where it is: each one's next move is judged
+        from here (the table restarts every car's path at the same moment)."""
+        for v in state.vehicles.values():
+            if v.in_play and v.pose is not None:
+                v.stood = v.pose
 
     # --- rounds -------------------------------------------------------------------------
 
@@ -486,6 +500,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         state.orders = {p: list(orders.get(p, [])) for p in state.players}
         state.activated = []
         state.active_marker = None
+        self._stand_still(state)
         state.up = self._next_player(state, None)
         events = [f"round {state.round}: {order[0]} wins the initiative roll-off"]
         if state.up is None:
@@ -509,23 +524,51 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         return None
 
     def end_activation(self, state: GameState):
-        """The active vehicle's activation ends; the next player's turn, or the round's end."""
-        v = state.active
-        if v is None:
-            raise RulesError("no vehicle is taking its activation")
+        """The active vehicle's activation ends (CORE, "Activating Units": a marker goes by it);
+        the next player's turn, or the round's end.
+
+        With no car active, the player whose turn it is passes. Open Fire has no pass (each
+        player in turn "choose[s] one unit that has not yet been activated"), but every action
+        of an activation is one the unit "may perform", so passing is activating a car that does
+        nothing. Which car is that player's choice: their play order's next car, else their
+        only car left, else they are asked (a ChoiceRequest). So a round always ends, even with
+        a car that cannot or will not act."""
         if state.pending:
             raise RulesError(self._pending_text(state))
-        events = [f"the {v.name}'s activation ends"]
+        if state.over:
+            raise RulesError(f"the game is over ({state.winner or 'no one'} won)")
+        v = state.active
+        events = []
+        if v is None:
+            if state.round == 0:
+                raise RulesError("no vehicle is taking its activation, and no round has begun: start a round "
+                                 "(the initiative roll-off) or act with a car")
+            if state.up is None:
+                raise RulesError(f"round {state.round} is over: start the next round")
+            left = [c for c in state.vehicles.values() if c.owner == state.up and c.in_play and c.pose is not None
+                    and c.marker not in state.activated]
+            planned = [m for m in state.orders.get(state.up, []) if any(c.marker == m for c in left)]
+            if planned:
+                pick = planned[0]
+            elif len(left) == 1:
+                pick = left[0].marker
+            else:
+                pick = yield ChoiceRequest(state.up, "which car activates and does nothing (a pass)",
+                                           tuple({"value": c.marker, "label": c.name} for c in left))
+            v = state.vehicles[pick]
+            v.recovered, v.moved, v.advanced, v.attacked = False, None, False, []
+            events.append(f"{state.up} passes: the {v.name} activates and does nothing")
+        events.append(f"the {v.name}'s activation ends")
         state.activated.append(v.marker)
         state.active_marker = None
+        self._stand_still(state)
         if state.round > 0:
             state.up = self._next_player(state, v.owner)
             if state.up is None:
                 events += self._end_round(state)
             else:
                 events.append(f"{state.up} activates a vehicle next")
-        return {"events": events, "up": state.up}
-        yield  # a resolution, though it asks for no dice
+        return {"events": events, "up": state.up, "vehicle": v.marker}
 
     def _end_round(self, state: GameState) -> list[str]:
         """End of round: finishers ranked, the elimination gate's first trigger, stress, the game's end."""
@@ -678,8 +721,11 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             yield from self._damage(state, v, D.LOSE_CONTROL_DAMAGE, None, events, "losing control")
         if v.in_play and not any(p["vehicle"] == v.marker for p in state.pending):
             by, note = self._repositioner(state, v)
-            state.pending.append({"vehicle": v.marker, "by": by, "from": [round(v.pose.x_mm, 2),
-                                 round(v.pose.y_mm, 2), round(v.pose.heading_deg, 2)]})
+            # Where it lost control: the reposition is judged from here, whatever the camera
+            # shows by then (the car is lifted and put down).
+            state.pending.append({"vehicle": v.marker, "by": by, "from": [
+                round(v.pose.x_mm, 2), round(v.pose.y_mm, 2), round(v.pose.heading_deg, 2),
+                round(v.pose.sigma_mm, 3), round(v.pose.sigma_deg, 3)]})
             events.append(f"{' or '.join(by)} may turn the {v.name} up to 45 degrees and move it up to 1 in "
                           f"({note})")
 
@@ -726,20 +772,30 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
     # --- actions ------------------------------------------------------------------------
 
-    def resolve(self, state: GameState, action: dict):
-        act = action.get("act")
-        handler = getattr(self, f"_act_{act}", None)
-        if handler is None:
-            raise RulesError(f"unknown action {act!r} (one of: {', '.join(ACTIONS)})")
-        if act not in ("upgrade_stage", "campaign_mission"):
-            if state.over:
-                raise RulesError(f"the game is over ({state.winner or 'no one'} won)")
-            if state.pending and act != "reposition":
-                raise RulesError(self._pending_text(state))
-        result = yield from handler(state, action)
+    def before_action(self, state: GameState, action: dict) -> None:
+        """Nothing happens while the game is over (but the campaign's after-game steps), or while
+        a car that lost control waits to be repositioned (RULEBOOK, "Losing Control": it happens
+        at once)."""
+        if action.get("act") in ("upgrade_stage", "campaign_mission"):
+            return
+        if state.over:
+            raise RulesError(f"the game is over ({state.winner or 'no one'} won)")
+        if state.pending and action.get("act") != "reposition":
+            raise RulesError(self._pending_text(state))
+
+    def after_action(self, state: GameState, action: dict, result: dict) -> dict:
+        """Has the game ended with this action (the last racer out or finished)?"""
         result.setdefault("events", [])
         result["events"] += self._check_end(state)
         return result
+
+    def actor_marker(self, state: GameState, action: dict) -> int:
+        """The car an action is taken with; the campaign's after-game steps belong to no car,
+        and are taken from any car's card."""
+        if isinstance(action, dict) and action.get("act") in ("upgrade_stage", "campaign_mission") \
+                and action.get("vehicle") is None and state.vehicles:
+            return min(state.vehicles)
+        return super().actor_marker(state, action)
 
     def _activate(self, state: GameState, action: dict, step: str) -> Vehicle:
         """The vehicle acting, checked against whose turn it is and the order of actions
@@ -779,6 +835,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                  f"({D.CORE}, \"Activating Units\")")
         return v
 
+    @action("hold")
     def _act_hold(self, state: GameState, action: dict):
         """Activate the vehicle and do nothing (every action of an activation is optional:
         CORE, "Activating Units" says it "may perform")."""
@@ -788,6 +845,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
     # --- recover ------------------------------------------------------------------------
 
+    @action("recover")
     def _act_recover(self, state: GameState, action: dict):
         """CORE, "Action: Recover": a command roll per stress marker."""
         v = self._activate(state, action, "recover")
@@ -830,16 +888,26 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             why.append(f"advance +{extra}")
         return max(mov, 0.0), why
 
+    def move_start(self, v: Vehicle) -> Pose | None:
+        """Where a move of the car begins: where it stood when its activation could begin (its
+        pose when the round began or the last activation ended, or where its last move or
+        reposition put it), not where the camera sees it now (a car pushed by hand before its
+        first action is declared has already moved)."""
+        return v.stood if v.stood is not None else v.pose
+
     def check_path(self, state: GameState, v: Vehicle, path: list[Pose], *, backward: bool | None = None,
-                   advance: bool = False, boost: bool = False) -> dict:
-        """Measure a move through `path` (poses after the start): its straights and turns, its
-        cost against the allowance (VEHICLES, "Vehicle Movement"). Raises RulesError when it
+                   advance: bool = False, boost: bool = False, start: Pose | None = None) -> dict:
+        """Measure a move from `start` (by default where the car stood) through `path`: its
+        straights and turns, its cost against the allowance (VEHICLES, "Vehicle Movement"). The
+        path is the poses after the start (a scenario's), or the camera's, which begins where the
+        car stood: a first step within the tolerance is no distance. Raises RulesError when it
         breaks a rule of movement; terrain and cars on the way are the resolution's."""
+        start = start or self.move_start(v)
         tol_mm = float(self.option("path_tolerance_mm"))
         tol_deg = float(self.option("turn_tolerance_deg"))
         if not path:
             raise RulesError("a move needs a 'path' of at least one pose")
-        poses = [v.pose, *path]
+        poses = [start, *path]
         if boost:
             poses = _boost_first(poses, inches(D.BOOST_IN), tol_mm, tol_deg)
         dist_mm = boost_mm = slow_mm = 0.0
@@ -924,7 +992,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 why.append("backwards: each inch counts 2")
         # Along a path the camera followed, each step's error along the way cancels the next's: the
         # doubt in its length is the doubt in where it started and where it ended.
-        sigma = math.hypot(v.pose.axis_sigma_mm, path[-1].axis_sigma_mm) if self.option("move_doubt") == "poses" else 0.0
+        sigma = math.hypot(start.axis_sigma_mm, path[-1].axis_sigma_mm) if self.option("move_doubt") == "poses" else 0.0
         verdict = judge("distance moved", cost_mm, allowance_mm, sigma)
         if crossed:
             why.append(f"barriers crossed: {', '.join(crossed)} (+{D.BARRIER_IN} in each)")
@@ -959,10 +1027,24 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         return extra, crossed
 
     def judge_move(self, state: GameState, marker: int, to: Pose) -> dict:
-        """Would a straight move to `to` be within the vehicle's movement? (the scenario step)."""
+        """Would the car standing at `to` be legal? A car that owes a reposition: judged as one,
+        against where it lost control (RULEBOOK, "Losing Control"). Else a move from where it
+        stood, read as the simplest shape that ends there (turn, straight, turn): the move itself
+        is judged on the path the camera saw."""
         v = state.vehicle(marker)
+        p = next((p for p in state.pending if p["vehicle"] == marker), None)
+        if p is not None:
+            try:
+                r = self._judge_reposition(state, v, p, to)
+            except RulesError as exc:
+                return {"legal": False, "reasons": [str(exc)], "reposition": True}
+            return {"legal": True, "reasons": [], "reposition": True, "turn": r["turn"].to_json(),
+                    "moved": r["moved"].to_json()}
+        start = self.move_start(v)
+        if start is None:
+            return {"legal": False, "reasons": [f"the {v.name} is not on the table"]}
         try:
-            m = self.check_path(state, v, _path_to(v.pose, to))
+            m = self.check_path(state, v, _path_to(start, to), start=start)
         except RulesError as exc:
             return {"legal": False, "reasons": [str(exc)]}
         verdict = m.pop("verdict")
@@ -1013,21 +1095,22 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             found.append((first, "vehicle", o))
         return sorted(found, key=lambda f: (f[0], f[1]))
 
+    @action("move")
     def _act_move(self, state: GameState, action: dict):
         """A movement action: the path checked against the allowance and manoeuvres, then what it
         met on the way in order (cars driven over, impassable, wreckage and exploding terrain),
         then the gates it crossed."""
         v = self._activate(state, action, "move")
         path = [parse_pose(p, f"move of the {v.name}, path pose {k + 1}") for k, p in enumerate(action.get("path") or [])]
-        if not path and action.get("to") is not None:
-            path = _path_to(v.pose, parse_pose(action["to"], f"move of the {v.name}, to"))
+        start = self.move_start(v)
         advance, boost = bool(action.get("advance")), bool(action.get("boost"))
         if boost:
             if "boost" not in v.upgrades:
                 raise RulesError(f"the {v.name} has no boost ({R}, \"Vehicle Upgrades\")")
             if v.boost_used:
                 raise RulesError(f"the {v.name} has used its boost (one use only; {R}, \"Vehicle Upgrades\")")
-        m = self.check_path(state, v, path, backward=action.get("backward"), advance=advance, boost=boost)
+        m = self.check_path(state, v, path, backward=action.get("backward"), advance=advance, boost=boost,
+                            start=start)
         verdict = m.pop("verdict")
         if verdict.outcome == "out":
             raise RulesError(f"the move costs {m['cost_mm'] / MM_PER_IN:.2f} in ({m['distance_mm'] / MM_PER_IN:.2f} in "
@@ -1041,9 +1124,9 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                             f"the camera's doubt {verdict.sigma_mm:.1f} mm), so it stands"]
         else:
             events_doubt = []
-        dense = [v.pose]
+        dense = [start]
         breaks = [0]
-        for a, b in zip([v.pose, *path], path):
+        for a, b in zip([start, *path], path):
             dense += interpolate(a, b, 1.0, 1.0)     # 1 mm / 1 degree: where a car stops at contact
             breaks.append(len(dense) - 1)
         for i, p in enumerate(dense):
@@ -1052,7 +1135,6 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                  f"({D.CORE}, \"Action: Movement\")")
         contacts = self._contacts(state, v, dense)
         events, rolls, later = events_doubt, [], []
-        start = v.pose
         v.moved = m["direction"]
         v.advanced = advance
         if boost:
@@ -1105,7 +1187,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             events.append(f"the {v.name} stops at [{end.x_mm:.1f}, {end.y_mm:.1f}, {end.heading_deg:.1f}]: "
                           f"put it there")
         if v.in_play:
-            v.pose = end
+            v.pose = v.stood = end
             self._cross(state, v, [start] + [dense[i] for i in breaks[1:] if i < stop_at] + [end], events)
             if lost:
                 yield from self._lose_control(state, v, events, rolls)
@@ -1178,9 +1260,47 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
     # --- reposition (losing control) ----------------------------------------------------------
 
+    def _judge_reposition(self, state: GameState, v: Vehicle, p: dict, to: Pose) -> dict:
+        """A reposition to `to`, judged against where the car lost control (`p["from"]`): turned at
+        most 45 degrees, moved at most 1 in, not over a car, terrain or the table's edge (RULEBOOK,
+        "Losing Control"). The verdicts, or a RulesError naming the limit broken."""
+        was = parse_pose(p["from"], f"where the {v.name} lost control")
+        fp0, fp1 = v.footprint(was), v.footprint(to)
+        turn = abs(normalize_deg(to.heading_deg - was.heading_deg))
+        sigma = math.hypot(was.axis_sigma_mm, to.axis_sigma_mm)
+        turn_v = judge("turn", turn, D.LOSE_CONTROL_TURN_DEG, math.hypot(was.sigma_deg, to.sigma_deg))
+        if self.option("reposition_measure") == "centre":
+            moved = float(np.hypot(*(to.xy - was.xy)))
+        else:
+            moved = float(np.max(np.hypot(*(fp1.corners - fp0.corners).T)))
+        move_v = judge("moved", moved, inches(D.LOSE_CONTROL_MOVE_IN), sigma)
+        where = f"from where it lost control, [{was.x_mm:.0f}, {was.y_mm:.0f}, {was.heading_deg:.0f}]"
+        if turn_v.outcome == "out":
+            raise RulesError(f"the {v.name} is turned {turn:.1f} degrees {where}; at most "
+                             f"{D.LOSE_CONTROL_TURN_DEG:g} ({R}, \"Losing Control\")")
+        if move_v.outcome == "out":
+            raise RulesError(f"the {v.name} is moved {moved / MM_PER_IN:.2f} in "
+                             f"({'its centre' if self.option('reposition_measure') == 'centre' else 'its farthest corner'}) "
+                             f"{where}; at most {D.LOSE_CONTROL_MOVE_IN} in ({R}, \"Losing Control\")")
+        if not self._on_table(state, fp1):
+            raise RulesError(f"the reposition puts the {v.name} off the table ({R}, \"Losing Control\")")
+        contact = float(self.option("contact_mm"))
+        sweep = [v.footprint(x) for x in [was, *interpolate(was, to, 4.0, 3.0)]]
+        for o in state.in_play():
+            if o.marker != v.marker and any(shapely.intersects(f.polygon.buffer(-contact), o.footprint().polygon)
+                                            for f in sweep):
+                raise RulesError(f"the reposition moves the {v.name} over the {o.name} ({R}, \"Losing Control\")")
+        for t in state.live_terrain():
+            if any(shapely.intersects(f.polygon.buffer(-contact), t.polygon) for f in sweep):
+                raise RulesError(f"the reposition moves the {v.name} over {t.name or 'terrain'} "
+                                 f"({R}, \"Losing Control\")")
+        return {"was": was, "turn_deg": turn, "moved_mm": moved, "turn": turn_v, "moved": move_v}
+
+    @action("reposition")
     def _act_reposition(self, state: GameState, action: dict):
-        """The nearest player turns the car up to 45 degrees and moves it up to 1 inch; not over a
-        car, off the table or over terrain; no command tests (RULEBOOK, "Losing Control")."""
+        """The nearest player turns the car up to 45 degrees and moves it up to 1 inch from where it
+        lost control (the camera reads where it stands now); not over a car, off the table or
+        over terrain; no command tests (RULEBOOK, "Losing Control")."""
         marker = action.get("vehicle")
         p = next((p for p in state.pending if p["vehicle"] == marker), None)
         if p is None:
@@ -1191,40 +1311,13 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                              f"nearest vehicle does ({' or '.join(p['by'])}; {R}, \"Losing Control\")")
         v = state.vehicles[marker]
         to = parse_pose(action.get("to"), "reposition, to")
-        fp0, fp1 = v.footprint(), v.footprint(to)
-        turn = abs(normalize_deg(to.heading_deg - v.pose.heading_deg))
-        sigma = math.hypot(v.pose.axis_sigma_mm, to.axis_sigma_mm)
-        turn_v = judge("turn", turn, D.LOSE_CONTROL_TURN_DEG, to.sigma_deg)
-        if self.option("reposition_measure") == "centre":
-            moved = float(np.hypot(*(to.xy - v.pose.xy)))
-        else:
-            moved = float(np.max(np.hypot(*(fp1.corners - fp0.corners).T)))
-        move_v = judge("moved", moved, inches(D.LOSE_CONTROL_MOVE_IN), sigma)
-        if turn_v.outcome == "out":
-            raise RulesError(f"the car is turned {turn:.1f} degrees; at most {D.LOSE_CONTROL_TURN_DEG:g} "
-                             f"({R}, \"Losing Control\")")
-        if move_v.outcome == "out":
-            raise RulesError(f"the car is moved {moved / MM_PER_IN:.2f} in "
-                             f"({'its centre' if self.option('reposition_measure') == 'centre' else 'its farthest corner'}); "
-                             f"at most {D.LOSE_CONTROL_MOVE_IN} in ({R}, \"Losing Control\")")
-        if not self._on_table(state, fp1):
-            raise RulesError(f"the reposition puts the {v.name} off the table ({R}, \"Losing Control\")")
-        contact = float(self.option("contact_mm"))
-        sweep = [v.footprint(x) for x in [v.pose, *interpolate(v.pose, to, 4.0, 3.0)]]
-        for o in state.in_play():
-            if o.marker != v.marker and any(shapely.intersects(f.polygon.buffer(-contact), o.footprint().polygon)
-                                            for f in sweep):
-                raise RulesError(f"the reposition moves the {v.name} over the {o.name} ({R}, \"Losing Control\")")
-        for t in state.live_terrain():
-            if any(shapely.intersects(f.polygon.buffer(-contact), t.polygon) for f in sweep):
-                raise RulesError(f"the reposition moves the {v.name} over {t.name or 'terrain'} "
-                                 f"({R}, \"Losing Control\")")
-        events = [f"{who} repositions the {v.name}: turned {turn:.1f} degrees, moved {moved / MM_PER_IN:.2f} in"]
-        start = v.pose
-        v.pose = to
+        r = self._judge_reposition(state, v, p, to)
+        events = [f"{who} repositions the {v.name}: turned {r['turn_deg']:.1f} degrees, moved "
+                  f"{r['moved_mm'] / MM_PER_IN:.2f} in from where it lost control"]
+        v.pose = v.stood = to
         state.pending.remove(p)
-        self._cross(state, v, [start, to], events)
-        return {"result": "repositioned", "turn": turn_v.to_json(), "moved": move_v.to_json(), "rolls": [],
+        self._cross(state, v, [r["was"], to], events)
+        return {"result": "repositioned", "turn": r["turn"].to_json(), "moved": r["moved"].to_json(), "rolls": [],
                 "events": events}
         yield
 
@@ -1365,6 +1458,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 yield from self._lose_control(state, o, events, rolls)
         return {"target": o.marker, "hits": hits, "criticals": crits, "damage": damage}
 
+    @action("attack")
     def _act_attack(self, state: GameState, action: dict):
         """An attack with one weapon at a vehicle (or exploding terrain): range edge to edge,
         the weapon's arcs, line of sight, valid targets (CORE, "Action: Attack")."""
@@ -1472,6 +1566,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 out.append((o, dist))
         return out
 
+    @action("drop")
     def _act_drop(self, state: GameState, action: dict):
         """A dropper: an attack with the full profile against every vehicle in the rear arc and
         in range (RULEBOOK, "Dropper")."""
@@ -1499,15 +1594,17 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
     # --- the campaign -------------------------------------------------------------------
 
+    @action("upgrade_stage")
     def _act_upgrade_stage(self, state: GameState, action: dict):
         """After the game (RULEBOOK, "Upgrade Stage"): mission points into the pools, a D12 for
-        each destroyed and each damaged vehicle, the winner's campaign point. `repair` and `save`
-        list the vehicles their owners pay for when the dice allow."""
+        each destroyed and each damaged vehicle, the winner's campaign point. A damaged car's
+        owner is asked, when the die allows and their pool can pay, whether to repair it (1-9:
+        "can be repaired at a cost equal to the dice roll") or save it (10-12: "can be saved at
+        the cost of 5 points, otherwise it is destroyed but you gain 5 points")."""
         if not state.over:
             raise RulesError("the upgrade stage comes after the game is over")
         if state.upgrade_stage_done:
             raise RulesError("the upgrade stage has been played for this game")
-        repair, save = set(action.get("repair", [])), set(action.get("save", []))
         events, rolls, outcome = [], [], {}
         for p, pts in state.scores.items():
             if pts:
@@ -1529,26 +1626,42 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 rolls.append({"asked": f"damaged {v.name}", "face": face, "total": face, "modifiers": []})
                 pool = state.pools.get(v.owner, 0)
                 if face < D.DAMAGED_SAVE_ON:
-                    if m in repair and pool >= face:
+                    pay = False
+                    if pool >= face:
+                        pay = yield ChoiceRequest(v.owner, f"whether to repair the {v.name} now for {face} points "
+                                                           f"(pool {pool})",
+                                                  ({"value": True, "label": f"repair for {face}"},
+                                                   {"value": False, "label": "not now (it may not race until repaired)"}),
+                                                  v.name)
+                    if pay:
                         state.pools[v.owner] = pool - face
                         outcome[str(m)] = f"repaired for {face}"
                         events.append(f"{v.owner} repairs the {v.name} for {face}")
                     else:
                         outcome[str(m)] = f"needs repair: {face}"
                         events.append(f"the {v.name} needs {face} points of repair before it races again")
-                elif m in save and pool >= D.DAMAGED_SAVE_COST:
-                    state.pools[v.owner] = pool - D.DAMAGED_SAVE_COST
-                    outcome[str(m)] = f"saved for {D.DAMAGED_SAVE_COST}"
-                    events.append(f"{v.owner} saves the {v.name} for {D.DAMAGED_SAVE_COST} ({face})")
                 else:
-                    state.pools[v.owner] = pool + D.DAMAGED_SAVE_COST
-                    outcome[str(m)] = f"scrapped for {D.DAMAGED_SAVE_COST}"
-                    events.append(f"the {v.name} is scrapped ({face}): {D.DAMAGED_SAVE_COST} points to {v.owner}")
+                    save = False
+                    if pool >= D.DAMAGED_SAVE_COST:
+                        save = yield ChoiceRequest(v.owner, f"whether to save the {v.name} for {D.DAMAGED_SAVE_COST} "
+                                                            f"points or scrap it for {D.DAMAGED_SAVE_COST} (pool {pool})",
+                                                   ({"value": True, "label": f"save for {D.DAMAGED_SAVE_COST}"},
+                                                    {"value": False, "label": f"scrap for +{D.DAMAGED_SAVE_COST}"}),
+                                                   v.name)
+                    if save:
+                        state.pools[v.owner] = pool - D.DAMAGED_SAVE_COST
+                        outcome[str(m)] = f"saved for {D.DAMAGED_SAVE_COST}"
+                        events.append(f"{v.owner} saves the {v.name} for {D.DAMAGED_SAVE_COST} ({face})")
+                    else:
+                        state.pools[v.owner] = pool + D.DAMAGED_SAVE_COST
+                        outcome[str(m)] = f"scrapped for {D.DAMAGED_SAVE_COST}"
+                        events.append(f"the {v.name} is scrapped ({face}): {D.DAMAGED_SAVE_COST} points to {v.owner}")
         state.upgrade_stage_done = True
         campaign = {state.winner: 1} if state.winner else {}
         return {"result": "upgrade stage", "vehicles": outcome, "pools": dict(sorted(state.pools.items())),
                 "campaign_points": campaign, "rolls": rolls, "events": events}
 
+    @action("campaign_mission")
     def _act_campaign_mission(self, state: GameState, action: dict):
         """The next campaign round's mission (RULEBOOK, "Campaign Structure"): the first is the two
         lap race, the final outrun, others a D12, moving on down the list if it repeats the last."""
@@ -1570,9 +1683,6 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
 def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
-
-
-ACTIONS = ("hold", "recover", "move", "attack", "drop", "reposition", "upgrade_stage", "campaign_mission")
 
 
 def _boost_first(poses: list, boost_mm: float, tol_mm: float, tol_deg: float) -> list:

@@ -87,6 +87,9 @@ class Vehicle:
     hp: int = 0
     max_hp: int = 0
     pose: Pose | None = None
+    #: Where it stood when its activation could begin (the round's start, the last activation's end,
+    #: its last move or reposition): a move is judged from here, not from where the camera sees it now.
+    stood: Pose | None = None
     destroyed: bool = False
     eliminated: bool = False
     finished: int | None = None          # finishing position, 1 first
@@ -201,6 +204,8 @@ class GameState:
                 "boost_used": v.boost_used,
                 "pose": None if v.pose is None else [round(v.pose.x_mm, 2), round(v.pose.y_mm, 2),
                                                      round(v.pose.heading_deg, 2)],
+                "stood": None if v.stood is None else [round(v.stood.x_mm, 2), round(v.stood.y_mm, 2),
+                                                       round(v.stood.heading_deg, 2)],
             } for m, v in sorted(self.vehicles.items())},
         }
 

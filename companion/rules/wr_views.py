@@ -14,6 +14,7 @@ from shapely.geometry import Polygon
 from ..geometry import FRONT, LEFT, REAR, RIGHT, Sector, around, closest_distance, inches
 from ..geometry.pose import MM_PER_IN
 from . import wr_data as D
+from .actions import ActionSpec, Field
 from .base import polygon_rings
 
 _FAR_MM = 5000.0
@@ -111,48 +112,91 @@ class WastelandRallyViews:
                         "weapons": weapons, "shootable": any(w["usable"] for w in weapons)})
         return sorted(out, key=lambda t: t["distance_mm"])
 
-    def actions(self, state, marker: int) -> list[dict]:
-        """What the vehicle can do now, with each action's fields."""
+    def actions(self, state, marker: int) -> list[ActionSpec]:
+        """What the vehicle's side can do with it now, each with the fields it needs: the way it
+        drove and where it stands are read by the camera (table_path, table_pose)."""
         v = state.vehicle(marker)
-        acts = []
-        fixed = {"name": "vehicle", "kind": "fixed", "value": marker}
+        me = Field("vehicle", "fixed", "vehicle", value=marker)
         pending = next((p for p in state.pending if p["vehicle"] == marker), None)
         if pending is not None:
-            return [{"act": "reposition", "label": "Reposition (lost control)", "rule": f'{D.RULEBOOK}, "Losing Control"',
-                     "about": "Turn the car up to 45 degrees and move it up to 1 inch, then resolve.",
-                     "fields": [fixed, {"name": "by", "kind": "choice", "label": "by",
-                                        "choices": [{"value": p, "label": p} for p in pending["by"]]},
-                                {"name": "to", "kind": "table_pose", "of": marker,
-                                 "label": "where the car stands now"}]}]
-        if not v.in_play or state.over or state.pending:
+            was = pending["from"]
+            return [ActionSpec(
+                "reposition", "Reposition (lost control)", (
+                    me, Field("by", "choice", "repositioned by", choices=tuple(
+                        {"value": p, "label": p} for p in pending["by"])),
+                    Field("to", "table_pose", "where the car stands now", of=marker)),
+                rule=f'{D.RULEBOOK}, "Losing Control"',
+                about=(f"The player with the nearest car turns it up to 45 degrees and moves it up to 1 in from "
+                       f"where it lost control ([{was[0]:.0f}, {was[1]:.0f}, {was[2]:.0f}]), then resolves: the "
+                       f"camera reads where it stands."))]
+        if state.over:
+            return self._after_game_actions(state)
+        if not v.in_play or v.pose is None or state.pending:
             return []
         if state.active_marker not in (None, marker):
             return []
         if state.active_marker is None and state.round > 0 and (v.owner != state.up or marker in state.activated):
             return []
         fresh = state.active_marker is None          # its flags are from an earlier activation
+        acts: list[ActionSpec] = []
+        if fresh:
+            acts.append(ActionSpec("hold", "Activate and do nothing", (me,), rule=f'{D.CORE}, "Activating Units"',
+                                   about="Every action of an activation is optional: the car activates and "
+                                         "holds; end the activation next."))
         if v.stress and (fresh or not (v.moved or v.attacked or v.recovered)):
-            acts.append({"act": "recover", "label": f"Recover ({v.stress} stress)", "rule": f'{D.CORE}, "Action: Recover"',
-                         "fields": [fixed]})
-        if fresh or not v.moved:
-            acts.append({"act": "move", "label": "Move", "rule": f'{D.VEHICLES}, "Vehicle Movement"',
-                         "about": "Drive the car, then resolve: the camera's path gives the distance and the turns.",
-                         "fields": [fixed, {"name": "path", "kind": "table_path", "of": marker,
-                                            "label": "the way the car went this activation, as the camera saw it"},
-                                    {"name": "advance", "kind": "choice", "label": "advance move",
-                                     "choices": [{"value": False, "label": "no"}, {"value": True, "label": "yes (-4 skill)"}]},
-                                    *([{"name": "boost", "kind": "choice", "label": "boost 9 in first",
-                                        "choices": [{"value": False, "label": "no"}, {"value": True, "label": "yes"}]}]
-                                      if "boost" in v.upgrades and not v.boost_used else [])]})
-        others = [{"value": o.marker, "label": _label(o)} for o in state.in_play() if o.marker != marker]
+            acts.append(ActionSpec("recover", f"Recover ({v.stress} stress)", (me,), rule=f'{D.CORE}, "Action: Recover"',
+                                   about="A command roll for each stress token, first in the activation."))
+        if fresh or not (v.moved or v.attacked):
+            boost = "boost" in v.upgrades and not v.boost_used
+            acts.append(ActionSpec(
+                "move", "Move", (
+                    me, Field("path", "table_path", "the way the car drove, as the camera saw it", of=marker),
+                    Field("advance", "flag", "advance move (+6 in, +9 if Fast; -4 skill)", optional=True),
+                    *((Field("boost", "flag", "boost: 9 in straight ahead first (once a game)", optional=True),)
+                      if boost else ()),
+                    Field("backward", "flag", "driving backwards (at half rate)", optional=True,
+                          about="The path says which way it went; this only checks it.")),
+                rule=f'{D.VEHICLES}, "Vehicle Movement"',
+                about="Drive the car from where it stood, then resolve: the camera's path gives the distance and "
+                      "the turns (manoeuvres)."))
+        others = tuple({"value": o.marker, "label": _label(o)} for o in state.in_play() if o.marker != marker)
         fired = set(v.attacked) if state.active_marker == marker else set()
-        guns = [{"value": w.key, "label": w.name} for w in v.weapons if "Dropper" not in w.special and w.key not in fired]
-        if guns and others:
-            acts.append({"act": "attack", "label": "Attack", "rule": f'{D.CORE}, "Action: Attack"',
-                         "fields": [fixed, {"name": "weapon", "kind": "choice", "label": "with", "choices": guns},
-                                    {"name": "target", "kind": "choice", "label": "at", "choices": others}]})
-        drops = [{"value": w.key, "label": w.name} for w in v.weapons if "Dropper" in w.special and w.key not in fired]
+        guns = tuple({"value": w.key, "label": w.name} for w in v.weapons
+                     if "Dropper" not in w.special and w.key not in fired)
+        drums = tuple({"value": t.name, "label": t.name} for t in state.live_terrain()
+                      if self.terrain_kind(t) == "exploding")
+        if guns and (others or drums):
+            fields = [me, Field("weapon", "choice", "with", choices=guns)]
+            if others:
+                fields.append(Field("target", "choice", "at the car", choices=others, optional=bool(drums)))
+            if drums:
+                fields.append(Field("terrain", "choice", "or at exploding terrain", choices=drums,
+                                    optional=bool(others)))
+            acts.append(ActionSpec("attack", "Attack", tuple(fields), rule=f'{D.CORE}, "Action: Attack"',
+                                   about="One weapon at one car (or at exploding terrain: a critical success sets "
+                                         "it off); each weapon once an activation."))
+        drops = tuple({"value": w.key, "label": w.name} for w in v.weapons
+                      if "Dropper" in w.special and w.key not in fired)
         if drops:
-            acts.append({"act": "drop", "label": "Drop", "rule": f'{D.RULEBOOK}, "Dropper"',
-                         "fields": [fixed, {"name": "weapon", "kind": "choice", "label": "drop", "choices": drops}]})
+            acts.append(ActionSpec("drop", "Drop", (me, Field("weapon", "choice", "drop", choices=drops)),
+                                   rule=f'{D.RULEBOOK}, "Dropper"',
+                                   about="An attack on every car, friend or foe, in the rear arc and in range."))
+        return acts
+
+    def _after_game_actions(self, state) -> list[ActionSpec]:
+        """The campaign's steps after a game (RULEBOOK, "Upgrade Stage" and "Campaign Structure"),
+        offered on every car's card: they belong to no car."""
+        acts = []
+        if not state.upgrade_stage_done:
+            acts.append(ActionSpec("upgrade_stage", "Upgrade stage", (), actor="player",
+                                   rule=f'{D.RULEBOOK}, "Upgrade Stage"',
+                                   about="Mission points into the pools; a D12 for each destroyed and damaged car; "
+                                         "each owner is asked whether to pay for a repair or a save."))
+        missions = tuple({"value": m, "label": m.replace("_", " ")} for _, _, m in D.CAMPAIGN_MISSIONS)
+        acts.append(ActionSpec("campaign_mission", "Next campaign mission", (
+            Field("campaign_round", "number", "campaign round", minimum=1, maximum=99),
+            Field("previous", "choice", "last round's mission", choices=missions, optional=True),
+            Field("final", "flag", "the final round", optional=True)), actor="player",
+            rule=f'{D.RULEBOOK}, "Campaign Structure"',
+            about="The first round is a two lap race, the final outrun, the others a D12."))
         return acts
