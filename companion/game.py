@@ -1,122 +1,55 @@
 """The table game: the one object the page talks to.
 
 It holds the live table (what the camera sees), the game being played on it (a
-rule system, its state and the session that resolves actions), and the dice:
-the tray's throws arrive by themselves, dice typed in on the page and a virtual
-roll are one call away, all answering the same waiting request.
+rule system, its state and the session that resolves actions), and puts together
+the parts that do each job:
 
-Poses: the game's recorded poses follow the camera, except for cars that are
-held. The vehicle whose turn it is is held from the start of its activation,
-so its move template stays where the car started while a player lifts and
-places it; an action that says "where the car stands now" takes the camera's
-current pose of that car. Nothing moves a car in the game without the camera
-having seen it.
+- `table_dice.TableDice`: dice from the tray, typed in or rolled, answering one
+  waiting request (choices asked of a player wait in the session);
+- `activation.Activations`: where every car stood when the activation began (the
+  ghosts), the way each drove since, and which cars are held;
+- `game_evidence.EvidenceTrail`: the frame each verdict was measured from, into
+  the game file with its event;
+- `table_layout.TableLayout`: the table file, terrain, gates and points on it;
+- `ruler.measure`: the two-car ruler.
 
-Every change bumps `version` and nudges the live table, so every open page
-hears of it on its event stream.
+It knows no rule system: it calls only what `rules/base.py` declares.
+
+Poses: the game's poses follow the camera, except for held cars (the car whose
+activation is under way, and any a player holds). When an action is resolved, the
+cars it moves (those whose pose or path the camera gives it) are judged from where
+they stood when their move began, and every other car from the latest frame; a
+move reads the path driven since then. Nothing moves a car in the game without the
+camera having seen it.
+
+Every change bumps `version` and nudges the live table, so every open page hears
+of it on its event stream.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import math
 import threading
 import time
 from collections import deque
-from importlib import resources
-from typing import Any
 
-from .dice import ChoiceRequest, DiceError, DiceRequest, DiceThrow, VirtualDice, WaitingDiceSource
-from .geometry import Footprint, Pose, Terrain, closest_distance, centre_distance, in_half_plane_arc
-from .geometry.pose import MM_PER_IN
-from .geometry.sight import Obstacles
+from .activation import Activations
+from .dice import ChoiceRequest, DiceError, DiceThrow, VirtualDice
+from .game_evidence import EvidenceTrail
+from .geometry import Footprint, Pose
 from .live import LiveTable
 from .rules.actions import ActionError
 from .rules.base import RulesError, rule_system, rule_systems
+from .ruler import RulerError, measure
 from .scene import Scene
 from .session import GameSession
-
-
-#: A car's path keeps a pose each time it has moved this far or turned this much.
-PATH_STEP_MM = 5.0
-PATH_STEP_DEG = 3.0
-PATH_MAX_POINTS = 2000
+from .table_dice import TableDice
+from .table_layout import LayoutError, TableLayout
 
 
 class GameError(ValueError):
     """A request the game cannot take; the message says why, for the player."""
-
-
-class TableDice(WaitingDiceSource):
-    """Every way dice reach the game at once: the tray (if there is one) is told a
-    throw is awaited and answers by itself; typed-in dice and a virtual roll answer
-    the same request from the page. Whichever comes first is used."""
-
-    name = "table"
-
-    def __init__(self, virtual: VirtualDice, tray=None, on_change=None, on_tray_outcome=None) -> None:
-        self.virtual = virtual
-        self.tray = tray
-        self.on_change = on_change
-        #: Called with what a tray's throw led to (the page's own answers see theirs returned).
-        self.on_tray_outcome = on_tray_outcome
-        self.pending: tuple[DiceRequest, Any] | None = None
-        self._lock = threading.RLock()
-
-    def request(self, request: DiceRequest, deliver) -> None:
-        with self._lock:
-            self.pending = (request, deliver)
-        if self.tray is not None:
-            self.tray.request(request, self._from_tray)
-        if self.on_change is not None:
-            self.on_change()
-
-    def _take(self, throw: DiceThrow):
-        with self._lock:
-            if self.pending is None:
-                raise DiceError("no dice are awaited")
-            request, deliver = self.pending
-            throw.check(request)
-            self.pending = None
-        if throw.source != "tray" and self.tray is not None:
-            self.tray.cancel()
-        return deliver(throw)
-
-    def _from_tray(self, throw: DiceThrow) -> None:
-        try:
-            outcome = self._take(throw)
-            if self.on_tray_outcome is not None:
-                self.on_tray_outcome(outcome)
-        finally:
-            if self.on_change is not None:
-                self.on_change()
-
-    def typed(self, faces) -> Any:
-        with self._lock:
-            if self.pending is None:
-                raise DiceError("no dice are awaited")
-            request = self.pending[0]
-        try:
-            values = tuple(int(f) for f in faces)
-        except (TypeError, ValueError):
-            raise DiceError(f"faces must be whole numbers, not {faces!r}") from None
-        if len(values) != len(request.dice):
-            raise DiceError(f"{request.describe()}: type {len(request.dice)} face(s), not {len(values)}")
-        return self._take(DiceThrow(values, request.dice, "typed"))
-
-    def roll(self) -> Any:
-        with self._lock:
-            if self.pending is None:
-                raise DiceError("no dice are awaited")
-            request = self.pending[0]
-        return self._take(self.virtual.throw(request))
-
-    def cancel(self) -> None:
-        with self._lock:
-            self.pending = None
-        if self.tray is not None:
-            self.tray.cancel()
 
 
 class TableGame:
@@ -127,27 +60,35 @@ class TableGame:
         self.live = live
         #: The game file (companion.store.GameStore) every committed event goes to, or None.
         self.store = store
-        self._evidence: list[dict] = []         # this resolution's frames, stored when it commits
-        self.table = live.table
-        self.terrain = tuple(Terrain.from_points(t.points, t.kind, t.name) for t in self.table.terrain)
+        self.evidence = EvidenceTrail(live, store)
+        self.layout = TableLayout(live)
+        self.activations = Activations()
         self.dice = TableDice(VirtualDice(seed), tray, on_change=self._changed, on_tray_outcome=self._after_tray)
         self.tray = tray
         self.session: GameSession | None = None
         self.setup: dict | None = None
-        self.held: set[int] = set()
         self.version = 0
         self.notes: deque[dict] = deque(maxlen=log_size)
         self.last_outcome: dict | None = None
         self._lock = threading.RLock()
-        self._held_for_turn: int | None = None
-        #: Each car's way over the table since its activation began, as the camera followed
-        #: it (for rules that take distance and turns from the path driven).
-        self._paths: dict[int, list[list[float]]] = {}
+        self._moving: list[int] = []          # the cars the action being resolved moved
         #: On the synthetic demo table only: a callable(marker, x_mm, y_mm, heading_deg) that
         #: puts a car there in the rendered frames (players move the demo's cars from the page).
         #: On a real table it stays None: cars are moved by hand, and the camera sees them.
         self.demo_mover = None
         live.add_frame_listener(self.on_frame)
+
+    @property
+    def table(self):
+        return self.layout.table
+
+    @property
+    def terrain(self):
+        return self.layout.terrain
+
+    @property
+    def held(self) -> set[int]:
+        return self.activations.held
 
     # --- bookkeeping ------------------------------------------------------------------
 
@@ -170,110 +111,87 @@ class TableGame:
         """The camera's cars now, by marker: pose, doubt, and whether it is seen."""
         return {c["id"]: c for c in self.live.snapshot()["cars"]}
 
+    def _fresh_poses(self) -> dict[int, list[float]]:
+        """Every car the camera sees now: [x_mm, y_mm, heading_deg, sigma_mm, sigma_deg]."""
+        return {m: [c["x_mm"], c["y_mm"], c["heading_deg"], c["sigma_mm"], c["sigma_deg"]]
+                for m, c in self.live_poses().items() if not c["stale"]}
+
     def on_frame(self, tracked) -> None:
-        """A frame tracked: the game's poses follow the camera, but for held cars."""
-        session = self.session
-        for c in tracked.cars:
-            if c.stale:
-                continue
-            path = self._paths.setdefault(c.id, [])
-            last = path[-1] if path else None
-            if last is None or math.hypot(c.x_mm - last[0], c.y_mm - last[1]) >= PATH_STEP_MM \
-                    or abs((c.heading_deg - last[2] + 180) % 360 - 180) >= PATH_STEP_DEG:
-                path.append([c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg])
-                del path[:-PATH_MAX_POINTS]
-        if session is None:
-            return
-        # Under the lock that orders resolutions: a pose never lands inside one.
+        """A frame tracked: the paths grow, and the game's poses follow the camera (but for
+        held cars), under the lock that orders resolutions: a pose never lands inside one."""
         with self._lock:
-            if self.session is not session or session.pending is not None:
+            for c in tracked.cars:
+                if not c.stale:
+                    self.activations.seen(c.id, [c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg])
+            session = self.session
+            if session is None or session.pending is not None:
                 return
             poses = {c.id: Pose(c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg)
-                     for c in tracked.cars if c.id not in self.held}
+                     for c in tracked.cars if c.id not in self.held and not c.stale}
             if poses:
                 session.rules.update_poses(session.state, poses)
 
-    def _hold_active(self) -> None:
-        """Hold the vehicle whose turn it is (its move is judged from where it started)."""
-        marker = self.session.rules.active_marker(self.session.state)
-        if marker != self._held_for_turn:
-            if self._held_for_turn is not None:
-                self.held.discard(self._held_for_turn)
-            if marker is not None:
-                self.held.add(marker)
-                self._record_hold(marker)
-                self._paths.pop(marker, None)           # its way this activation starts here
-            self._held_for_turn = marker
-
-    # --- evidence ---------------------------------------------------------------------
-
-    def _frame_poses(self):
-        """The latest frame's own poses for the cars it saw (not the tracker's averages: a
-        verdict is measured from one frame, so it can be measured again from that frame),
-        and the frame itself."""
-        image, tracked = self.live.last_image()
-        if tracked is None or tracked.located.table_pose is None:
-            return {}, None
-        located = tracked.located
-        poses = {c.id: Pose(c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg) for c in located.cars}
-        return poses, (image, located)
-
-    def _sync_from_frame(self, state) -> None:
-        """Set the cars (but held ones) where the latest frame puts them, and keep that
-        frame as the evidence of the resolution about to be made."""
-        poses, frame = self._frame_poses()
-        pieces = self.session.rules.pieces(state)
-        use = {m: p for m, p in poses.items() if m not in self.held and m in pieces and pieces[m].in_play}
+    def _judging_poses(self, rules, state, moving: list[int]):
+        """Put the cars where a resolution judges them from: the latest frame's poses (but
+        held cars'), and the cars the action moves where their move began. The frame."""
+        poses, frame = self.evidence.frame_poses()
+        pieces = rules.pieces(state)
+        use = {m: p for m, p in poses.items() if m not in self.held and m in pieces and pieces[m].in_play
+               and m not in moving}
+        for m in moving:
+            stood = self.activations.stood(m)
+            if stood is not None and m in pieces and pieces[m].in_play and m not in self.held:
+                use[m] = Pose(*stood)
         if use:
-            self.session.rules.update_poses(state, use)
-        self._evidence = [] if frame is None else [{"frame": frame, "cars": sorted(use)}]
+            rules.update_poses(state, use)
+        return use, frame
 
-    def _store_evidence(self, frame) -> dict | None:
-        if self.store is None or frame is None:
-            return None
-        from vision.evidence import frame_evidence
-        jpeg, detections, pose = frame_evidence(*frame)
-        return self.store.add_evidence(jpeg, detections, pose)
+    def _sync_from_frame(self, state, moving: list[int] = ()) -> None:
+        """Set the cars where the resolution about to be made judges them from, and keep the
+        frame as its evidence."""
+        use, frame = self._judging_poses(self.session.rules, state, list(moving))
+        self.evidence.measuring_from(frame, use)
 
-    def _calibration(self) -> str | None:
-        from vision.evidence import camera_fingerprint
-        pose = self.live.pipeline.locator.table_pose
-        return camera_fingerprint(pose.camera) if pose is not None else None
-
-    def _record_hold(self, marker: int) -> None:
-        """A car held where its turn began: its pose from this frame, and the frame."""
-        poses, frame = self._frame_poses()
-        v = self.session.rules.pieces(self.session.state).get(marker)
-        if v is not None and marker in poses and v.in_play:
-            self.session.rules.update_poses(self.session.state, {marker: poses[marker]})
-        if self.store is not None and v is not None and v.pose is not None:
-            from .record import pose_json
-            ref = self._store_evidence(frame) if marker in poses else None
-            self.store.append("hold", {"vehicle": marker, "pose": pose_json(v.pose), "evidence": ref})
-
-    def _commit(self, event) -> None:
-        """A resolution or an undo is final: into the game file, with its evidence."""
-        if self.store is None:
+    def _begin_activation(self, session) -> None:
+        """An activation (or round) began: every car's pose now is where it stood; a car whose
+        activation begins is held there, with the frame its pose came from (one already held,
+        as after an undo, keeps the pose the game has for it)."""
+        before = self.activations.active
+        active = session.rules.active_marker(session.state)
+        self.activations.begin(self._fresh_poses(), active)
+        if active is None or active == before:
             return
-        from .record import event_body
-        refs = []
-        for item in self._evidence:
-            ref = self._store_evidence(item["frame"])
-            if ref is not None:
-                refs.append({"ref": ref, "cars": item["cars"]})
-        kind, body = event_body(event, self.session.rules, self.session.state, refs, self._calibration())
-        self.store.append(kind, body)
-        self._evidence = []
+        poses, frame = self.evidence.frame_poses()
+        v = session.rules.pieces(session.state).get(active)
+        if v is not None and active in poses and v.in_play:
+            session.rules.update_poses(session.state, {active: poses[active]})
+        if v is not None:
+            self.evidence.hold(active, v.pose, frame if active in poses else None)
+
+    def _committed(self, event) -> None:
+        """A resolution or an undo is final: into the game file with its evidence; then the
+        activation's bookkeeping. A round, an end of turn, an undo, or the active car changing
+        begins a new activation; a committed action's moved cars start their next move where
+        they stand."""
+        session = self.session
+        self.evidence.commit(event, session.rules, session.state)
+        before = self.activations.active
+        now = session.rules.active_marker(session.state)
+        if event.kind in ("round", "end_turn", "undo") or (before is not None and now != before):
+            self._begin_activation(session)
+        else:
+            if now is not None and now != before:       # the first action began this car's activation
+                self.activations.active = now
+                self.activations.hold(now, True)
+            fresh = self._fresh_poses()
+            for m in self._moving:
+                self.activations.moved(m, fresh.get(m))
+        self._moving = []
 
     def hold(self, marker: int, held: bool) -> dict:
         with self._lock:
             self._vehicle(marker)
-            if held:
-                self.held.add(marker)
-            else:
-                self.held.discard(marker)
-                if marker == self._held_for_turn:
-                    self._held_for_turn = None
+            self.activations.hold(int(marker), held)
             self._changed()
             return {"held": sorted(self.held)}
 
@@ -281,11 +199,17 @@ class TableGame:
         car = self.live_poses().get(marker)
         name = self._name(marker)
         if car is None:
-            raise GameError(f"the camera has not found the {name} (marker {marker}) on the table")
+            raise ActionError(f"the camera has not found the {name} (marker {marker}) on the table")
         if car["stale"]:
-            raise GameError(f"the camera has lost sight of the {name} (last seen {car['age_s']:.1f} s ago): "
-                            f"clear the view and try again")
+            raise ActionError(f"the camera has lost sight of the {name} (last seen {car['age_s']:.1f} s ago): "
+                              f"clear the view and try again")
         return [car["x_mm"], car["y_mm"], car["heading_deg"], car["sigma_mm"], car["sigma_deg"]]
+
+    def _table_point(self, value, what: str) -> tuple[float, float]:
+        try:
+            return self.layout.point(value, what)
+        except LayoutError as exc:
+            raise ActionError(str(exc)) from None
 
     def _name(self, marker: int) -> str:
         spec = self.table.car(marker)
@@ -306,6 +230,9 @@ class TableGame:
             raise GameError("options must be an object of option names and values")
         if not isinstance(rosters, list) or not all(isinstance(r, dict) for r in rosters):
             raise GameError("rosters must be a list of roster objects (one per player)")
+        if self.store is not None and len(self.store):
+            raise GameError(f"{self.store.path} already holds a game; resume it (serve --game) or "
+                            f"start a new game in a new file")
         system = rule_system(rules, options or {})
         cars = []
         live = self.live_poses()
@@ -320,20 +247,18 @@ class TableGame:
         with self._lock:
             if self.session is not None and self.session.pending is not None:
                 self.session.cancel()
-            if self.store is not None and len(self.store):
-                raise GameError(f"{self.store.path} already holds a game; resume it (serve --game) or "
-                                f"start a new game in a new file")
             self.session = GameSession(system, state, self.dice)
-            self.session.on_commit = self._commit
+            self.session.on_commit = self._committed
             self.setup = {"rules": rules, "options": system.settings, "rosters": copy.deepcopy(rosters)}
             if self.store is not None:
-                from .record import setup_body
                 from calibration.tablefile import table_to_json
+
+                from .record import setup_body
                 self.store.append("setup", setup_body(system, copy.deepcopy(rosters), scene, state,
-                                                      calibration=self._calibration(),
+                                                      calibration=self.evidence.calibration(),
                                                       table_file=table_to_json(self.table)))
-            self.held.clear()
-            self._held_for_turn = None
+            self.activations = Activations()
+            self._begin_activation(self.session)
             self.last_outcome = None
             self.note(f"a new game of {system.title}")
             missing = [v.name for v in system.pieces(state).values() if v.pose is None]
@@ -348,94 +273,66 @@ class TableGame:
             replayed = resume(self.store)
             session = replayed.session
             session.dice = self.dice
-            session.on_commit = self._commit
+            session.choices = None
+            session.on_commit = self._committed
             self.session = session
             b = replayed.setup.body
             self.setup = {"rules": b["rules"], "options": b["options"], "rosters": b["rosters"]}
+            self.activations = Activations()
+            self.activations.begin(self._fresh_poses(), None)
             active = session.rules.active_marker(session.state)
-            self.held = {active} if active is not None else set()
-            self._held_for_turn = active
+            # The active car is held where the record says it stood, not where it stands now.
+            self.activations.active = active
+            if active is not None:
+                self.activations.hold(active, True)
             self.note(f"resumed from {self.store.path}: {len(replayed.events)} events played back, "
                       f"every state as recorded")
             return self.game_json()
 
     def starter_rosters(self, rules: str = "shattered_highways") -> list[dict]:
-        """Rosters to start from: the demo's own on the demo table (Shattered Highways), else
-        the rule system's own for this table's cars, to be edited."""
+        """Rosters to start from: the rule system's own for this table's cars, to be edited."""
         names = {c.name for c in self.table.cars}
         if rules == "shattered_highways" and names == {"Interceptor", "Rust Bucket", "War Rig", "Buggy", "Hearse"}:
-            text = resources.files("companion").joinpath("data/demo_rosters.json").read_text(encoding="utf-8")
-            return json.loads(text)
+            # TEMPORARY: until Shattered Highways' own starter rosters give the demo's (in progress).
+            import json
+            from importlib import resources
+            return json.loads(resources.files("companion").joinpath("data/demo_rosters.json").read_text("utf-8"))
         try:
             return rule_system(rules).starter_rosters([(c.id, c.name) for c in self.table.cars])
-        except NotImplementedError as exc:
+        except (NotImplementedError, RulesError) as exc:
             raise GameError(str(exc)) from None
 
     def load_table(self, table) -> None:
-        """Play on another table file: the camera uses it from the next frame; a game
-        in progress ends (its cars and table no longer hold)."""
+        """Play on another table file: the camera uses it from the next frame. Refused while
+        a game is being played: its cars and table would no longer hold."""
         with self._lock:
-            self.live.replace_table(table)
-            self.table = table
-            self.terrain = tuple(Terrain.from_points(t.points, t.kind, t.name) for t in table.terrain)
             if self.session is not None:
-                self.session.cancel()
-                self.session = None
-                self.setup = None
+                raise GameError("a game is being played on this table: finish it (or start the companion "
+                                "again) before loading another table file")
+            self.layout.load(table)
             self.note(f"table file loaded: {table.width_mm:g} x {table.depth_mm:g} mm, "
                       f"{len(table.anchors)} anchors, {len(table.cars)} cars")
 
     def place_gate(self, name, a, b, role="") -> dict:
         """A gate placed on the page (two posts picked on the table): it counts from now on,
         and the table-file lines to keep it are given back."""
-        import dataclasses
-
-        from calibration.tablefile import MIN_GATE_WIDTH_MM, GateSpec
-        if not isinstance(name, str) or not name.strip():
-            raise GameError("name the gate")
-        name = name.strip()
-        posts = [tuple(round(v, 1) for v in self._table_point(post, f"post {label}"))
-                 for label, post in (("A", a), ("B", b))]
-        width = math.hypot(posts[1][0] - posts[0][0], posts[1][1] - posts[0][1])
-        if width < MIN_GATE_WIDTH_MM:
-            raise GameError(f"its posts are {width:.0f} mm apart, too narrow for a car "
-                            f"(at least {MIN_GATE_WIDTH_MM:g} mm)")
-        if not isinstance(role, str):
-            raise GameError("a gate's role is a word (start_finish, checkpoint, ...)")
         with self._lock:
-            if self.table.gate(name) is not None:
-                raise GameError(f"there is already a gate named '{name}'")
-            gate = GateSpec(name, role.strip(), posts[0], posts[1])
-            table = dataclasses.replace(self.table, gates=self.table.gates + (gate,))
-            self.live.set_gates(table)
-            self.table = table
-            self.note(f"gate '{name}' placed: {width:.0f} mm wide, posts A {posts[0]} B {posts[1]}")
-        toml = (f'[[gate]]\nname = "{name}"\n' + (f'role = "{role.strip()}"\n' if role.strip() else "")
-                + f"a_mm = [{posts[0][0]}, {posts[0][1]}]\nb_mm = [{posts[1][0]}, {posts[1][1]}]\n")
-        return {"gate": {"name": name, "a": list(posts[0]), "b": list(posts[1]), "role": role.strip(),
-                         "width_mm": round(width, 1)}, "table_file": toml}
-
-    def _table_point(self, value, what: str) -> tuple[float, float]:
-        """A point [x_mm, y_mm] on this table, or a GameError saying what is wrong with it."""
-        if (not isinstance(value, (list, tuple)) or len(value) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
-            raise GameError(f"{what} must be a point [x_mm, y_mm], not {value!r}")
-        x, y = float(value[0]), float(value[1])
-        if not (0 <= x <= self.table.width_mm and 0 <= y <= self.table.depth_mm):
-            raise GameError(f"{what} ({x:.0f}, {y:.0f}) is off the {self.table.width_mm:g} x "
-                            f"{self.table.depth_mm:g} mm table")
-        return x, y
+            try:
+                gate, toml = self.layout.place_gate(name, a, b, role)
+            except LayoutError as exc:
+                raise GameError(str(exc)) from None
+            self.note(f"gate '{gate['name']}' placed: {gate['width_mm']:.0f} mm wide, posts A {tuple(gate['a'])} "
+                      f"B {tuple(gate['b'])}")
+        return {"gate": gate, "table_file": toml}
 
     def remove_gate(self, name) -> dict:
-        import dataclasses
         with self._lock:
-            if not isinstance(name, str) or self.table.gate(name) is None:
-                raise GameError(f"there is no gate named {name!r}")
-            table = dataclasses.replace(self.table, gates=tuple(g for g in self.table.gates if g.name != name))
-            self.live.set_gates(table)
-            self.table = table
+            try:
+                gates = self.layout.remove_gate(name)
+            except LayoutError as exc:
+                raise GameError(str(exc)) from None
             self.note(f"gate '{name}' taken away")
-            return {"gates": [g.name for g in table.gates]}
+            return {"gates": gates}
 
     # --- reading ----------------------------------------------------------------------
 
@@ -502,6 +399,7 @@ class TableGame:
                 "last_outcome": ({**self.last_outcome, "event": self._public(session, self.last_outcome["event"])}
                                  if self.last_outcome and "event" in self.last_outcome else self.last_outcome),
                 "held": sorted(self.held),
+                "activation": self.activations.to_json(),
                 "can_undo": bool(session._undo) and session.pending is None,
                 "notes": list(self.notes),
                 "rule_systems": self.rule_systems(),
@@ -561,7 +459,7 @@ class TableGame:
 
     def path_of(self, marker: int) -> list[list[float]]:
         # With each pose's doubt, so a move judged at its limit can be too close to call.
-        return [list(p) for p in self._paths.get(marker, [])] + [self._table_pose(marker)]
+        return self.activations.path(marker, self._table_pose(marker))
 
     def point(self, value, what: str) -> tuple[float, float]:
         return self._table_point(value, what)
@@ -584,14 +482,16 @@ class TableGame:
             raise GameError(f"the {v.name} cannot {act} now (it can: {can})")
         return specs[act]
 
-    def _fill(self, action: dict) -> dict:
+    def _fill(self, action: dict) -> tuple[dict, list[int]]:
         """Check an action's fields against its spec; the camera fills where cars stand and
-        the ways they drove."""
+        the ways they drove. Also: the cars whose pose or path the camera gave (they moved
+        for this action)."""
         spec = self._spec(action)
         try:
-            return spec.fill(action, self)
+            filled = spec.fill(action, self)
         except ActionError as exc:
             raise GameError(str(exc)) from None
+        return filled, spec.camera_cars(filled)
 
     def preview(self, action: dict) -> dict:
         """Would this action go ahead, and what would it ask for? Played on a copy up to
@@ -599,12 +499,11 @@ class TableGame:
         with self._lock:
             session = self._need_game()
             try:
-                filled = self._fill(action)
+                filled, moving = self._fill(action)
             except GameError as exc:
                 return {"ok": False, "why": str(exc)}
             state = copy.deepcopy(session.state)
-            poses, _ = self._frame_poses()      # measured as the resolution would be: from this frame
-            session.rules.update_poses(state, {m: p for m, p in poses.items() if m not in self.held})
+            self._judging_poses(session.rules, state, moving)     # as the resolution would be
             out: dict = {"action": filled}
             try:
                 gen = session.rules.resolve(state, filled)
@@ -640,8 +539,9 @@ class TableGame:
         with self._lock:
             session = self._need_game()
             self._refuse_while_waiting(session, "act")
-            filled = self._fill(action)
-            self._sync_from_frame(session.state)
+            filled, moving = self._fill(action)
+            self._sync_from_frame(session.state, moving)
+            self._moving = moving
             return self._run(lambda: session.act(filled))
 
     def start_round(self, orders: dict) -> dict:
@@ -698,9 +598,10 @@ class TableGame:
                 self._after(outcome)
 
     def _after(self, outcome: dict | None) -> None:
+        """A request was answered: if an event was committed, the activation's bookkeeping
+        follows it (see `_committed`); the page hears of the change either way."""
         if outcome is not None:
             self.last_outcome = {"event": self.session.log[-1].to_json()}
-        self._hold_active()
         self._changed()
 
     def answer_typed(self, faces) -> dict:
@@ -751,7 +652,6 @@ class TableGame:
             except RulesError as exc:
                 raise GameError(str(exc)) from None
             self.last_outcome = {"undone": out}
-            self._hold_active()
             self._changed()
             return self.game_json()
 
@@ -769,46 +669,21 @@ class TableGame:
             raise GameError(f"there is no car with marker {marker} on this table")
         if not all(math.isfinite(v) for v in (x, y, h)):
             raise GameError("a demo move's pose must be finite numbers")
-        self._table_point([x, y], "where the car is put")
+        try:
+            self.layout.point([x, y], "where the car is put")
+        except LayoutError as exc:
+            raise GameError(str(exc)) from None
         self.demo_mover(marker, x, y, h)
         return {"moved": marker, "to": [x, y, h]}
 
     # --- the ruler ------------------------------------------------------------------
 
     def measure(self, a: int, b: int) -> dict:
-        """Between two cars as the camera sees them now: closest and centre distance with
-        doubt, arcs, and line of sight (terrain and the other cars block it)."""
-        live = self.live_poses()
-        feet = {}
-        for m in (a, b):
-            c = live.get(m)
-            spec = self.table.car(m)
-            if c is None or spec is None:
-                raise GameError(f"the camera has not found car {m} on the table")
-            feet[m] = Footprint(m, Pose(c["x_mm"], c["y_mm"], c["heading_deg"], c["sigma_mm"], c["sigma_deg"]),
-                                spec.length_mm, spec.width_mm, spec.name)
-        if a == b:
-            raise GameError("choose two different cars")
-        others = []
-        for m, c in live.items():
-            spec = self.table.car(m)
-            if m not in (a, b) and spec is not None:
-                others.append(Footprint(m, Pose(c["x_mm"], c["y_mm"], c["heading_deg"]),
-                                        spec.length_mm, spec.width_mm, spec.name))
-        d = closest_distance(feet[a], feet[b])
-        cd = centre_distance(feet[a], feet[b])
-        sight = Obstacles(self.terrain, others).line_of_sight(feet[a], feet[b])
-        return {
-            "from": a, "to": b, "names": [feet[a].name, feet[b].name],
-            "distance_mm": round(d.distance_mm, 2), "distance_in": round(d.distance_mm / MM_PER_IN, 3),
-            "sigma_mm": round(d.sigma_mm, 3), "sigma_in": round(d.sigma_mm / MM_PER_IN, 3),
-            "line": [list(map(float, d.from_point)), list(map(float, d.to_point))],
-            "centre_distance_mm": round(cd.distance_mm, 2), "centre_sigma_mm": round(cd.sigma_mm, 3),
-            "in_front_arc": in_half_plane_arc(feet[a], feet[b], "front").verdict.to_json(),
-            "in_rear_arc": in_half_plane_arc(feet[a], feet[b], "rear").verdict.to_json(),
-            "line_of_sight": {"clear": sight.clear, "blocked_by": list(sight.blocked_by),
-                              "line": [list(sight.line[0]), list(sight.line[1])]},
-        }
+        """Between two cars as the camera sees them now (see `ruler.measure`)."""
+        try:
+            return measure(self.live_poses(), self.table, self.terrain, a, b)
+        except RulerError as exc:
+            raise GameError(str(exc)) from None
 
 
 def _say(exc: Exception) -> str:

@@ -180,10 +180,18 @@ def test_a_table_file_is_checked_before_it_is_used(playing, table_game):
     r = c.post("/api/table", json={"text": "[table]\nwidth_mm = 1000\ndepth_mm = -5\n"}, headers=h)
     assert r.status_code == 400 and "the table file:3" in r.get_json()["error"] and "depth_mm" in r.get_json()["error"]
     assert table_game.session is not None                   # nothing changed
-    text = (table_game.table.source and open("examples/table.toml").read())
-    r = c.post("/api/table", json={"text": text}, headers=h)
+    text = open("examples/table.toml").read()
+    before = c.get("/api/game").get_json()
+    r = c.post("/api/table", json={"text": text}, headers=h)   # a game is being played: refused, kept
+    assert r.status_code == 409 and "a game is being played" in r.get_json()["error"]
+    assert c.get("/api/game").get_json()["game"] == before["game"] and table_game.live.table.car(15) is None
+
+
+def test_a_table_file_is_loaded_when_no_game_is_being_played(client, table_game):
+    c, h = client
+    r = c.post("/api/table", json={"text": open("examples/table.toml").read()}, headers=h)
     assert r.status_code == 200 and "Pickup" in r.get_json()["table"]["cars"]
-    assert table_game.session is None and table_game.live.table.car(15).name == "Pickup"
+    assert table_game.live.table.car(15).name == "Pickup"
 
 
 # --- who may change the game ------------------------------------------------------------

@@ -205,6 +205,16 @@ class ActionSpec:
             filled[f.name] = self._check(f, value, filled, table)
         return filled
 
+    def camera_cars(self, filled: dict) -> list[int]:
+        """The cars whose pose or path the camera gave this action (they moved for it)."""
+        out = []
+        for f in self.fields:
+            if f.kind in CAMERA_KINDS and f.name in filled:
+                m = self._marker_of(f, filled)
+                if m is not None and m not in out:
+                    out.append(m)
+        return out
+
     def _marker_of(self, f: Field, filled: dict) -> int | None:
         if isinstance(f.of, int) and not isinstance(f.of, bool):
             return f.of

@@ -1,0 +1,68 @@
+"""The evidence trail of a game at the table: the frame each resolution was measured from,
+kept with it in the game file when it commits, and the frame a held car's pose came from.
+
+A verdict is measured from one frame's own poses (not the tracker's averages), so it can
+be measured again from that frame after the game.
+"""
+
+from __future__ import annotations
+
+from .geometry import Pose
+
+
+class EvidenceTrail:
+    """Frames and poses for the record; writes to the game file (a GameStore) if there is one."""
+
+    def __init__(self, live, store=None) -> None:
+        self.live = live
+        self.store = store
+        self._pending: list[dict] = []         # this resolution's frames, stored when it commits
+
+    def frame_poses(self):
+        """The latest frame's own poses for the cars it saw, and the frame itself (or None)."""
+        image, tracked = self.live.last_image()
+        if tracked is None or tracked.located.table_pose is None:
+            return {}, None
+        located = tracked.located
+        poses = {c.id: Pose(c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg) for c in located.cars}
+        return poses, (image, located)
+
+    def measuring_from(self, frame, cars) -> None:
+        """The resolution about to be made is measured from this frame, for these cars."""
+        self._pending = [] if frame is None else [{"frame": frame, "cars": sorted(cars)}]
+
+    def calibration(self) -> str | None:
+        """The camera calibration's fingerprint, for the record."""
+        from vision.evidence import camera_fingerprint
+        pose = self.live.pipeline.locator.table_pose
+        return camera_fingerprint(pose.camera) if pose is not None else None
+
+    def _store_frame(self, frame) -> dict | None:
+        if self.store is None or frame is None:
+            return None
+        from vision.evidence import frame_evidence
+        jpeg, detections, pose = frame_evidence(*frame)
+        return self.store.add_evidence(jpeg, detections, pose)
+
+    def hold(self, marker: int, pose, frame) -> None:
+        """A car held where its turn began: its pose, and the frame it came from."""
+        if self.store is None or pose is None:
+            return
+        from .record import pose_json
+        ref = self._store_frame(frame) if frame is not None else None
+        self.store.append("hold", {"vehicle": marker, "pose": pose_json(pose), "evidence": ref})
+
+    def commit(self, event, rules, state) -> None:
+        """A resolution or an undo is final: into the game file, with its frames."""
+        if self.store is None:
+            self._pending = []
+            return
+        from .record import event_body
+        refs = []
+        for item in self._pending:
+            ref = self._store_frame(item["frame"])
+            if ref is not None:
+                refs.append({"ref": ref, "cars": item["cars"]})
+        kind, body = event_body(event, rules, state, refs, self.calibration())
+        self.store.append(kind, body)
+        self._pending = []
