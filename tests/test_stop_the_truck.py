@@ -924,6 +924,23 @@ def sq(c: int, r: int, dx: float = 0.0, dy: float = 0.0, h: float = 0.0) -> list
 WHOLE_START = {9: sq(1, 8), 10: sq(3, 3), 11: sq(2, 6), 12: sq(4, 7), 13: sq(4, 2), 14: sq(3, 6)}
 
 
+class Camera:
+    """The table as an action's fields read it (rules.actions.TableReader): the poses seen."""
+
+    def __init__(self, seen: dict) -> None:
+        self.seen = seen
+
+    def pose_of(self, marker: int) -> list[float]:
+        assert marker in self.seen, f"the action reads car {marker}'s pose, but it was not put anywhere"
+        return list(self.seen[marker])
+
+    def path_of(self, marker: int):
+        raise AssertionError("Stop The Truck reads squares, never a path")
+
+    def point(self, value, what: str):
+        return tuple(value)
+
+
 class Play:
     """The whole game at the table: the game, and where each model really stands. An action that
     puts a car somewhere (`to`) is given the pose `see` reports for it: here the pose meant, in
@@ -937,12 +954,16 @@ class Play:
         return list(standing[marker])
 
     def act(self, dice=(), also=None, **action):
+        """The action as the page sends it (no pose: the camera's is filled in), checked and filled
+        by the car's own spec, as the table game does."""
+        seen = {}
         if "to" in action:
-            standing = {**self.placed, action["vehicle"]: action["to"], **(also or {})}
-            out = self.game.act(dice, **{**action, "to": self.see(action["vehicle"], standing)})
+            standing = {**self.placed, action["vehicle"]: action.pop("to"), **(also or {})}
+            seen[action["vehicle"]] = self.see(action["vehicle"], standing)
             self.placed = standing
-        else:
-            out = self.game.act(dice, **action)
+        specs = {s.act: s for s in self.game.rules.action_specs(self.game.st, action["vehicle"])}
+        assert action["act"] in specs, f"the page does not offer {action['act']} now (it offers {', '.join(specs)})"
+        out = self.game.act(dice, **specs[action["act"]].fill(action, Camera(seen)))
         for m, v in self.game.st.vehicles.items():
             if not v.in_play:
                 self.placed.pop(m, None)           # taken off the table

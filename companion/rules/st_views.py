@@ -233,6 +233,64 @@ class StopTheTruckViews:
                 acts.append(spec)
         return acts
 
+    def evidence(self, state, detail: dict, actor: int | None, target: int | None) -> list[dict]:
+        """What a verdict was measured on, over the state it was judged in: the square a car had to
+        stand in (a move, a placing, an avoid, a replacement coming on) and where the camera put it;
+        the truck's new row; the contested square of a collision; the petrol bomb squares; the
+        gyro's reach; a shot's arc from the shooter's pose and the part of the truck aimed at."""
+        from ..geometry import Pose
+        shapes: list[dict] = []
+        grid = self.grid(state)
+        act = detail.get("act")
+        v = state.vehicles.get(actor) if actor is not None else None
+        if v is None:
+            return super().evidence(state, detail, actor, target)
+
+        def square(sq, label, role="template"):
+            if self.on_grid(sq):
+                shapes.append({"kind": "polygon", "points": _ring(grid.polygon(*sq))[:-1], "role": role,
+                               "label": label})
+
+        if isinstance(detail.get("to"), list) and len(detail["to"]) >= 3:
+            fp = v.footprint(Pose(*detail["to"][:3]))
+            shapes.append({"kind": "polygon", "points": fp.corners.tolist(), "role": "actor", "label": "put here"})
+        owed = next((p for p in state.pending if p["vehicle"] == v.marker), None)
+        if act == "place" and owed is not None:
+            square(owed["square"], f"owed {_sq_label(owed['square'])}")
+        elif act == "move" and v.choice is not None and state.truck.speed is not None:
+            want = self.target_square(state, v, v.choice, state.truck.speed)
+            square(want, f"box {v.choice.key}: {_sq_label(want)}")
+        elif act == "avoid":
+            for q in self.avoid_squares(state, v):
+                square(q, f"free {_sq_label(q)}")
+        elif act == "truck_sideways" and v.square is not None:
+            row = min(max(v.square[1] + self.truck_sideways_squares(state), 0), D.BOARD_ROWS - 1)
+            for k in range(D.TRUCK_SQUARES):
+                square((v.square[0] - k, row), f"row {row + 1}")
+        elif act == "collide":
+            mine = next((sq for sq, vs in self.contested(state) if v in vs), None)
+            if mine is not None:
+                square(mine, f"contested {_sq_label(mine)}", "measure")
+        elif act == "bombs":
+            for i, sq in enumerate(self._bomb_squares(state)):
+                if sq is not None:
+                    square(sq, f"bomb {i + 1}", "measure")
+        elif act == "drop" and v.square is not None:
+            for dc in (-1, 0, 1):
+                for dr in (-1, 0, 1):
+                    square((v.square[0] + dc, v.square[1] + dr), "", "template")
+        elif act == "shoot" and v.pose is not None:
+            shooter = detail.get("shooter", "max" if v.is_truck else "")
+            for sec in self.shooter_sectors(state, v, shooter):
+                for poly in polygon_rings(sec.polygon(_ARC_MM)):
+                    shapes.append({"kind": "polygon", "points": poly[0][:-1], "role": "arc", "label": "arc"})
+            at = detail.get("at", "vehicle")
+            if at in ("max", "bomber1", "bomber2", "gunner", "tyre_left", "tyre_right") and state.truck_vehicle.pose:
+                aim = self.part_footprint(state, at)
+                shapes.append({"kind": "polygon", "points": aim.corners.tolist(), "role": "target", "label": at})
+            shapes += super().evidence(state, detail, actor, target)
+        return shapes
+
     def _enter_specs(self, state, v, fixed, pose) -> list[ActionSpec]:
         """A car off the board (out, or not yet on) comes on as a new vehicle of its side."""
         if v.is_truck or state.phase not in ("setup", "turn_over", "select"):

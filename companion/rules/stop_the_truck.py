@@ -183,6 +183,48 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 {"marker": marker, "template": gang[n % len(gang)], "name": name}]})
         return rosters
 
+    #: Where the demo table's gang vehicles start, [column, row] from 1, in the order of the table's
+    #: cars after the truck. The rulebook places only the truck ("The truck begins the game
+    #: occupying the central 4 squares of the board"); the gang starts behind and beside it, as
+    #: the chase begins, each in its own square.
+    DEMO_GANG_SQUARES = ((3, 3), (3, 7), (2, 5), (4, 2), (4, 8), (1, 3), (1, 7), (2, 1), (2, 9), (1, 5))
+
+    def demo_layout(self, cars: list[tuple[int, str, float, float]], table_mm: tuple[float, float]
+                    ) -> dict[int, tuple[float, float, float]]:
+        """The first car is the truck (as the starter rosters have it), in the middle of the table
+        facing +x: the board (12 x 9 squares of option square_mm, 914 x 686 mm by default) is laid
+        from it and fits the 1219 x 813 mm demo table. The other cars stand in the middle of
+        DEMO_GANG_SQUARES, facing along the board."""
+        if not cars:
+            return {}
+        width_mm, depth_mm = table_mm
+        s = float(self.option("square_mm"))
+        if D.BOARD_COLUMNS * s > width_mm or D.BOARD_ROWS * s > depth_mm:
+            raise RulesError(f"the {D.BOARD_COLUMNS} x {D.BOARD_ROWS} board of {s:g} mm squares "
+                             f"({D.BOARD_COLUMNS * s:.0f} x {D.BOARD_ROWS * s:.0f} mm) does not fit the "
+                             f"{width_mm:.0f} x {depth_mm:.0f} mm table: a smaller square_mm")
+        truck = (width_mm / 2, depth_mm / 2, 0.0)
+        x0, y0 = truck[0] - 6 * s, truck[1] - 4.5 * s          # the board's back right corner
+        out = {cars[0][0]: truck}
+        for (marker, *_), (c, r) in zip(cars[1:], self.DEMO_GANG_SQUARES):
+            out[marker] = (x0 + (c - 0.5) * s, y0 + (r - 0.5) * s, 0.0)
+        if len(cars) - 1 > len(self.DEMO_GANG_SQUARES):
+            raise RulesError(f"the demo places at most {len(self.DEMO_GANG_SQUARES)} gang vehicles")
+        return out
+
+    def game_from_scene(self, scene, cars: list[dict]) -> GameState:
+        """A game from a scene alone: each car names its `template` (exactly one `the_truck`) and
+        may name its `player` (the truck's is Max; a gang car without one is its own player)."""
+        rosters: dict[str, list] = {}
+        for n, c in enumerate(cars):
+            key = c.get("template")
+            if not isinstance(key, str):
+                raise RulesError(f"car {c.get('id')}: say its vehicle ('template': the_truck, bike, ...) to judge "
+                                 f"on a scene alone")
+            player = c.get("player") or ("Max" if key == "the_truck" else f"Gang {n}")
+            rosters.setdefault(player, []).append({"marker": c["id"], "template": key})
+        return self.new_game([{"player": p, "vehicles": vs} for p, vs in rosters.items()], scene)
+
     def new_game(self, rosters: list[dict], scene) -> GameState:
         if not rosters:
             raise RulesError("a game needs Max's roster (the truck) and the gang players'")
@@ -363,10 +405,96 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return state.active.marker if state.active is not None else None
 
     def turn_info(self, state: GameState) -> dict:
+        """The move order this turn (every gang vehicle that picked a box, lightest first), the
+        index of the one moving (-1 outside the move step), and whose player is up."""
+        order = sorted((v for v in state.gang() if v.on_board and v.choice is not None),
+                       key=lambda v: (v.kind.order, v.marker))
         active = state.active
-        return {"round": state.turn, "players": list(state.players), "order": [], "turn": -1,
-                "active": active.marker if active is not None else None,
-                "up": active.owner if active is not None else None}
+        return {"round": state.turn, "players": list(state.players),
+                "order": [{"player": v.owner, "vehicle": v.marker} for v in order],
+                "turn": next((i for i, v in enumerate(order) if active is not None and v.marker == active.marker), -1),
+                "active": active.marker if active is not None else None, "up": self.up_player(state)}
+
+    def up_player(self, state: GameState) -> str | None:
+        """Whose player must act for the turn to go on, or None when everyone may (picking boxes
+        in secret, shooting) or nobody need (between turns)."""
+        if state.over:
+            return None
+        if state.pending:
+            return state.vehicles[state.pending[0]["vehicle"]].owner
+        ph = state.phase
+        if ph == "move" and state.active is not None:
+            return state.active.owner
+        if ph == "driving":
+            owing = sorted((v for v in state.vehicles.values() if v.in_play and v.roll_needed),
+                           key=lambda v: (v.kind.order, v.marker))
+            return owing[0].owner if owing else None
+        if ph == "collisions":
+            first = self.contested(state)
+            return self._pair(state, *first[0])[0].owner if first else None
+        if ph in ("truck", "bombs"):
+            return state.truck_vehicle.owner
+        if ph == "gyro":
+            gyros = [g for g in self._gyros(state) if self._drop_targets(state, g)]
+            return gyros[0].owner if gyros else None
+        return None
+
+    def judge_move(self, state: GameState, marker: int, to) -> dict | None:
+        """Would car `marker` standing at `to` be where the rules want it now: in the square its
+        box reaches (its move), the square it is owed (a placing), a free square next to it (the
+        bike's or trike's avoid), or, for the truck's slide, its new row. The margin is how far its
+        point (option square_point) is inside that square (negative: outside by that much), against
+        the pose's doubt. None when nothing is owed of that car."""
+        v = state.vehicles.get(marker)
+        if v is None or not v.in_play or state.over:
+            return None
+        p = next((p for p in state.pending if p["vehicle"] == marker), None)
+        if p is not None:
+            wants, doing = [p["square"]], f"is put in {_name(p['square'])} ({p['why']})"
+        elif state.phase == "move" and state.active is v:
+            want = self.target_square(state, v, v.choice, state.truck.speed)
+            if not self.on_grid(want):
+                return {"legal": True, "reasons": [f"its box takes it off the board: it is out"], "margin_mm": None}
+            wants, doing = [want], f"moves {v.choice.label} to {_name(want)}"
+        elif state.phase == "collisions" and v.kind.avoid and any(v in vs for _, vs in self.contested(state)):
+            wants, doing = self.avoid_squares(state, v), "avoids into a free square next to it"
+        elif state.phase == "truck" and v.is_truck and not state.truck.sideways_done:
+            row = min(max(v.square[1] + self.truck_sideways_squares(state), 0), D.BOARD_ROWS - 1)
+            return self._judge_row(state, to, row)
+        else:
+            return None
+        if not wants:
+            return {"legal": False, "reasons": [f"{_the(v.name)} has no free square to go to"], "margin_mm": None}
+        point, sigma = self._point(v, to)
+        f, l = state.board_origin.to_local(point)
+        best = max(wants, key=lambda q: self._inside_mm(state, f, l, q))
+        margin = self._inside_mm(state, f, l, best)
+        verdict = judge(f"{_the(v.name)}'s {self.option('square_point').replace('_', ' ')} inside {_name(best)}",
+                        margin, 0.0, sigma, at_most=False)
+        legal = verdict.outcome == "in" or (verdict.outcome == TOO_CLOSE and self.option("line_call") == "box_square")
+        reasons = [] if verdict.outcome == "in" else [
+            f"{_the(v.name)} {doing}: {verdict.describe('mm')}"
+            + ("; counted in it (option line_call)" if legal else "")]
+        return {"legal": legal, "reasons": reasons, "margin_mm": round(margin, 2), "sigma_mm": round(sigma, 2),
+                "square": [best[0] + 1, best[1] + 1], "verdict": verdict.to_json()}
+
+    def _inside_mm(self, state: GameState, f: float, l: float, sq: tuple[int, int]) -> float:
+        """How far a point (board frame) is inside square `sq`: positive inside, negative outside."""
+        s = state.square_mm
+        dx = max(sq[0] * s - f, f - (sq[0] + 1) * s)
+        dy = max(sq[1] * s - l, l - (sq[1] + 1) * s)
+        if dx <= 0 and dy <= 0:
+            return min(-dx, -dy)
+        return -math.hypot(max(dx, 0.0), max(dy, 0.0))
+
+    def _judge_row(self, state: GameState, to, row: int) -> dict:
+        s = state.square_mm
+        _, l = state.board_origin.to_local(to.xy)
+        margin = min(l - row * s, (row + 1) * s - l)
+        verdict = judge(f"the truck inside row {row + 1}", margin, 0.0, to.axis_sigma_mm, at_most=False)
+        legal = verdict.outcome != "out"
+        return {"legal": legal, "reasons": [] if verdict.outcome == "in" else [verdict.describe("mm")],
+                "margin_mm": round(margin, 2), "row": row + 1, "verdict": verdict.to_json()}
 
     def phases(self) -> tuple[str, ...]:
         return PHASES_TYPED if self.option("sequence") == "typed" else PHASES_SHEET
@@ -440,10 +568,19 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 events.append(f"the snake in {_the(v.name)} goes to sleep")
 
     def end_activation(self, state: GameState):
-        """The turn ends after shooting: the distance is checked (the truck's declared speeds)."""
+        """The turn ends after shooting (whoever has not shot passes): the distance is checked (the
+        truck's declared speeds). At the auto-gyro's step its player passes (dropping is not
+        compulsory) and the turn goes on. Every other step is compulsory: the refusal says what
+        it waits for."""
         if state.over:
             raise RulesError(f"the game is over: {state.why_over}")
-        if state.phase != "shooting":
+        if state.phase == "gyro" and not state.pending:
+            state.gyro_done = True
+            events = ["the auto-gyro drops nothing this turn"]
+            self._advance(state, events)
+            return {"result": "passed", "events": events, "phase": state.phase, "over": state.over,
+                    "winner": state.winner}
+        if state.phase != "shooting" or state.pending:
             raise RulesError(f"the turn ends after shooting; it is at the {state.phase} step"
                              + (f" (waiting for: {self._waiting(state)})" if self._waiting(state) else ""))
         t = state.truck
