@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
+
 from importlib import resources
 
 import numpy as np
@@ -466,19 +466,16 @@ def test_cars_not_in_the_race_and_unknown_gates_are_refused_or_ignored():
         RaceTracker([LINE, LINE], [_Car(1)])
 
 
-def test_a_frame_costs_well_under_a_millisecond_for_a_pack_at_the_gates():
-    """Five cars, four gates, 30 frames a second: the tracker must leave the frame time to the camera."""
+def test_a_pack_driving_through_four_gates_crosses_each_gate_it_reaches_once():
+    """Five cars, four gates, 30 frames a second (what a frame costs is bench/gates.py's to say)."""
     gates = [Gate((x, 300.0), (x, 100.0), f"g{x:.0f}") for x in (200.0, 400.0, 600.0, 800.0)]
     race = RaceTracker(gates, [_Car(i) for i in range(5)])
-    start = time.perf_counter()
     frames = 300
     for f in range(frames):
         race.update(f, f / 30, [_pose(i, 100 + 2.5 * f + 7 * i, 130 + 30 * i) for i in range(5)])
-    per_frame_ms = (time.perf_counter() - start) / frames * 1000
     # Every car went through every gate it reached, once.
     assert len(race.crossings) == sum(1 for i in range(5) for g in gates
                                       if 100 + 2.5 * (frames - 1) + 7 * i - 37.5 > g.a[0])
-    assert per_frame_ms < 1.0, per_frame_ms
 
 
 def test_crossings_say_themselves_as_json():
