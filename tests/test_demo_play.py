@@ -234,13 +234,10 @@ def _stop(proc) -> None:
         proc.kill()
 
 
-# Two systems' games refuse the base layout (a column of cars across the table's middle): it is
-# for their modules to say where their games begin (demo_layout); strict, so these say so once
-# they do. Stop The Truck lays its board from the truck, which puts the other cars' centres on
-# square edges (too close to call); Wasteland Rally's start gate on the demo table lies under
-# the Interceptor.
+# A system whose game refuses the base layout (a column of cars across the table's middle) is for
+# its module to say where its game begins (demo_layout); strict, so this says so once it does.
+# Wasteland Rally's start gate on the demo table lies under the Interceptor there.
 _REFUSE_BASE_LAYOUT = {
-    "stop_the_truck": "no demo_layout of its own yet: the base one puts the cars on square edges",
     "wasteland_rally": "no demo_layout of its own yet: the base one puts the Interceptor over the start gate",
 }
 

@@ -931,7 +931,7 @@
         press.pose = { ...press.from, h: Math.round((Math.atan2(y - press.from.y, x - press.from.x) * 180) / Math.PI) };
       }
       showGhost(press.id, press.pose);
-      placeHandle(press);
+      if (press.kind === "turn") placeHandle(press); else if (press.id === state.selected) handle.style.display = "none";
       sendAlong(press);
     });
     // Poses along a drag go at most every SEND_MS; one held back goes when its time comes, so
