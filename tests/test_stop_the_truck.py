@@ -1383,3 +1383,90 @@ def test_the_crossbowmans_nearest_too_close_to_call_allows_either():
         assert near == allowed, sigma
         rows = {r["marker"]: r["nearest"] for r in g.rules.targets(g.st, 1) if r["shooter"] == "gunner"}
         assert {m for m, n in rows.items() if n} == allowed
+
+
+# --- the hooks the table calls ---------------------------------------------------------------------
+
+def test_turn_info_gives_the_move_order_and_whose_player_is_up():
+    g = Game({10: at(3, 3), 11: at(3, 7)})
+    g.round()
+    info = g.rules.turn_info(g.st)
+    assert (info["order"], info["turn"], info["active"], info["up"]) == ([], -1, None, None)   # secret picks: all
+    g.picks({10: "2:3", 11: "2:3 1L"})
+    info = g.rules.turn_info(g.st)
+    assert info["order"] == [{"player": "Ann", "vehicle": 10}, {"player": "Bob", "vehicle": 11}]
+    assert (info["turn"], info["active"], info["up"]) == (0, 10, "Ann")
+    g.act(act="move", vehicle=10, to=at(3, 3))
+    info = g.rules.turn_info(g.st)
+    assert (info["turn"], info["active"], info["up"]) == (1, 11, "Bob")
+
+
+def test_judge_move_against_the_square_owed():
+    """The bike's box 2:4 1L with the truck at 3: one square up the board, one left: square 4,4. A
+    pose in it is legal by its margin to the nearest edge; one in the square beside it is not, by
+    how far it is outside; 1 mm over the line with 1 mm of doubt is too close to call, and counts
+    in the box's square (option line_call)."""
+    g = Game({10: at(3, 3), 11: at(3, 7)})
+    g.round()
+    g.picks({10: "2:4 1L", 11: "2:3"})
+    from companion.geometry import Pose
+    ok = g.rules.judge_move(g.st, 10, Pose(*at(4, 4, dx=20)))
+    assert ok["legal"] and ok["margin_mm"] == 30.0 and ok["square"] == [4, 4]
+    bad = g.rules.judge_move(g.st, 10, Pose(*at(4, 5, dy=10)))
+    assert not bad["legal"] and bad["margin_mm"] == -60.0 and "moves 4 1L blue to square 4,4" in bad["reasons"][0]
+    line = g.rules.judge_move(g.st, 10, Pose(*at(4, 4, dy=51), 1.0, 0.5))
+    assert line["legal"] and "too close to call" in line["reasons"][0] and "line_call" in line["reasons"][0]
+    assert g.rules.judge_move(g.st, 11, Pose(*at(3, 7))) is None          # not its move yet
+
+
+def test_end_turn_passes_the_gyro_and_is_refused_where_the_step_is_compulsory():
+    g = gyro_setup()
+    out = g.end()
+    assert out["result"] == "passed" and g.st.phase == "shooting" and g.st.gyro_done
+    g = Game({10: at(3, 3)})
+    g.round()
+    g.picks({10: "2:3"})
+    with pytest.raises(RulesError, match="the turn ends after shooting; it is at the move step .*the Bike to move"):
+        g.end()
+
+
+def demo_cars():
+    from vision.demo import demo_table
+    return [(c.id, c.name, c.length_mm, c.width_mm) for c in demo_table().cars]
+
+
+def test_demo_layout_lays_the_board_on_the_demo_table():
+    """The truck in the middle of the 1219 x 813 mm table: the 914 x 686 mm board fits, and each gang
+    car starts in the middle of its own square behind or beside the truck."""
+    rules = rule_system("stop_the_truck")
+    layout = rules.demo_layout(demo_cars(), (1219.2, 812.8))
+    assert layout[10] == (609.6, 406.4, 0.0)
+    cars = [{"id": m, "name": n, "x_mm": layout[m][0], "y_mm": layout[m][1], "heading_deg": layout[m][2],
+             "length_mm": length, "width_mm": width} for m, n, length, width in demo_cars()]
+    sc = parse_scene({"rules": "stop_the_truck", "table": {"width_mm": 1219.2, "depth_mm": 812.8}, "cars": cars})
+    st = rules.new_game(rules.starter_rosters([(c["id"], c["name"]) for c in cars]), sc)
+    assert [st.vehicles[m].square for m in (11, 12, 13, 14)] == [(2, 2), (2, 6), (1, 4), (3, 1)]
+    corners = [rules.grid(st).polygon(c, r).exterior.coords for c in (0, 11) for r in (0, 8)]
+    assert all(0 < x < 1219.2 and 0 < y < 812.8 for ring in corners for x, y in ring)
+    with pytest.raises(RulesError, match="does not fit the 1219 x 813 mm table"):
+        rule_system("stop_the_truck", {"square_mm": 100}).demo_layout(demo_cars(), (1219.2, 812.8))
+
+
+def test_evidence_shows_the_square_owed_and_the_shooters_arc():
+    g = ram_setup()
+    g.act([6], act="collide", vehicle=11)
+    shapes = g.rules.evidence(g.st, {"act": "place", "vehicle": 10, "to": at(4, 2)}, 10, None)
+    assert [s["label"] for s in shapes] == ["put here", "owed 4,2"]
+    g = shoot_setup({12: at(3, 5)})
+    shapes = g.rules.evidence(g.st, {"act": "shoot", "vehicle": 12, "at": "gunner"}, 12, None)
+    assert {s["role"] for s in shapes} == {"arc", "target"} and shapes[-1]["label"] == "gunner"
+
+
+def test_a_game_from_a_scene_alone():
+    rules = rule_system("stop_the_truck", {"square_mm": S})
+    sc = scene({1: list(TRUCK), 10: at(3, 3)})
+    sc["cars"][0]["template"], sc["cars"][1]["template"] = "the_truck", "bike"
+    st = rules.game_from_scene(parse_scene(sc), sc["cars"])
+    assert st.vehicles[10].square == (2, 2) and st.vehicles[1].owner == "Max"
+    with pytest.raises(RulesError, match="say its vehicle"):
+        rules.game_from_scene(parse_scene(scene({1: list(TRUCK)})), scene({1: list(TRUCK)})["cars"])
