@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from pathlib import Path
 
 import pytest
 
 from companion.cli import main
-from companion.dice import FixedChoices, FixedDice
+from companion.dice import ChoiceRequest, DiceError, FixedChoices, FixedDice
+from companion.geometry import Pose
 from companion.rules.base import RulesError, rule_system
 from companion.scenario import ScenarioError, check_expectations, load_scenario, run_scenario
 from companion.scene import parse_scene
@@ -1037,3 +1039,184 @@ def test_a_burning_vehicle_sets_a_building_it_touches_on_fire_on_1_2():
     out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [418, 200, 0]})
     assert out["touching"] == [12] and "the Rhinocerator catches fire" in out["events"]
     assert s.state.vehicles[10].burning
+
+
+# --- the page's way in: specs, choices, passes, later drives --------------------------------
+
+WHOLE = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "ad-game-whole.json"
+
+
+class StepTable:
+    """The table as an action's fields read it (rules.actions.TableReader), answering from a
+    scenario step: the path the camera would have followed is the step's own."""
+
+    def __init__(self, step, state):
+        self.step, self.state = step, state
+
+    def pose_of(self, marker):
+        p = self.state.vehicles[marker].pose
+        return [p.x_mm, p.y_mm, p.heading_deg, 0.5, 0.3]
+
+    def path_of(self, marker):
+        return self.step["path"]
+
+    def point(self, value, what):
+        return float(value[0]), float(value[1])
+
+
+def test_the_whole_game_goes_through_the_pages_specs_and_uses_every_action():
+    """Every action of the whole-game scenario is one the page offers at that moment, on the
+    card actor_marker names, sent as the page sends it (no camera field, nothing outside the
+    spec) and filled by the spec; the game then ends as the scenario expects."""
+    data = load_scenario(WHOLE)
+    rules = rule_system("alpha_destructicus", data.get("options"))
+    s = GameSession(rules, rules.new_game(data["rosters"], parse_scene(data)), FixedDice(data["dice"]),
+                    FixedChoices(data["choices"], "scenario"))
+    used = set()
+    for n, step in enumerate(data["steps"], start=1):
+        if "act" in step:
+            marker = rules.actor_marker(s.state, step)
+            specs = {a.act: a for a in rules.action_specs(s.state, marker)}
+            assert step["act"] in specs, (n, step, marker, sorted(specs))
+            spec = specs[step["act"]]
+            assert spec.actor == "freak" and spec.rule.startswith("alpha-destructicus.txt")
+            sent = {k: v for k, v in step.items() if spec.field(k) is None or spec.field(k).kind != "table_path"}
+            filled = spec.fill(sent, StepTable(step, s.state))
+            extra = {k: v for k, v in filled.items() if k not in step}
+            assert {k: filled[k] for k in step} == step and all(spec.field(k).kind == "fixed" for k in extra), \
+                (n, filled, step)
+            assert s.act(filled) is not None, n
+            used.add(step["act"])
+        elif "round" in step:
+            s.start_round({})
+        elif step.get("end_turn"):
+            s.end_turn()
+        else:
+            rules.update_poses(s.state, {int(k): Pose(*v) for k, v in step["poses"].items()})
+    assert used == set(ACTIONS) and s.state.round >= 2 and s.state.over and s.state.winner == "Ann"
+    assert s.dice.remaining == 0 and s.choices.remaining == 0
+    assert check_expectations(data, run_scenario(data, str(WHOLE))) == []
+
+
+def test_hit_choices_are_asked_of_the_player_the_book_gives_them_to():
+    """Spinout: "turns up to 45 degrees ... chosen by a player other than the driver" (Bob's
+    King Rhino, shot by Ann: Ann chooses); Rollover: "left or right, driver's choice" (Bob);
+    Component Damage: "chosen by driver". The wrong player's answer is refused, nothing changes."""
+    s = session({}, [4, 4], working(12))
+    king = s.state.vehicles[12]
+    king.pose, s.state.vehicles[10].pose = Pose(500, 400, 0), Pose(500, 470, 0)
+    s.choices = None
+    assert s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12}) is None
+    asked = s.pending
+    assert isinstance(asked, ChoiceRequest) and asked.player == "Ann" and "spins out" in asked.purpose
+    assert [o["value"] for o in asked.options] == [-45, -30, -15, 0, 15, 30, 45]
+    with pytest.raises(DiceError, match="this choice is Ann's to make"):
+        s.choose("Bob", 30)
+    assert king.pose.heading_deg == 0 and s.pending is asked
+    out = s.choose("Ann", 30)
+    assert out["result"] == "glancing" and king.pose.heading_deg == 30 and king.pending == 4
+    # Rollover (6) on the King Rhino: Bob, its driver's player, picks the side.
+    s = session({}, [4, 6, 5, 5], working(12))
+    s.state.vehicles[12].pose, s.state.vehicles[10].pose = Pose(500, 400, 0), Pose(500, 470, 0)
+    s.choices = None
+    s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12})
+    assert s.pending.player == "Bob" and [o["value"] for o in s.pending.options] == ["left", "right"]
+    s.choose("Bob", "right")
+    assert s.state.vehicles[12].pose.heading_deg == -90
+    # Component Damage (5) with two working components: the driver's player chooses; with one, nobody is asked.
+    s = session({}, [4, 5], working(12))
+    s.state.vehicles[12].pose, s.state.vehicles[10].pose = Pose(500, 400, 0), Pose(500, 470, 0)
+    s.choices = None
+    s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12})
+    assert s.pending.player == "Bob" and {o["value"] for o in s.pending.options} == {"engine", "horns"}
+    s.choose("Bob", "horns")
+    assert s.state.vehicles[12].component("horns").status == "destroyed"
+
+
+def test_a_player_who_passes_puts_the_chip_on_the_freak_he_chooses():
+    """ "he may move one ... He must then place the chip on the character" ("The Turn"): ending the
+    turn with nobody chosen asks the player which freak's chip it is; that freak has moved."""
+    s = session({}, [3])                # then the third chip of Ann, Ann, Bob, Bob, Bob: Bob's
+    s.choices = None
+    assert s.end_turn() is None
+    assert s.pending.player == "Ann" and {o["value"] for o in s.pending.options} == {"Zed", "Mo", "Ix"}
+    out = s.choose("Ann", "Ix")
+    assert s.state.freaks["Ix"].moved and not s.state.freaks["Zed"].moved and out["chip"] == "Bob"
+    assert any("Ann passes: the chip goes on Ix" in e for e in out["events"])
+
+
+def test_a_second_drive_in_a_turn_reads_only_its_own_path():
+    """The table may send the way since the turn began: the second drive is read from where the first
+    ended, so the first stretch is not driven (or paid for) twice."""
+    s = session({}, [], working(10))
+    s.act({"act": "activate", "freak": "Zed"})
+    first = [[200, 200, 0], [300, 200, 0]]
+    assert s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "path": first})["moved_in"] == 3.94
+    whole = first + [[303, 201, 0.5], [400, 200, 0]]           # the camera's way since the turn began
+    out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "path": whole})
+    assert out["moved_in"] == 3.94 and s.state.spent_mm == pytest.approx(200.0)
+    assert s.state.vehicles[10].pose.x_mm == 400
+
+
+def test_walk_through_the_teleporter_and_fire_a_buildings_guns_from_a_freaks_card():
+    """A freak on foot's actions are on the card of the vehicle nearest him (he has no marker of his
+    own): walk (through one building's door and out of another's) and the building's guns."""
+    terrain = BASE["terrain"] + [{"kind": "building", "name": "Mill", "points": [[900, 100], [980, 100],
+                                                                               [980, 180], [900, 180]]}]
+    s = session({}, [5], terrain=terrain)
+    st, rules = s.state, s.rules
+    st.freaks["Ix"].pos = (380.0, 700.0)                      # outside the Bank's west wall (x 400)
+    home = rules.actor_marker(st, {"act": "walk", "freak": "Ix"})
+    assert home == 14                                          # the Horse is the nearest car
+    walk = next(a for a in rules.action_specs(st, home) if a.act == "walk")
+    assert walk.field("to").kind == "table_point" and walk.field("teleport_in").optional
+    out = s.act(walk.fill({"act": "walk", "freak": "Ix", "to": [940, 200], "teleport_in": "Bank",
+                           "teleport_out": "Mill"}, StepTable({}, st)))
+    assert out["walked"]["value_mm"] == pytest.approx(20 + 20) and st.freaks["Ix"].pos == (940.0, 200.0)
+    with pytest.raises(RulesError, match="would walk"):
+        s.act({"act": "walk", "freak": "Ix", "to": [940, 400]})
+    # In the Mill, the guns: S1, 12 in, on the King Rhino's top armour 2 (5 + 1 = 6 > 2: glancing).
+    st = s.state                        # (a refused action leaves the state as it was before it)
+    st.freaks["Ix"].pos = (940.0, 140.0)
+    home = rules.actor_marker(st, {"act": "defend", "freak": "Ix"})
+    defend = next(a for a in rules.action_specs(st, home) if a.act == "defend")
+    assert {c["value"] for c in defend.field("building").choices} == {"Bank", "Mill"}
+    s.dice = FixedDice([5, 1])
+    out = s.act(defend.fill({"act": "defend", "freak": "Ix", "building": "Mill", "target": 12}, StepTable({}, st)))
+    assert out["facing"]["facing"] == "top" and out["result"] == "glancing"
+
+
+def test_a_barrier_knocked_away_goes_the_way_the_rammer_chooses():
+    """ "knocked 1d6 inches away from the ramming vehicle in a direction chosen by the rammer": Ann,
+    whose Rhinocerator won the ram, is asked; 30 deg left of straight on."""
+    terrain = BASE["terrain"] + [{"kind": "blocking", "name": "barrier: crates",
+                                  "points": [[240, 150], [260, 150], [260, 250], [240, 250]]}]
+    s = session({}, [5, 2, 2], working(10), terrain=terrain)
+    s.choices = None
+    s.act({"act": "activate", "freak": "Zed"})
+    s.state.vehicles[10].pose = Pose(199, 200, 0)
+    spec = next(a for a in s.rules.action_specs(s.state, 10) if a.act == "ram")
+    assert "barrier: crates" in [c["value"] for c in spec.field("terrain").choices] and spec.field("target").optional
+    assert s.act({"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "barrier: crates"}) is None
+    assert s.pending.player == "Ann" and 30 in [o["value"] for o in s.pending.options]
+    s.choose("Ann", 30)
+    dx, dy = s.state.terrain["barrier: crates"].offset_mm
+    assert math.hypot(dx, dy) == pytest.approx(50.8) and math.degrees(math.atan2(dy, dx)) == pytest.approx(30)
+
+
+def test_moves_are_judged_from_where_the_car_stood_and_evidence_and_the_demo_layout():
+    s = session({}, [], working(10))
+    assert s.rules.judge_move(s.state, 10, Pose(400, 200, 0)) is None          # nobody is moving it yet
+    s.act({"act": "activate", "freak": "Zed"})
+    ok = s.rules.judge_move(s.state, 10, Pose(400, 200, 0))
+    assert ok["legal"] and ok["moved_in"] == 7.87 and ok["margin_mm"] == pytest.approx(304.8 - 200)
+    far = s.rules.judge_move(s.state, 10, Pose(300, 400, 90))                  # a tank: 90 deg costs 6 in
+    assert not far["legal"] and far["turning_in"] == 6.0 and "but has 12.00 in" in far["reasons"][0]
+    shapes = s.rules.evidence(s.state, {"act": "shoot", "target": 12}, 10, 12)
+    assert [sh["role"] for sh in shapes] == ["measure", "arc", "arc"]
+    drove = s.rules.evidence(s.state, {"act": "drive", "path": [[200, 200, 0], [300, 200, 0]]}, 10, None)
+    assert drove[-1]["label"] == "path driven"
+    cars = [(m, f"car {m}", 75.0, 32.0) for m in range(10, 15)]
+    layout = s.rules.demo_layout(cars, (1219.2, 812.8))
+    assert len({(round(x), round(y)) for x, y, _ in layout.values()}) == 5
+    assert all(60 < x < 1160 and 60 < y < 760 for x, y, _ in layout.values())

@@ -120,10 +120,10 @@ class VideoTable(Table):
     def _game_poses(self) -> dict[int, tuple[float, float, float]]:
         return {m: (v.pose.x_mm, v.pose.y_mm, v.pose.heading_deg) for m, v in self.st.vehicles.items() if v.on_table}
 
-    def act(self, dice=(), **action):
+    def act(self, dice=(), choices=(), **action):
         before = self._game_poses()
         if action["act"] != "drive":
-            out = super().act(dice, **action)
+            out = super().act(dice, choices, **action)
             for m, pose in self._game_poses().items():
                 if before.get(m) != pose:
                     self.placed[m] = pose
@@ -137,7 +137,7 @@ class VideoTable(Table):
         keys = [list(start)] + meant[1:]
         standing = {m: self.placed[m] for m in before if m != car}
         path, unseen = self.cam.film_drive(car, frames_along(keys), standing)
-        out = super().act(dice, **{**action, "path": path})
+        out = super().act(dice, choices, **{**action, "path": path})
         self.placed[car] = tuple(keys[-1])
         self.drives.append({"car": car, "meant": keys, "seen": path, "unseen": unseen, "out": out,
                             "round": self.st.round})
@@ -191,7 +191,7 @@ def test_a_whole_game_with_every_drive_seen_by_the_webcam():
     t.end(next="Ann")
     t.act([4], act="stunt", freak="Mo", stunt="push_it")
     t.act(act="drive", freak="Mo", vehicle=11, path=[[450, 400, 0], [675, 400, 0]])
-    o = t.act([6, 1, 5, 3], act="ram", freak="Mo", vehicle=11, target=13)
+    o = t.act([6, 1, 5, 3], ["flamethrower"], act="ram", freak="Mo", vehicle=11, target=13)    # Bob's pick
     assert o["result"] == "won" and t.st.vehicles[13].component("flamethrower").status == "destroyed"
     t.end(next="Bob")
     t.act(act="leave", freak="Pox", to=[750, 440])
@@ -211,7 +211,7 @@ def test_a_whole_game_with_every_drive_seen_by_the_webcam():
     o = t.act([3, 2], act="defend", freak="Pox", building="Bank", target=11)
     assert o["result"] == "penetrating" and t.st.vehicles[11].burning        # top armour 0: fire (2)
     t.end(next="Ann")
-    o = t.act([2, 3, 5, 2, 4], act="forced", freak="Mo", vehicle=11)
+    o = t.act([2, 3, 5, 2, 4], [45], act="forced", freak="Mo", vehicle=11)     # Bob spins it 45 deg
     assert t.st.vehicles[13].destroyed and t.st.vehicles[11].pending == 4     # spinout waits
     t.end([6, 6, 6], next="Bob")
     t.act(act="walk", freak="Kez", to=[656.6, 418.4])
@@ -237,7 +237,7 @@ def test_a_whole_game_with_every_drive_seen_by_the_webcam():
     assert o["result"] == "clinging" and t.st.freaks["Mo"].seat == "clinging"
     t.end([6, 6, 6], next="Ann")
     t.act(act="drive", freak="Zed", vehicle=10, path=[[500, 150, 0], [520, 150, 0]])
-    o = t.act([5, 1, 6, 4, 4], act="ram", freak="Zed", vehicle=10, target=12)
+    o = t.act([5, 1, 6, 4, 4], ["left"], act="ram", freak="Zed", vehicle=10, target=12)     # Bob: left
     assert o["result"] == "won" and t.st.vehicles[12].pose.heading_deg == pytest.approx(-90, abs=1)  # rolled over
     t.end(next="Bob")
     o = t.act([1, 1], act="forced", freak="Grub", vehicle=12)

@@ -93,6 +93,37 @@ class AlphaDestructicusViews:
             })
         return sorted(out, key=lambda t: t["distance_mm"])
 
+    def evidence(self, state, detail: dict, actor: int | None, target: int | None) -> list[dict]:
+        """Besides the closest line to a target: the target's diagonals, which split it into the
+        facings a shot or ram strikes ("Shooting"; option facing_from), labelled with the facing
+        struck; and a drive's path as the camera followed it."""
+        shapes = super().evidence(state, detail, actor, target)
+        t = state.vehicles.get(target) if isinstance(target, int) else None
+        if t is not None and t.pose is not None and detail.get("act") in ("shoot", "ram", "defend"):
+            c = t.footprint().corners.tolist()
+            for a, b in ((0, 2), (1, 3)):
+                shapes.append({"kind": "line", "points": [c[a], c[b]], "role": "arc",
+                               "label": "facing edge"})
+        path = detail.get("path")
+        if detail.get("act") == "drive" and isinstance(path, list) and len(path) >= 2:
+            shapes.append({"kind": "line", "points": [[float(p[0]), float(p[1])] for p in path],
+                           "role": "actor", "label": "path driven"})
+        return shapes
+
+    def demo_layout(self, cars, table_mm) -> dict[int, tuple[float, float, float]]:
+        """An arena's track round the middle of the table ("The Arena": "an open path going around
+        your arena"): cars spread round it anticlockwise, the near side driving +x, the far side -x
+        (the way the demo's gates score), one at each end turning."""
+        width_mm, depth_mm = table_mm
+        spots = [(0.25, 0.2, 0.0), (0.75, 0.8, 180.0), (0.9, 0.5, 90.0), (0.1, 0.5, -90.0), (0.45, 0.2, 0.0),
+                 (0.55, 0.8, 180.0), (0.35, 0.8, 180.0), (0.65, 0.2, 0.0)]
+        out = {}
+        for k, (m, _name, _l, _w) in enumerate(cars):
+            fx, fy, h = spots[k % len(spots)]
+            lap = k // len(spots)
+            out[m] = (fx * width_mm + 40.0 * lap, fy * depth_mm, h)
+        return out
+
     # --- who acts, and from which card ---------------------------------------------------
 
     def home_marker(self, state, f) -> int | None:

@@ -654,6 +654,36 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             return D.PENETRATING[v.pending]
         return D.BIKE.get(v.pending, "")
 
+    def judge_move(self, state: GameState, marker: int, to) -> dict | None:
+        """Would the acting driver's car, driven straight from where it stands in the game to `to`
+        (a turn where it starts, if any), be within its movement this turn ("Vehicles": turning
+        costs, trucks' 90 deg, reverse 6 in)? None when no freak of the car is moving it now: a
+        drive is judged from the camera's path as it resolves."""
+        v = state.vehicle(marker)
+        f = state.driver(marker)
+        if v.pose is None or not v.in_play or f is None or state.acting != f.id:
+            return None
+        reverse = state.direction == "reverse"
+        start = v.pose
+        poses = [start, Pose(start.x_mm, start.y_mm, to.heading_deg, start.sigma_mm, start.sigma_deg), to]
+        ground, cost, problems, turns, _ = self._cost(state, v, poses, reverse)
+        if state.drove == marker:
+            budget = state.budget_mm
+        else:
+            budget = inches(D.REVERSE_IN if reverse else v.kind.base_move_in)
+            if v.pending == 1 and v.pending_table == "glancing":
+                budget -= inches(D.SHAKEN_LOSS_IN)
+        spent = state.spent_mm + ground + cost
+        verdict = judge("movement spent", spent, budget, math.hypot(start.axis_sigma_mm, to.axis_sigma_mm))
+        reasons = list(problems)
+        if verdict.outcome == "out":
+            reasons.append(f"it spends {_fmt_in(spent)} ({_fmt_in(ground)} driven, {_fmt_in(cost)} turning) but has "
+                           f"{_fmt_in(budget)} this turn")
+        return {"legal": not problems and verdict.outcome != "out", "reasons": reasons,
+                "margin_mm": round(verdict.margin_mm, 2), "spent": verdict.to_json(),
+                "moved_in": round(ground / MM_PER_IN, 2), "turning_in": round(cost / MM_PER_IN, 2),
+                "turns_deg": turns}
+
     @action("drive")
     def _act_drive(self, state: GameState, action: dict):
         """Drive along a path (the poses the car went through); cost, turns, terrain and gates from it."""
