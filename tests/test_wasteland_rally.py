@@ -282,6 +282,117 @@ def test_round_must_finish_before_the_next():
     assert out["state"]["activated"] == [10]
 
 
+def test_the_player_whose_turn_it_is_passes_by_activating_a_car_that_does_nothing():
+    # Max's order names the Dust Devil next: his pass activates it. Joe has two cars and no
+    # order: he is asked which. Max's last car is the only one left: no question. The round ends.
+    rules, st = game()
+    sess = GameSession(rules, st, ScriptedDice(), FixedChoices([{"player": "Joe", "value": 21}]))
+    sess.start_round({"Max": [11]})
+    assert st.up == "Max"
+    out = sess.end_turn()
+    assert out["vehicle"] == 11 and out["events"][0] == "Max passes: the Dust Devil activates and does nothing"
+    out = sess.end_turn()
+    assert out["vehicle"] == 21 and sess.log[-1].choices[0]["player"] == "Joe"
+    assert sess.log[-1].choices[0]["asked"] == "Joe to choose which car activates and does nothing (a pass)"
+    assert sess.end_turn()["vehicle"] == 10
+    out = sess.end_turn()
+    assert out["vehicle"] == 20 and st.up is None and st.activated == []     # the round is over
+    with pytest.raises(RulesError, match="round 1 is over: start the next round"):
+        sess.end_turn()
+    # Asked on the page: a choice only Joe may make, among his cars left.
+    rules, st = game()
+    sess = GameSession(rules, st, ScriptedDice())
+    sess.dice.rounds = 1                                        # Joe wins the roll-off
+    sess.start_round({})
+    assert sess.end_turn() is None and sess.pending.player == "Joe"
+    assert [o["value"] for o in sess.pending.options] == [20, 21]
+    with pytest.raises(Exception, match="this choice is Joe's to make"):
+        sess.choose("Max", 20)
+    assert sess.choose("Joe", 20)["vehicle"] == 20 and st.up == "Max"
+
+
+def test_before_a_round_there_is_nothing_to_pass():
+    rules, st = game()
+    sess = GameSession(rules, st, ScriptedDice())
+    with pytest.raises(RulesError, match="no round has begun: start a round"):
+        sess.end_turn()
+
+
+def test_a_first_move_reads_the_cameras_path_from_where_the_car_stood():
+    # On the table the car is pushed before its move is declared: the game's pose follows the
+    # camera to where it ends, and the camera's path starts where it stood.
+    rules, st = game()
+    sess = GameSession(rules, st, ScriptedDice())
+    sess.start_round({})
+    camera_path = [[450 + 5 * k, 300, 0, 0.3, 0.2] for k in range(31)]        # 150 mm in 5 mm steps
+    rules.update_poses(st, {10: Pose(*camera_path[-1])})
+    out = sess.act({"act": "move", "vehicle": 10, "path": camera_path})
+    assert out["move"]["distance_mm"] == pytest.approx(150.0) and out["move"]["manoeuvres"] == 0
+    assert st.vehicles[10].progress == 1 and st.vehicles[10].stood.x_mm == 600
+    # judged from where it stood, not from the camera's pose: 12 in from the start is too far
+    assert rules.judge_move(st, 11, Pose(320 + 12 * MM, 300, 0))["legal"] is False
+    rules.update_poses(st, {11: Pose(320 + 8 * MM, 300, 0)})
+    assert rules.judge_move(st, 11, Pose(320 + 8 * MM, 300, 0))["distance_mm"] == pytest.approx(8 * MM)
+
+
+def test_a_reposition_is_judged_from_where_the_car_lost_control():
+    steps, dice, options, cars = lost_control_game()
+    rules, st = game(options, cars=cars)
+    sess = GameSession(rules, st, ScriptedDice())
+    sess.dice.queue += dice
+    sess.act(steps[0])
+    assert st.pending[0]["from"][:3] == [700.0, 300.0, 0.0]
+    # the camera sees the car lifted 6.7 in and turned 95 degrees: refused, whatever the game's pose
+    far = Pose(700 + 6.7 * MM, 300, 95)
+    rules.update_poses(st, {10: far})
+    j = rules.judge_move(st, 10, far)
+    assert j["legal"] is False and j["reposition"] and "turned 95.0 degrees from where it lost control" in j["reasons"][0]
+    with pytest.raises(RulesError, match="turned 95.0 degrees from where it lost control"):
+        sess.act({"act": "reposition", "vehicle": 10, "by": "Joe", "to": [far.x_mm, far.y_mm, far.heading_deg]})
+    assert st.pending and st.vehicles[10].pose == far                         # nothing changed
+    near = Pose(712, 300, 20)
+    rules.update_poses(st, {10: near})
+    assert rules.judge_move(st, 10, near)["legal"]
+    out = sess.act({"act": "reposition", "vehicle": 10, "by": "Joe", "to": [712, 300, 20]})
+    assert "turned 20.0 degrees, moved 0.47 in from where it lost control" in out["events"][0]
+
+
+def test_a_repositioned_car_moves_in_its_next_activation():
+    steps, dice, options, cars = lost_control_game()
+    rules, st = game(options, cars=cars)
+    sess = GameSession(rules, st, ScriptedDice())
+    sess.dice.rounds = 1                                        # Joe first
+    sess.start_round({})
+    sess.dice.queue += dice
+    sess.act(steps[0])                                          # the Gravedigger's wrecker arm
+    sess.act({"act": "reposition", "vehicle": 10, "by": "Joe", "to": [700, 310, 10]})
+    sess.end_turn()
+    assert st.up == "Max" and st.vehicles[10].stood == Pose(700, 310, 10)
+    ahead = [700 + 50 * math.cos(math.radians(10)), 310 + 50 * math.sin(math.radians(10)), 10]
+    out = sess.act({"act": "move", "vehicle": 10, "path": [ahead]})
+    assert out["result"] == "moved" and out["move"]["distance_mm"] == pytest.approx(50.0)
+
+
+def test_the_demo_layout_is_a_legal_starting_grid_on_the_demo_table():
+    from vision.demo import demo_table
+    t = demo_table()
+    rules = rule_system("wasteland_rally")
+    layout = rules.demo_layout([(c.id, c.name, c.length_mm, c.width_mm) for c in t.cars], (t.width_mm, t.depth_mm))
+    scene = {"rules": "wasteland_rally", "table": {"width_mm": t.width_mm, "depth_mm": t.depth_mm},
+             "cars": [{"id": c.id, "name": c.name, "x_mm": layout[c.id][0], "y_mm": layout[c.id][1],
+                       "heading_deg": layout[c.id][2], "length_mm": c.length_mm, "width_mm": c.width_mm}
+                      for c in t.cars],
+             "terrain": [{"kind": x.kind, "name": x.name, "points": [list(p) for p in x.points]} for x in t.terrain],
+             "gates": [{"name": g.name, "role": g.role, "a": list(g.a_mm), "b": list(g.b_mm)} for g in t.gates]}
+    # spacing, not over the gate, and none could have stood closer to it
+    st = rules.new_game(rules.starter_rosters([(c.id, c.name) for c in t.cars]), parse_scene(scene))
+    assert all(v.pose.x_mm + v.length_mm / 2 < 609.6 for v in st.vehicles.values())
+    # a car moved a little closer is refused by the same check: the grid is as close as it can be
+    scene["cars"][-1]["x_mm"] -= 30
+    with pytest.raises(RulesError, match="could have deployed"):
+        rules.new_game(rules.starter_rosters([(c.id, c.name) for c in t.cars]), parse_scene(scene))
+
+
 # --- attribute rolls and attacks -------------------------------------------------------
 
 def test_natural_one_fails_and_twelve_passes():

@@ -248,6 +248,26 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                                "weapons": ["heavy_machine_gun"]})
         return [r for r in rosters if r["vehicles"]]
 
+    def demo_layout(self, cars, table_mm):
+        """A starting grid behind the demo table's start/finish gate, facing +x to drive through it
+        (vision/data/demo_table.toml: the gate crosses the near straight at the table's middle, its
+        posts 92.6 and 232.6 mm from the near edge, scaled here to the table given). Two columns
+        inside the gate's lane, each car 2 in and a hair from the next ("Deployment Areas"); each
+        car goes behind the column whose last car ends nearer the gate, so none could have stood
+        closer (the check_deploy_closest check passes on it)."""
+        width_mm, depth_mm = table_mm
+        gate_x = width_mm / 2
+        lane = (depth_mm * 92.6 / 812.8, depth_mm * 232.6 / 812.8)
+        hair_mm = 3.0                                   # clear of the line, a post's lane and each other
+        fronts = [gate_x - hair_mm, gate_x - hair_mm]   # how far forward each column's next car may reach
+        out = {}
+        for k, (marker, _name, length_mm, width_car_mm) in enumerate(cars):
+            col = k if k < 2 else max((0, 1), key=lambda c: fronts[c])
+            y = lane[0] + width_car_mm / 2 + hair_mm if col == 0 else lane[1] - width_car_mm / 2 - hair_mm
+            out[marker] = (round(fronts[col] - length_mm / 2, 1), round(y, 1), 0.0)
+            fronts[col] -= length_mm + inches(D.DEPLOY_SPACING_IN) + hair_mm
+        return out
+
     def new_game(self, rosters: list[dict], scene) -> GameState:
         """Teams from rosters, placed at the scene's poses, the mission's gates read from the scene."""
         if len(rosters) < 2:

@@ -11,7 +11,7 @@ import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
-from ..geometry import FRONT, LEFT, REAR, RIGHT, Sector, around, closest_distance, inches
+from ..geometry import FRONT, LEFT, REAR, RIGHT, Pose, Sector, around, closest_distance, inches
 from ..geometry.pose import MM_PER_IN
 from . import wr_data as D
 from .actions import ActionSpec, Field
@@ -44,6 +44,46 @@ class WastelandRallyViews:
                       "next": state.sequence[v.progress] if v.progress < len(state.sequence) else None},
             "rule": f'{D.RULEBOOK}, "Vehicle Types"',
         }
+
+    def turn_text(self, state) -> str | None:
+        """Where the game stands, in a sentence: whose turn, which car is acting, what is owed."""
+        if state.over:
+            return f"the game is over: {state.winner + ' wins' if state.winner else 'no winner'}"
+        if state.pending:
+            p = state.pending[0]
+            return (f"the {state.vehicles[p['vehicle']].name} lost control: {' or '.join(p['by'])} "
+                    f"repositions it")
+        if state.round == 0:
+            return "before the first round: start a round (the initiative roll-off)"
+        if state.active is not None:
+            return f"round {state.round}: the {state.active.name}'s activation ({state.active.owner})"
+        if state.up is None:
+            return f"round {state.round} is over: start the next round"
+        left = [v.name for v in state.in_play() if v.owner == state.up and v.marker not in state.activated]
+        return f"round {state.round}: {state.up} activates a car ({', '.join(left)}), or passes"
+
+    def evidence(self, state, detail: dict, actor: int | None, target: int | None) -> list[dict]:
+        """Besides the closest line to a target: a move's path as the camera gave it, from where
+        the car stood (its footprint there); a reposition's footprint where the car lost control."""
+        shapes = super().evidence(state, detail, actor, target)
+        v = state.vehicles.get(actor) if actor is not None else None
+        if v is None:
+            return shapes
+        act = detail.get("act")
+        if act == "move" and v.stood is not None:
+            pts = [[v.stood.x_mm, v.stood.y_mm]] + [[float(p[0]), float(p[1])] for p in detail.get("path") or []
+                                                   if isinstance(p, (list, tuple)) and len(p) >= 2]
+            shapes.append({"kind": "polygon", "points": v.footprint(v.stood).corners.tolist(), "role": "actor",
+                           "label": "stood"})
+            if len(pts) > 1:
+                shapes.append({"kind": "line", "points": pts, "role": "measure", "label": "path"})
+        if act == "reposition":
+            p = next((p for p in state.pending if p["vehicle"] == actor), None)
+            if p is not None:
+                was = Pose(*p["from"][:3])
+                shapes.append({"kind": "polygon", "points": v.footprint(was).corners.tolist(), "role": "template",
+                               "label": "lost control here"})
+        return shapes
 
     def _half(self, pose, side: str) -> Polygon:
         direction = {FRONT: pose.forward, REAR: -pose.forward, LEFT: pose.left, RIGHT: -pose.left}[side]
