@@ -266,3 +266,119 @@ def test_scenario_run_command(capsys):
     assert main(["scenario", "run", str(SCENARIOS[0]), "--check"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["steps"][0]["result"] == "moved" and out["dice_left"] == 0
+
+
+# --- at the table: the page's requests, the camera's poses ------------------------------------
+
+DEMO_CARS = ((10, "Interceptor", 75.0, 32.0), (11, "Rust Bucket", 72.0, 31.0), (12, "War Rig", 95.0, 36.0),
+             (13, "Buggy", 68.0, 30.0), (14, "Hearse", 80.0, 33.0))
+
+
+def test_the_demo_pack_heads_one_way_and_the_demo_rosters_fit_any_markers():
+    rules = rule_system("shattered_highways")
+    layout = rules.demo_layout(list(DEMO_CARS), (1219.2, 812.8))
+    assert {h for _, _, h in layout.values()} == {0.0}
+    lanes = sorted(y for _, y, _ in layout.values())
+    assert [round(b - a, 1) for a, b in zip(lanes, lanes[1:])] == [63.5] * 4
+    # Every leader a template's length (9 in) or more from the front edge ("Play Setup").
+    assert all(1219.2 - (x + length / 2) >= 228.6 for (m, _, length, _), (x, _, _) in
+               zip(DEMO_CARS, (layout[m] for m, *_ in DEMO_CARS)))
+    scene = parse_scene({"rules": "shattered_highways", "table": {"width_mm": 1219.2, "depth_mm": 812.8},
+                         "cars": [{"id": m, "name": n, "x_mm": layout[m][0], "y_mm": layout[m][1], "heading_deg": 0,
+                                   "length_mm": ln, "width_mm": w} for m, n, ln, w in DEMO_CARS]})
+    st = rules.new_game(rules.starter_rosters([(m, n) for m, n, *_ in DEMO_CARS]), scene)
+    # A Move straight ahead from the pack is legal for every car.
+    for m, *_ in DEMO_CARS:
+        x, y, _ = layout[m]
+        assert rules.judge_move(st, m, Pose(x + 60, y, 0.0))["legal"], m
+    # The demo's fleets, by the cars' names, whatever markers they carry; any other cars: two players.
+    renumbered = rules.starter_rosters([(m + 30, n) for m, n, *_ in DEMO_CARS])
+    assert [r["player"] for r in renumbered] == ["Max", "Furiosa"] and renumbered[0]["hero"]["vehicle"] == 40
+    assert {v["name"]: v["marker"] for r in renumbered for v in r["vehicles"]}["Buggy"] == 43
+    other = rules.starter_rosters([(1, "Red"), (2, "Blue"), (3, "Green")])
+    assert [[v["marker"] for v in r["vehicles"]] for r in other] == [[1, 3], [2]]
+
+
+def test_an_activation_played_through_the_table_game_with_the_pages_requests(demo_table):
+    """The demo table's pack, the real vision path: a round begun with typed dice, the
+    Interceptor's gunner rolls a 6 (Max is asked about the bonus, Furiosa who takes it), its
+    hero Moves it where it was driven on the table; then the War Rig nudges the Buggy, set down
+    by hand before the action is sent, and the rules judge it from where it stood."""
+    from companion.game import GameError, TableGame
+    from companion.live import LiveTable
+    from vision.playable import PlayableCars
+    from vision.sources import SyntheticSource
+
+    rules = rule_system("shattered_highways")
+    layout = rules.demo_layout([(c.id, c.name, c.length_mm, c.width_mm) for c in demo_table.cars],
+                               (demo_table.width_mm, demo_table.depth_mm))
+    cars = PlayableCars(layout)
+    source = SyntheticSource(demo_table, paced=False, script=cars)
+    live = LiveTable(source, demo_table, source.camera)
+    game = TableGame(live)
+    game.demo_mover = cars.move
+
+    def settle(extra=4):
+        while True:
+            f = source.read()
+            live.process(f.image, f.index, f.time_s)
+            if not cars.moving():
+                extra -= 1
+                if extra <= 0:
+                    return
+
+    settle()
+    game.start("shattered_highways", {}, game.starter_rosters("shattered_highways"))
+    game.start_round({"Max": [10, 13, 14], "Furiosa": [12, 11]})
+    game.answer_typed([5])
+    out = game.answer_typed([2])                                   # Max 5, Furiosa 2: Max first
+    assert out["game"]["active"] == 10 and out["game"]["up"] == "Max"
+    acts = {a["act"]: a for a in game.car(10)["actions"]}
+    assert {"move", "ram", "nudge", "shoot", "board", "attack", "pass"} <= set(acts)    # every seat taken: no Change
+    assert {f["name"]: f["kind"] for f in acts["nudge"]["fields"]}["push_to"] == "table_pose"
+
+    # The gunner: 6 hits the War Rig (in the front arc, 93 mm off), 3 + 2 damage.
+    game.act({"act": "shoot", "warrior": "Max:10:W1", "target": 12, "at": "vehicle"})
+    game.answer_typed([6])
+    out = game.answer_typed([3])
+    assert out["pending"]["waiting"] == "choice" and out["pending"]["player"] == "Max"
+    with pytest.raises(GameError, match="this choice is Max's"):
+        game.answer_choice("Furiosa", "yes")
+    with pytest.raises(GameError, match="cannot act now: waiting for Max to choose"):
+        game.act({"act": "move", "vehicle": 10})
+    out = game.answer_choice("Max", "yes")
+    assert out["pending"]["player"] == "Furiosa"
+    assert {o["value"] for o in out["pending"]["options"]} == {"Furiosa:12:D", "Furiosa:12:W1", "Furiosa:12:P1",
+                                                                "Furiosa:12:P2"}
+    game.answer_choice("Furiosa", "Furiosa:12:P2")
+    out = game.answer_typed([5])                                   # 5 against tenacity 4
+    state = out["game"]["state"]
+    assert state["vehicles"]["12"]["hp"]["body"] == 30 and state["warriors_out"] == ["Furiosa:12:P2"]
+
+    # The hero drives 60 mm ahead on the table; the Move takes where the camera sees it.
+    x, y, _ = layout[10]
+    game.move_demo_car(10, x + 60.0, y + 10.0, 0.0)
+    settle()
+    with pytest.raises(GameError, match="read from the table by the camera"):
+        game.act({"act": "move", "vehicle": 10, "to": [x, y, 0.0]})
+    game.act({"act": "move", "vehicle": 10})
+    out = game.answer_typed([7])
+    pose = out["game"]["state"]["vehicles"]["10"]["pose"]
+    assert pose == pytest.approx([x + 60.0, y + 10.0, 0.0], abs=1.0)
+    out = game.end_turn()
+    assert out["game"]["active"] == 12 and out["game"]["up"] == "Furiosa"
+
+    # The War Rig nudges the Buggy: the Buggy is set down 30 mm aside by hand first.
+    bx, by, _ = layout[13]
+    game.move_demo_car(13, bx, by + 30.0, 0.0)
+    settle()
+    game.act({"act": "nudge", "vehicle": 12, "target": 13})
+    for face in (6, 8):                                            # in position; the rig's hero 8
+        game.answer_typed([face])
+    out = game.answer_typed([2])                                   # the Buggy's driver 2: three sections
+    event = out["log"][0]
+    assert event["outcome"]["result"] == "nudged" and event["outcome"]["sections"] == 3
+    vehicles = out["game"]["state"]["vehicles"]
+    assert vehicles["13"]["pose"] == pytest.approx([bx, by + 30.0, 0.0], abs=1.0)
+    assert vehicles["13"]["hp"]["body"] == 14 and vehicles["12"]["hp"]["body"] == 29
+    assert vehicles["12"]["pose"] == pytest.approx(list(layout[12]), abs=1.0)   # it did not go on
