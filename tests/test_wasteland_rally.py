@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -1389,3 +1390,133 @@ def test_a_whole_two_lap_race():
     assert race.kinds == {"move", "attack", "drop", "recover", "reposition", "hold", "upgrade_stage",
                           "campaign_mission"}
     json.dumps(state_json(st))
+
+
+# --- at the table: the page's requests on the demo table, through the camera ---------------
+
+class DemoTable:
+    """The demo table with Wasteland Rally's starting grid, filmed by the synthetic camera and
+    tracked; cars are moved as the demo's page moves them, and every request is the page's."""
+
+    def __init__(self):
+        from companion.game import TableGame
+        from companion.live import LiveTable
+        from companion.web import create_app
+        from vision.demo import demo_table
+        from vision.playable import PlayableCars
+        from vision.sources import SyntheticSource
+        table = demo_table()
+        rules = rule_system("wasteland_rally")
+        layout = rules.demo_layout([(c.id, c.name, c.length_mm, c.width_mm) for c in table.cars],
+                                   (table.width_mm, table.depth_mm))
+        self.cars = PlayableCars(layout)
+        self.source = SyntheticSource(table, paced=False, script=self.cars)
+        self.live = LiveTable(self.source, table, self.source.camera)
+        self.game = TableGame(self.live)
+        self.game.demo_mover = self.cars.move
+        self.client = create_app(self.game, {"TESTING": True}).test_client()
+        self.headers = {"X-CSRF-Token": self.client.get("/api/session").get_json()["csrf"]}
+        self.film(4)
+
+    def film(self, still: int = 4) -> None:
+        """Frames until every car has got where it was sent, then `still` frames of it standing."""
+        left = still
+        while left > 0:
+            f = self.source.read()
+            self.live.process(f.image, f.index, f.time_s)
+            left = still if self.cars.moving() else left - 1
+
+    def post(self, path: str, body: dict, status: int = 200) -> dict:
+        r = self.client.post(f"/api/{path}", json=body, headers=self.headers)
+        assert r.status_code == status, r.get_json()
+        return r.get_json()
+
+    def drive(self, marker: int, *poses) -> None:
+        """Drag the car on the demo page through these poses; the camera films it going."""
+        for x, y, h in poses:
+            self.post("demo/move", {"vehicle": marker, "x_mm": x, "y_mm": y, "heading_deg": h})
+        self.film()
+
+    def state(self) -> dict:
+        return self.client.get("/api/game").get_json()
+
+
+def test_activations_played_on_the_demo_table_through_the_page():
+    t = DemoTable()
+    g = t.post("game", {"rules": "wasteland_rally", "rosters": t.client.get(
+        "/api/rosters/starter?rules=wasteland_rally").get_json()})
+    assert g["game"]["turn_text"] == "before the first round: start a round (the initiative roll-off)"
+    g = t.post("round", {"orders": {}})
+    assert g["pending"]["purpose"] == "initiative roll-off"
+    t.post("dice/typed", {"faces": [9]})
+    g = t.post("dice/typed", {"faces": [3]})
+    assert g["game"]["up"] == "Player 1" and g["game"]["active"] is None
+    start = g["game"]["state"]["vehicles"]["10"]["pose"]
+
+    # The Interceptor is pushed 150 mm straight on before its move is declared (its first
+    # action): the camera's path from where it stood gives the distance, and it crosses the start.
+    car = t.client.get("/api/car/10").get_json()
+    assert [a["act"] for a in car["actions"]] == ["hold", "move", "attack"]
+    t.drive(10, (start[0] + 150, start[1], 0))
+    g = t.post("act", {"act": "move", "vehicle": 10})
+    out = g["last_outcome"]["event"]["outcome"]
+    assert out["result"] == "moved" and out["move"]["distance_mm"] == pytest.approx(150, abs=3)
+    assert out["move"]["manoeuvres"] == 0
+    assert any("crosses gate 1 of 5 (Start/finish)" in e for e in out["events"])
+    assert g["game"]["active"] == 10
+    # it has moved: a second move is not offered, and one sent is refused naming what it can do
+    bad = t.post("act", {"act": "move", "vehicle": 10}, status=409)
+    assert "cannot move now" in bad["error"]
+    g = t.post("end_turn", {})
+    assert g["game"]["up"] == "Player 2"
+
+    # Player 2 passes: two cars left and no order, so the page asks which; only Player 2 may say.
+    g = t.post("end_turn", {})
+    assert g["pending"]["waiting"] == "choice" and g["pending"]["player"] == "Player 2"
+    assert [o["value"] for o in g["pending"]["options"]] == [11, 13]
+    bad = t.post("choice", {"player": "Player 1", "value": 13}, status=409)
+    assert "Player 2's to make" in bad["error"]
+    g = t.post("choice", {"player": "Player 2", "value": 13})
+    assert g["game"]["up"] == "Player 1" and 13 in g["game"]["state"]["activated"]
+
+    # The War Rig's gun hits the Rust Bucket with a natural 12: a critical; it fails its command
+    # test and loses control (passing its defence test); the War Rig is nearest, so Player 1
+    # repositions it.
+    t.post("act", {"act": "attack", "vehicle": 12, "weapon": "heavy_machine_gun", "target": 11})
+    for faces in ([12, 3], [10, 10], [2], [10]):
+        g = t.post("dice/typed", {"faces": faces})
+    out = g["last_outcome"]["event"]["outcome"]
+    assert out["criticals"] == 1 and any("loses control" in e for e in out["events"])
+    assert g["game"]["turn_text"] == "the Rust Bucket lost control: Player 1 repositions it"
+    was = g["game"]["state"]["pending"][0]["from"]
+    specs = t.client.get("/api/car/11").get_json()["actions"]
+    assert [a["act"] for a in specs] == ["reposition"]
+    # Put down 6.7 in away and turned 95 degrees: the page says why not, and nothing changes.
+    t.drive(11, (was[0] + 6.7 * MM, was[1], 95))
+    pv = t.post("preview", {"act": "reposition", "vehicle": 11, "by": "Player 1"})
+    assert pv["judged"]["legal"] is False and re.search(r"turned 9[45]\.\d degrees", pv["judged"]["reasons"][0])
+    bad = t.post("act", {"act": "reposition", "vehicle": 11, "by": "Player 1"}, status=409)
+    assert "from where it lost control" in bad["error"]
+    assert t.state()["game"]["state"]["pending"]
+    # Turned 20 degrees and slid half an inch: taken.
+    t.drive(11, (was[0] + 10, was[1], 20))
+    g = t.post("act", {"act": "reposition", "vehicle": 11, "by": "Player 1"})
+    assert g["game"]["state"]["pending"] == []
+    assert g["last_outcome"]["event"]["outcome"]["moved"]["outcome"] == "in"
+    g = t.post("end_turn", {})
+    assert g["game"]["up"] == "Player 2"
+
+    # The repositioned Rust Bucket drives on in its own activation, from where it was put.
+    stood = g["game"]["state"]["vehicles"]["11"]["pose"]
+    h = math.radians(stood[2])
+    t.drive(11, (stood[0] + 80 * math.cos(h), stood[1] + 80 * math.sin(h), stood[2]))
+    g = t.post("act", {"act": "move", "vehicle": 11})
+    out = g["last_outcome"]["event"]["outcome"]
+    assert out["result"] == "moved" and out["move"]["distance_mm"] == pytest.approx(80, abs=3)
+    g = t.post("end_turn", {})
+    # Player 1's last car, the Hearse, passes (no question: it is the only one): the round ends.
+    g = t.post("end_turn", {})
+    assert g["game"]["up"] is None and g["game"]["round"] == 1
+    assert g["game"]["turn_text"] == "round 1 is over: start the next round"
+    g = t.post("round", {"orders": {}})
+    assert g["pending"]["purpose"] == "initiative roll-off"
