@@ -1470,3 +1470,62 @@ def test_a_game_from_a_scene_alone():
     assert st.vehicles[10].square == (2, 2) and st.vehicles[1].owner == "Max"
     with pytest.raises(RulesError, match="say its vehicle"):
         rules.game_from_scene(parse_scene(scene({1: list(TRUCK)})), scene({1: list(TRUCK)})["cars"])
+
+
+def test_a_turn_on_the_demo_table_through_the_page(demo_table, renderer):
+    """The demo's start (demo_layout) filmed by the synthetic camera, then a turn through the table
+    game with the page's own request shapes: secret picks, the truck's declaration, each car moved
+    by hand to the pose its move's spec names and read back by the camera (no pose sent), a
+    collision whose outcome says where the bumped car goes, the car put there, and the turn ended."""
+    import numpy as np
+
+    from companion.game import TableGame
+    from companion.live import LiveTable
+    from vision.sources import SyntheticSource
+    source = SyntheticSource(demo_table, paced=False)
+    live = LiveTable(source, demo_table, source.camera)
+    layout = rule_system("stop_the_truck").demo_layout(demo_cars(), (demo_table.width_mm, demo_table.depth_mm))
+    standing = {m: list(p) for m, p in layout.items()}
+    rng = np.random.default_rng(5)
+    frames = iter(range(10_000))
+
+    def film():
+        for _ in range(3):
+            n = next(frames)
+            live.process(renderer.render([CarTruth(m, *p) for m, p in standing.items()], rng).image, n, n / 30)
+
+    film()
+    game = TableGame(live, seed=7)
+    g = game.start("stop_the_truck", {}, game.starter_rosters("stop_the_truck"))
+    squares = {m: v["square"] for m, v in g["game"]["state"]["vehicles"].items()}
+    assert squares == {"10": [8, 5], "11": [3, 3], "12": [3, 7], "13": [2, 5], "14": [4, 2]}
+    game.start_round({})
+    for m, box in ((10, "2:3"), (11, "2:4"), (12, "2:3"), (13, "2:3"), (14, "2:3 1L")):
+        g = game.act({"act": "select", "vehicle": m, "box": box})
+    assert g["log"][0]["detail"]["box"] == "(secret)"
+    g = game.act({"act": "declare", "vehicle": 10})
+    assert (g["game"]["up"], g["game"]["active"]) == ("Gang 1", 11)
+    for m, square in ((11, [4, 3]), (12, [3, 7]), (13, [2, 5]), (14, [4, 3])):
+        spec = next(a for a in game.car(m)["actions"] if a["act"] == "move")
+        assert spec["place"][0]["square"] == square and [f["kind"] for f in spec["fields"]] == ["fixed", "table_pose"]
+        standing[m] = spec["place"][0]["pose"]
+        film()
+        assert game.preview({"act": "move", "vehicle": m})["judged"]["legal"]
+        g = game.act({"act": "move", "vehicle": m})
+        assert g["game"]["state"]["vehicles"][str(m)]["square"] == square
+    assert g["game"]["state"]["phase"] == "collisions" and g["game"]["up"] == "Gang 4"
+    g = game.act({"act": "collide", "vehicle": 14})
+    assert g["pending"]["dice"] == ["d10"] and g["pending"]["who"] == "Gang 4"
+    g = game.answer_typed([6])           # the standard chart's 6: 1 point to the victim, bumped away from the truck
+    out = g["last_outcome"]["event"]["outcome"]
+    assert out["bumped"] == 11 and out["place"] == [{"vehicle": 11, "name": "Rust Bucket", "square": [4, 2],
+                                                     "pose": [419.1, 177.8, 0.0], "why": "bumped sideways"}]
+    from companion.game import GameError
+    with pytest.raises(GameError, match="first put the Rust Bucket in square 4,2"):
+        game.end_turn()
+    standing[11] = out["place"][0]["pose"]
+    film()
+    g = game.act({"act": "place", "vehicle": 11})
+    assert g["game"]["state"]["pending"] == [] and g["game"]["state"]["phase"] == "shooting"
+    g = game.end_turn()
+    assert g["game"]["state"]["phase"] == "turn_over" and g["game"]["state"]["distance"] == 3

@@ -580,7 +580,9 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             self._advance(state, events)
             return {"result": "passed", "events": events, "phase": state.phase, "over": state.over,
                     "winner": state.winner}
-        if state.phase != "shooting" or state.pending:
+        if state.pending:
+            raise RulesError(f"the turn cannot end yet: first put {self._waiting(state)} (where the rules moved it)")
+        if state.phase != "shooting":
             raise RulesError(f"the turn ends after shooting; it is at the {state.phase} step"
                              + (f" (waiting for: {self._waiting(state)})" if self._waiting(state) else ""))
         t = state.truck
@@ -911,7 +913,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if self.option("square_point") == "front_bumper":
             centre = centre - v.length_mm / 2 * np.array([math.cos(math.radians(heading)),
                                                           math.sin(math.radians(heading))])
-        return [round(float(centre[0]), 1), round(float(centre[1]), 1), round(heading, 1)]
+        return [round(float(centre[0]), 1), round(float(centre[1]), 1), round(heading, 1) + 0.0]   # no -0.0
 
     def truck_row_pose(self, state: GameState, row: int) -> list[float]:
         """Where the truck stands in row `row` (counted from 0): its centre on the row's middle, as
@@ -920,7 +922,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         s = state.square_mm
         along = state.board_origin.to_local(tv.pose.xy)[0] if tv.pose is not None else 6 * s
         centre = state.board_origin.to_table(along, (row + 0.5) * s)
-        return [round(float(centre[0]), 1), round(float(centre[1]), 1), round(state.board_origin.heading_deg, 1)]
+        return [round(float(centre[0]), 1), round(float(centre[1]), 1), round(state.board_origin.heading_deg, 1) + 0.0]
 
     def _owed(self, state: GameState, v: Vehicle, sq: tuple[int, int], why: str) -> dict:
         """A placing owed: the car, its new square and the pose that puts it there."""
