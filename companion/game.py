@@ -40,7 +40,7 @@ from .game_evidence import EvidenceTrail
 from .geometry import Footprint, Pose
 from .live import LiveTable
 from .rules.actions import ActionError
-from .rules.base import RulesError, rule_system, rule_systems
+from .rules.base import DEFAULT_SYSTEM, RulesError, rule_system, rule_systems
 from .ruler import RulerError, measure
 from .scene import Scene
 from .session import GameSession
@@ -289,14 +289,8 @@ class TableGame:
                       f"every state as recorded")
             return self.game_json()
 
-    def starter_rosters(self, rules: str = "shattered_highways") -> list[dict]:
+    def starter_rosters(self, rules: str = DEFAULT_SYSTEM) -> list[dict]:
         """Rosters to start from: the rule system's own for this table's cars, to be edited."""
-        names = {c.name for c in self.table.cars}
-        if rules == "shattered_highways" and names == {"Interceptor", "Rust Bucket", "War Rig", "Buggy", "Hearse"}:
-            # TEMPORARY: until Shattered Highways' own starter rosters give the demo's (in progress).
-            import json
-            from importlib import resources
-            return json.loads(resources.files("companion").joinpath("data/demo_rosters.json").read_text("utf-8"))
         try:
             return rule_system(rules).starter_rosters([(c.id, c.name) for c in self.table.cars])
         except (NotImplementedError, RulesError) as exc:
@@ -393,6 +387,7 @@ class TableGame:
                          "round": turn.get("round"),
                          "board": self._board(session),
                          "turn_text": session.rules.turn_text(session.state),
+                         "round_orders": session.rules.round_orders(session.state),
                          "premeasure": session.rules.may_premeasure()},
                 "pending": self._pending_json(session, running),
                 "log": [self._public(session, e.to_json()) for e in reversed(session.log[-60:])],

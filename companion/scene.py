@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from .geometry import TERRAIN_KINDS, Footprint, Gate, Pose, Terrain
+from .rules.base import SYSTEM_MODULES
 
 #: The rule systems a scene may name (DESIGN.md, "Outside contracts").
-RULE_SYSTEMS = ("shattered_highways", "car_cult", "stop_the_truck", "wasteland_rally", "alpha_destructicus")
+RULE_SYSTEMS = SYSTEM_MODULES          # the registry's one list of names
 
 
 class SceneError(ValueError):

@@ -6,11 +6,12 @@ import argparse
 
 from calibration.tablefile import load_table
 
+from ..rules.base import DEFAULT_SYSTEM
 from . import CommandError, load_camera
 
 DEFAULT_PORT = 8765
 #: The game the demo starts when not told which.
-DEMO_RULES = "shattered_highways"
+DEMO_RULES = DEFAULT_SYSTEM
 
 
 def register(sub) -> None:

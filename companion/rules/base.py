@@ -196,6 +196,12 @@ class RuleSystem:
         return {"round": state.round, "players": list(state.players), "order": [],
                 "turn": -1, "active": self.active_marker(state), "up": None}
 
+    def round_orders(self, state) -> dict[str, list[dict]] | None:
+        """What starting a round asks of each player: {player: [{"value": marker, "label":
+        name}, ...]}, the cars they put in a play order (secretly, where the book says so);
+        None where a round starts without orders (the rules or the dice set the order)."""
+        return None
+
     def actor_marker(self, state, action: dict) -> int:
         """The marker of the car an action is taken with (a warrior's or freak's car, the
         vehicle itself): whose spec the action is checked against. A RulesError names what
@@ -368,8 +374,12 @@ def rule_systems() -> list[type[RuleSystem]]:
     return [_REGISTRY[k] for k in sorted(_REGISTRY)]
 
 
-#: The rule systems' modules (DESIGN.md names the systems); importing one registers it.
+#: The rule systems' modules (DESIGN.md names the systems); importing one registers it. The
+#: one list of system names: a new system is a module under companion/rules and a line here.
 SYSTEM_MODULES = ("shattered_highways", "alpha_destructicus", "wasteland_rally", "car_cult", "stop_the_truck")
+
+#: The system a table plays when nobody has chosen one (the demo's, Setup's first).
+DEFAULT_SYSTEM = SYSTEM_MODULES[0]
 
 
 def _load_all() -> None:

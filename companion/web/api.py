@@ -18,7 +18,7 @@ from werkzeug.exceptions import HTTPException
 from calibration.tablefile import TableFileError, parse_table
 
 from ..game import GameError, TableGame
-from ..rules.base import RulesError
+from ..rules.base import DEFAULT_SYSTEM, RulesError
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 log = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ def rules():
 @bp.get("/rosters/starter")
 def starter_rosters():
     from flask import request
-    return jsonify(game().starter_rosters(request.args.get("rules", "shattered_highways")))
+    return jsonify(game().starter_rosters(request.args.get("rules", DEFAULT_SYSTEM)))
 
 
 @bp.post("/game")

@@ -84,7 +84,7 @@
     }
     group.addEventListener("click", () => select(c.id));
     label.addEventListener("click", () => select(c.id));
-    car = { group, label, row, shown: null, target: null, width: c.width_mm, name: c.name };
+    car = { group, label, row, shown: null, target: null, width: c.width_mm, length: c.length_mm, name: c.name };
     cars.set(c.id, car);
     return car;
   }
@@ -163,6 +163,7 @@
       if (!present.has(id)) { car.group.remove(); car.label.remove(); car.row.remove(); cars.delete(id); }
     }
     drawGates(s.gates);
+    if (panel) drawGhosts();
     setText($("source"), `${s.source.description}: ${s.source.status}`);
     setText($("camera"), s.camera
       ? `camera ${s.camera.calibrated ? "calibrated" : "estimated"}, anchors ±${fmt(s.camera.reprojection_mm, 2)} mm`
@@ -239,23 +240,50 @@
     showRound(g);
     showSetup(g);
     drawBoard(g);
+    drawGhosts();
     if (state.selected !== null) loadCar(state.selected);
   }
 
   function describeTurn(g) {
     if (!g.game) return "no game yet";
     if (g.game.turn_text) return g.game.turn_text;
-    const st = g.game.state;
-    if (st.winner) return `${st.winner} has won`;
-    if (st.active === null || st.active === undefined) return st.round ? `round ${st.round}: between activations` : "set the play order to start round 1";
-    const v = st.vehicles[String(st.active)];
-    return `round ${st.round}: the ${v.name}'s turn (${v.controller || v.owner})`;
+    const game = g.game, round = game.round || 0;
+    if (game.active === null || game.active === undefined) {
+      if (!round) return "start round 1";
+      return `round ${round}: between activations` + (game.up ? `, ${game.up} to act` : "");
+    }
+    const car = cars.get(game.active);
+    return `round ${round}: the ${car ? car.name : "car " + game.active}'s turn` + (game.up ? ` (${game.up})` : "");
   }
 
-  function showDice(p) {
-    const box = $("dice");
+  // A choice the rules ask of one player (a defender's pick, where damage goes): that
+  // player's name on it, one button per option; dice wait in their own box.
+  function showChoice(p) {
+    const box = $("choice");
     box.hidden = !p;
-    state.pendingDice = p;
+    if (!p) return;
+    $("choice-title").textContent = `${p.player}, your choice`;
+    $("choice-asked").textContent = `${p.player} chooses ${p.purpose}${p.who ? ` (${p.who})` : ""}.`;
+    const key = JSON.stringify([p.player, p.purpose, p.options]);
+    const opts = $("choice-options");
+    if (opts.dataset.key !== key) {
+      opts.dataset.key = key;
+      opts.replaceChildren(...p.options.map((o) => html("button", {
+        type: "button", "data-choice": String(o.value), disabled: !state.canChange,
+        onclick: () => act("choice", { player: p.player, value: o.value }, $("choice-error")),
+        text: `${p.player} chooses: ${o.label}` })));
+    }
+    for (const b of opts.querySelectorAll("button")) b.disabled = !state.canChange;
+    $("choice-cancel").disabled = !state.canChange;
+  }
+  $("choice-cancel").addEventListener("click", () => act("cancel", {}, $("choice-error")));
+
+  function showDice(pending) {
+    const box = $("dice");
+    const p = pending && pending.waiting === "choice" ? null : pending;
+    showChoice(pending && pending.waiting === "choice" ? pending : null);
+    box.hidden = !p;
+    state.pendingDice = pending;
     if (!p) return;
     $("dice-asked").textContent = `${p.asked}`;
     $("dice-so-far").replaceChildren(...p.so_far.map((d) =>
@@ -311,29 +339,30 @@
     const orders = $("round-orders");
     $("notes").replaceChildren(...(g.notes || []).slice(-8).reverse().map((n) => html("li", { class: n.kind, text: n.text })));
     if (!g.game) { now.replaceChildren(html("p", { class: "dim", text: "No game yet: start one in Setup." })); orders.replaceChildren(); $("log").replaceChildren(); return; }
-    const st = g.game.state;
     const kids = [html("p", { class: "turn-now", text: describeTurn(g) })];
-    if (st.active !== null && st.active !== undefined && state.canChange) {
-      kids.push(html("button", { id: "end-turn", onclick: () => act("end_turn"), text: "End this turn" }));
+    const active = g.game.active;
+    if (state.canChange) {
+      // Ending an activation, or passing when no car is acting: the rules say whether they may.
+      kids.push(html("button", { id: "end-turn", onclick: () => act("end_turn", {}, $("order-error")),
+        text: active !== null && active !== undefined ? "End this turn" : "Pass (end the turn)" }));
     }
     now.replaceChildren(...kids);
-    // Play order: one list per player, their vehicles in the order they will act.
+    // Play order: where the rules ask for one, a list per player of their cars in the order
+    // they will act (the rule system says which cars); else the round just starts.
     const form = html("form", { id: "order-form" });
-    for (const player of g.game.players) {
-      const own = Object.entries(st.vehicles).filter(([, v]) => (v.controller || v.owner) === player && !v.destroyed && !v.out_of_play && !v.hidden);
+    for (const [player, own] of Object.entries(g.game.round_orders || {})) {
       const fs = html("fieldset", {}, html("legend", { text: `${player}'s play order` }));
       own.forEach((_, slot) => {
         const sel = html("select", { "data-player": player, "aria-label": `${player} slot ${slot + 1}` },
           html("option", { value: "", text: "(empty)" }),
-          ...own.map(([m, v]) => html("option", { value: m, text: v.name })));
-        sel.value = own[slot][0];
+          ...own.map((c) => html("option", { value: String(c.value), text: c.label })));
+        sel.value = String(own[slot].value);
         fs.append(html("label", {}, `${slot + 1}. `, sel));
       });
       form.append(fs);
     }
-    // Stop The Truck counts turns, the others rounds.
-    const byRound = typeof st.round === "number", next = (byRound ? st.round : typeof st.turn === "number" ? st.turn : 0) + 1;
-    form.append(html("button", { type: "submit", id: "start-round", disabled: !state.canChange, text: `Start ${byRound ? "round" : "turn"} ${next}` }),
+    const next = (g.game.round ?? 0) + 1;
+    form.append(html("button", { type: "submit", id: "start-round", disabled: !state.canChange, text: `Start round ${next}` }),
                 html("span", { id: "order-error", class: "error" }));
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
@@ -636,6 +665,32 @@
     return parts;
   }
 
+  // Ghosts: where each car stood when the activation under way began, drawn once the car
+  // has moved from there (the active car's move is measured from its ghost, not from
+  // where it stands now).
+  let ghostsDrawn = "";
+  function drawGhosts() {
+    const act = state.game && state.game.activation;
+    const parts = [];
+    if (act && state.game.game) {
+      for (const [id, p] of Object.entries(act.start)) {
+        const car = cars.get(Number(id));
+        if (!car || !car.target) continue;
+        const moved = Math.hypot(car.target.x - p[0], car.target.y - p[1]) > 3 ||
+          Math.abs(((car.target.h - p[2] + 540) % 360) - 180) > 3;
+        if (!moved && Number(id) !== act.active) continue;
+        const L = car.length || 75, W = car.width || 32;
+        const g = el("g", { class: "ghost" + (Number(id) === act.active ? " active" : ""), "data-ghost-for": id,
+          transform: `translate(${p[0]} ${depth - p[1]}) rotate(${-p[2]})` });
+        g.append(el("rect", { x: -L / 2, y: -W / 2, width: L, height: W, rx: 4 }));
+        g.append(el("title", { text: `${car.name} stood here when this activation began` }));
+        parts.push(g);
+      }
+    }
+    const key = parts.map((g) => g.getAttribute("data-ghost-for") + g.getAttribute("transform")).join("|");
+    if (key !== ghostsDrawn) { ghostsDrawn = key; $("ghosts").replaceChildren(...parts); }
+  }
+
   function drawBoard(g) {
     const board = g.game && g.game.board;
     $("board-cells").replaceChildren(...cellParts(board ? board.cells : []));
@@ -682,6 +737,23 @@
           }, text: "Pick on the table" })));
         continue;
       }
+      if (f.kind === "number") {
+        const input = html("input", { type: "number", name: f.name, "aria-label": f.label, step: f.step ?? 1,
+          ...(f.minimum !== null && f.minimum !== undefined ? { min: f.minimum } : {}),
+          ...(f.maximum !== null && f.maximum !== undefined ? { max: f.maximum } : {}) });
+        if (openForm.values[f.name] !== undefined) input.value = openForm.values[f.name];
+        input.addEventListener("change", () => { openForm.values[f.name] = input.value === "" ? undefined : Number(input.value); previewAction(); });
+        fields.push(html("label", {}, `${f.label} `, input));
+        continue;
+      }
+      if (f.kind === "flag") {
+        const box = html("input", { type: "checkbox", name: f.name, "aria-label": f.label });
+        box.checked = !!openForm.values[f.name];
+        openForm.values[f.name] = box.checked;
+        box.addEventListener("change", () => { openForm.values[f.name] = box.checked; previewAction(); });
+        fields.push(html("label", {}, box, ` ${f.label}`));
+        continue;
+      }
       const choices = f.choices_by ? (f.choices_by[String(openForm.values[f.depends_on])] || []) : f.choices;
       const sel = html("select", { name: f.name, "aria-label": f.label },
         ...(f.optional ? [html("option", { value: "", text: "(any)" })] : []),
@@ -709,7 +781,7 @@
     const body = { act: openForm.spec.act };
     for (const f of openForm.spec.fields) {
       if (f.kind === "fixed") body[f.name] = f.value;
-      else if (f.kind === "table_point" && openForm.values[f.name] !== undefined) body[f.name] = openForm.values[f.name];
+      else if ((f.kind === "table_point" || f.kind === "number" || f.kind === "flag") && openForm.values[f.name] !== undefined) body[f.name] = openForm.values[f.name];
       else if (f.kind === "choice" && openForm.values[f.name] !== undefined) {
         const v = openForm.values[f.name];
         const choices = f.choices_by ? (f.choices_by[String(openForm.values[f.depends_on])] || []) : f.choices;
