@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from companion.cli import main
@@ -1220,3 +1221,87 @@ def test_moves_are_judged_from_where_the_car_stood_and_evidence_and_the_demo_lay
     layout = s.rules.demo_layout(cars, (1219.2, 812.8))
     assert len({(round(x), round(y)) for x, y, _ in layout.values()}) == 5
     assert all(60 < x < 1160 and 60 < y < 760 for x, y, _ in layout.values())
+
+
+# --- an activation through the table game, as the page plays it -------------------------------
+
+def test_an_activation_through_the_table_game_with_the_pages_requests(demo_table, renderer):
+    """The demo table, the starter rosters, the arena layout: the page's own requests (the
+    Flask API) start a round, draw a chip, repair the Dragster's engine, drive it twice as the
+    camera follows it (the second drive read from where the first ended), and end the turn.
+    A freak on foot is reached from the card of the car nearest him."""
+    from companion.game import TableGame
+    from companion.live import LiveTable
+    from companion.web import create_app
+    from vision.render import CarTruth
+    from vision.sources import SyntheticSource
+
+    rules = rule_system("alpha_destructicus")
+    layout = rules.demo_layout([(c.id, c.name, c.length_mm, c.width_mm) for c in demo_table.cars],
+                               (demo_table.width_mm, demo_table.depth_mm))
+    where = dict(layout)
+    source = SyntheticSource(demo_table, paced=False)
+    live = LiveTable(source, demo_table, source.camera)
+    rng = np.random.default_rng(5)
+    frame_no = [0]
+
+    def show(poses, times=1):
+        image = renderer.render([CarTruth(m, *p) for m, p in poses.items()], rng).image
+        for _ in range(times):
+            frame_no[0] += 1
+            live.process(image, frame_no[0], frame_no[0] / 30.0)
+
+    show(where, 16)
+    game = TableGame(live, seed=3)
+    client = create_app(game, {"TESTING": True}).test_client()
+    h = {"X-CSRF-Token": client.get("/api/session").get_json()["csrf"]}
+
+    def post(url, payload):
+        r = client.post(url, json=payload, headers=h)
+        assert r.status_code == 200, r.get_json()
+        return r.get_json()
+
+    rosters = client.get("/api/rosters/starter?rules=alpha_destructicus").get_json()
+    post("/api/game", {"rules": "alpha_destructicus", "rosters": rosters})
+    g = post("/api/round", {"orders": {}})
+    assert g["pending"]["dice"] == ["d6"]                      # six chips in the bag
+    g = post("/api/dice/typed", {"faces": [1]})                # Player 1's chip
+    assert g["game"]["up"] == "Player 1"
+    car = client.get("/api/car/10").get_json()
+    acts = {a["act"]: a for a in car["actions"]}
+    assert {"activate", "repair"} <= set(acts) and "drive" not in acts and acts["repair"]["actor"] == "freak"
+    # Repair the engine (a skill roll of 5): his move has begun, and the Dragster is held where it stands.
+    driver = next(f for f in rosters[0]["freaks"] if f.get("aboard") == 10)["name"]
+    post("/api/act", {"act": "repair", "freak": driver, "component": "engine"})
+    g = post("/api/dice/typed", {"faces": [5]})
+    assert g["game"]["active"] == 10 and 10 in g["held"]
+    # A drive the page sends without its path: the camera's way is the path.
+    x0, y0, h0 = where[10]
+    for k in range(1, 21):                                    # 100 mm in 5 mm frames
+        show({**where, 10: (x0 + 5.0 * k, y0, h0)})
+    show({**where, 10: (x0 + 100.0, y0, h0)}, 3)
+    g = post("/api/act", {"act": "drive", "freak": driver, "vehicle": 10})
+    first = g["last_outcome"]["event"]["outcome"]
+    assert first["moved_in"] == pytest.approx(100 / 25.4, abs=0.1) and first["turning_in"] == 0
+    for k in range(1, 11):                                    # 50 mm more (short of the Waldo ahead)
+        show({**where, 10: (x0 + 100.0 + 5.0 * k, y0, h0)})
+    show({**where, 10: (x0 + 150.0, y0, h0)}, 3)
+    g = post("/api/act", {"act": "drive", "freak": driver, "vehicle": 10})
+    second = g["last_outcome"]["event"]["outcome"]
+    assert second["moved_in"] == pytest.approx(50 / 25.4, abs=0.1)
+    assert g["game"]["state"]["activation"]["spent_in"] == pytest.approx(150 / 25.4, abs=0.15)
+    assert g["game"]["state"]["vehicles"]["10"]["pose"][0] == pytest.approx(x0 + 150, abs=1.5)
+    # A field the spec does not have is refused, naming it; nothing changes.
+    r = client.post("/api/act", json={"act": "drive", "freak": driver, "vehicle": 10, "path": [[0, 0, 0]]}, headers=h)
+    assert r.status_code == 409 and "read from the table by the camera" in r.get_json()["error"]
+    g = post("/api/end_turn", {})
+    assert g["pending"]["dice"] == ["d5"]                      # the next chip, of five left
+    g = post("/api/dice/typed", {"faces": [3]})                # Player 1, Player 1, Player 2...: Player 2's
+    assert g["game"]["up"] == "Player 2" and g["game"]["active"] is None and g["held"] == []
+    # Freak 2.3 is on foot: his walk is on the card of the car nearest him, and goes where he is sent.
+    on_foot = next(f for f in rosters[1]["freaks"] if "at" in f)["name"]
+    home = rules.actor_marker(game.session.state, {"act": "walk", "freak": on_foot})
+    walk = next(a for a in client.get(f"/api/car/{home}").get_json()["actions"] if a["act"] == "walk")
+    assert walk["actor"] == "freak" and {f["name"]: f["kind"] for f in walk["fields"]}["to"] == "table_point"
+    g = post("/api/act", {"act": "walk", "freak": on_foot, "to": [450.0, 360.0]})
+    assert g["game"]["state"]["freaks"][on_foot]["pos"] == [450.0, 360.0]
