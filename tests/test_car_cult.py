@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.dice import DiceSource, DiceThrow
+from companion.dice import DiceSource, DiceThrow, FixedChoices
 from companion.geometry import Pose
 from companion.rules import cc_data as D
 from companion.rules.base import RulesError, rule_system
@@ -80,17 +80,32 @@ def game(options=None, roster_list=None, **scene_changes):
     return rules, rules.new_game(copy.deepcopy(roster_list or ROSTERS), parse_scene(scene))
 
 
-def play(steps, dice, options=None, roster_list=None, **scene_changes):
+def page_shape(step: dict) -> dict:
+    """A test step written tersely, in the page's own fields: an `allocation` {track: ST} as the
+    allocate form's `st_<track>` numbers, a fixer's `swap` as its `a` and `b` zones."""
+    step = dict(step)
+    for track, n in (step.pop("allocation", None) or {}).items():
+        step[f"st_{track}"] = n
+    if "swap" in step:
+        (ca, za), (cb, zb) = step.pop("swap")
+        step.update(a=f"{ca}:{za}", b=f"{cb}:{zb}")
+    for k, point in enumerate(step.pop("mines", None) or [], start=1):
+        step[f"mine_{k}"] = point
+    return step
+
+
+def play(steps, dice, options=None, roster_list=None, choices=(), **scene_changes):
     data = copy.deepcopy(SCENE)
     data.update(scene_changes)
-    data.update(rosters=copy.deepcopy(roster_list or ROSTERS), steps=steps, dice=dice, options=options or {})
+    data.update(rosters=copy.deepcopy(roster_list or ROSTERS), steps=[page_shape(s) for s in steps], dice=dice,
+                options=options or {}, choices=list(choices))
     return run_scenario(data)
 
 
 def first_turn(car: int, allocation: dict) -> list[dict]:
     """Steps that start a round with `car` first (the others slower) and allocate for it."""
     return [{"round": {}}, {"act": "activate", "vehicle": car},
-            {"act": "allocate", "vehicle": car, "allocation": allocation}]
+            page_shape({"act": "allocate", "vehicle": car, "allocation": allocation})]
 
 
 def solo(car: int, **others) -> list[dict]:
@@ -102,6 +117,18 @@ def solo(car: int, **others) -> list[dict]:
 
 # Most tests start with `car` alone fastest; the three others tie at 0 ST and roll 3 dice.
 TIE = [3, 2, 1]
+
+
+class _Faces(DiceSource):
+    """Dice that fall in the order given."""
+
+    name = "fixed"
+
+    def __init__(self, faces):
+        self.faces = list(faces)
+
+    def throw(self, request):
+        return DiceThrow(tuple(self.faces.pop(0) for _ in request.dice), request.dice, self.name)
 
 
 # --- the worked scenarios -------------------------------------------------------------
@@ -304,11 +331,11 @@ def test_option_downshift_rolls():
 
 # --- movement -------------------------------------------------------------------------
 
-def scrapjaw_moves(path, options=None, allocation=None, dice=(), cars=None, **kw):
+def scrapjaw_moves(path, options=None, allocation=None, dice=(), cars=None, choices=(), **kw):
     """The Scrapjaw alone fastest (3 ST, +1: 4 ST, 8-11 in, drift 2, 2 free turns), moving."""
     steps = first_turn(20, allocation if allocation is not None else {"engine": 1})
     steps.append({"act": "move", "vehicle": 20, "path": path, **kw})
-    return play(steps, TIE + list(dice), options, roster_list=solo(20), cars=cars or SCENE["cars"])
+    return play(steps, TIE + list(dice), options, roster_list=solo(20), cars=cars or SCENE["cars"], choices=choices)
 
 
 def test_move_within_minimum_and_maximum():
@@ -330,15 +357,40 @@ def test_braking_rolls_less_the_inches_short():
     out = scrapjaw_moves([[900 - 5.5 * MM, 300, 180]], dice=[12])
     roll = out["steps"][3]["rolls"][0]
     assert out["steps"][3]["result"] == "braked" and roll["total"] == 10 and roll["passed"]
-    out = scrapjaw_moves([[900 - 5.5 * MM, 300, 180]], dice=[11])
+    # Under 10: "their opponent may allocate one DT": Max (Joe's only opponent) is asked, and
+    # while the Scrapjaw's armour has room it is the only track offered; he may put none.
+    out = scrapjaw_moves([[900 - 5.5 * MM, 300, 180]], dice=[11], choices=[{"player": "Max", "value": "armour"}])
     assert out["state"]["vehicles"]["20"]["dt"] == 1
+    assert "the Scrapjaw takes 1 DT on its Armour (braking; Max's pick)" in out["steps"][3]["events"]
+    out = scrapjaw_moves([[900 - 5.5 * MM, 300, 180]], dice=[11], choices=["none"])
+    assert out["state"]["vehicles"]["20"]["dt"] == 0 and "Max puts no DT on the Scrapjaw (braking)" in \
+        out["steps"][3]["events"]
+    with pytest.raises(Exception, match="Max's to make"):
+        scrapjaw_moves([[900 - 5.5 * MM, 300, 180]], dice=[11], choices=[{"player": "Joe", "value": "armour"}])
+    with pytest.raises(Exception, match="'cannon' is not an option"):
+        scrapjaw_moves([[900 - 5.5 * MM, 300, 180]], dice=[11], choices=["cannon"])
+
+
+def test_option_brake_opponent():
+    # Three players: Ann's car is next after the Scrapjaw (Joe's), then Max's.
+    r = solo(20)
+    r.append({"player": "Ann", "cars": [{"marker": 12, "name": "Hotrod", "engine": "four_banger", "engine_st": 2}]})
+    cars = SCENE["cars"] + [{"id": 12, "name": "Hotrod", "x_mm": 600, "y_mm": 1000, "heading_deg": 0,
+                             "length_mm": 75, "width_mm": 32}]
+    steps = first_turn(20, {"engine": 1}) + [{"act": "move", "vehicle": 20, "path": [[900 - 5.5 * MM, 300, 180]]}]
+    a = play(steps, TIE + [11], roster_list=r, cars=cars, choices=[{"player": "Ann", "value": "armour"}])
+    b = play(steps, TIE + [11], {"brake_opponent": "roster_order"}, roster_list=r, cars=cars,
+             choices=[{"player": "Max", "value": "armour"}])
+    assert a["state"]["vehicles"]["20"]["dt"] == b["state"]["vehicles"]["20"]["dt"] == 1
 
 
 def test_option_brake_rounding():
     path = [[900 - 5.5 * MM, 300, 180]]          # 2.5 in short
     assert scrapjaw_moves(path, dice=[12])["steps"][3]["rolls"][0]["total"] == 10
-    assert scrapjaw_moves(path, {"brake_rounding": "up"}, dice=[12])["steps"][3]["rolls"][0]["total"] == 9
-    assert scrapjaw_moves(path, {"brake_rounding": "exact"}, dice=[12])["steps"][3]["rolls"][0]["total"] == 9.5
+    up = scrapjaw_moves(path, {"brake_rounding": "up"}, dice=[12], choices=["none"])
+    assert up["steps"][3]["rolls"][0]["total"] == 9
+    exact = scrapjaw_moves(path, {"brake_rounding": "exact"}, dice=[12], choices=["none"])
+    assert exact["steps"][3]["rolls"][0]["total"] == 9.5
 
 
 def test_standing_still_brakes_for_the_whole_minimum():
@@ -486,19 +538,21 @@ def test_the_path_may_not_leave_the_table():
 
 # --- attacks --------------------------------------------------------------------------
 
-def rustler_shoots(dice, options=None, poses=None, allocation=None, roster_list=None, tie=TIE, **attack):
+def rustler_shoots(dice, options=None, poses=None, allocation=None, roster_list=None, tie=TIE, choices=None):
     """The Rustler alone fastest, with its Machine Gun and Gutsy Gunner loaded, at the Scrapjaw
-    standing 8.9 in away (3 ST: minimum 5 in)."""
+    standing 8.9 in away (3 ST: minimum 5 in). `choices`: the players' answers, in order (by
+    default, Max keeps his dice and Joe's DT go on the first track offered)."""
     steps = first_turn(10, allocation or {"machine_gun": 2, "gutsy_gunner": 2})
-    steps.append({"act": "attack", "vehicle": 10, "weapon": "machine_gun", "target": 20, **attack})
+    steps.append({"act": "attack", "vehicle": 10, "weapon": "machine_gun", "target": 20})
     r = roster_list or solo(10)
-    return play(steps, list(tie) + list(dice), options, roster_list=r,
+    return play(steps, list(tie) + list(dice), options, roster_list=r, choices=choices or [],
                 cars=place(poses or {20: [600, 300, 180]}))
 
 
 def test_attack_modifiers_crack_and_crap_shots():
     # Blast 1, the Scrapjaw's minimum 0 (0 ST in solo): +1; 9 hits, a natural 1 never
-    out = rustler_shoots([9, 8, 1, 20, 10, 2])
+    # Max keeps his dice (no reroll); the first DT on Joe's armour, Joe puts the others on the engine.
+    out = rustler_shoots([9, 8, 1, 20, 10, 2], choices=[0, "engine", "engine"])
     rolls = out["steps"][3]["rolls"]
     assert [r["passed"] for r in rolls] == [True, False, False, True, True, False]
     assert rolls[2]["note"] == "Crap Shot" and rolls[3]["note"] == "Crack Shot"
@@ -509,7 +563,7 @@ def test_crack_shot_hits_whatever_the_modifiers():
     # The Scrapjaw at 3 ST (minimum 5 in): Blast 1 - 5, 14+ hits; the Rustler at 4 ST goes first
     r = solo(10, engine_st=4)
     r[1]["cars"][0]["engine_st"] = 3
-    out = rustler_shoots([20, 13, 14, 2, 2, 2], roster_list=r, tie=[3, 2])
+    out = rustler_shoots([20, 13, 14, 2, 2, 2], roster_list=r, tie=[3, 2], choices=[0, "engine"])
     assert [x["passed"] for x in out["steps"][3]["rolls"]] == [True, False, True, False, False, False]
 
 
@@ -524,10 +578,20 @@ def test_dangerous_driver_minus_two_per_st():
 
 
 def test_rerolls_need_the_gutsy_gunner():
-    out = rustler_shoots([2, 2, 2, 2, 2, 2, 15, 3], rerolls=2)
+    # Max sees six misses and rerolls die 1 (15: a hit), then die 2 (3: a miss); his two rerolls spent.
+    out = rustler_shoots([2, 2, 2, 2, 2, 2, 15, 3], choices=[1, 2])
     assert out["steps"][3]["rerolled"] == 2 and out["steps"][3]["hits"] == 1
-    with pytest.raises(Exception, match="has 0 rerolls"):
-        rustler_shoots([2] * 6, allocation={"machine_gun": 2}, rerolls=1)
+    # He may stop: the rerolls left stay for the activation's other attacks.
+    out = rustler_shoots([2, 2, 2, 2, 2, 2, 15], choices=[1, 0])
+    assert out["steps"][3]["rerolled"] == 1
+    # Only a miss may be rerolled, and only by the attacker.
+    with pytest.raises(Exception, match="3 is not an option"):
+        rustler_shoots([2, 2, 15, 2, 2, 2], choices=[3])
+    with pytest.raises(Exception, match="Max's to make"):
+        rustler_shoots([2] * 6, choices=[{"player": "Joe", "value": 1}])
+    # No Gutsy Gunner ST: nobody is asked.
+    out = rustler_shoots([2] * 6, allocation={"machine_gun": 2})
+    assert out["steps"][3]["rerolled"] == 0 and out["steps"][3]["result"] == "missed"
 
 
 def test_no_st_no_attack_but_the_ram_needs_none():
@@ -551,7 +615,7 @@ def test_option_cars_block_sight():
     poses = {10: [300, 300, 0], 11: [450, 300, 90], 20: [600, 300, 180]}
     out = rustler_shoots([], poses=poses)
     assert out["steps"][3]["result"] == "no attack" and out["steps"][3]["blocked_by"] == ["Dust Devil"]
-    out = rustler_shoots([9] * 6, {"cars_block_sight": False}, poses=poses)
+    out = rustler_shoots([9] * 6, {"cars_block_sight": False}, poses=poses, choices=["engine"] * 5)
     assert out["steps"][3]["result"] == "hit"
 
 
@@ -562,18 +626,18 @@ def test_option_range_measure():
     steps = first_turn(10, {"machine_gun": 2, "gutsy_gunner": 2})
     steps.append({"act": "attack", "vehicle": 10, "weapon": "machine_gun", "target": 20})
     cars = place({20: [675, 350, 180]})
-    a = play(steps, TIE + [9] * 6, roster_list=solo(10), cars=cars, terrain=post)
+    a = play(steps, TIE + [9] * 6, roster_list=solo(10), cars=cars, terrain=post, choices=["engine"] * 5)
     b = play(steps, TIE + [9] * 6, {"range_measure": "closest_visible"}, roster_list=solo(10), cars=cars,
              terrain=post)
     assert a["steps"][3]["line_of_sight"] is True and b["steps"][3]["line_of_sight"] is True
     assert a["steps"][3]["result"] == "hit" and a["steps"][3]["range"]["outcome"] == "in"
     assert b["steps"][3]["result"] == "no attack" and b["steps"][3]["range"]["outcome"] == "out"
     # the page's target list judges the range the same way
-    rules, st = game({"range_measure": "closest_visible"}, cars=cars, terrain=post)
+    rules, st = game({"range_measure": "closest_visible", "premeasure": True}, cars=cars, terrain=post)
     t = next(t for t in rules.targets(st, 10) if t["marker"] == 20)
     assert t["distance_in"] == pytest.approx(308.03 / MM, abs=0.01) and not t["weapons"][0]["usable"]
     # with nothing in the way, the closest points either way
-    rules, st = game({"range_measure": "closest_visible"}, cars=cars, terrain=[])
+    rules, st = game({"range_measure": "closest_visible", "premeasure": True}, cars=cars, terrain=[])
     t = next(t for t in rules.targets(st, 10) if t["marker"] == 20)
     assert t["distance_mm"] == pytest.approx(300.54, abs=0.01)
 
@@ -581,37 +645,60 @@ def test_option_range_measure():
 def test_any_part_sees_past_a_corner():
     # The Dust Devil hides the Scrapjaw's centre from the Rustler's, but not its nose
     poses = {10: [300, 300, 0], 11: [450, 285, 0], 20: [600, 300, 180]}
-    out = rustler_shoots([9] * 6, poses=poses)
+    out = rustler_shoots([9] * 6, poses=poses, choices=["engine"] * 5)
     assert out["steps"][3]["line_of_sight"] is True
 
 
 def test_option_dt_allocation_and_armour_first():
     r = solo(10)
     r[1]["cars"][0]["crew"] = ["dangerous_driver"]
-    # Cannon hits: 2 DT each; the owner puts the first, the attacker the second. Joe's Scrapjaw as
-    # target of the Rustler's Machine Gun (1 DT each): owner picks only.
-    out = rustler_shoots([9, 9, 2, 2, 2, 2], owner_pick="cannon", roster_list=r)
+    # Machine Gun hits, 1 DT each: each is a hit's first DT, so Joe (the target's owner) places
+    # them. The first must go on his armour (the only track offered: he is not asked); then he
+    # is asked for each.
+    out = rustler_shoots([9, 9, 2, 2, 2, 2], roster_list=r, choices=[0, {"player": "Joe", "value": "cannon"}])
     comps = out["state"]["vehicles"]["20"]["components"]
     assert comps["armour"] == "D" and comps["cannon"] == ".D"
-    assert any("armour first" in e for e in out["steps"][3]["events"])
-    out = rustler_shoots([9, 9, 2, 2, 2, 2], roster_list=r)         # card order: armour, then the cannon
-    assert out["state"]["vehicles"]["20"]["components"]["cannon"] == ".D"
-    out = rustler_shoots([9, 9, 9, 2, 2, 2], owner_picks=["engine", "engine", "dangerous_driver"], roster_list=r)
+    assert "the Scrapjaw takes 1 DT on its Cannon (Machine Gun, hit 2, its first DT; Joe's pick)" in \
+        out["steps"][3]["events"]
+    out = rustler_shoots([9, 9, 9, 2, 2, 2], roster_list=r, choices=[0, "engine", "dangerous_driver"])
     comps = out["state"]["vehicles"]["20"]["components"]
     assert comps["armour"] == "D" and comps["engine"] == ".....D" and comps["dangerous_driver"] == ".D"
-    with pytest.raises(Exception, match="no picks"):
-        rustler_shoots([9] * 6, {"dt_allocation": "card_order"}, owner_pick="cannon")
-    with pytest.raises(Exception, match="no component 'wheels'"):
-        rustler_shoots([9] * 6, owner_pick="wheels")
+    with pytest.raises(Exception, match="'wheels' is not an option"):
+        rustler_shoots([9] * 6, choices=["wheels"])
+    with pytest.raises(Exception, match="Joe's to make"):
+        rustler_shoots([9] * 6, choices=[{"player": "Max", "value": "engine"}])
+    # card_order: nobody is asked; bottom right to top left over the card, armour first.
+    out = rustler_shoots([9, 9, 9, 2, 2, 2], {"dt_allocation": "card_order"}, roster_list=r, choices=[0])
+    comps = out["state"]["vehicles"]["20"]["components"]
+    assert comps["armour"] == "D" and comps["cannon"] == "DD" and comps["engine"] == "......"
+
+
+def test_the_dt_choice_is_asked_of_its_player_with_the_tracks_that_have_room():
+    rules, st = game(roster_list=solo(10), cars=place({20: [600, 300, 180]}))
+    session = GameSession(rules, st, _Faces([3, 2, 1, 9, 9, 2, 2, 2, 2]))
+    session.start_round({})
+    session.act({"act": "activate", "vehicle": 10})
+    session.act({"act": "allocate", "vehicle": 10, "st_machine_gun": 2, "st_gutsy_gunner": 2})
+    assert session.act({"act": "attack", "vehicle": 10, "weapon": "machine_gun", "target": 20}) is None
+    asked = session.pending                     # Max's reroll first: the misses, or none
+    assert asked.player == "Max" and [o["value"] for o in asked.options] == [3, 4, 5, 6, 0]
+    session.choose("Max", 0)
+    asked = session.pending                     # the second hit: the armour is full now
+    assert asked.player == "Joe" and "Scrapjaw" in asked.purpose
+    assert [o["value"] for o in asked.options] == ["engine", "dangerous_driver", "cannon"]
+    assert st.vehicles[20].component("armour").zones == ["DT"]
+    out = session.choose("Joe", "dangerous_driver")
+    assert out["hits"] == 2 and st.vehicles[20].component("dangerous_driver").zones == [None, "DT"]
+    assert [c["player"] for c in session.log[-1].choices] == ["Max", "Joe"]
 
 
 def test_attacker_places_the_other_dt():
     # The Dust Devil, touching the Scrapjaw, rams it (Damage = its engine's ST, 3): Joe places
     # the first DT (armour first), Max the rest.
-    steps = first_turn(11, {}) + [{"act": "attack", "vehicle": 11, "weapon": "reinforced_ram", "target": 20,
-                                   "attacker_picks": ["engine", "cannon"], "owner_pick": "dangerous_driver"}]
+    steps = first_turn(11, {}) + [{"act": "attack", "vehicle": 11, "weapon": "reinforced_ram", "target": 20}]
     r = solo(11)
-    out = play(steps, TIE + [10], roster_list=r, cars=place({20: [300 + 35 + 37.5 + 1.0, 600, 180]}))
+    out = play(steps, TIE + [10], roster_list=r, cars=place({20: [300 + 35 + 37.5 + 1.0, 600, 180]}),
+               choices=[{"player": "Max", "value": "engine"}, {"player": "Max", "value": "cannon"}])
     comps = out["state"]["vehicles"]["20"]["components"]
     assert out["steps"][3]["damage_each"] == 3
     assert comps["armour"] == "D" and comps["engine"] == ".....D" and comps["cannon"] == ".D"
@@ -637,8 +724,8 @@ def test_option_dt_over_st():
     # through an attack: a hit on the engine knocks an ST off and the Scrapjaw slows down
     r[1]["cars"][0].update(engine_st=4, dt={"engine": 2})
     r[0]["cars"][0]["engine_st"] = 5                     # the Rustler still first
-    out = rustler_shoots([20, 2, 2, 2, 2, 2], owner_pick="engine", roster_list=r,
-                         allocation={"machine_gun": 2, "gutsy_gunner": 1})
+    out = rustler_shoots([20, 2, 2, 2, 2, 2], roster_list=r, allocation={"machine_gun": 2, "gutsy_gunner": 1},
+                         choices=[0, "engine"])
     assert out["state"]["vehicles"]["20"]["components"]["engine"] == "SSSDDD"
     assert out["state"]["vehicles"]["20"]["speeds_in"] == [5, 8]
 
@@ -737,9 +824,14 @@ def test_option_mine_trigger():
     # 4 in of mine 2 (at [380, 600]) on the way.
     steps = mine_steps([[560, 600], [380, 600]], scrapjaw_to=(620 - 6 * MM, 520, 180))
     cars = place({20: [620, 520, 180]})
-    a = play(steps, [6], roster_list=MINE_ROSTERS, cars=cars)
+    # A mine's hit is an attack's: Joe (the target's owner) places the first DT (his armour, the
+    # only track), Max (the layer's owner, the attacking player) is asked for the second.
+    a = play(steps, [6], roster_list=MINE_ROSTERS, cars=cars, choices=[{"player": "Max", "value": "cannon"}])
     assert a["steps"][7]["mines_triggered"] == [2] and [m["id"] for m in a["state"]["mines"]] == [1]
-    b = play(steps, [6, 6], {"mine_trigger": "moves_within"}, roster_list=MINE_ROSTERS, cars=cars)
+    assert a["state"]["vehicles"]["20"]["components"]["cannon"] == ".D"
+    b = play(steps, [6, 6], {"mine_trigger": "moves_within"}, roster_list=MINE_ROSTERS, cars=cars,
+             choices=[{"player": "Max", "value": "cannon"}, {"player": "Joe", "value": "engine"},
+                      {"player": "Max", "value": "cannon"}])
     assert b["steps"][7]["mines_triggered"] == [1, 2] and b["state"]["mines"] == []
 
 
@@ -802,7 +894,7 @@ def test_option_fixer_swap():
 # --- the page -------------------------------------------------------------------------
 
 def test_card_overlays_targets_board_and_actions():
-    rules, st = game()
+    rules, st = game({"premeasure": True})
     session = GameSession(rules, st, ScriptedDice())
     session.start_round({})
     card = rules.card(st, 20)
@@ -822,22 +914,59 @@ def test_card_overlays_targets_board_and_actions():
     assert t["distance_mm"] == pytest.approx(525.0) and t["weapons"][0]["range"]["outcome"] == "in"
     assert t["sight"]["clear"] and t["weapons"][0]["modifier"] == 6 - 3
     assert rules.board(st) is None
-    # the actions' fields are of the kinds the page's form builds
-    kinds = {"fixed", "table_pose", "table_path", "choice", "table_point"}
-    acts = rules.actions(st, 20)
-    assert [a["act"] for a in acts] == ["activate"]
+    # typed specs, of the kinds the page's form builds
+    acts = rules.action_specs(st, 20)
+    assert [a.act for a in acts] == ["activate"] and acts[0].actor == "vehicle"
     assert rules.actions(st, 10) == []
     session.act({"act": "activate", "vehicle": 20})
-    acts = {a["act"]: a for a in rules.actions(st, 20)}
+    acts = {a.act: a for a in rules.action_specs(st, 20)}
     assert set(acts) == {"allocate", "move"}
-    assert [f["name"] for f in acts["allocate"]["fields"]] == ["vehicle", "st_engine", "st_dangerous_driver", "st_cannon"]
-    assert all(f["kind"] in kinds for a in acts.values() for f in a["fields"])
+    assert [f.name for f in acts["allocate"].fields] == ["vehicle", "st_engine", "st_dangerous_driver", "st_cannon"]
+    assert [f.kind for f in acts["allocate"].fields] == ["fixed", "number", "number", "number"]
+    assert acts["allocate"].field("st_engine").maximum == 2              # its Spark Plug
+    assert [(f.name, f.kind, f.of) for f in acts["move"].fields] == [("vehicle", "fixed", None),
+                                                                     ("path", "table_path", 20)]
     session.act({"act": "allocate", "vehicle": 20, "st_engine": 1, "st_cannon": 1})
-    acts = {a["act"]: a for a in rules.actions(st, 20)}
+    acts = {a.act: a for a in rules.action_specs(st, 20)}
     assert set(acts) == {"move", "attack"}
-    assert acts["attack"]["fields"][3]["choices_by"]["10"][0] == {"value": "engine", "label": "Straight Five"}
+    assert [f.name for f in acts["attack"].fields] == ["vehicle", "weapon", "target"]
     json.dumps([rules.card(st, m) for m in st.vehicles] + [rules.overlays(st, m) for m in st.vehicles]
-               + [rules.targets(st, m) for m in st.vehicles] + [rules.actions(st, m) for m in st.vehicles])
+               + [rules.targets(st, m) for m in st.vehicles]
+               + [[a.to_json() for a in rules.action_specs(st, m)] for m in st.vehicles])
+
+
+def test_option_premeasure_nothing_measured_is_shown_before_declaring():
+    """"No pre-measuring" ("Core Mechanics"; "Attacking opponents", 1): by default the page gets
+    targets by marker with nothing measured and none suggested, no weapon reach, no mine's reach,
+    and the move band only for the car moving now once its ST are allocated (its move declared).
+    The declared attack measures, and its outcome records the measurement."""
+    rules, st = game(roster_list=MINE_ROSTERS, cars=place({20: [700, 200, 180]}))
+    assert rules.may_premeasure() is False and rule_system("car_cult", {"premeasure": True}).may_premeasure()
+    session = GameSession(rules, st, _Faces([]))
+    session.start_round({})
+    # Joe's Gravedigger is nearer the Dust Devil than his Scrapjaw: the list is still by marker.
+    targets = rules.targets(st, 11)
+    assert targets == [{"marker": 20, "name": "Scrapjaw", "label": "Scrapjaw (Joe)", "owner": "Joe"},
+                       {"marker": 21, "name": "Gravedigger", "label": "Gravedigger (Joe)", "owner": "Joe"}]
+    assert all(rules.overlays(st, m) == {"move_regions": [], "arcs": []} for m in st.vehicles)
+    session.act({"act": "activate", "vehicle": 11})
+    assert rules.overlays(st, 11)["move_regions"] == []         # its speeds are not declared yet
+    session.act({"act": "allocate", "vehicle": 11, "st_mines": 1})
+    over = rules.overlays(st, 11)
+    assert [r["name"] for r in over["move_regions"]] == ["move", "brake"] and over["arcs"] == []
+    assert rules.overlays(st, 20)["move_regions"] == []
+    session.act({"act": "move", "vehicle": 11, "path": [[300 + 9 * MM, 600, 0]]})
+    assert rules.overlays(st, 11)["move_regions"] == []         # moved: the tape is put away
+    board = rules.board(st)
+    assert [c["kind"] for c in board["cells"]] == ["mine"] and "not drawn" in board["about"]
+    # The declared attack is measured then, and the outcome says what was measured.
+    session.act({"act": "attack", "vehicle": 11, "weapon": "reinforced_ram", "target": 20})
+    out = session.log[-1].outcome
+    assert out["result"] == "no attack" and out["range"]["outcome"] == "out"
+    assert out["distance_in"] > 0 and out["range_in"] == 0 and len(out["range_line"]) == 2
+    # and the evidence picture draws the line the range was judged on
+    shapes = rules.evidence(st, {"act": "attack", "weapon": "reinforced_ram", "target": 20}, 11, 20)
+    assert shapes[0]["role"] == "measure" and shapes[0]["label"].endswith("(range 0 in)")
 
 
 def test_the_move_overlay_draws_the_free_turns():
@@ -848,7 +977,7 @@ def test_the_move_overlay_draws_the_free_turns():
     session = GameSession(rules, st, ScriptedDice())
     session.start_round({})
     session.act({"act": "activate", "vehicle": 20})
-    session.act({"act": "allocate", "vehicle": 20, "allocation": {}})
+    session.act({"act": "allocate", "vehicle": 20})
     v = st.vehicles[20]
     assert v.speeds_in() == (5, 8) and rules.free_turns(v) == 3
     over = {r["name"]: r for r in rules.overlays(st, 20)["move_regions"]}
@@ -879,8 +1008,10 @@ def test_board_shows_mines():
     session = GameSession(out_rules, st, ScriptedDice())
     session.start_round({})
     session.act({"act": "activate", "vehicle": 11})
-    session.act({"act": "allocate", "vehicle": 11, "allocation": {"mines": 1}})
+    session.act({"act": "allocate", "vehicle": 11, "st_mines": 1})
     session.act({"act": "move", "vehicle": 11, "path": [[528.6, 600, 0]]})
+    assert [c["kind"] for c in out_rules.board(st)["cells"]] == ["mine"]      # no pre-measuring
+    out_rules.settings["premeasure"] = True
     board = out_rules.board(st)
     assert [c["kind"] for c in board["cells"]] == ["hazard", "mine"]
     assert board["cells"][1]["label"] == "mine 1"
@@ -906,9 +1037,14 @@ def test_undo_restores_the_tokens():
     assert out["state"]["vehicles"]["20"]["components"]["cannon"] == ".."
 
 
+POSES = ((10, 300.0, 200.0, 0.0), (11, 420.0, 200.0, 0.0), (12, 900.0, 650.0, 180.0), (13, 700.0, 520.0, 180.0),
+         (14, 1000.0, 200.0, 180.0))
+
+
 @pytest.fixture
 def page(demo_table, renderer):
-    """The page's server on the demo table (five cars) as the camera sees it, and a client."""
+    """The page's server on the demo table (five cars) as the camera sees it, a client, and
+    `film(poses)`: a frame of the cars at those poses, rendered and tracked as the webcam's."""
     import numpy as np
 
     from companion.game import TableGame
@@ -918,48 +1054,101 @@ def page(demo_table, renderer):
     from vision.sources import SyntheticSource
     source = SyntheticSource(demo_table, paced=False)
     live = LiveTable(source, demo_table, source.camera)
-    poses = (CarTruth(10, 300.0, 200.0, 0.0), CarTruth(11, 420.0, 200.0, 0.0), CarTruth(12, 900.0, 650.0, 180.0),
-             CarTruth(13, 700.0, 520.0, 180.0), CarTruth(14, 1000.0, 200.0, 180.0))
-    live.process(renderer.render(poses, np.random.default_rng(3)).image, 0, 0.0)
+    rng = np.random.default_rng(3)
+    frames = [0]
+
+    def film(poses):
+        live.process(renderer.render([CarTruth(*p) for p in poses], rng).image, frames[0], frames[0] / 30.0)
+        frames[0] += 1
+
+    film(POSES)
     app = create_app(TableGame(live, seed=7), {"TESTING": True})
     client = app.test_client()
-    return client, {"X-CSRF-Token": client.get("/api/session").get_json()["csrf"]}
+    return client, {"X-CSRF-Token": client.get("/api/session").get_json()["csrf"]}, film
 
 
-def test_played_through_the_pages_server(page):
-    """Starter rosters, the round's order, and an activation through the page's generic form:
-    activate, allocate by its choice fields, a move taken from the camera's path (the car has
-    not moved: a brake, rolled with virtual dice), an attack, the end of the turn."""
-    c, h = page
+def test_an_activation_played_through_the_pages_server(page):
+    """Starter rosters, the round's order (ties typed in), and a whole activation through the
+    page's own requests: activate, allocate by its number fields, a move driven in rendered
+    frames and read from the camera's path, an attack declared with nothing measured before
+    it (the outcome records the measurement), the owner's DT choice answered on the page by the
+    right player only, and the end of the turn; ending with no car active says who is next."""
+    c, h, film = page
     rosters = c.get("/api/rosters/starter?rules=car_cult").get_json()
     assert [sorted(x["marker"] for x in r["cars"]) for r in rosters] == [[10, 12, 14], [11, 13]]
     g = c.post("/api/game", json={"rules": "car_cult", "rosters": rosters}, headers=h).get_json()
-    assert g["game"]["rules"]["name"] == "car_cult", g
-    car = c.get("/api/car/10").get_json()
+    assert g["game"]["rules"]["name"] == "car_cult" and g["game"]["premeasure"] is False, g
+    car = c.get("/api/car/12").get_json()
     assert car["card"]["tracks"][0]["name"] == "Straight Five" and car["actions"] == []
+    # The four cars with 2 ST tie and roll a d20 each, in roster order (10, 12, 11, 13): typed.
     g = c.post("/api/round", json={"orders": {}}, headers=h).get_json()
-    while g["pending"] is not None:                  # the activation ties
-        g = c.post("/api/dice/virtual", headers=h).get_json()
-    first = g["game"]["order"][0]["vehicle"]
-    assert g["game"]["state"]["round"] == 1 and first in (10, 11, 12, 13)
-    car = c.get(f"/api/car/{first}").get_json()
+    for face in (5, 20, 10, 15):
+        assert g["pending"]["asked"].startswith("1d20 activation tie-break")
+        g = c.post("/api/dice/typed", json={"faces": [face]}, headers=h).get_json()
+    assert [o["vehicle"] for o in g["game"]["order"]] == [12, 13, 11, 10, 14]
+    assert g["game"]["up"] == "Player 1" and g["game"]["active"] is None
+    # Nothing to pass: the War Rig must activate (and the page says so).
+    r = c.post("/api/end_turn", headers=h)
+    assert r.status_code == 409 and "the War Rig (Player 1) activates next" in r.get_json()["error"]
+    car = c.get("/api/car/12").get_json()
     assert [a["act"] for a in car["actions"]] == ["activate"]
-    g = c.post("/api/act", json={"act": "activate", "vehicle": first}, headers=h).get_json()
-    assert g["held"] == [first]
-    car = c.get(f"/api/car/{first}").get_json()
-    assert {a["act"] for a in car["actions"]} >= {"allocate", "move"}
-    g = c.post("/api/act", json={"act": "allocate", "vehicle": first, "st_machine_gun": 2}, headers=h).get_json()
-    assert g["game"]["state"]["vehicles"][str(first)]["components"]["machine_gun"] == "SS"
-    g = c.post("/api/act", json={"act": "move", "vehicle": first}, headers=h).get_json()
-    assert g["pending"]["asked"].startswith("1d20 braking")
-    g = c.post("/api/dice/virtual", headers=h).get_json()
-    assert g["pending"] is None and g["last_outcome"]["event"]["outcome"]["result"] == "braked"
-    car = c.get(f"/api/car/{first}").get_json()
-    assert [a["act"] for a in car["actions"]] == ["attack"]
-    assert car["targets"] and "modifier" in car["targets"][0]["weapons"][0]
-    g = c.post("/api/end_turn", headers=h)
-    assert g.status_code == 200, g.get_json()
-    assert g.get_json()["game"]["state"]["activated"] == [first]
+    # No pre-measuring: the targets by marker with nothing measured, no weapon reach, no band yet.
+    assert car["targets"] == [{"marker": 11, "name": "Rust Bucket"}, {"marker": 13, "name": "Buggy"}]
+    assert car["overlays"] == {"move_regions": [], "arcs": []} and car["premeasure"]["allowed"] is False
+    g = c.post("/api/act", json={"act": "activate", "vehicle": 12}, headers=h).get_json()
+    assert g["held"] == [12] and g["game"]["active"] == 12
+    car = c.get("/api/car/12").get_json()
+    assert {a["act"] for a in car["actions"]} == {"allocate", "move"}
+    alloc = next(a for a in car["actions"] if a["act"] == "allocate")
+    assert {f["name"]: f["kind"] for f in alloc["fields"]}["st_machine_gun"] == "number"
+    g = c.post("/api/act", json={"act": "allocate", "vehicle": 12, "st_machine_gun": 2}, headers=h).get_json()
+    assert g["game"]["state"]["vehicles"]["12"]["components"]["machine_gun"] == "SS"
+    # Its move is declared now (the engine's action is compulsory): the band is drawn, 3-6 in.
+    car = c.get("/api/car/12").get_json()
+    assert [r["name"] for r in car["overlays"]["move_regions"]] == ["move", "brake"]
+    # A field the move does not have is refused, and nothing changes.
+    r = c.post("/api/act", json={"act": "move", "vehicle": 12, "to": [800, 650, 180]}, headers=h)
+    assert r.status_code == 409 and "no field 'to'" in r.get_json()["error"]
+    # The player drives the War Rig 4 in west: frames 5 mm apart, tracked; the page sends the move
+    # without its path (the camera's).
+    others = [p for p in POSES if p[0] != 12]
+    for k in range(0, 21):
+        film(others + [(12, 900.0 - 101.6 * k / 20, 650.0, 180.0)])
+    for _ in range(3):
+        film(others + [(12, 798.4, 650.0, 180.0)])
+    g = c.post("/api/act", json={"act": "move", "vehicle": 12}, headers=h).get_json()
+    out = g["last_outcome"]["event"]["outcome"]
+    assert out["result"] == "moved" and out["move"]["distance_in"] == pytest.approx(4.0, abs=0.1), out
+    assert out["move"]["turns"] == 0
+    # The attack: declared without a measurement; then measured, rolled, recorded.
+    car = c.get("/api/car/12").get_json()
+    attack = next(a for a in car["actions"] if a["act"] == "attack")
+    assert [ch["value"] for ch in attack["fields"][2]["choices"]] == [11, 13]
+    pre = c.post("/api/preview", json={"act": "attack", "vehicle": 12, "weapon": "machine_gun", "target": 13},
+                 headers=h).get_json()
+    assert "measured" not in pre
+    g = c.post("/api/act", json={"act": "attack", "vehicle": 12, "weapon": "machine_gun", "target": 13},
+               headers=h).get_json()
+    assert g["pending"]["asked"] == "6d20 Machine Gun attack (10+) for War Rig"
+    g = c.post("/api/dice/typed", json={"faces": [20, 20, 20, 20, 2, 2]}, headers=h).get_json()
+    # Four Crack Shots: the Buggy's owner places each hit's first DT. Its 2 AZ of armour take the
+    # first two (nobody asked: the only track); then Player 2 is asked, and Player 1 may not answer.
+    assert g["pending"]["waiting"] == "choice" and g["pending"]["player"] == "Player 2", g["pending"]
+    options = [o["value"] for o in g["pending"]["options"]]
+    assert options[0] == "engine" and "machine_gun" in options
+    r = c.post("/api/choice", json={"player": "Player 1", "value": "engine"}, headers=h)
+    assert r.status_code == 409 and "Player 2's to make" in r.get_json()["error"]
+    assert c.get("/api/game").get_json()["pending"]["player"] == "Player 2"
+    g = c.post("/api/choice", json={"player": "Player 2", "value": "machine_gun"}, headers=h).get_json()
+    g = c.post("/api/choice", json={"player": "Player 2", "value": "machine_gun"}, headers=h).get_json()
+    assert g["pending"] is None, g["pending"]
+    out = g["last_outcome"]["event"]["outcome"]
+    assert out["hits"] == 4 and out["range"]["outcome"] == "in" and out["distance_in"] > 0
+    assert g["game"]["state"]["vehicles"]["13"]["components"]["armour"] == "DD"
+    assert g["game"]["state"]["vehicles"]["13"]["components"]["machine_gun"] == "DD"
+    assert [ch["player"] for ch in g["last_outcome"]["event"]["choices"]] == ["Player 2", "Player 2"]
+    g = c.post("/api/end_turn", headers=h).get_json()
+    assert g["game"]["state"]["activated"] == [12] and g["game"]["up"] == "Player 2" and g["held"] == []
 
 
 # --- a whole game ---------------------------------------------------------------------
@@ -1002,15 +1191,58 @@ GAME_SCENE = {
 }
 
 
+class ScriptedChoices(FixedChoices):
+    """The players' choices: those queued for the moments the test sets up (checked to be asked
+    of the right player), else a plain player's: keep the dice, and put a DT where card order
+    would (bottom right to top left, armour first)."""
+
+    def __init__(self, table: "Table"):
+        super().__init__([], "scripted")
+        self.table = table
+        self.queue: list[tuple[str, object]] = []
+        self.asked: list[str] = []
+
+    def take(self, request):
+        self.asked.append(request.describe())
+        if self.queue:
+            player, value = self.queue.pop(0)
+            assert player == request.player, (player, request.describe())
+            return player, value
+        if "reroll" in request.purpose:
+            return request.player, 0
+        car = next(v for v in self.table.state.vehicles.values() if v.name == request.who)
+        offered = [o["value"] for o in request.options]
+        return request.player, next(c.id for c in self.table.rules._card_order(car) if c.id in offered)
+
+
+class _PathReader:
+    """The table as an action's fields read it, for the planned game: the path is the one driven."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def pose_of(self, marker):
+        raise AssertionError("no Car Cult action reads a pose")
+
+    def path_of(self, marker):
+        return self.path
+
+    def point(self, value, what):
+        return tuple(value)
+
+
 class Table:
-    """A game at the table: the session, the dice, and what happened. `drive` is how a car's
-    move reaches the rules (here the planned keyframes; the video test films and tracks them)."""
+    """A game at the table: the session, the dice, the players' choices, and what happened.
+    Every action is sent as the page sends it and filled through its spec (`ActionSpec.fill`:
+    no field outside the spec); `drive` is how a car's move reaches the rules (here the planned
+    keyframes; the video test films and tracks them)."""
 
     def __init__(self):
         self.rules = rule_system("car_cult")
         st = self.rules.new_game(copy.deepcopy(ROSTERS), parse_scene(copy.deepcopy(GAME_SCENE)))
         self.dice = ScriptedDice()
-        self.session = GameSession(self.rules, st, self.dice)
+        self.choices = ScriptedChoices(self)
+        self.session = GameSession(self.rules, st, self.dice, self.choices)
         self.kinds: set[str] = set()
         self.events: list[str] = []
         self.outcomes: list[dict] = []
@@ -1020,7 +1252,11 @@ class Table:
         return self.session.state
 
     def act(self, **action):
-        out = self.session.act(action)
+        sent = page_shape(action)
+        path = sent.pop("path", None)
+        specs = {a.act: a for a in self.rules.action_specs(self.state, sent["vehicle"])}
+        assert sent["act"] in specs, (sent["act"], list(specs))
+        out = self.session.act(specs[sent["act"]].fill(sent, _PathReader(path)))
         self.kinds.add(action["act"])
         self.events += out.get("events", [])
         self.outcomes.append(out)
@@ -1077,10 +1313,14 @@ class Table:
                 continue
             if c.dt == c.az:
                 continue
-            for t in self.rules.targets(self.state, marker):
-                w = next(w for w in t["weapons"] if w["weapon"] == c.id)
-                if w["usable"]:
-                    self.act(act="attack", vehicle=marker, weapon=c.id, target=t["marker"])
+            # The player's judgement call (the page shows no measurement: "no pre-measuring"),
+            # played as a good eye: the nearest opposing car the weapon would reach.
+            enemies = sorted((o for o in self.state.in_play() if o.owner != v.owner),
+                             key=lambda o: self.rules.reach(self.state, v, c, o)["distance"].distance_mm)
+            for o in enemies:
+                m = self.rules.reach(self.state, v, c, o)
+                if m["range"].outcome != "out" and m["sight"].clear:
+                    self.act(act="attack", vehicle=marker, weapon=c.id, target=o.marker)
                     break
         if self.state.active_marker == marker:
             self.end()
@@ -1088,16 +1328,17 @@ class Table:
 
 def play_the_game(g: Table) -> None:
     """Two rounds played move by move, then plain play until one cult is left."""
-    st, q = g.state, g.dice.queue
+    st, q, c = g.state, g.dice.queue, g.choices.queue
     # Round 1: the Scrapjaw (3 ST), the Rustler (2); the Gravedigger and the Dust Devil roll off.
     q += [8, 14]
     assert g.round() == [20, 10, 21, 11]
     g.act(act="activate", vehicle=20)
     g.act(act="allocate", vehicle=20, allocation={"engine": 1, "cannon": 1, "dangerous_driver": 2})
     g.drive(20, [[950 - 9 * MM, 400, 180]])
+    # Its cannon hits the Dust Devil (Damage 2): Max places the first DT, Joe the second.
     q += [12]
-    out = g.act(act="attack", vehicle=20, weapon="cannon", target=11, owner_pick="dangerous_driver",
-                attacker_pick="fanatical_fixer")
+    c += [("Max", "dangerous_driver"), ("Joe", "fanatical_fixer")]
+    out = g.act(act="attack", vehicle=20, weapon="cannon", target=11)
     assert out["hits"] == 1 and out["range"]["outcome"] == "in"
     assert st.vehicles[11].component("fanatical_fixer").zones == [None, "DT"]
     g.end()
@@ -1108,8 +1349,11 @@ def play_the_game(g: Table) -> None:
     q += [16]
     out = g.drive(10, [[250 + 5 * MM, 400, 0], [250 + 10.5 * MM, 400 + MM, 0]])
     assert out["move"]["drift_left_mm"] == pytest.approx(MM, abs=1.5) and out["rolls"][0]["passed"]
+    # Max rerolls the Crap Shot (die 5) with his gunner's one reroll; Joe's armour takes the first
+    # DT, and he puts the second on his driver.
     q += [20, 5, 5, 5, 1, 5, 20]
-    out = g.act(act="attack", vehicle=10, weapon="machine_gun", target=20, rerolls=1, owner_pick="dangerous_driver")
+    c += [("Max", 5), ("Joe", "dangerous_driver")]
+    out = g.act(act="attack", vehicle=10, weapon="machine_gun", target=20)
     assert out["hits"] == 2 and out["rerolled"] == 1
     assert st.vehicles[20].component("dangerous_driver").zones == ["ST", "DT"]
     g.end()
@@ -1120,7 +1364,7 @@ def play_the_game(g: Table) -> None:
     out = g.drive(21, [[950 - 2 * MM, 600, 180], [950 - 2 * MM, 600, -135],
                        [950 - 2 * MM - 1.5 * MM * 0.70711, 600 - 1.5 * MM * 0.70711, -135]])
     assert out["move"]["turns"] == 1
-    out = g.act(act="attack", vehicle=21, weapon="rifle", target=11, rerolls=2)
+    out = g.act(act="attack", vehicle=21, weapon="rifle", target=11)
     assert out["result"] == "no attack" and out["range"]["outcome"] == "out"
     g.end()
     # The Dust Devil drives 6 in and its mines go down along the way (their ST then become DT).
@@ -1143,7 +1387,8 @@ def play_the_game(g: Table) -> None:
     out = g.drive(10, [[516.7, 425.4, 45], [516.7 + 4.5 * MM * 0.70711, 425.4 + 4.5 * MM * 0.70711, 45]])
     assert out["move"]["turns"] == 1 and out["rolls"][0]["asked"] == "rough terrain scrub"
     q += [19, 3, 3, 3, 3, 3]
-    out = g.act(act="attack", vehicle=10, weapon="machine_gun", target=20, owner_pick="engine")
+    c += [("Max", 0), ("Joe", "engine")]
+    out = g.act(act="attack", vehicle=10, weapon="machine_gun", target=20)
     assert out["hits"] == 1 and st.vehicles[20].engine.zones[-1] == "DT"
     g.end()
     # The Scrapjaw drives 8 in through the scrub (and suffers for it), and its cannon hits the
@@ -1154,7 +1399,8 @@ def play_the_game(g: Table) -> None:
     out = g.drive(20, [[721.4 - 8.8 * MM, 400, 180]])
     assert not out["rolls"][0]["passed"]
     q += [15]
-    out = g.act(act="attack", vehicle=20, weapon="cannon", target=11, owner_pick="mines", attacker_pick="reinforced_ram")
+    c += [("Max", "mines"), ("Joe", "reinforced_ram")]
+    out = g.act(act="attack", vehicle=20, weapon="cannon", target=11)
     assert out["hits"] == 1
     assert st.vehicles[11].component("reinforced_ram").zones == [None, "DT"]
     g.end()
@@ -1177,8 +1423,8 @@ def play_the_game(g: Table) -> None:
     out = g.drive(11, g.into(11, -45, 20))
     assert out["result"] == "rammed" and out["move"]["turns"] == 1
     q += [14]
-    out = g.act(act="attack", vehicle=11, weapon="reinforced_ram", target=20, owner_pick="dangerous_driver",
-                attacker_picks=["engine", "engine"])
+    c += [("Joe", "dangerous_driver"), ("Max", "engine"), ("Max", "engine")]
+    out = g.act(act="attack", vehicle=11, weapon="reinforced_ram", target=20)
     assert out["hits"] == 1 and out["damage_each"] == 3
     g.end()
 
@@ -1208,6 +1454,7 @@ def test_a_whole_game():
     assert sum("explodes and is removed" in e for e in g.events) == 2
     assert "the Scrapjaw takes 1 DT on its Cannon (rough terrain scrub)" in g.events
     assert [m.id for m in st.mines] == [1, 2]
-    # every die queued for a moment of the game was asked for at that moment
-    assert g.dice.queue == []
+    # every die and choice queued for a moment of the game was asked for at that moment
+    assert g.dice.queue == [] and g.choices.queue == []
+    assert any("Joe to choose where 1 DT goes on the Scrapjaw" in a for a in g.choices.asked)
     json.dumps(state_json(st))

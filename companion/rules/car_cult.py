@@ -29,12 +29,12 @@ import math
 import numpy as np
 import shapely
 
-from ..dice import DiceRequest, Modifier, Roll
+from ..dice import ChoiceRequest, DiceRequest, Modifier, Roll
 from ..geometry import (TOO_CLOSE, Distance, Footprint, Obstacles, Pose, closest_distance, inches, judge,
                         normalize_deg)
 from ..geometry.pose import MM_PER_IN
 from . import cc_data as D
-from .base import RuleOption, RulesError, RuleSystem, register
+from .base import RuleOption, RulesError, RuleSystem, action, register
 from .poses import interpolate, parse_pose
 from .cc_state import ARMOUR, CREW, ENGINE, WEAPON, Car, Component, GameState, Mine, build_cult
 from .cc_views import CarCultViews
@@ -87,10 +87,11 @@ OPTIONS = (
     RuleOption("dt_allocation", "owner_first", ("owner_first", "card_order"), f'{R}, "Attacking opponents", 6',
                '"The owner of the Target model applies the first DT from each hit and the Attacking player '
                'applies any others. DT are always applied bottom right to top left on any AZ tracks." '
-               '"owner_first": the action names the track for each (owner_picks / attacker_picks); a DT with no '
-               'pick goes by card order; "card_order": every DT goes bottom right to top left over the whole card '
-               '(armour first), picks are refused. Armour always fills first ("DT must be applied here before '
-               'any other AZ").'),
+               '"owner_first": as each DT of a hit is placed, the target\'s owner is asked which track takes the '
+               'first, the attacking player which takes the others (a mine\'s: its layer\'s owner); each track '
+               'fills from the right; "card_order": every DT goes bottom right to top left over the whole card '
+               '(armour first), nobody is asked. Armour always fills first ("DT must be applied here before any '
+               'other AZ"), so while it has room nobody is asked.'),
     RuleOption("dt_over_st", "displace", ("displace", "empty_first"), f'{R}, "Attacking opponents", 6',
                'Where a DT goes on a track that holds ST. "displace": on the rightmost zone without a DT, '
                'knocking off an ST there; "empty_first": on the rightmost empty zone, an ST knocked off only when '
@@ -124,6 +125,21 @@ OPTIONS = (
                '"Players are not permitted to pre-measure distances ... selecting the target of an attack is a '
                'judgement call"; out of range or sight "no attack may be made". "wasted": the declared attack is '
                'lost (the weapon has fired); "refused": the companion refuses it and the player may choose again.'),
+    RuleOption("premeasure", False, (False, True), f'{R}, "Core Mechanics" and "Attacking opponents", 1',
+               '"No pre-measuring" ("Core Mechanics"); "Players are not permitted to pre-measure distances during '
+               'the game so selecting the target of an attack is a judgement call" (stage 1). False: before an '
+               'action is declared the page shows no distance, range, line of sight, roll needed or weapon reach, '
+               'lists targets by marker (not nearest first), draws no mine\'s 4 in reach, and draws the move band '
+               'only for the car moving now, once its ST are allocated (its move is then declared: "with the '
+               'exception of the Engines, a player is not required to carry out an action"); an attack is measured '
+               'once declared and its outcome records the measurement. True: a table that agrees to measure '
+               'freely sees every measurement at any time.'),
+    RuleOption("brake_opponent", "next_in_order", ("next_in_order", "roster_order"), f'{R}, "Car Movement/Engines"',
+               'Braking: "if it is lower then their opponent may allocate one DT to the Car performing the Braking '
+               'action". With two players that is the other; with more the draft does not say which. '
+               '"next_in_order": the owner of the next car in this round\'s order that is not the braking '
+               'player\'s (else the first other player in the rosters); "roster_order": the first other player in '
+               'the rosters.'),
     RuleOption("range_measure", "closest_points", ("closest_points", "closest_visible"),
                f'{R}, "Core Mechanics" and "Attacking opponents", 3',
                '"Distances are measured between the closest visible parts of the two objects"; stage 3: "measure '
@@ -152,8 +168,6 @@ OPTIONS = (
                'How much a straight run may change heading (degrees) before it counts as a turn; a turn of up to '
                '45 degrees more than this is one turn ("may be combined together but may not be split").'),
 )
-
-ACTIONS = ("activate", "allocate", "move", "attack", "fix")
 
 #: Scene kinds read as the draft's two terrain types ("There are two types of terrain, Rough
 #: and Blocking"); anything else blocks.
@@ -238,21 +252,23 @@ class CarCult(CarCultViews, RuleSystem):
         table = (scene.width_mm, scene.depth_mm) if scene is not None else (1219.2, 1219.2)
         return GameState(players, vehicles, table, list(scene.terrain) if scene is not None else [])
 
-    def update_poses(self, state: GameState, poses: dict) -> None:
-        for marker, pose in poses.items():
-            if marker in state.vehicles and state.vehicles[marker].in_play:
-                state.vehicles[marker].pose = pose
-
     # --- rounds -------------------------------------------------------------------------
 
     def active_marker(self, state: GameState) -> int | None:
         return state.active_marker
 
     def turn_info(self, state: GameState) -> dict:
-        return {"round": state.round, "players": list(state.players), "turn": state.turn,
+        """The round's order; `turn` the index of the activation under way (-1 between
+        activations); `up` the player whose car is active, or activates next."""
+        up = state.active or (self.up_next(state) if state.round > 0 and not state.over else None)
+        return {"round": state.round, "players": list(state.players),
+                "turn": state.turn if state.active_marker is not None else -1,
                 "order": [{"player": p, "vehicle": m} for p, m in state.order],
-                "active": state.active_marker,
-                "up": state.vehicles[state.active_marker].owner if state.active_marker in state.vehicles else None}
+                "active": state.active_marker, "up": up.owner if up is not None else None}
+
+    def may_premeasure(self) -> bool:
+        """The draft forbids it ("No pre-measuring"), unless the table's `premeasure` option allows it."""
+        return bool(self.option("premeasure"))
 
     def start_round(self, state: GameState, orders: dict | None = None):
         """The activation order: by ST on the engines, ties by a d20 each, descending, equal
@@ -323,9 +339,23 @@ class CarCult(CarCultViews, RuleSystem):
         return None
 
     def end_activation(self, state: GameState):
+        """The active car's activation ends (once it has moved, if its minimum is above 0).
+        With no car active there is nothing to pass: every car activates once a round ("Game
+        rounds and turns"), and the car up next can always activate, move (standing still is a
+        brake) and end, so a round always ends."""
         v = state.active
         if v is None:
-            raise RulesError("no car is taking its activation (its first action, 'activate', starts it)")
+            if state.over:
+                raise RulesError(f"the game is over ({state.winner or 'no one'} won)")
+            if state.round == 0:
+                raise RulesError("no round has started: start round 1 (the ST on the engines set the order)")
+            up = self.up_next(state)
+            if up is None:
+                raise RulesError(f"round {state.round} is over: start the next round")
+            raise RulesError(f"no car is taking its activation: the {up.name} ({up.owner}) activates next, and "
+                             f"a car may not pass its activation (\"each car model may only activate once\" and "
+                             f"a round ends \"once all players cars on the board have been activated\"; {R}, "
+                             f"\"Game rounds and turns\"): 'activate' it, then end its turn")
         if not v.moved and v.in_play:
             lo, _ = v.speeds_in()
             if lo > 0:
@@ -426,6 +456,46 @@ class CarCult(CarCultViews, RuleSystem):
         if car.in_play and car.wrecked:
             self._explode(state, car, events)
 
+    def _dt_tracks(self, car: Car) -> list[Component]:
+        """The tracks a DT may be put on now: the armour while it has room ("DT must be applied
+        here before any other AZ"), else every track with room (owner_first); with card_order
+        only the next by card order."""
+        if self.option("dt_allocation") == "card_order":
+            return [c for c in self._card_order(car) if c.dt < c.az][:1]
+        armour = [c for c in car.components if c.kind == ARMOUR and c.dt < c.az]
+        return armour or [c for c in car.components if c.dt < c.az]
+
+    def _dt_by(self, state: GameState, car: Car, player: str, why: str, events: list, may_decline: bool = False):
+        """One DT on `car` that `player` places (the book's choice: a hit's first DT its owner's,
+        the others the attacker's; a failed brake's the opponent's, who "may" place it): the
+        player is asked which track when there is more than one (each fills from the right).
+        Returns whether a DT was placed."""
+        if not car.in_play or car.wrecked:
+            return False
+        tracks = self._dt_tracks(car)
+        pick = tracks[0].id if tracks else None
+        if len(tracks) > 1 or may_decline:
+            options = tuple({"value": c.id, "label": f"the {c.name} ({c.dt} of {c.az} AZ hold DT)"} for c in tracks)
+            if may_decline:
+                options += ({"value": "none", "label": "no DT (the book says the opponent 'may')"},)
+            pick = yield ChoiceRequest(player, f"where 1 DT goes on the {car.name} ({why})", options, car.name)
+            if pick == "none":
+                events.append(f"{player} puts no DT on the {car.name} ({why})")
+                return False
+            why = f"{why}; {player}'s pick"
+        self._damage(state, car, 1, why, events, [pick], pick_by=player)
+        return True
+
+    def _opponent(self, state: GameState, v: Car) -> str:
+        """Who places a failed brake's DT ("their opponent"; option brake_opponent)."""
+        others = [p for p in state.players if p != v.owner]
+        if self.option("brake_opponent") == "next_in_order":
+            for _, m in state.order[max(state.turn, 0) + 1:]:
+                o = state.vehicles[m]
+                if o.in_play and o.owner != v.owner:
+                    return o.owner
+        return others[0]
+
     def _explode(self, state: GameState, car: Car, events: list) -> None:
         """"Any car which has every AZ filled with DT explodes and is removed as a Casualty";
         "each model within a number of inches equal to the number of AZ in the cars Engine will
@@ -455,13 +525,12 @@ class CarCult(CarCultViews, RuleSystem):
 
     # --- actions ------------------------------------------------------------------------
 
-    def resolve(self, state: GameState, action: dict):
-        act = action.get("act")
-        if act not in ACTIONS:
-            raise RulesError(f"unknown action {act!r} (one of: {', '.join(ACTIONS)})")
+    def before_action(self, state: GameState, action: dict) -> None:
         if state.over:
             raise RulesError(f"the game is over ({state.winner or 'no one'} won)")
-        result = yield from getattr(self, f"_act_{act}")(state, action)
+
+    def after_action(self, state: GameState, action: dict, result: dict) -> dict:
+        """A car that exploded during its own activation ends it; then the game may be over."""
         result.setdefault("events", [])
         v = state.active
         if v is not None and not v.in_play:
@@ -493,6 +562,7 @@ class CarCult(CarCultViews, RuleSystem):
             raise RulesError(f"the {v.name} has already activated this round")
         return v
 
+    @action("activate")
     def _act_activate(self, state: GameState, action: dict):
         """"remove all ST from their car except for those on their engine" (Down Shifting those if
         the player wishes), then one ST per visible +ST symbol ("Car Activation", "Down Shift")."""
@@ -542,7 +612,8 @@ class CarCult(CarCultViews, RuleSystem):
         return {"result": "activated", "generated": made, "engine_st": engine.st, "rolls": rolls, "events": events}
 
     def _allocation(self, v: Car, action: dict) -> dict[str, int]:
-        raw = dict(action.get("allocation") or {})
+        """The ST the action puts on each track: its `st_<component>` fields (the page's form)."""
+        raw = {}
         for key, value in action.items():
             if key.startswith("st_") and value not in (None, ""):
                 raw[key[3:]] = value
@@ -552,6 +623,7 @@ class CarCult(CarCultViews, RuleSystem):
             out[comp.id] = _int(n, f"ST for the {v.name}'s {comp.name}")
         return out
 
+    @action("allocate")
     def _act_allocate(self, state: GameState, action: dict):
         """"allocates their ST to the required Action Zones tracks ... filling them top left to
         bottom right"; the engine takes at most its Spark Plug more; the rest is wasted."""
@@ -724,6 +796,7 @@ class CarCult(CarCultViews, RuleSystem):
             found.append((int(np.flatnonzero(touching)[0]), kind, what))
         return min(found, key=lambda f: f[0]) if found else None
 
+    @action("move")
     def _act_move(self, state: GameState, action: dict):
         """The move: the camera's path checked (distance, drift, turns), mines laid along the route,
         then what it met in order: mines it came within 4" of, rough terrain, a blocking halt (or a
@@ -736,8 +809,6 @@ class CarCult(CarCultViews, RuleSystem):
             raise RulesError(f"the {v.name}'s engine is full of DT; it may no longer move ({R}, "
                              f"\"Attacking opponents\", 6)")
         path = [parse_pose(p, f"move of the {v.name}, path pose {k + 1}") for k, p in enumerate(action.get("path") or [])]
-        if not path and action.get("to") is not None:
-            path = [parse_pose(action["to"], f"move of the {v.name}, to")]
         if not path:
             path = [v.pose]                     # standing still: a brake for the whole minimum
         m = self.check_path(state, v, path)
@@ -846,8 +917,7 @@ class CarCult(CarCultViews, RuleSystem):
             events.append(f"the {v.name} brakes {short_in:.2f} in short of its {lo} in minimum: {face} - {minus} = "
                           f"{total:g}")
             if not ok:
-                pick = action.get("brake_pick")
-                self._damage(state, v, 1, "braking", events, picks=[pick] if pick else [], pick_by="the opponent")
+                yield from self._dt_by(state, v, self._opponent(state, v), "braking", events, may_decline=True)
         elif v.in_play and m["minimum"].outcome == TOO_CLOSE:
             events.append(f"{m['minimum'].describe()}: too close to call, so no brake")
         out = {k: (x.to_json() if hasattr(x, "to_json") else x) for k, x in m.items()}
@@ -860,7 +930,7 @@ class CarCult(CarCultViews, RuleSystem):
     def _lay_mines(self, state: GameState, v: Car, action: dict, dense, polys, ahead, events: list):
         comps = [c for c in v.components if c.kind == WEAPON and c.key == "mines" and c.st]
         n = sum(c.st for c in comps)
-        given = list(action.get("mines") or [])
+        given = []
         for k in range(1, 9):
             if action.get(f"mine_{k}") is not None:
                 given.append(action[f"mine_{k}"])
@@ -937,7 +1007,12 @@ class CarCult(CarCultViews, RuleSystem):
         rolls.append(row)
         state.mines.remove(mine)
         if hit:
-            self._damage(state, v, w.damage, f"mine {mine.id}", events)
+            # An attack's DT: the target's owner places the first, the layer's owner (the
+            # attacking player) the other ("Attacking opponents", 6).
+            for k in range(w.damage):
+                who = v.owner if k == 0 else mine.owner
+                yield from self._dt_by(state, v, who, f"mine {mine.id}" + (", the hit's first DT" if k == 0 else ""),
+                                       events)
         else:
             events.append(f"mine {mine.id} misses the {v.name}")
         events.append(f"mine {mine.id} is removed")
@@ -1032,15 +1107,7 @@ class CarCult(CarCultViews, RuleSystem):
         seen = self.sight(state, me, them)
         return {"distance": dist, "range": rng, "sight": seen}
 
-    def _picks(self, action: dict, key: str) -> list[str | None]:
-        many = action.get(f"{key}s")
-        one = action.get(key)
-        if many is not None:
-            if not isinstance(many, list):
-                raise RulesError(f"{key}s is a list of component ids")
-            return many
-        return [] if one in (None, "") else [one]
-
+    @action("attack")
     def _act_attack(self, state: GameState, action: dict):
         """Stages 1-6 of "Attacking opponents": target, ST on the weapon, range and sight, the
         dice (Crack and Crap Shots, rerolls), Blast and speed modifiers, damage."""
@@ -1068,18 +1135,17 @@ class CarCult(CarCultViews, RuleSystem):
             raise RulesError(f"the {target.name} is not in play")
         if target.owner == v.owner:
             raise RulesError(f"the {target.name} is {v.owner}'s own car; attacks target an opposing model")
-        owner_picks, attacker_picks = self._picks(action, "owner_pick"), self._picks(action, "attacker_pick")
-        if self.option("dt_allocation") == "card_order" and (owner_picks or attacker_picks):
-            raise RulesError("with dt_allocation 'card_order' DT go bottom right to top left; no picks")
-        for p in owner_picks + attacker_picks:
-            if p is not None:
-                target.component(p)
         v.allocated = True
+        # Stage 3, once the attack is declared: the measurement, recorded in the outcome.
         m = self.reach(state, v, comp, target)
-        rng, seen = m["range"], m["sight"]
+        rng, seen, dist = m["range"], m["sight"], m["distance"]
         events, rolls = [], []
-        measured = {"range": rng.to_json(), "range_text": rng.describe(), "line_of_sight": seen.clear,
-                    "blocked_by": list(seen.blocked_by), "line": [list(seen.line[0]), list(seen.line[1])]}
+        measured = {"range": rng.to_json(), "range_text": rng.describe(),
+                    "distance_mm": round(dist.distance_mm, 2), "distance_in": round(dist.distance_mm / MM_PER_IN, 3),
+                    "range_in": w.range_in, "range_line": [list(map(float, dist.from_point)),
+                                                            list(map(float, dist.to_point))],
+                    "line_of_sight": seen.clear, "blocked_by": list(seen.blocked_by),
+                    "line": [list(seen.line[0]), list(seen.line[1])]}
         if rng.outcome == "out" or not seen.clear:
             why = (rng.describe() if rng.outcome == "out" else
                    f"no line of sight (blocked by {', '.join(seen.blocked_by)})")
@@ -1091,19 +1157,26 @@ class CarCult(CarCultViews, RuleSystem):
         if rng.outcome == TOO_CLOSE:
             events.append(f"{rng.describe()}: too close to call, so the attack goes ahead")
         v.fired.append(comp.id)
-        want = _int(action.get("rerolls", 0) or 0, "rerolls")
-        if want > v.rerolls_left:
-            raise RulesError(f"the {v.name} has {v.rerolls_left} rerolls (Gutsy Gunner ST), not {want}")
         mods = self._attack_mods(target, w.blast)
         throw = yield DiceRequest((D.DIE,) * shots, f"{w.name} attack (10+)", v.name)
         faces = list(throw.faces)
         results = [self._hit(f, mods, f"{w.name} at the {target.name}") for f in faces]
         rerolled = 0
-        while rerolled < want:
+        # Stage 4: "A die may be rerolled as many times as permitted by the number of rerolls a
+        # player has to spend": the attacker sees the dice and says which miss to reroll, or stops
+        # (rerolls left over stay for this activation's other attacks).
+        while v.rerolls_left:
             misses = [k for k, (hit, _) in enumerate(results) if not hit]
             if not misses:
                 break
-            k = misses[0]
+            options = tuple({"value": k + 1, "label": f"die {k + 1}: {results[k][1]['face']} (a miss)"}
+                            for k in misses)
+            options += ({"value": 0, "label": f"no reroll (keep {v.rerolls_left} for later)"},)
+            pick = yield ChoiceRequest(v.owner, f"a die to reroll (Gutsy Gunner, {v.rerolls_left} left)", options,
+                                       v.name)
+            if pick == 0:
+                break
+            k = pick - 1
             face = (yield DiceRequest((D.DIE,), f"{w.name} reroll (Gutsy Gunner)", v.name)).faces[0]
             results[k] = self._hit(face, mods, f"{w.name} at the {target.name} (rerolled)")
             rerolled += 1
@@ -1113,22 +1186,14 @@ class CarCult(CarCultViews, RuleSystem):
         damage = v.engine.st if w.damage is None else w.damage
         events.append(f"the {v.name}'s {w.name} attacks the {target.name} with {shots} dice: {hits} hit"
                       f"{'s' if hits != 1 else ''}" + (f" ({rerolled} rerolled)" if rerolled else ""))
-        def nth(picks: list, k: int):
-            """The k-th pick; past the end, the last one again (one pick names every DT)."""
-            return picks[min(k, len(picks) - 1)] if picks else None
-
-        oi = ai = 0
-        for _ in range(hits):
+        # Stage 6: the target's owner places each hit's first DT, the attacker the others.
+        for n in range(hits):
             for k in range(damage):
                 if not target.in_play:
                     break
-                if k == 0:
-                    self._damage(state, target, 1, f"{w.name}, the hit's first DT", events, [nth(owner_picks, oi)],
-                                 target.owner)
-                    oi += 1
-                else:
-                    self._damage(state, target, 1, f"{w.name}", events, [nth(attacker_picks, ai)], v.owner)
-                    ai += 1
+                first = k == 0
+                yield from self._dt_by(state, target, target.owner if first else v.owner,
+                                       f"{w.name}, hit {n + 1}" + (", its first DT" if first else ""), events)
         return {"result": "hit" if hits else "missed", "hits": hits, "shots": shots, "damage_each": damage,
                 "rerolled": rerolled, **measured, "rolls": rolls, "events": events}
 
@@ -1151,6 +1216,7 @@ class CarCult(CarCultViews, RuleSystem):
             raise RulesError(f"{what}: tokens on the fixer cannot be swapped (\"any two tokens not on the fixer\")")
         return comp, z - 1
 
+    @action("fix")
     def _act_fix(self, state: GameState, action: dict):
         """Fanatical Fixer: "Swap the positions of any two tokens not on the fixer per ST
         allocated" (a token may swap with an empty zone: it moves there)."""
@@ -1158,10 +1224,9 @@ class CarCult(CarCultViews, RuleSystem):
         self._ready(v, "fix")
         if v.swaps_left <= 0:
             raise RulesError(f"the {v.name} has no Fanatical Fixer swaps left (one per ST on the fixer)")
-        raw = action.get("swap") or [action.get("a"), action.get("b")]
-        if not isinstance(raw, (list, tuple)) or len(raw) != 2:
-            raise RulesError("a swap names two zones")
-        (ca, za), (cb, zb) = self._zone_ref(v, raw[0], "swap"), self._zone_ref(v, raw[1], "swap")
+        if action.get("a") is None or action.get("b") is None:
+            raise RulesError("a swap names two zones: 'a' and 'b' ('component:zone', as 'engine:4')")
+        (ca, za), (cb, zb) = self._zone_ref(v, action["a"], "swap"), self._zone_ref(v, action["b"], "swap")
         if self.option("fixer_swap") == "two_tokens" and (ca.zones[za] is None or cb.zones[zb] is None):
             empty = f"the {ca.name} zone {za + 1}" if ca.zones[za] is None else f"the {cb.name} zone {zb + 1}"
             raise RulesError(f"{empty} holds no token; the fixer swaps two tokens (fixer_swap 'two_tokens'; "

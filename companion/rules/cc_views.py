@@ -17,6 +17,7 @@ import shapely
 from ..geometry import Pose, around, circle, inches
 from ..geometry.pose import MM_PER_IN
 from . import cc_data as D
+from .actions import ActionSpec, Field
 from .base import polygon_rings
 
 _MINE_MARKER_MM = 12.0       # a mine marker's radius as drawn (the draft gives no size)
@@ -117,7 +118,11 @@ class CarCultViews:
         drift = lo // D.DRIFT_DIVISOR
         turns = self.free_turns(v)
         regions = []
-        if hi > 0:
+        premeasure = self.may_premeasure()
+        # Without pre-measuring the band is a tape laid along a declared move: only for the car
+        # moving now, once its ST are allocated (the engine's action is compulsory), until it moves.
+        moving_now = state.active_marker == marker and v.allocated and not v.moved
+        if hi > 0 and (premeasure or moving_now):
             regions.append({"name": "move", "polygons": polygon_rings(self._move_zone(v, lo, hi, drift, turns)),
                             "min_in": lo, "max_in": hi, "drift_in": drift, "turns": turns,
                             "about": f"{lo}-{hi} in, drift up to {drift} in, {turns} turns of 45 degrees (drawn "
@@ -129,6 +134,8 @@ class CarCultViews:
                                 "about": f"short of {lo} in: a braking roll"})
         fp = v.footprint()
         arcs = []
+        if not premeasure:
+            return {"move_regions": regions, "arcs": arcs}
         for c in v.components:
             w = c.weapon
             if w is None or w.special == "mines":
@@ -146,12 +153,15 @@ class CarCultViews:
         cells = []
         for m in state.mines:
             layer = state.vehicles[m.layer].name
-            cells.append({"polygon": polygon_rings(circle((m.x_mm, m.y_mm), reach))[0][0],
-                          "label": "", "kind": "hazard"})
+            if self.may_premeasure():       # the 4 in a mine reaches is a measurement too
+                cells.append({"polygon": polygon_rings(circle((m.x_mm, m.y_mm), reach))[0][0],
+                              "label": "", "kind": "hazard"})
             cells.append({"polygon": polygon_rings(circle((m.x_mm, m.y_mm), _MINE_MARKER_MM))[0][0],
                           "label": f"mine {m.id}", "kind": "mine", "layer": layer, "owner": m.owner})
         return {"cells": cells, "about": f"mines: they go off when a model moves within "
-                                         f"{D.WEAPONS['mines'].range_in} in ({D.RULEBOOK}, \"Building a Car Cult\")"}
+                                         f"{D.WEAPONS['mines'].range_in} in ({D.RULEBOOK}, \"Building a Car Cult\")"
+                                         + ("" if self.may_premeasure() else "; their reach is not drawn (no "
+                                                                             "pre-measuring)")}
 
     def targets(self, state, marker: int, terrain=()) -> list[dict]:
         """Every opposing car in play: the closest-point distance (with its line), each weapon's
@@ -160,6 +170,11 @@ class CarCultViews:
         v = state.vehicle(marker)
         if v.pose is None or not v.in_play:
             return []
+        if not self.may_premeasure():
+            # "Players are not permitted to pre-measure distances": who may be attacked, by marker,
+            # with nothing measured and none suggested.
+            return [{"marker": o.marker, "name": o.name, "label": _label(o), "owner": o.owner}
+                    for o in sorted(state.in_play(), key=lambda o: o.marker) if o.owner != v.owner]
         me = v.footprint()
         out = []
         for o in state.in_play():
@@ -195,79 +210,133 @@ class CarCultViews:
                         "shootable": any(w["usable"] and w["has_st"] for w in weapons)})
         return sorted(out, key=lambda t: t["distance_mm"])
 
-    def actions(self, state, marker: int) -> list[dict]:
-        """What the car can do now, each with the fields the page's form builds."""
+    def evidence(self, state, detail: dict, actor: int | None, target: int | None) -> list[dict]:
+        """An attack: the line its range was judged on (range_measure) with the weapon's range, and
+        the line of sight if it runs elsewhere ("Attacking opponents", 3). A move: the path the
+        camera saw from where the activation began, and the band from the minimum to the maximum
+        (with drift) straight ahead of that start ("Car Movement/Engines")."""
+        v = state.vehicles.get(actor) if actor is not None else None
+        if v is None or v.pose is None:
+            return []
+        act = detail.get("act")
+        if act == "attack" and target in state.vehicles and state.vehicles[target].pose is not None:
+            me, them = v.footprint(), state.vehicles[target].footprint()
+            d = self.range_distance(state, me, them)
+            comp = next((c for c in v.components if c.id == detail.get("weapon")), None)
+            rng = f" (range {comp.weapon.range_in} in)" if comp is not None and comp.weapon is not None else ""
+            shapes = [{"kind": "line", "points": [list(map(float, d.from_point)), list(map(float, d.to_point))],
+                       "role": "measure", "label": f"{d.distance_mm / MM_PER_IN:.2f} in{rng}"}]
+            seen = self.sight(state, me, them)
+            line = [list(map(float, seen.line[0])), list(map(float, seen.line[1]))]
+            if line != shapes[0]["points"]:
+                shapes.append({"kind": "line", "points": line, "role": "arc",
+                               "label": "line of sight" if seen.clear else "no line of sight"})
+            return shapes
+        if act == "move":
+            lo, hi = v.speeds_in()
+            drift = lo // D.DRIFT_DIVISOR
+            shapes = []
+            if hi > 0:
+                band = shapely.convex_hull(shapely.multipoints(self._band(v, v.pose, lo, hi, drift)))
+                shapes.append({"kind": "polygon", "points": [list(p) for p in list(band.exterior.coords)[:-1]],
+                               "role": "template", "label": f"{lo}-{hi} in, drift {drift} in"})
+            path = [p[:2] for p in detail.get("path") or [] if isinstance(p, (list, tuple)) and len(p) >= 2]
+            if path:
+                shapes.append({"kind": "line", "points": [[v.pose.x_mm, v.pose.y_mm], *path], "role": "actor",
+                               "label": "the path driven"})
+            return shapes
+        return super().evidence(state, detail, actor, target)
+
+    def demo_layout(self, cars, table_mm) -> dict[int, tuple[float, float, float]]:
+        """The two cults face each other across the table, as the starter rosters share the cars
+        out (alternately): the first player's on the left facing +x, the second's on the right
+        facing -x, 8 in in from the short edges, spread over the middle of the depth. About 26 in
+        apart: out of every weapon's reach but the cannon's, a round or two of driving to close."""
+        width_mm, depth_mm = table_mm
+        sides = [cars[0::2], cars[1::2]]
+        out = {}
+        for k, side in enumerate(sides):
+            x = inches(8) if k == 0 else width_mm - inches(8)
+            heading = 0.0 if k == 0 else 180.0
+            gap = depth_mm / (len(side) + 1)
+            for n, (m, _, _, _) in enumerate(side):
+                out[m] = (x, gap * (n + 1), heading)
+        return out
+
+    def actions(self, state, marker: int) -> list[ActionSpec]:
+        """What the car can do now, as typed specs: every field an action's resolution reads.
+        Choices the book gives a player after the dice (where each DT goes, which die a Gutsy
+        Gunner rerolls, the braking DT) are not fields: the resolution asks that player."""
         v = state.vehicle(marker)
         if state.over or not v.in_play or state.round == 0:
             return []
-        fixed = {"name": "vehicle", "kind": "fixed", "value": marker}
+        me = Field("vehicle", "fixed", "the car", value=marker)
         R = D.RULEBOOK
         if state.active_marker is None:
-            up = self.up_next(state)
-            if up is not v:
+            if self.up_next(state) is not v:
                 return []
-            return [{"act": "activate", "label": "Activate", "rule": f'{R}, "Car Activation", "Down Shift"',
-                     "about": f"Remove every ST but the engine's, down shift if you wish (1 free, a d20 each beyond), "
-                              f"then generate {self.generation(v)} ST.",
-                     "fields": [fixed, {"name": "downshift", "kind": "choice", "label": "down shift", "optional": True,
-                                        "choices": [{"value": n, "label": f"{n} ST"} for n in range(v.engine.st + 1)]}]}]
+            return [ActionSpec(
+                "activate", "Activate", (me, Field(
+                    "downshift", "choice", "down shift", optional=True,
+                    choices=tuple({"value": n, "label": f"{n} ST"} for n in range(v.engine.st + 1)),
+                    about="ST taken off the engine now: one is free, a d20 each beyond it (under 10: a DT on "
+                          "the engine)")),
+                rule=f'{R}, "Car Activation", "Down Shift"',
+                about=f"Remove every ST but the engine's, down shift if you wish, then generate "
+                      f"{self.generation(v)} ST (one per visible +ST symbol).")]
         if state.active_marker != marker:
             return []
         acts = []
         if not v.allocated and v.generated is not None:
-            fields = [fixed]
+            fields = [me]
             for c in v.components:
                 if c.kind == "armour" or (c.weapon is not None and not c.weapon.needs_st):
                     continue
                 most = min(c.empty, v.generated, v.engine_type.spark_plug if c.kind == "engine" else c.empty)
                 if most <= 0:
                     continue
-                fields.append({"name": f"st_{c.id}", "kind": "choice", "label": f"ST on the {c.name}", "optional": True,
-                               "choices": [{"value": n, "label": str(n)} for n in range(most + 1)]})
-            acts.append({"act": "allocate", "label": f"Allocate {v.generated} ST", "rule": f'{R}, "Car Activation"',
-                         "about": "Tracks fill from the left; the engine takes at most its Spark Plug more; the rest "
-                                  "is wasted.", "fields": fields})
+                fields.append(Field(f"st_{c.id}", "number", f"ST on the {c.name}", minimum=0, maximum=most,
+                                    optional=True))
+            acts.append(ActionSpec("allocate", f"Allocate {v.generated} ST", tuple(fields),
+                                   rule=f'{R}, "Car Activation", "Car Movement/Engines"',
+                                   about="Each track fills from the left; the engine takes at most its Spark Plug "
+                                         "more; armour takes none; what is not allocated is wasted."))
         if not v.moved and not v.immobile and v.generated is not None:
             lo, hi = v.speeds_in()
             mines = sum(c.st for c in v.components if c.weapon is not None and c.key == "mines")
-            acts.append({"act": "move", "label": f"Move {lo}-{hi} in", "rule": f'{R}, "Car Movement/Engines"',
-                         "about": "Drive the car, then resolve: the camera's path gives the distance, drift and turns; "
-                                  "short of the minimum it brakes.",
-                         "fields": [fixed, {"name": "path", "kind": "table_path", "of": marker,
-                                            "label": "the way the car went this activation, as the camera saw it"},
-                                    *[{"name": f"mine_{k}", "kind": "table_point", "optional": True,
-                                       "label": f"mine {k} (on the route; else spread along it)"}
-                                      for k in range(1, min(mines, 8) + 1)],
-                                    *([{"name": "brake_pick", "kind": "choice", "optional": True,
-                                        "label": "if it brakes and fails, the opponent puts the DT on",
-                                        "choices": [{"value": c.id, "label": c.name} for c in v.components]}]
-                                      if lo > 0 else [])]})
+            fields = [me, Field("path", "table_path", "the way the car drove this activation, as the camera saw it",
+                                of=marker)]
+            fields += [Field(f"mine_{k}", "table_point", f"mine {k}", optional=True,
+                             about="a point on the route; mines not placed are spread evenly along it")
+                       for k in range(1, min(mines, 8) + 1)]
+            acts.append(ActionSpec(
+                "move", f"Move {lo}-{hi} in", tuple(fields), rule=f'{R}, "Car Movement/Engines", "Down Shift"',
+                about="Drive the car, then resolve: the camera's path gives the distance, drift and turns; short "
+                      "of the minimum it brakes (the opponent is asked where a failed brake's DT goes)."))
         if v.generated is not None:
             enemies = [o for o in state.in_play() if o.owner != v.owner]
             guns = [c for c in v.components if c.weapon is not None and c.weapon.special != "mines"
                     and c.id not in v.fired and ((c.st > 0) if c.weapon.needs_st else c.dt < c.az)]
             if guns and enemies:
-                picks = {str(o.marker): [{"value": c.id, "label": c.name} for c in o.components] for o in enemies}
-                fields = [fixed,
-                          {"name": "weapon", "kind": "choice", "label": "with",
-                           "choices": [{"value": c.id, "label": f"{c.name} ({c.st} ST)"} for c in guns]},
-                          {"name": "target", "kind": "choice", "label": "at",
-                           "choices": [{"value": o.marker, "label": _label(o)} for o in enemies]}]
-                if v.rerolls_left:
-                    fields.append({"name": "rerolls", "kind": "choice", "label": "rerolls (Gutsy Gunner)",
-                                   "optional": True,
-                                   "choices": [{"value": n, "label": str(n)} for n in range(v.rerolls_left + 1)]})
-                if self.option("dt_allocation") == "owner_first":
-                    fields += [{"name": "owner_pick", "kind": "choice", "optional": True, "depends_on": "target",
-                                "label": "the target's owner puts each hit's first DT on", "choices_by": picks},
-                               {"name": "attacker_pick", "kind": "choice", "optional": True, "depends_on": "target",
-                                "label": "the attacker puts the other DT on", "choices_by": picks}]
-                acts.append({"act": "attack", "label": "Attack", "rule": f'{R}, "Attacking opponents"',
-                             "fields": fields})
+                # Targets by marker, never nearest first: choosing one is "a judgement call".
+                acts.append(ActionSpec(
+                    "attack", "Attack", (
+                        me,
+                        Field("weapon", "choice", "with",
+                              choices=tuple({"value": c.id, "label": f"{c.name} ({c.st} ST)"} for c in guns)),
+                        Field("target", "choice", "at",
+                              choices=tuple({"value": o.marker, "label": _label(o)}
+                                            for o in sorted(enemies, key=lambda o: o.marker)))),
+                    rule=f'{R}, "Attacking opponents"',
+                    about="Declare the weapon and target; then range and line of sight are measured (out of "
+                          "either, the attack is lost), the dice rolled; the Gutsy Gunner's rerolls and where "
+                          "each DT goes are asked of the players they belong to."))
             if v.swaps_left:
-                zones = [{"value": f"{c.id}:{i + 1}", "label": f"{c.name} {i + 1} ({z or 'empty'})"}
-                         for c in v.components if c.key != "fanatical_fixer" for i, z in enumerate(c.zones)]
-                acts.append({"act": "fix", "label": f"Fix ({v.swaps_left} swaps)", "rule": f'{R}, "Building a Car Cult"',
-                             "fields": [fixed, {"name": "a", "kind": "choice", "label": "swap", "choices": zones},
-                                        {"name": "b", "kind": "choice", "label": "with", "choices": zones}]})
+                zones = tuple({"value": f"{c.id}:{i + 1}", "label": f"{c.name} {i + 1} ({z or 'empty'})"}
+                              for c in v.components if c.key != "fanatical_fixer" for i, z in enumerate(c.zones))
+                acts.append(ActionSpec(
+                    "fix", f"Fix ({v.swaps_left} swaps)",
+                    (me, Field("a", "choice", "swap", choices=zones), Field("b", "choice", "with", choices=zones)),
+                    rule=f'{R}, "Building a Car Cult" (Fanatical Fixer)',
+                    about="Swap the tokens of two zones not on the fixer, one swap per ST on the fixer."))
         return acts
