@@ -1520,3 +1520,51 @@ def test_activations_played_on_the_demo_table_through_the_page():
     assert g["game"]["turn_text"] == "round 1 is over: start the next round"
     g = t.post("round", {"orders": {}})
     assert g["pending"]["purpose"] == "initiative roll-off"
+
+
+def test_the_whole_game_uses_every_action_and_only_the_pages_fields():
+    """examples/scenarios/wr-game-whole.json: each action is one the acting car's side is offered
+    at that moment, with no field outside its spec; the camera's fields (the path driven, where a
+    repositioned car stands) are given to the spec as the table gives them, not sent."""
+    from companion.dice import FixedDice
+    from companion.rules.actions import CAMERA_KINDS
+    path = SCENARIOS[0].parent / "wr-game-whole.json"
+    data = load_scenario(path)
+    assert check_expectations(data, run_scenario(data, str(path))) == []
+    rules = rule_system("wasteland_rally", data["options"])
+    sess = GameSession(rules, rules.new_game(data["rosters"], parse_scene(data)), FixedDice(data["dice"]),
+                       FixedChoices(data["choices"]))
+
+    class Table:
+        def __init__(self, step):
+            self.step = step
+
+        def pose_of(self, marker):
+            return self.step["to"]
+
+        def path_of(self, marker):
+            return self.step["path"]
+
+        def point(self, value, what):
+            return value
+
+    acts, passes, rounds = set(), 0, 0
+    for step in data["steps"]:
+        if "round" in step:
+            rounds += 1
+            sess.start_round(step["round"])
+        elif step.get("end_turn"):
+            passes += sess.state.active is None
+            sess.end_turn()
+        else:
+            st = sess.state
+            specs = {s.act: s for s in rules.action_specs(st, rules.actor_marker(st, step))}
+            assert step["act"] in specs, (step, list(specs))
+            spec = specs[step["act"]]
+            camera = {f.name for f in spec.fields if f.kind in CAMERA_KINDS}
+            filled = spec.fill({k: v for k, v in step.items() if k not in camera}, Table(step))
+            assert {k: v for k, v in filled.items() if k in step} == step
+            sess.act(filled)
+            acts.add(step["act"])
+    assert acts == {"move", "attack", "drop", "hold", "recover", "reposition", "upgrade_stage", "campaign_mission"}
+    assert passes == 1 and rounds == 2 and sess.state.over
