@@ -514,10 +514,9 @@ def test_page_hooks_show_the_card_targets_and_actions():
     assert card["driver"] == "Zed" and card["status"] == "working" and card["armour"]["front"] == 4
     targets = {t["marker"]: t for t in s.rules.targets(s.state, 10)}
     assert targets[12]["facing"]["facing"] in ("front", "side") and "weapons" in targets[12]
-    # Before Ann says who moves, her freaks can be chosen, shoot or repair; moving a car waits for his move
-    # to begin, so the table knows where the car stood.
+    # Before Ann says who moves, any of her freaks' actions is offered: the first makes him the one who moves.
     acts = {a.act: a for a in s.rules.action_specs(s.state, 10)}
-    assert {"activate", "shoot"} <= set(acts) and "drive" not in acts
+    assert {"activate", "shoot", "drive"} <= set(acts)
     assert all(a.actor == "freak" and a.field("freak").kind == "choice" for a in acts.values())
     s.act({"act": "activate", "freak": "Zed"})
     acts = {a.act: a for a in s.rules.action_specs(s.state, 10)}
@@ -1270,6 +1269,7 @@ def test_an_activation_through_the_table_game_with_the_pages_requests(demo_table
     car = client.get("/api/car/10").get_json()
     acts = {a["act"]: a for a in car["actions"]}
     assert {"activate", "repair"} <= set(acts) and "drive" not in acts and acts["repair"]["actor"] == "freak"
+    # (no drive: the Dragster's engine starts broken, "Vehicle Components")
     # Repair the engine (a skill roll of 5): his move has begun, and the Dragster is held where it stands.
     driver = next(f for f in rosters[0]["freaks"] if f.get("aboard") == 10)["name"]
     post("/api/act", {"act": "repair", "freak": driver, "component": "engine"})

@@ -171,9 +171,8 @@ class AlphaDestructicusViews:
 
     def actions(self, state, marker: int) -> list[ActionSpec]:
         """The actions freaks can take now with this vehicle, or, for a freak on foot, from the
-        card of the vehicle nearest him. Every action of the rulebook is here when it applies;
-        moving a car (drive, stunts, jump, ram, a forced move) waits until the freak's move has
-        begun ('activate'), so the table knows where the car stood when it began."""
+        card of the vehicle nearest him. Every action of the rulebook is here when it applies
+        (a first action of the drawn player's freak makes him the one who moves)."""
         v = state.vehicle(marker)
         if state.over or not v.on_table:
             return []
@@ -257,13 +256,13 @@ class AlphaDestructicusViews:
             specs.append(ActionSpec("repair", "Repair", (who(inside), Field("component", "choice", "component",
                                                                             choices=broken)),
                                     "freak", D.sec("Vehicle Components"), "A skill roll: 3 or better."))
-        drivers = [f for f in inside if f.seat == "driver" and acting is f]
+        drivers = [f for f in inside if f.seat == "driver"]
         if drivers:
             specs += self._driver_specs(state, v, who(drivers), fixed, others)
         return specs
 
     def _driver_specs(self, state, v, pick: Field, fixed: Field, others: tuple) -> list[ActionSpec]:
-        """What the acting driver can do with his vehicle."""
+        """What the driver (the acting one, or one of the drawn player's) can do with his vehicle."""
         specs = []
         marker = v.marker
         if v.pending and not (v.pending_table == "glancing" and v.pending == 1):
