@@ -526,6 +526,9 @@ def test_page_hooks_show_the_card_targets_and_actions():
     assert {f.name: f.kind for f in drive.fields if f.kind == "flag"} == {
         "reverse": "flag", "concentrate": "flag", "blocked": "flag"}
     assert s.rules.overlays(s.state, 10)["arcs"][0]["range_in"] == 12
+    info = s.rules.turn_info(s.state)
+    assert info["up"] == "Ann" and info["active"] == 10 and info["turn"] == 0
+    assert s.rules.turn_text(s.state) == "round 1 of 6: Ann's chip; Zed moves (driver of the Rhinocerator)"
 
 
 # --- a whole game -------------------------------------------------------------------

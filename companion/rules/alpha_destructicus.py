@@ -156,8 +156,30 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         return state.active.marker if state.active is not None else None
 
     def turn_info(self, state: GameState) -> dict:
-        return {"round": state.round, "players": list(state.players), "order": [], "turn": -1,
+        """No play order is known ahead (chips are drawn from a bag, "The Turn"): `order` is empty,
+        `turn` counts the freaks who have moved this round while one is moving (-1 between), and
+        `up` is the player whose chip was drawn."""
+        moved = sum(1 for f in state.freaks.values() if f.moved)
+        return {"round": state.round, "players": list(state.players), "order": [],
+                "turn": moved if state.acting is not None else -1,
                 "active": self.active_marker(state), "up": state.chip}
+
+    def turn_text(self, state: GameState) -> str | None:
+        """ "round 2 of 6: Ann's chip; Zed moves (driving the Rhinocerator)"."""
+        if state.over:
+            return f"the game is over: {self._final_words(state)}"
+        if state.round == 0:
+            return "start round 1: a chip for every freak goes in the bag"
+        head = f"round {state.round} of {D.ROUNDS}"
+        if state.acting is not None:
+            f = state.freaks[state.acting]
+            where = f" ({f.seat} of the {state.vehicles[f.aboard].name})" if f.aboard is not None else " (on foot)"
+            return f"{head}: {f.player}'s chip; {f.id} moves{where}"
+        if state.chip is not None:
+            return f"{head}: {state.chip}'s chip is drawn: choose the freak who moves (or pass)"
+        if self.option("chip_draw") == "declared" and state.bag:
+            return f"{head}: draw a chip; its freak's first action names it ({len(state.bag)} in the bag)"
+        return f"{head} is over: start the next round"
 
     def start_round(self, state: GameState, orders: dict | None = None):
         """A new round: every freak in play puts a chip in the bag ("The Turn"); the first is drawn."""
