@@ -382,3 +382,66 @@ def test_an_activation_played_through_the_table_game_with_the_pages_requests(dem
     assert vehicles["13"]["pose"] == pytest.approx([bx, by + 30.0, 0.0], abs=1.0)
     assert vehicles["13"]["hp"]["body"] == 14 and vehicles["12"]["hp"]["body"] == 29
     assert vehicles["12"]["pose"] == pytest.approx(list(layout[12]), abs=1.0)   # it did not go on
+
+
+def test_the_whole_game_takes_every_action_through_the_pages_specs():
+    """sh-game-whole.json played step by step as the page plays it: each action checked against
+    the acting car's spec (no field outside it), the camera's fields filled from where the step
+    puts the cars (or where they stand), the choices asked of the players they belong to; and
+    every act of the book is taken."""
+    from companion.dice import ChoiceRequest
+    from companion.rules.actions import CAMERA_KINDS
+    from companion.rules.shattered_highways import ACTIONS
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "sh-game-whole.json"
+    data = load_scenario(path)
+    rules = rule_system("shattered_highways")
+    session = GameSession(rules, rules.new_game(data["rosters"], parse_scene(data)), FixedDice(data["dice"]))
+    choices = list(data["choices"])
+    used, asked = set(), []
+
+    class Table:
+        """The camera's answers: where the step puts a car, else where it stands."""
+        def __init__(self, spec, step):
+            self.spec, self.step = spec, step
+
+        def pose_of(self, marker):
+            for f in self.spec.fields:
+                if f.kind == "table_pose" and f.name in self.step and \
+                        (f.of == marker or self.step.get(f.of) == marker):
+                    return list(self.step[f.name]) + [0.3, 0.2]
+            p = session.state.vehicles[marker].pose
+            return [p.x_mm, p.y_mm, p.heading_deg, 0.3, 0.2]
+
+        def path_of(self, marker):
+            return [self.pose_of(marker)]
+
+        def point(self, value, what):
+            return tuple(value)
+
+    for n, step in enumerate(data["steps"]):
+        if "round" in step:
+            out = session.start_round(step["round"])
+        elif step.get("end_turn"):
+            out = session.end_turn()
+        else:
+            marker = rules.actor_marker(session.state, step)
+            specs = {s.act: s for s in rules.action_specs(session.state, marker)}
+            assert step["act"] in specs, f"step {n}: {step['act']} is not among {sorted(specs)}"
+            spec = specs[step["act"]]
+            sent = {k: v for k, v in step.items() if spec.field(k) is None or spec.field(k).kind not in CAMERA_KINDS}
+            filled = spec.fill(sent, Table(spec, step))
+            for k, v in step.items():          # the page's fields as sent, the camera's where the step put them
+                assert filled[k] == v or filled[k][:3] == v, (n, k)
+            used.add(step["act"])
+            out = session.act(filled)
+        while out is None and isinstance(session.pending, ChoiceRequest):
+            c = choices.pop(0)
+            asked.append((session.pending.player, c["player"]))
+            out = session.choose(c["player"], c["value"])
+        assert out is not None, f"step {n} waits for {session.waiting_for()}"
+    assert used == set(ACTIONS) and not choices
+    assert asked == [("Max", "Max"), ("Joe", "Joe"), ("Joe", "Joe")]
+    outcome = {"state": session.state.to_json(), "dice_left": session.dice.remaining}
+    assert check_expectations({"expect": {k: v for k, v in data["expect"].items() if k.startswith("state")}},
+                              outcome) == []
