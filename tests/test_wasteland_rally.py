@@ -1568,3 +1568,16 @@ def test_the_whole_game_uses_every_action_and_only_the_pages_fields():
             acts.add(step["act"])
     assert acts == {"move", "attack", "drop", "hold", "recover", "reposition", "upgrade_stage", "campaign_mission"}
     assert passes == 1 and rounds == 2 and sess.state.over
+
+
+def test_a_move_judged_on_a_scene_alone():
+    rules = rule_system("wasteland_rally")
+    scene = copy.deepcopy(SCENE)
+    scene["cars"][1]["type"] = "buggy"
+    st = rules.game_from_scene(parse_scene(scene), scene["cars"])
+    assert {v.owner for v in st.vehicles.values()} == {"Player 1", "Player 2"}
+    assert st.vehicles[11].type == "buggy"
+    assert rules.judge_move(st, 11, Pose(320 + 9 * MM - 1, 300, 0))["legal"]         # a buggy's 9 in
+    assert not rules.judge_move(st, 11, Pose(320 + 9 * MM + 5, 300, 0))["legal"]
+    with pytest.raises(RulesError, match="cars of two players"):
+        rules.game_from_scene(parse_scene({**scene, "cars": scene["cars"][:1]}), scene["cars"][:1])

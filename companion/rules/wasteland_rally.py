@@ -268,6 +268,29 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             fronts[col] -= length_mm + inches(D.DEPLOY_SPACING_IN) + hair_mm
         return out
 
+    def may_premeasure(self) -> bool:
+        """Open Fire lets players measure "anything at any time so long as doing so does not
+        interfere with something your opponent is doing" (CORE, "Measuring"): the page shows
+        distances and ranges before anything is declared."""
+        return True
+
+    def game_from_scene(self, scene, cars: list[dict]) -> GameState:
+        """A game from a scene alone, to judge a move on it: each car a vehicle of its scene
+        `type` (a car by default) with the scene's `weapons` and `upgrades` if given, owned by
+        its `owner` or, without one, by Player 1 and Player 2 in turn; deployment not checked
+        (a scene is a moment of a game)."""
+        owners: dict[str, list[dict]] = {}
+        for n, c in enumerate(cars):
+            owner = c.get("owner") or f"Player {n % 2 + 1}"
+            owners.setdefault(str(owner), []).append({
+                "marker": c["id"], "name": c.get("name") or f"car {c['id']}", "type": c.get("type", "car"),
+                "weapons": c.get("weapons", []), "upgrades": c.get("upgrades", [])})
+        if len(owners) < 2:
+            raise RulesError("a Wasteland Rally game needs cars of two players: give the scene's cars an 'owner' "
+                             "(or two cars, taken as Player 1's and Player 2's)")
+        system = type(self)({**self.settings, "check_deployment": False})
+        return system.new_game([{"player": p, "vehicles": vs} for p, vs in owners.items()], scene)
+
     def new_game(self, rosters: list[dict], scene) -> GameState:
         """Teams from rosters, placed at the scene's poses, the mission's gates read from the scene."""
         if len(rosters) < 2:
