@@ -1308,3 +1308,14 @@ def test_an_activation_through_the_table_game_with_the_pages_requests(demo_table
     assert walk["actor"] == "freak" and {f["name"]: f["kind"] for f in walk["fields"]}["to"] == "table_point"
     g = post("/api/act", {"act": "walk", "freak": on_foot, "to": [450.0, 360.0]})
     assert g["game"]["state"]["freaks"][on_foot]["pos"] == [450.0, 360.0]
+
+
+def test_a_freak_in_a_wreck_can_still_get_out_and_walk():
+    s = session({}, [])
+    s.state.vehicles[10].destroyed = True
+    acts = {a.act for a in s.rules.action_specs(s.state, 10)}
+    assert acts == {"activate", "leave"}
+    s.act({"act": "leave", "freak": "Zed", "to": [200, 240]})
+    assert s.state.freaks["Zed"].on_foot and s.state.acting == "Zed"
+    home = s.rules.actor_marker(s.state, {"act": "walk", "freak": "Zed"})
+    assert "walk" in {a.act for a in s.rules.action_specs(s.state, home)}

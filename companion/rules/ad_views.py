@@ -211,6 +211,12 @@ class AlphaDestructicusViews:
                     who(inside), Field("building", "choice", "the building he is in", choices=buildings),
                     Field("target", "choice", "at", choices=targets)), "freak", D.sec("Terrain"),
                     "Building Defenses: 12 in, strength 1, on the target's top armour."))
+        # Getting out (of a wreck too); "A clinging freak may let go at any time without penalty".
+        leavers = [f for f in state.aboard(marker) if f in movers or f.seat == "clinging"]
+        if leavers:
+            specs.append(ActionSpec("leave", "Get out / let go", (
+                who(leavers), Field("to", "table_point", "the spot he steps to", optional=True)),
+                "freak", D.sec("The Turn"), "A clinging freak may let go at any time."))
         if not v.in_play:
             return specs
         # Climbing in, grabbing hold, jacking: freaks near this vehicle, whatever card is theirs.
@@ -239,11 +245,6 @@ class AlphaDestructicusViews:
             if jackers:
                 specs.append(ActionSpec("jack", "Jack", (who(jackers), fixed), "freak", D.sec("Jacking"),
                                         "Both roll a die, the driver +1; the winner drives."))
-        leavers = [f for f in state.aboard(marker) if f in movers or f.seat == "clinging"]
-        if leavers:
-            specs.append(ActionSpec("leave", "Get out / let go", (
-                who(leavers), Field("to", "table_point", "the spot he steps to", optional=True)),
-                "freak", D.sec("The Turn"), "A clinging freak may let go at any time."))
         inside = [f for f in home if f.aboard == marker and f.seat in ("driver", "passenger")]
         weapons = tuple({"value": c.name, "label": f"{c.name} (S{c.strength}, {c.range_in:g} in)"}
                         for c in v.components if c.kind == "weapon" and c.status == "working")
