@@ -544,7 +544,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                                  f"still to act or pass")
         v = state.vehicles.get(w.vehicle)
         if v is not None and v.at_back_edge and action.get("act") != "move":
-            raise RulesError(f"the {v.name} is at the back edge: its only action is a Move to rejoin")
+            raise RulesError(f"the {v.name} cannot {action.get('act')} now: it is at the back edge, and its only "
+                             f"action is a Move to rejoin")
         return w
 
     def _goes_first(self, state: GameState, v: Vehicle) -> str:
