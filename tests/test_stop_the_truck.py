@@ -1083,7 +1083,7 @@ def test_a_whole_game_with_fixed_dice():
     play_whole_game(p)
     assert p.game.st.over and p.game.st.winner == "truck"
     used = {e.detail.get("act") for e in p.game.session.log if e.kind == "action"}
-    assert used == set(ACTIONS)
+    assert used == set(ACTIONS) == set(p.game.rules.handlers)      # every action, each offered by its spec
     assert {e.kind for e in p.game.session.log} == {"round", "end_turn", "action"}
 
 

@@ -454,7 +454,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         elif state.phase == "move" and state.active is v:
             want = self.target_square(state, v, v.choice, state.truck.speed)
             if not self.on_grid(want):
-                return {"legal": True, "reasons": [f"its box takes it off the board: it is out"], "margin_mm": None}
+                return {"legal": True, "reasons": ["its box takes it off the board: it is out"], "margin_mm": None}
             wants, doing = [want], f"moves {v.choice.label} to {_name(want)}"
         elif state.phase == "collisions" and v.kind.avoid and any(v in vs for _, vs in self.contested(state)):
             wants, doing = self.avoid_squares(state, v), "avoids into a free square next to it"
