@@ -445,3 +445,17 @@ def test_the_whole_game_takes_every_action_through_the_pages_specs():
     outcome = {"state": session.state.to_json(), "dice_left": session.dice.remaining}
     assert check_expectations({"expect": {k: v for k, v in data["expect"].items() if k.startswith("state")}},
                               outcome) == []
+
+
+def test_a_nudges_evidence_shows_the_reach_where_the_target_stood_and_where_it_was_set_down():
+    data = load_scenario(next(p for p in SCENARIOS if p.name.startswith("23-")))
+    rules = rule_system("shattered_highways")
+    st = rules.new_game(data["rosters"], parse_scene(data))
+    step = data["steps"][0]
+    st.vehicles[10].pose = Pose(*step["push_to"])             # the camera sees it set down already
+    shapes = rules.evidence(st, step, 21, 10)
+    by = {s["label"]: s for s in shapes if s["label"]}
+    centre = lambda s: [sum(p[i] for p in s["points"]) / 4 for i in (0, 1)]  # noqa: E731
+    assert centre(by["Interceptor stood"]) == pytest.approx([600.0, 400.0])
+    assert centre(by["set down"]) == pytest.approx(step["push_to"][:2])
+    assert "reach" in by and sum(1 for s in shapes if s["role"] == "template") == 4

@@ -118,8 +118,10 @@ class ShatteredHighwaysViews:
         return sorted(out, key=lambda t: t["distance_mm"])
 
     def evidence(self, state, detail: dict, actor: int | None, target: int | None) -> list[dict]:
-        """A shot's arc edge (the line across the shooter square to its heading, "Shoot") and a
-        Move's templates at the front bumper, forwards and backwards, and where it ended ("Move")."""
+        """A shot's arc edge (the line across the shooter square to its heading, "Shoot"); a
+        Move's templates at the front bumper, forwards and backwards, and where it ended ("Move");
+        a Ram's or Nudge's reach (the attacker's template), and for a Nudge each target where it
+        stood with its three sections' templates and where it was set down ("Nudge")."""
         from ..geometry import MoveTemplate, Pose
         shapes = super().evidence(state, detail, actor, target)
         v = state.vehicles.get(actor) if actor is not None else None
@@ -138,6 +140,31 @@ class ShatteredHighwaysViews:
             if "to" in detail:
                 dest = fp.at(Pose(*detail["to"][:3]))
                 shapes.append({"kind": "polygon", "points": dest.corners.tolist(), "role": "actor", "label": "to"})
+        if detail.get("act") in ("ram", "nudge"):
+            # "Move up until they are against the target": the reach the target must lie in.
+            length = inches(v.klass.template_length_in)
+            for forwards in (True, False):
+                t = MoveTemplate.at_front_bumper(fp, forwards, length)
+                shapes.append({"kind": "polygon", "points": [list(p) for p in list(t.polygon.exterior.coords)[:-1]],
+                               "role": "template", "label": "reach" if forwards else ""})
+        if detail.get("act") == "nudge":
+            # Each nudged car where it stood (what its push was judged from), its three sections'
+            # templates, and where the attacker set it down.
+            for aim, put in (("target", "push_to"), ("second_target", "push_to_2"), ("third_target", "push_to_3")):
+                t = state.vehicles.get(detail.get(aim)) if isinstance(detail.get(aim), int) else None
+                stood = state.placed_pose(t.marker) if t is not None else None
+                if stood is None:
+                    continue
+                tf = t.footprint().at(stood)
+                shapes.append({"kind": "polygon", "points": tf.corners.tolist(), "role": "target",
+                               "label": f"{t.name} stood"})
+                for forwards in (True, False):
+                    tt = MoveTemplate.at_front_bumper(tf, forwards, inches(D.NUDGE_MAX_SECTIONS * D.SECTION_IN))
+                    shapes.append({"kind": "polygon", "role": "template", "label": "",
+                                   "points": [list(p) for p in list(tt.polygon.exterior.coords)[:-1]]})
+                if detail.get(put) is not None:
+                    shapes.append({"kind": "polygon", "points": tf.at(Pose(*detail[put][:3])).corners.tolist(),
+                                   "role": "actor", "label": "set down"})
         return shapes
 
     def actions(self, state, marker: int) -> list[ActionSpec]:
