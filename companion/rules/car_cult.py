@@ -649,8 +649,8 @@ class CarCult(CarCultViews, RuleSystem):
             if comp.kind == WEAPON and not comp.weapon.needs_st and n:
                 raise RulesError(f"the {v.name}'s {comp.name} does not use ST ({R}, \"Building a Car Cult\")")
         events = []
-        for cid, n in alloc.items():
-            comp = v.component(cid)
+        for comp in v.components:                # card order, whatever order the fields came in
+            n = alloc.get(comp.id, 0)
             for i in [i for i, z in enumerate(comp.zones) if z is None][:n]:
                 comp.zones[i] = D.ST
             if n:
