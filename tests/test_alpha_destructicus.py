@@ -296,6 +296,19 @@ def test_option_airborne_scores():
     assert out["state"]["scores"]["Ann"] == 0 and out["state"]["vehicles"]["10"]["last_gate"] is None
 
 
+def test_option_other_chooser():
+    """Ann's machine guns spin out Bob's King Rhino (glancing 4) in a three-player game: "culprit" asks
+    Ann, who caused it; "next_player" asks Cy, next round the table after Bob."""
+    cy = {"player": "Cy", "freaks": [{"name": n, "at": [1100, 700 - 40 * k]} for k, n in enumerate(("Q", "R", "S"))]}
+    rosters = copy.deepcopy(BASE["rosters"]) + [cy]
+    for option, asked in (("culprit", "Ann"), ("next_player", "Cy")):
+        s = session({"other_chooser": option}, [4, 4], working(12), rosters=rosters)
+        s.state.vehicles[12].pose, s.state.vehicles[10].pose = Pose(500, 400, 0), Pose(500, 470, 0)
+        s.choices = None
+        s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12})
+        assert s.pending.player == asked and "spins out" in s.pending.purpose
+
+
 def test_option_sight():
     """The Bank stands between the Rhinocerator and the King Rhino (9.45 in apart)."""
     steps = [{"poses": {"10": [300, 705, 0], "12": [620, 705, 0]}}, {"round": {}},

@@ -143,6 +143,10 @@ FIRE_SPREAD_MAX = 2              # "will also catch fire in a roll of 1-2"
 ROLL_OVER_DAMAGE_MAX = 3         # "Each working component is damaged on a 1d6 roll of 1-3"
 SPINOUT_DEG = 45.0               # "Spinout" / "Rattled": "up to 45 degrees"
 ROLLOVER_DEG = 90.0              # "Rollover": "Turn the vehicle 90 degrees"
+CHOSEN_TURN_STEP_DEG = 15        # a player's "up to 45 degrees" is offered in these steps
+#: "Normal Barrier": knocked "away from the ramming vehicle in a direction chosen by the rammer":
+#: the directions offered, from the rammer's heading (away from it, within 60 deg of straight on).
+KNOCK_TURNS_DEG = (-60, -30, 0, 30, 60)
 SHAKEN_LOSS_IN = 6.0             # "Slightly Shaken": "loses 6" of its base movement"
 FORCED_AHEAD_IN = 6.0            # "must move 6" straight ahead"
 BURNING_WRECK_STRENGTH = 4       # "a strength 4 hit to anything it lands on"

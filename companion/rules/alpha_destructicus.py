@@ -103,6 +103,12 @@ OPTIONS = (
                '"Bikes may change direction as often as they like, except when pushing it." "none": a bike '
                '(or a small skimmer or cavalry, which move like bikes) that pushes it may not turn at all in '
                'that move; "pushed_part": only the pushed 6" is straight, as for every vehicle.'),
+    RuleOption("other_chooser", "culprit", ("culprit", "next_player"), sec("Glancing Hit Table"),
+               'Spinout: "chosen by a player other than the driver (typically the player who caused the glancing '
+               'hit)"; an unoccupied vehicle\'s lost component is "chosen by a player other than a current '
+               'occupant". "culprit": the player whose freak is acting, unless he is the one excluded, else the '
+               'next player round the table after the driver\'s; "next_player": always the next player round the '
+               'table (the rosters\' order) after the driver\'s who is not excluded.'),
     RuleOption("sight", "forest_and_buildings", ("forest_and_buildings", "forest_only"), sec("Terrain"),
                'Only "Forest" is said to block line of sight. "forest_and_buildings": forests and buildings '
                'block a shot; "forest_only": only forests do.'),
@@ -1441,9 +1447,13 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         first player who is not."""
         excluded = {f.player for f in (state.inside(v.marker) if occupants else state.aboard(v.marker, "driver"))}
         culprit = self._culprit(state)
-        if culprit is not None and culprit not in excluded:
+        if self.option("other_chooser") == "culprit" and culprit is not None and culprit not in excluded:
             return culprit
-        return next((p for p in state.players if p not in excluded), culprit or state.players[0])
+        # The next player round the table (the rosters' order) after the driver's.
+        first = self._driver_player(state, v)
+        k = state.players.index(first) if first in state.players else -1
+        ring = state.players[k + 1:] + state.players[:k + 1]
+        return next((p for p in ring if p not in excluded), culprit or state.players[0])
 
     def _choose_component(self, state: GameState, v: Vehicle, player: str, purpose: str, undamaged_first: bool):
         """The component a player picks (a ChoiceRequest of that player, asked only when there is a
@@ -1460,9 +1470,11 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     def _choose_turn(self, state: GameState, v: Vehicle, player: str, purpose: str):
         """Up to 45 degrees either way, chosen by `player` (Spinout, Rattled): the new heading."""
+        # The page offers the turn in steps (15 deg): a hand turning a car is no finer than that.
+        most = int(D.SPINOUT_DEG)
         options = tuple({"value": d, "label": "no turn" if d == 0 else
                          f"{abs(d)} deg {'anticlockwise' if d > 0 else 'clockwise'}"}
-                        for d in (-45, -30, -15, 0, 15, 30, 45))
+                        for d in range(-most, most + 1, D.CHOSEN_TURN_STEP_DEG))
         return (yield ChoiceRequest(player, f"how far the {v.name} {purpose} (up to 45 deg either way)",
                                     options, v.name))
 
@@ -1927,7 +1939,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                                        f"({dist_in} in away from the {v.name})",
                                        tuple({"value": d, "label": "straight on" if d == 0 else
                                               f"{abs(d)} deg to the {'left' if d > 0 else 'right'} of straight on"}
-                                             for d in (-60, -30, 0, 30, 60)), t.name)
+                                             for d in D.KNOCK_TURNS_DEG), t.name)
             way = math.radians(float(v.pose.heading_deg + turn))
             dx, dy = inches(dist_in) * math.cos(way), inches(dist_in) * math.sin(way)
             t.offset_mm = (t.offset_mm[0] + dx, t.offset_mm[1] + dy)
