@@ -1030,6 +1030,66 @@ def test_the_move_overlay_draws_the_free_turns():
     assert out["result"] == "moved" and out["move"]["turns"] == 1
 
 
+def test_ending_with_no_car_active_says_what_the_rules_want():
+    """A car may not pass its activation: with none active, ending the turn is refused with
+    who activates next (or that a round must start); an active car ends once it has moved."""
+    rules, st = game()
+    session = GameSession(rules, st, _Faces([4, 15, 20]))
+    with pytest.raises(RulesError, match="no round has started"):
+        session.end_turn()
+    session.start_round({})
+    st = session.state               # a refused resolution leaves the state as it was before it
+    assert rules.turn_info(st) == {"round": 1, "players": ["Max", "Joe"], "turn": -1, "active": None, "up": "Joe",
+                                   "order": [{"player": "Joe", "vehicle": 20}, {"player": "Max", "vehicle": 10},
+                                             {"player": "Joe", "vehicle": 21}, {"player": "Max", "vehicle": 11}]}
+    with pytest.raises(RulesError, match=r"the Scrapjaw \(Joe\) activates next.*'activate' it"):
+        session.end_turn()
+    session.act({"act": "activate", "vehicle": 20})
+    st = session.state
+    assert rules.turn_info(st)["turn"] == 0 and rules.turn_info(st)["active"] == 20
+    # It must move first (its minimum is 5 in); standing still is a brake, always possible.
+    with pytest.raises(RulesError, match="must move"):
+        session.end_turn()
+    st = session.state
+    assert session.act({"act": "move", "vehicle": 20, "path": []})["result"] == "braked"
+    out = session.end_turn()
+    assert out["next"] is None and rules.turn_info(session.state)["up"] == "Max"
+
+
+def test_demo_layout_faces_the_cults_off_across_the_table():
+    rules = rule_system("car_cult")
+    cars = [(10, "Interceptor", 75.0, 32.0), (11, "Rust Bucket", 72.0, 31.0), (12, "War Rig", 95.0, 36.0),
+            (13, "Buggy", 68.0, 30.0), (14, "Hearse", 80.0, 32.0)]
+    layout = rules.demo_layout(cars, (1219.2, 812.8))
+    sides = {p["player"]: [c["marker"] for c in p["cars"]] for p in rules.starter_rosters([c[:2] for c in cars])}
+    assert {layout[m][2] for m in sides["Player 1"]} == {0.0} and {layout[m][2] for m in sides["Player 2"]} == {180.0}
+    assert all(layout[m][0] < 400 for m in sides["Player 1"]) and all(layout[m][0] > 800 for m in sides["Player 2"])
+    feet = [rules_fp(m, layout[m], c[2], c[3]) for m, c in zip([c[0] for c in cars], cars)]
+    assert all(0 <= x <= 1219.2 and 0 <= y <= 812.8 for f in feet for x, y in f.corners)
+    assert all(a.polygon.distance(b.polygon) > 50 for i, a in enumerate(feet) for b in feet[i + 1:])
+
+
+def rules_fp(marker, pose, length_mm, width_mm):
+    from companion.geometry import Footprint
+    return Footprint(marker, Pose(*pose), length_mm, width_mm)
+
+
+def test_a_moves_evidence_shows_the_band_and_the_path_driven():
+    rules, st = game()
+    session = GameSession(rules, st, _Faces([4, 15]))
+    session.start_round({})
+    session.act({"act": "activate", "vehicle": 20})
+    session.act({"act": "allocate", "vehicle": 20, "st_engine": 1})
+    path = [[900 - 9 * MM, 300, 180]]
+    band, drawn = rules.evidence(st, {"act": "move", "vehicle": 20, "path": path}, 20, None)
+    assert band["role"] == "template" and band["label"] == "8-11 in, drift 2 in"
+    xs = [p[0] for p in band["points"]]
+    # from the car's nose 8 in ahead (its tail at 8 in) to 11 in ahead, heading -x
+    assert min(xs) == pytest.approx(900 - 11 * MM - 37.5, abs=0.5) and max(xs) == pytest.approx(900 - 8 * MM + 37.5, abs=0.5)
+    assert drawn == {"kind": "line", "points": [[900.0, 300.0], path[0][:2]], "role": "actor",
+                     "label": "the path driven"}
+
+
 def test_board_shows_mines():
     out_rules, st = game(roster_list=MINE_ROSTERS, cars=place({20: [700, 200, 180]}))
     session = GameSession(out_rules, st, ScriptedDice())
