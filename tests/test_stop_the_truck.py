@@ -1529,3 +1529,21 @@ def test_a_turn_on_the_demo_table_through_the_page(demo_table, renderer):
     assert g["game"]["state"]["pending"] == [] and g["game"]["state"]["phase"] == "shooting"
     g = game.end_turn()
     assert g["game"]["state"]["phase"] == "turn_over" and g["game"]["state"]["distance"] == 3
+
+
+def test_a_car_moving_into_an_occupied_square_is_put_beside_the_other():
+    """Two models cannot stand on one spot: the bike's box takes it into the wrecker's square (a
+    collision to come), so its form puts it beside the wrecker, 10 mm inside the square's edge on
+    the side it comes from; into the truck's square, beside the truck on its own side."""
+    g = Game({10: at(3, 3), 11: at(4, 2)})
+    g.round()
+    g.picks({10: "2:4 1R", 11: "2:3"})
+    move = next(a for a in specs(g, 10) if a["act"] == "move")
+    assert move["place"][0]["square"] == [4, 2] and move["place"][0]["pose"] == at(4, 2, dy=40)
+    g.act(act="move", vehicle=10, to=move["place"][0]["pose"])
+    assert g.v(10).square == (3, 1)
+    g = Game({11: at(6, 4)})
+    g.round()
+    g.picks({11: "2:4 1L"})
+    move = next(a for a in specs(g, 11) if a["act"] == "move")
+    assert move["place"][0]["square"] == [7, 5] and move["place"][0]["pose"] == at(7, 5, dy=-40)

@@ -904,16 +904,46 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         state.pending.append(self._owed(state, v, new, why))
         events.append(f"{_the(v.name)} goes to {_name(new)} ({why}): put it there")
 
+    #: How far inside a square's edge a car put beside another in it stands (its point), in mm:
+    #: clear of the line by far more than the camera's doubt.
+    BESIDE_MARGIN_MM = 10.0
+
     def square_pose(self, state: GameState, v: Vehicle, sq: tuple[int, int]) -> list[float]:
-        """Where to put a car so that it stands in the middle of square `sq`, facing along the
-        board: [x_mm, y_mm, heading_deg] (its point, option square_point, on the square's centre)."""
+        """Where to put a car so that it stands in square `sq`, facing along the board:
+        [x_mm, y_mm, heading_deg], its point (option square_point) on the square's middle; or,
+        when another model stands in that square already (a contested square, the truck's side),
+        beside it across the board, its point BESIDE_MARGIN_MM inside the square's edge, on the
+        side away from the other (where it comes from, when that is no help): two models cannot
+        stand on one spot, and a roof marker under another car would be lost to the camera."""
         s = state.square_mm
-        centre = state.board_origin.to_table((sq[0] + 0.5) * s, (sq[1] + 0.5) * s)
         heading = state.board_origin.heading_deg
+        lateral = 0.0
+        others = self._models_in(state, v, sq)
+        if others:
+            reach = s / 2 - min(self.BESIDE_MARGIN_MM, s / 4)
+            mine = state.board_origin.to_local(v.pose.xy)[1] - (sq[1] + 0.5) * s if v.pose is not None else 0.0
+            lateral = max((0.0, reach, -reach),
+                          key=lambda x: (min(abs(x - o) for o in others), x * mine > 0, -abs(x)))
+        centre = state.board_origin.to_table((sq[0] + 0.5) * s, (sq[1] + 0.5) * s + lateral)
         if self.option("square_point") == "front_bumper":
             centre = centre - v.length_mm / 2 * np.array([math.cos(math.radians(heading)),
                                                           math.sin(math.radians(heading))])
         return [round(float(centre[0]), 1), round(float(centre[1]), 1), round(heading, 1) + 0.0]   # no -0.0
+
+    def _models_in(self, state: GameState, v: Vehicle, sq: tuple[int, int]) -> list[float]:
+        """The other models standing in square `sq` (the truck in its four), each as how far its
+        centre is across from the square's middle line (mm, + left)."""
+        s = state.square_mm
+        out = []
+        for o in state.vehicles.values():
+            if o is v or not o.in_play or o.pose is None:
+                continue
+            f, l = state.board_origin.to_local(o.pose.xy)
+            inside = sq in self.truck_squares(state) if o.is_truck else (
+                0 <= f - sq[0] * s <= s and 0 <= l - sq[1] * s <= s)
+            if inside:
+                out.append(l - (sq[1] + 0.5) * s)
+        return out
 
     def truck_row_pose(self, state: GameState, row: int) -> list[float]:
         """Where the truck stands in row `row` (counted from 0): its centre on the row's middle, as
