@@ -254,6 +254,11 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 "order": [{"player": p, "vehicle": m} for p, m in state.order],
                 "active": self.active_marker(state), "up": up}
 
+    def round_orders(self, state: GameState) -> dict[str, list[dict]]:
+        """Each player's secret play order is of the vehicles they own ("The Round")."""
+        return {p: [{"value": v.marker, "label": v.name} for v in state.vehicles.values()
+                    if v.owner == p and v.in_play and v.hidden_in is None] for p in state.players}
+
     def start_round(self, state: GameState, orders: dict[str, list[int | None]]):
         """Secret play orders revealed, the initiative rolled, activations set (resolution)."""
         if state.winner:

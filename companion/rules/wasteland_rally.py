@@ -503,6 +503,11 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 "turn": next((k for k, o in enumerate(order) if o["vehicle"] == state.active_marker), -1),
                 "active": state.active_marker, "up": state.up}
 
+    def round_orders(self, state: GameState) -> dict[str, list[dict]]:
+        """The order each player plans for their own cars in play."""
+        return {p: [{"value": v.marker, "label": v.name} for v in state.in_play() if v.owner == p]
+                for p in state.players}
+
     def start_round(self, state: GameState, orders: dict):
         """The initiative roll-off (D12 each, ties re-rolled) and the players' planned orders."""
         if state.over:
