@@ -255,7 +255,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 "active": self.active_marker(state), "up": up}
 
     def round_orders(self, state: GameState) -> dict[str, list[dict]]:
-        """Each player's secret play order is of the vehicles they own ("The Round")."""
+        """Each player's secret play order is of the vehicles they own ("A Combat Round"; a boarded
+        vehicle's original owner "continues to chose its play order", "Within a Round")."""
         return {p: [{"value": v.marker, "label": v.name} for v in state.vehicles.values()
                     if v.owner == p and v.in_play and v.hidden_in is None] for p in state.players}
 
