@@ -364,6 +364,23 @@ def test_a_kangaroo_never_puts_points_on_a_track_past_zero():
     assert [o["value"] for o in _asked(g, {"act": "drive_roll", "vehicle": 11}).options] == [4, 5, 6]
 
 
+def test_option_kangaroo_points():
+    """"any": the wrecker's player may put all 6 points on its shooting skill, which is 0 already
+    (the exploit the default, "capped", does not allow: there the rest must come off its driver)."""
+    g = Game({11: at(2, 2)}, {"kangaroo_points": "any"}, extra={11: {"gear": 4}})
+    g.round()
+    g.picks({11: "4:6"}, truck="2:3")
+    g.act(act="move", vehicle=11, to=at(5, 2))
+    g.dice.faces.extend([9, 7, 6])
+    asked = _asked(g, {"act": "drive_roll", "vehicle": 11})
+    assert [o["value"] for o in asked.options] == [0, 1, 2, 3, 4, 5, 6]
+    g.session.choose("Bob", 0)
+    asked = g.session.pending
+    assert [o["value"] for o in asked.options] == [0, 1, 2, 3, 4, 5, 6]
+    g.session.choose("Bob", 0)
+    assert (g.v(11).structure, g.v(11).driver, g.v(11).shooting) == (12, 8, 0)
+
+
 def _asked(g, action) -> ChoiceRequest:
     g.session.choices = None
     assert g.session.act(action) is None

@@ -114,6 +114,11 @@ OPTIONS = (
     RuleOption("replacement_enters", "back_edge", ("back_edge", "any_edge"), f'{R}, "Movement"',
                '"may pick a new vehicle and come back on next turn" - where is not said. "back_edge": on a free square of '
                'the board\'s back row; "any_edge": on any free square on the board\'s edge.'),
+    RuleOption("kangaroo_points", "capped", ("capped", "any"), f'{R}, "Failing a RED driving roll" 7',
+               '"Hit kangaroo, take 1d10 damage points. These may come off any combination of skills or structure '
+               'points": the vehicle\'s player splits them. "capped": no track takes more points than it holds (points '
+               'past a skill\'s 0 are not damage taken); "any": any split, a skill\'s excess lost (a player may sink '
+               'the points into a skill the vehicle no longer needs).'),
     RuleOption("bump_side", "away_from_truck", ("away_from_truck", "collider_direction"), f'{R}, "Move sequence", step 5',
                '"If a vehicle is bumped sideways" - to which side is not said. "away_from_truck": one square away from the '
                'truck\'s row (left when in it); "collider_direction": the way the collider was moving sideways, else away '
@@ -854,12 +859,14 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         """RED 7: "take 1d10 damage points. These may come off any combination of skills or
         structure points": the vehicle's player splits them (ChoiceRequests), how many off
         structure, then how many of the rest off the driver skill, the rest off the shooting
-        skill. No track is given more than it holds (points past a track's 0 would be points not
-        taken); a vehicle with no shooting (or the truck, whose only skill is Max's) has them
-        between structure and driver."""
+        skill. By default (option kangaroo_points) no track is given more than it holds (points
+        past a track's 0 would be points not taken), and a vehicle with no shooting (or the truck,
+        whose only skill is Max's) has them between structure and driver."""
         player = self._player_of(state, v)
         shoot_cap = 0 if (v.is_truck or v.kind.arc == "none" or v.weapon_lost) else v.shooting
         caps = {"structure": v.structure, "driver": v.driver, "shooting": shoot_cap}
+        if self.option("kangaroo_points") == "any":
+            caps = {k: (0 if k == "shooting" and v.is_truck else points) for k in caps}
         driver_word = "off Max" if v.is_truck else "off driver skill"
         lo = max(0, points - caps["driver"] - caps["shooting"])
         hi = min(points, caps["structure"])
