@@ -608,6 +608,11 @@ def test_shooting_exploding_terrain():
     out = play([{"act": "attack", "vehicle": 21, "weapon": "flamethrower", "terrain": "infield", "expect_error": True}],
                [], cars=SCENE["cars"])
     assert "no exploding terrain named 'infield'" in out["steps"][0]["error"]
+    # the page's attack has both as optional fields: one of them, not both, not neither
+    for extra, says in (({"terrain": "exploding barrels", "target": 20}, "not both"), ({}, "say what the Flamethrower")):
+        out = play([{"act": "attack", "vehicle": 21, "weapon": "flamethrower", **extra, "expect_error": True}], [],
+                   cars=SCENE["cars"])
+        assert says in out["steps"][0]["error"]
 
 
 def test_option_explosion_removes():
@@ -1581,3 +1586,19 @@ def test_a_move_judged_on_a_scene_alone():
     assert not rules.judge_move(st, 11, Pose(320 + 9 * MM + 5, 300, 0))["legal"]
     with pytest.raises(RulesError, match="cars of two players"):
         rules.game_from_scene(parse_scene({**scene, "cars": scene["cars"][:1]}), scene["cars"][:1])
+
+
+def test_turn_info_lists_the_rounds_activations():
+    rules, st = game()
+    sess = GameSession(rules, st, ScriptedDice())
+    sess.start_round({"Max": [10, 11], "Joe": [21]})
+    info = rules.turn_info(st)
+    assert info["order"] == [{"player": "Max", "vehicle": 10}, {"player": "Max", "vehicle": 11},
+                             {"player": "Joe", "vehicle": 21}] and info["turn"] == -1 and info["up"] == "Max"
+    sess.act({"act": "hold", "vehicle": 10})
+    assert rules.turn_info(st)["turn"] == 0 and rules.turn_info(st)["active"] == 10
+    sess.end_turn()
+    sess.act({"act": "hold", "vehicle": 21})
+    info = rules.turn_info(st)
+    assert [o["vehicle"] for o in info["order"]] == [10, 21, 11] and info["turn"] == 1
+    assert rules.turn_text(st) == "round 1: the Gravedigger's activation (Joe)"

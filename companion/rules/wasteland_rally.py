@@ -498,9 +498,17 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         return state.active_marker
 
     def turn_info(self, state: GameState) -> dict:
-        order = [{"player": p, "vehicle": m} for p in state.initiative for m in state.orders.get(p, [])]
-        return {"round": state.round, "players": list(state.players), "order": order,
-                "turn": next((k for k, o in enumerate(order) if o["vehicle"] == state.active_marker), -1),
+        """The round's activations: those made (in order), the one under way, then the cars the
+        players' orders name next; `turn` is the one under way, `up` whose turn it is."""
+        order = [{"player": state.vehicles[m].owner, "vehicle": m} for m in state.activated]
+        turn = -1
+        if state.active_marker is not None:
+            turn = len(order)
+            order.append({"player": state.vehicles[state.active_marker].owner, "vehicle": state.active_marker})
+        done = {o["vehicle"] for o in order}
+        order += [{"player": p, "vehicle": m} for p in state.initiative for m in state.orders.get(p, [])
+                  if m not in done]
+        return {"round": state.round, "players": list(state.players), "order": order, "turn": turn,
                 "active": state.active_marker, "up": state.up}
 
     def round_orders(self, state: GameState) -> dict[str, list[dict]]:
@@ -1519,7 +1527,12 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         me = v.footprint()
         events, rolls = [], []
         if action.get("terrain") is not None:
+            if action.get("target") is not None:
+                raise RulesError(f"the {w.name} attacks one thing: a car ('target') or exploding terrain ('terrain'), "
+                                 f"not both")
             return (yield from self._attack_terrain(state, v, w, me, action["terrain"], events, rolls))
+        if action.get("target") is None:
+            raise RulesError(f"say what the {w.name} attacks: a car ('target') or exploding terrain ('terrain')")
         o = state.vehicle(action.get("target"))
         if o.marker == v.marker or not o.in_play or o.pose is None:
             raise RulesError(f"the {o.name} cannot be attacked ({o.status()})")
