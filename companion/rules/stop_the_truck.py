@@ -19,7 +19,14 @@ A turn ("Move sequence", "TURN SEQUENCE"):
   `avoid` / `collide` (contested squares, bumped cars), `truck_sideways` (the truck
   pushes), `bombs`, the auto-gyro's `drop` (or `pass`), and `shoot`; `place` puts a
   car the rules moved (bumped, pushed, under/over-steer) where the rules say.
-- `end_turn` counts the distance; `enter` brings on a replacement gang vehicle.
+- `end_turn` counts the distance (at the gyro's step it is the gyro's pass); `enter` brings
+  on a replacement gang vehicle.
+
+Each action is an `@action` method the base dispatches; every field it reads is in its
+spec (`st_views.actions`), and `to` is always the camera's pose of the car. An outcome that
+moves a car carries `place` (the square and the pose to put it at). Choices the book gives
+a vehicle's player (a kangaroo's points, the gear lost) are `ChoiceRequest`s asked of that
+player while the resolution waits.
 
 Numbers and tables live in `st_data`, templates in `data/stop_the_truck/*.toml`,
 rosters and state in `st_state`, the page's hooks in `st_views`.
