@@ -14,7 +14,15 @@ zones (AZ). A round activates every car once, in the order of the ST on their en
    and mines along the way are rolled for; mines allocated are laid along the route;
 4. `attack` with each weapon that has ST (a Reinforced Ram needs none), `fix` with the
    Fanatical Fixer's swaps, in any order after allocating;
-5. `end_turn`: the next car in the order.
+5. `end_turn`: the next car in the order (a car may not pass its activation).
+
+Each action is an `@action` method; its fields are the typed specs of `cc_views.actions`. The
+choices the draft gives a player once the dice have fallen are asked of that player as the
+resolution reaches them (`ChoiceRequest`): where each DT of a hit goes (the target's owner the
+first, the attacker the others), a failed brake's DT (the opponent, who "may"), which miss a
+Gutsy Gunner rerolls (the attacker). Nothing is measured before an action is declared ("No
+pre-measuring") unless the `premeasure` option allows it; a declared attack records what it
+measured.
 
 DT go "bottom right to top left", armour first; a car full of DT explodes, and every model
 within as many inches as its engine has AZ takes 1 DT. Every die is a d20, asked for through
