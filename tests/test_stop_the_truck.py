@@ -1564,3 +1564,38 @@ def test_a_car_moving_into_an_occupied_square_is_put_beside_the_other():
     g.picks({11: "2:4 1L"})
     move = next(a for a in specs(g, 11) if a["act"] == "move")
     assert move["place"][0]["square"] == [7, 5] and move["place"][0]["pose"] == at(7, 5, dy=-40)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_every_scenario_step_goes_through_the_pages_spec(path):
+    """Each worked scenario played as the page sends it: an action without its camera fields,
+    checked and filled by the acting car's spec (the scenario's `to` standing in for the camera's
+    pose), so no scenario relies on a field the page cannot send; a step expected to be refused is
+    refused, by the spec or by the rules; the outcome is the plain run's."""
+    from companion.geometry import Pose
+    from companion.rules.actions import ActionError
+    data = load_scenario(path)
+    rules = rule_system(data["rules"], data.get("options"))
+    state = rules.new_game(data["rosters"], parse_scene(data, str(path)))
+    dice = FixedDice(data.get("dice", []))
+    session = GameSession(rules, state, dice, FixedChoices(data.get("choices", [])))
+    for n, step in enumerate(data["steps"]):
+        if "round" in step:
+            assert session.start_round(step["round"]) is not None
+        elif step.get("end_turn"):
+            assert session.end_turn() is not None
+        elif "poses" in step:
+            rules.update_poses(session.state, {int(k): Pose(*v) for k, v in step["poses"].items()})
+        else:
+            sent = {k: v for k, v in step.items() if k not in ("to", "expect_error")}
+            seen = {step["vehicle"]: step["to"]} if "to" in step else {}
+            try:
+                spec = {s.act: s for s in rules.action_specs(session.state, step["vehicle"])}[step["act"]]
+                out = session.act(spec.fill(sent, Camera(seen)))
+            except (KeyError, ActionError, RulesError):
+                assert step.get("expect_error"), f"step {n + 1} ({step['act']}) was refused"
+                continue
+            assert not step.get("expect_error"), f"step {n + 1} ({step['act']}) should have been refused"
+            assert out is not None, f"step {n + 1}: waiting for {session.waiting_for()}"
+    plain = run_scenario(data, str(path))
+    assert rules.state_json(session.state) == plain["state"] and dice.remaining == plain["dice_left"]
