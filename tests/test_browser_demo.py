@@ -253,3 +253,57 @@ def test_on_the_scripted_demo_a_drag_moves_nothing(browser):
         assert not [u for u in posts if "demo/move" in u], posts
         assert errors == [], errors
         page.close()
+
+
+@pytest.fixture
+def fresh_server():
+    """A demo of its own, its cars where the game begins (the module's server's have moved)."""
+    yield from _demo(scripted=False)
+
+
+def test_a_first_activation_is_played_by_dragging_the_active_car(fresh_server, browser):
+    """Shattered Highways on the demo page: the round begins, the car whose turn it is is
+    driven forward by a drag with its Move form open, the page judges the move from the
+    camera, and it is resolved."""
+    page, errors = open_demo(browser, fresh_server)
+    # The round starts with each player's cars in marker order (the play-order form is not
+    # what this test is about); the initiative dice are typed in on the page.
+    status = page.evaluate("""() => {
+        const orders = {};
+        for (const [m, v] of Object.entries(window.companion.game.game.state.vehicles))
+            (orders[v.controller || v.owner] ||= []).push(Number(m));
+        return fetch('api/round', {method: 'POST', body: JSON.stringify({orders}),
+            headers: {'Content-Type': 'application/json', 'X-CSRF-Token': window.companion.csrf}}).then(r => r.status); }""")
+    assert status == 200
+    for face in ("4", "2"):                              # each player's initiative die, no tie
+        page.wait_for_selector("#dice:not([hidden])", timeout=10000)
+        asked = page.inner_text("#dice-asked")
+        assert "initiative" in asked, asked
+        page.fill("#dice-inputs input", face)
+        page.click("#dice-use")
+        page.wait_for_function(f"!window.companion.game.pending || window.companion.game.pending.asked !== {asked!r}")
+    page.wait_for_function("window.companion.game.game.state.active !== null", timeout=10000)
+    active = page.evaluate("window.companion.game.game.state.active")
+    assert active is not None, page.evaluate("window.companion.game.game.turn_text")
+    page.click(f'#cars [data-car-id="{active}"]')
+    page.wait_for_selector(f'#car-sheet[data-car="{active}"]')
+    page.click('button[data-act="move"]')
+    page.wait_for_selector("#conditions")
+    start = tracked(page, active)
+    a = math.radians(start["heading_deg"])
+    to = (start["x_mm"] + 120.0 * math.cos(a), start["y_mm"] + 120.0 * math.sin(a))
+    drag_car_to(page, active, *to)
+    # The form stayed open and judges the move from where the camera now sees the car.
+    page.wait_for_function("document.getElementById('preview').textContent.includes('Move: legal')", timeout=10000)
+    page.wait_for_selector("#conditions.holds")
+    page.click("#resolve")
+    page.wait_for_selector("#dice:not([hidden])", timeout=10000)
+    assert " Move for " in page.inner_text("#dice-asked")
+    page.fill("#dice-inputs input", "6")
+    page.click("#dice-use")
+    page.wait_for_function("window.companion.game.log.some(e => e.detail && e.detail.act === 'move')", timeout=10000)
+    pose = page.evaluate(f"window.companion.game.game.state.vehicles['{active}'].pose")
+    assert math.hypot(pose[0] - to[0], pose[1] - to[1]) < ARRIVE_MM + 0.5, (pose, to)
+    snap(page, "demo-4-first-move", panel_top=True)
+    assert errors == [], errors
+    page.close()

@@ -234,15 +234,7 @@ def _stop(proc) -> None:
         proc.kill()
 
 
-# A system whose game refuses the base layout (a column of cars across the table's middle) is for
-# its module to say where its game begins (demo_layout); strict, so this says so once it does.
-# (Wasteland Rally, whose start gate lies under the base layout's Interceptor, now has its own.)
-_REFUSE_BASE_LAYOUT: dict[str, str] = {}
-
-
-@pytest.mark.parametrize("rules", [
-    pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=_REFUSE_BASE_LAYOUT[s])) if s in _REFUSE_BASE_LAYOUT
-    else s for s in SYSTEMS])
+@pytest.mark.parametrize("rules", SYSTEMS)
 def test_demo_rules_starts_that_game_with_its_cars_where_its_demo_layout_puts_them(demo_table, rules):
     layout = rule_system(rules).demo_layout([(c.id, c.name, c.length_mm, c.width_mm) for c in demo_table.cars],
                                             (demo_table.width_mm, demo_table.depth_mm))
