@@ -982,6 +982,8 @@ def test_option_premeasure_nothing_measured_is_shown_before_declaring():
     over = rules.overlays(st, 11)
     assert [r["name"] for r in over["move_regions"]] == ["move", "brake"] and over["arcs"] == []
     assert rules.overlays(st, 20)["move_regions"] == []
+    never = rule_system("car_cult", {"move_band": "never"})
+    assert never.overlays(st, 11) == {"move_regions": [], "arcs": []}
     session.act({"act": "move", "vehicle": 11, "path": [[300 + 9 * MM, 600, 0]]})
     assert rules.overlays(st, 11)["move_regions"] == []         # moved: the tape is put away
     board = rules.board(st)

@@ -99,7 +99,9 @@ OPTIONS = (
                'first, the attacking player which takes the others (a mine\'s: its layer\'s owner); each track '
                'fills from the right; "card_order": every DT goes bottom right to top left over the whole card '
                '(armour first), nobody is asked. Armour always fills first ("DT must be applied here before any '
-               'other AZ"), so while it has room nobody is asked.'),
+               'other AZ"), so while it has room nobody is asked. DT that are not an attack\'s (rough or blocking '
+               'terrain, a collision, an explosion) go by card order under either reading: the draft names nobody '
+               'to place them; a failed down shift\'s goes on the engine ("causes one DT to the Engine").'),
     RuleOption("dt_over_st", "displace", ("displace", "empty_first"), f'{R}, "Attacking opponents", 6',
                'Where a DT goes on a track that holds ST. "displace": on the rightmost zone without a DT, '
                'knocking off an ST there; "empty_first": on the rightmost empty zone, an ST knocked off only when '
@@ -142,6 +144,13 @@ OPTIONS = (
                'exception of the Engines, a player is not required to carry out an action"); an attack is measured '
                'once declared and its outcome records the measurement. True: a table that agrees to measure '
                'freely sees every measurement at any time.'),
+    RuleOption("move_band", "declared_move", ("declared_move", "never"), f'{R}, "Core Mechanics" and "Car Movement/Engines"',
+               'With premeasure False: is the band a car may end its move in (minimum to maximum, drift, turns) a '
+               'pre-measurement? "No pre-measuring", yet "the minimum distance you must move in your turn without '
+               'Braking" must be measured to be kept. "declared_move": drawn only for the car moving now, from its '
+               'allocation (its move is then declared: the engine\'s action is compulsory) until it has moved: the '
+               'tape laid along a move being made; "never": not drawn at all, the move judged only once resolved. '
+               'With premeasure True every car\'s band is drawn.'),
     RuleOption("brake_opponent", "next_in_order", ("next_in_order", "roster_order"), f'{R}, "Car Movement/Engines"',
                'Braking: "if it is lower then their opponent may allocate one DT to the Car performing the Braking '
                'action". With two players that is the other; with more the draft does not say which. '

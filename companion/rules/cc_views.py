@@ -121,7 +121,8 @@ class CarCultViews:
         premeasure = self.may_premeasure()
         # Without pre-measuring the band is a tape laid along a declared move: only for the car
         # moving now, once its ST are allocated (the engine's action is compulsory), until it moves.
-        moving_now = state.active_marker == marker and v.allocated and not v.moved
+        moving_now = (state.active_marker == marker and v.allocated and not v.moved
+                      and self.option("move_band") == "declared_move")
         if hi > 0 and (premeasure or moving_now):
             regions.append({"name": "move", "polygons": polygon_rings(self._move_zone(v, lo, hi, drift, turns)),
                             "min_in": lo, "max_in": hi, "drift_in": drift, "turns": turns,
