@@ -307,3 +307,36 @@ def test_a_first_activation_is_played_by_dragging_the_active_car(fresh_server, b
     snap(page, "demo-4-first-move", panel_top=True)
     assert errors == [], errors
     page.close()
+
+
+def test_a_visitor_without_the_pin_cannot_drag_a_car_and_a_player_with_it_can(browser):
+    """On a demo shared over the network, moving a car is a change like any other: a visitor
+    watching without the table's PIN drags nothing; once the PIN is in, the drag moves it."""
+    import re
+    import subprocess
+    import sys
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--port", "0", "--lan", "--pin", "2468"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        port = re.search(r"http://[\d.]+:(\d+)/", proc.stdout.readline()).group(1)
+        page, errors = open_demo(browser, f"http://127.0.0.1:{port}/")
+        assert page.is_visible("#login") and not page.is_visible("#demo-bar")
+        posts = []
+        page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+        start = tracked(page, 12)
+        drag_car_to(page, 12, start["x_mm"] + 80.0, start["y_mm"], wait=False)
+        page.wait_for_timeout(800)
+        assert not [u for u in posts if "demo/move" in u], posts
+        now = tracked(page, 12)
+        assert math.hypot(now["x_mm"] - start["x_mm"], now["y_mm"] - start["y_mm"]) < 0.5
+        page.fill("#pin", "2468")
+        page.click("#login button")
+        page.wait_for_selector("#login", state="hidden")
+        assert page.is_visible("#demo-bar")
+        seen = drag_car_to(page, 12, start["x_mm"] + 80.0, start["y_mm"])
+        assert seen["x_mm"] == pytest.approx(start["x_mm"] + 80.0, abs=ARRIVE_MM)
+        assert errors == [], errors
+        page.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
