@@ -1602,3 +1602,27 @@ def test_turn_info_lists_the_rounds_activations():
     info = rules.turn_info(st)
     assert [o["vehicle"] for o in info["order"]] == [10, 21, 11] and info["turn"] == 1
     assert rules.turn_text(st) == "round 1: the Gravedigger's activation (Joe)"
+
+
+def test_a_car_pushed_outside_its_move_has_not_moved_for_free():
+    # During the Rustler's activation Joe's Scrapjaw is pushed 150 mm up the lane. When its own
+    # turn comes the table's path starts where it was pushed to (paths restart when an activation
+    # ends), but the move is judged from where the rules last put it: 150 + 150 mm, over its 11 in.
+    rules, st = game()
+    sess = GameSession(rules, st, ScriptedDice())
+    sess.start_round({})
+    sess.act({"act": "hold", "vehicle": 10})
+    rules.update_poses(st, {20: Pose(600, 200, 0)})
+    sess.end_turn()
+    assert st.up == "Joe" and st.vehicles[20].stood == Pose(450, 200, 0)
+    camera_path = [[600 + 5 * k, 200, 0] for k in range(31)]
+    rules.update_poses(st, {20: Pose(750, 200, 0)})
+    with pytest.raises(RulesError, match=r"the move costs 11\.81 in \(11\.81 in driven"):
+        sess.act({"act": "move", "vehicle": 20, "path": camera_path})
+    # Nor may it attack from where it was pushed: it moves only in a move.
+    with pytest.raises(RulesError, match=r"the Scrapjaw stands 300 mm and 0 degrees from where it stood \(\[450, 200, 0\]\)"):
+        sess.act({"act": "drop", "vehicle": 20, "weapon": "spike_dropper"})
+    # Put back (a hair off, as hands do), it acts. (A refused action leaves the state as it was
+    # before: the session's, not the object it was tried on.)
+    rules.update_poses(sess.state, {20: Pose(451.5, 200.5, 1)})
+    assert sess.act({"act": "drop", "vehicle": 20, "weapon": "spike_dropper"})["result"] == "dropped"

@@ -485,13 +485,6 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             if v is not None and v.stood is None:
                 v.stood = v.pose
 
-    def _stand_still(self, state: GameState) -> None:
-        """Between activations every car stands where it is: each one's next move is judged
-        from here (the table restarts every car's path at the same moment)."""
-        for v in state.vehicles.values():
-            if v.in_play and v.pose is not None:
-                v.stood = v.pose
-
     # --- rounds -------------------------------------------------------------------------
 
     def active_marker(self, state: GameState) -> int | None:
@@ -556,7 +549,6 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         state.orders = {p: list(orders.get(p, [])) for p in state.players}
         state.activated = []
         state.active_marker = None
-        self._stand_still(state)
         state.up = self._next_player(state, None)
         events = [f"round {state.round}: {order[0]} wins the initiative roll-off"]
         if state.up is None:
@@ -617,7 +609,6 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         events.append(f"the {v.name}'s activation ends")
         state.activated.append(v.marker)
         state.active_marker = None
-        self._stand_still(state)
         if state.round > 0:
             state.up = self._next_player(state, v.owner)
             if state.up is None:
@@ -876,6 +867,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 if planned and planned[0] != v.marker:
                     raise RulesError(f"{v.owner}'s order activates the {state.vehicles[planned[0]].name} next, "
                                      f"not the {v.name}")
+            if step != "move":
+                self._check_stands_where_it_stood(v, step)
             state.active_marker = v.marker
             v.recovered, v.moved, v.advanced, v.attacked = False, None, False, []
         elif state.active_marker != v.marker:
@@ -945,11 +938,31 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         return max(mov, 0.0), why
 
     def move_start(self, v: Vehicle) -> Pose | None:
-        """Where a move of the car begins: where it stood when its activation could begin (its
-        pose when the round began or the last activation ended, or where its last move or
-        reposition put it), not where the camera sees it now (a car pushed by hand before its
-        first action is declared has already moved)."""
+        """Where a move of the car begins: where the rules last put it (deployed, or where its
+        last move or reposition ended), not where the camera sees it now: a car pushed by hand
+        before its move is declared, or between activations, has moved, and the path counts it.
+        (Taking "where it stands when its activation could begin" instead would let a car pushed
+        during another's activation start its move from there, a free move: not the reading.)"""
         return v.stood if v.stood is not None else v.pose
+
+    def _check_stands_where_it_stood(self, v: Vehicle, step: str) -> None:
+        """An activation that begins with anything but a move: the car must stand where the rules
+        last put it (within the path tolerances and the camera's doubt), else it has moved
+        without a movement action (CORE, "Activating Units": it moves only in its Move)."""
+        if v.stood is None or v.pose is None:
+            return
+        gap_mm = float(np.hypot(*(v.pose.xy - v.stood.xy)))
+        turn = abs(normalize_deg(v.pose.heading_deg - v.stood.heading_deg))
+        sigma = math.hypot(v.pose.axis_sigma_mm, v.stood.axis_sigma_mm)
+        moved = judge("moved since it stood", gap_mm, float(self.option("path_tolerance_mm")), sigma)
+        turned = judge("turned since it stood", turn, float(self.option("turn_tolerance_deg")),
+                       math.hypot(v.pose.sigma_deg, v.stood.sigma_deg))
+        if moved.outcome == "out" or turned.outcome == "out":
+            s = v.stood
+            raise RulesError(f"the {v.name} stands {gap_mm:.0f} mm and {turn:.0f} degrees from where it stood "
+                             f"([{s.x_mm:.0f}, {s.y_mm:.0f}, {s.heading_deg:.0f}]): it moves only in a move; "
+                             f"resolve its move first, or put it back before it does anything else "
+                             f"({D.CORE}, \"Activating Units\")")
 
     def check_path(self, state: GameState, v: Vehicle, path: list[Pose], *, backward: bool | None = None,
                    advance: bool = False, boost: bool = False, start: Pose | None = None) -> dict:
@@ -1000,7 +1013,9 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             along = float(d @ mid.forward)
             lateral = abs(float(d @ mid.left))
             if lateral > tol_mm:
-                raise RulesError(f"step {k + 1} of the path slides {lateral:.1f} mm sideways; a vehicle moves "
+                since = (f" from where the {v.name} stood, [{a.x_mm:.0f}, {a.y_mm:.0f}, {a.heading_deg:.0f}] (was it "
+                         f"moved by hand since? put it back there and drive again)" if k == 0 else "")
+                raise RulesError(f"step {k + 1} of the path slides {lateral:.1f} mm sideways{since}; a vehicle moves "
                                  f"straight forwards or backwards ({D.CORE}, \"Action: Movement\")")
             if boost and k == 0:
                 if along < 0 or abs(run - inches(D.BOOST_IN)) > tol_mm:
