@@ -711,7 +711,8 @@ def test_the_dt_choice_is_asked_of_its_player_with_the_tracks_that_have_room():
     assert asked.player == "Max" and [o["value"] for o in asked.options] == [3, 4, 5, 6, 0]
     session.choose("Max", 0)
     asked = session.pending                     # the second hit: the armour is full now
-    assert asked.player == "Joe" and "Scrapjaw" in asked.purpose
+    assert asked.player == "Joe" and asked.describe() == "Joe to choose where 1 DT goes (Machine Gun, hit 2, its " \
+        "first DT) for the Scrapjaw"
     assert [o["value"] for o in asked.options] == ["engine", "dangerous_driver", "cannon"]
     assert st.vehicles[20].component("armour").zones == ["DT"]
     out = session.choose("Joe", "dangerous_driver")
@@ -1299,7 +1300,7 @@ class ScriptedChoices(FixedChoices):
             return player, value
         if "reroll" in request.purpose:
             return request.player, 0
-        car = next(v for v in self.table.state.vehicles.values() if v.name == request.who)
+        car = next(v for v in self.table.state.vehicles.values() if request.who == f"the {v.name}")
         offered = [o["value"] for o in request.options]
         return request.player, next(c.id for c in self.table.rules._card_order(car) if c.id in offered)
 
@@ -1545,5 +1546,5 @@ def test_a_whole_game():
     assert [m.id for m in st.mines] == [1, 2]
     # every die and choice queued for a moment of the game was asked for at that moment
     assert g.dice.queue == [] and g.choices.queue == []
-    assert any("Joe to choose where 1 DT goes on the Scrapjaw" in a for a in g.choices.asked)
+    assert any(a.startswith("Joe to choose where 1 DT goes") and a.endswith("for the Scrapjaw") for a in g.choices.asked)
     json.dumps(state_json(st))

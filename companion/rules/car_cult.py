@@ -495,7 +495,7 @@ class CarCult(CarCultViews, RuleSystem):
             options = tuple({"value": c.id, "label": f"the {c.name} ({c.dt} of {c.az} AZ hold DT)"} for c in tracks)
             if may_decline:
                 options += ({"value": "none", "label": "no DT (the book says the opponent 'may')"},)
-            pick = yield ChoiceRequest(player, f"where 1 DT goes on the {car.name} ({why})", options, car.name)
+            pick = yield ChoiceRequest(player, f"where 1 DT goes ({why})", options, f"the {car.name}")
             if pick == "none":
                 events.append(f"{player} puts no DT on the {car.name} ({why})")
                 return False
@@ -1190,7 +1190,7 @@ class CarCult(CarCultViews, RuleSystem):
                             for k in misses)
             options += ({"value": 0, "label": f"no reroll (keep {v.rerolls_left} for later)"},)
             pick = yield ChoiceRequest(v.owner, f"a die to reroll (Gutsy Gunner, {v.rerolls_left} left)", options,
-                                       v.name)
+                                       f"the {v.name}'s {w.name}")
             if pick == 0:
                 break
             k = pick - 1
