@@ -5,6 +5,7 @@ The format is documented in docs/scenarios.md."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -105,8 +106,24 @@ def lookup(data: Any, path: str) -> Any:
     return cur
 
 
-def check_expectations(data: dict, outcome: dict) -> list[str]:
-    """What in the outcome differs from the scenario's "expect" (empty: all as expected)."""
+def _is_pose(value: Any) -> bool:
+    return (isinstance(value, list) and len(value) >= 3
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value[:3]))
+
+
+def _pose_close(want: list, have: Any, tolerance: tuple[float, float]) -> bool:
+    """Two poses [x_mm, y_mm, heading_deg, ...] within (mm, degrees) of each other."""
+    if not _is_pose(have):
+        return False
+    mm, deg = tolerance
+    turn = (have[2] - want[2] + 180.0) % 360.0 - 180.0
+    return math.hypot(have[0] - want[0], have[1] - want[1]) <= mm and abs(turn) <= deg
+
+
+def check_expectations(data: dict, outcome: dict, pose_tolerance: tuple[float, float] | None = None) -> list[str]:
+    """What in the outcome differs from the scenario's "expect" (empty: all as expected).
+    With `pose_tolerance` (mm, degrees), an expected pose (a path ending in `pose`, a
+    list of x, y, heading) matches within it: a scenario played through the camera."""
     wrong = []
     for path, want in data.get("expect", {}).items():
         try:
@@ -114,7 +131,9 @@ def check_expectations(data: dict, outcome: dict) -> list[str]:
         except (KeyError, IndexError, ValueError):
             wrong.append(f"{path}: not in the outcome")
             continue
-        if isinstance(want, float) and isinstance(have, (int, float)):
+        if pose_tolerance is not None and path.rsplit(".", 1)[-1].endswith("pose") and _is_pose(want):
+            ok = _pose_close(want, have, pose_tolerance)
+        elif isinstance(want, float) and isinstance(have, (int, float)):
             ok = abs(have - want) <= 0.05
         elif isinstance(want, dict) and want.get("contains") is not None:
             ok = want["contains"] in json.dumps(have)
