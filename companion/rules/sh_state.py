@@ -106,11 +106,12 @@ class GameState:
     turn: int = -1
     winner: str | None = None
     shifts_mm: float = 0.0
-    #: Where each car stood as the rules last left it: at the start of the activation under way,
-    #: or after the last resolution (and, between activations, where it was placed by hand).
-    #: A car the camera sees moved since (a nudged car set down where the nudge puts it) is
-    #: judged from here, not from where it stands now.
+    #: Where each car stood as the rules last left it: at the start of the activation under way
+    #: (or of the game), or where a resolution since put it. A car the camera sees moved by hand
+    #: since (a nudged car set down before its nudge resolves) is judged from here.
     placed: dict[int, Pose] = field(default_factory=dict)
+    #: The poses as the resolution under way began (to see which cars it moved).
+    poses_before: dict[int, Pose] = field(default_factory=dict)
     #: The wrecks of this activation: warriors still aboard may leap from them until it ends.
     wrecks: list[int] = field(default_factory=list)
 

@@ -104,6 +104,16 @@ def _pack_heading(vehicles) -> float:
     return float(np.degrees(np.arctan2(np.mean(np.sin(headings)), np.mean(np.cos(headings)))))
 
 
+def _struck_section(fp: Footprint, other: Footprint) -> str:
+    """Which section of `fp` meets `other`: read from where the other's nearest point lies
+    around it. Cars meeting end to end or side to side touch along an edge, and the nearest
+    points the geometry picks may sit on a corner, where a tenth of a degree decides; the other
+    car's nearest point (or, touching, its centre) lies clearly ahead, behind or beside."""
+    d = closest_distance(fp, other)
+    point = d.to_point if d.distance_mm > 1.0 else other.pose.xy
+    return _section_of(fp, point)
+
+
 def _section_of(fp: Footprint, point) -> str:
     """Which section (front, rear, left, right) of a car a point on or near it is at."""
     f, l = fp.pose.to_local(point)
@@ -204,23 +214,6 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                                        dict(D.CLASSES[cls].hit_points), [], [], [], car.length_mm, car.width_mm,
                                        car.pose)
         return GameState(["table"], vehicles, {}, (scene.width_mm, scene.depth_mm), _pack_heading(vehicles.values()))
-
-    def update_poses(self, state: GameState, poses: dict[int, Pose]) -> None:
-        """The table's latest poses (the base's), and between activations, where cars are put by
-        hand is where they stand for the rules too. During an activation a car the camera sees
-        moved is still judged from where the rules last left it (`GameState.placed`): a nudged
-        car is set down before its nudge resolves."""
-        super().update_poses(state, poses)
-        if state.active is None:
-            for m, pose in poses.items():
-                v = state.vehicles.get(m)
-                if v is not None and v.in_play:
-                    state.placed[m] = pose
-
-    def set_poses(self, state: GameState, poses: dict) -> None:
-        super().set_poses(state, poses)
-        if state.active is None:
-            state.placed.update({m: p for m, p in poses.items() if m in state.vehicles})
 
     def active_marker(self, state: GameState) -> int | None:
         return state.active.marker if state.active is not None else None
@@ -350,7 +343,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         """Where a vehicle's front bumper may end: the template at its front bumper,
         forwards and backwards (rigs 6", a Nudge's 1-3 sections)."""
         v = state.vehicle(marker)
-        fp = v.footprint()
+        start = state.placed_pose(marker)             # where it stood, as judge_move judges it
+        fp = v.footprint() if start is None else v.footprint().at(start)
         length = inches(sections * D.SECTION_IN if sections else v.klass.template_length_in)
         others = self._others(state, marker, *ignore)
         return {place: move_region(fp, MoveTemplate.at_front_bumper(fp, place == "forwards", length), others)
@@ -360,7 +354,12 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                    ignore: tuple[int, ...] = ()) -> dict:
         """Is a move from the vehicle's pose to `to` legal? If not, why and by how much."""
         v = state.vehicle(marker)
+        # From where it stood (the activation's start, or where the rules last put it), not
+        # where the camera may see it already: a car moved by hand is judged from there.
         fp = v.footprint()
+        start = state.placed_pose(marker)
+        if start is not None:
+            fp = fp.at(start)
         dest = fp.at(to)
         reasons = []
         tol = float(self.option("pack_heading_tolerance_deg"))
@@ -515,12 +514,17 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
     def before_action(self, state: GameState, action: dict) -> None:
         if state.winner:
             raise RulesError(f"the game is over: {state.winner} won")
+        state.poses_before = {m: v.pose for m, v in state.vehicles.items()}
 
     def after_action(self, state: GameState, action: dict, result: dict) -> dict:
-        """The winner checked; where every car now stands becomes where the next action is
-        judged from (a nudged car set down, a car moved)."""
+        """The winner checked; a car the resolution moved (driven, set down by a nudge, veering
+        out of control) stands, for what is judged next, where it was put. A car moved by hand
+        meanwhile does not: it is judged from where the rules last left it."""
         self._check_winner(state, result.setdefault("events", []))
-        state.record_placed()
+        for m, v in state.vehicles.items():
+            if v.pose is not None and v.pose != state.poses_before.get(m):
+                state.placed[m] = v.pose
+        state.poses_before = {}
         return result
 
     def _acting(self, state: GameState, action: dict, default_seat: str | None = None) -> Warrior:
@@ -764,9 +768,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         declared = declared or {}
         if attacker.pose is None or defender.pose is None:
             return declared.get("with", "front"), declared.get("at", "rear")
-        d = closest_distance(attacker.footprint(), defender.footprint())
-        return (declared.get("with") or _section_of(attacker.footprint(), d.from_point),
-                declared.get("at") or _section_of(defender.footprint(), d.to_point))
+        a, b = attacker.footprint(), defender.footprint()
+        return declared.get("with") or _struck_section(a, b), declared.get("at") or _struck_section(b, a)
 
     def _ram(self, state: GameState, attacker: Vehicle, defender: Vehicle, attacker_mod: int,
              events: list, rolls: list, declared: dict | None = None, a_roll: Roll | None = None):
