@@ -277,3 +277,39 @@ def test_the_scripted_demo_has_no_cars_to_move_from_the_page():
             assert 'data-demo="false"' in r.read().decode()
     finally:
         _stop(proc)
+
+
+def _car(p: Player, marker: int) -> dict:
+    return next(c for c in p.get("api/state")["cars"] if c["id"] == marker)
+
+
+def test_a_demo_game_resumed_from_its_file_has_its_cars_where_the_game_left_them(tmp_path, demo_table):
+    import signal
+    game_file = str(tmp_path / "demo.db")
+    proc, base, said = _start("--game", game_file)
+    try:
+        p = Player(base)
+        assert p.post("api/demo/move", {"vehicle": 10, "x_mm": 450.0, "y_mm": 160.0, "heading_deg": 10.0})[0] == 200
+        deadline = time.monotonic() + 30
+        while math.hypot(_car(p, 10)["x_mm"] - 450.0, _car(p, 10)["y_mm"] - 160.0) > 1.0:
+            assert time.monotonic() < deadline, _car(p, 10)
+            time.sleep(0.2)
+        status, g = p.post("api/act", {"act": "pass", "warrior": "Max:10:P1"})      # an event: the game's poses
+        assert status == 200, g
+        recorded = p.get("api/game")["game"]["state"]["vehicles"]["10"]["pose"]
+        assert math.hypot(recorded[0] - 450.0, recorded[1] - 160.0) < 1.0
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        proc, base, said = _start("--game", game_file)
+        p = Player(base)
+        assert p.get("api/game")["game"]["state"]["vehicles"]["10"]["pose"] == recorded
+        # The synthetic camera renders the car where the game had it, not where the game began.
+        deadline = time.monotonic() + 20
+        while not any(c["id"] == 10 for c in p.get("api/state")["cars"]):   # a resumed game waits for no frame
+            assert time.monotonic() < deadline, "the camera never saw the Interceptor"
+            time.sleep(0.1)
+        car = _car(p, 10)
+        assert math.hypot(car["x_mm"] - recorded[0], car["y_mm"] - recorded[1]) < 1.0, (car, recorded)
+        assert abs(turn_deg(car["heading_deg"], recorded[2])) < 1.0
+    finally:
+        _stop(proc)

@@ -165,9 +165,10 @@ def _start_demo_game(game, rules: str) -> None:
 
 def _place_as_resumed(game, cars) -> None:
     """A demo game resumed from its file: its cars stand where the game last had them."""
-    state = game.session.state if game.session is not None else None
-    for marker, vehicle in getattr(state, "vehicles", {}).items():
-        pose = getattr(vehicle, "pose", None)
+    if game.session is None:
+        return
+    for marker, piece in game.session.rules.pieces(game.session.state).items():
+        pose = piece.pose
         if pose is not None and int(marker) in cars.car_ids:
             cars.place(int(marker), pose.x_mm, pose.y_mm, pose.heading_deg)
 
@@ -192,7 +193,7 @@ def _demo_cars(system, table):
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from vision.demo import demo_table
-    from vision.sources import PrefetchSource, SyntheticSource
+    from vision.sources import SyntheticSource
 
     from ..live import LiveTable
     from ..rules.base import rule_system
@@ -203,8 +204,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     cars = None if args.scripted else _demo_cars(system, table)
     source = SyntheticSource(table, fps=args.fps, script=cars)
     # The synthetic camera is known exactly, as a calibration file would give it;
-    # frames render on a reader thread while the last one is tracked.
-    live = LiveTable(PrefetchSource(source), source.table, source.camera)
+    # frames render on a reader thread while the last one is tracked. The live table opens
+    # the source (and its reader) when it starts: a resumed game first puts the cars back
+    # where it left them, so no frame shows them anywhere else.
+    live = LiveTable(lambda: source, source.table, source.camera)
+    live.description = source.description
     return _serve(live, args.port, lan=args.lan, pin=args.pin, demo_rules=None if args.no_game else args.rules,
                   game_file=args.game, demo_cars=cars)
 
