@@ -39,7 +39,7 @@ from .dice import ChoiceRequest, DiceError, DiceThrow, VirtualDice
 from .game_evidence import EvidenceTrail
 from .geometry import Footprint, Pose
 from .live import LiveTable
-from .rules.actions import ActionError
+from .rules.actions import ActionError, NotOffered
 from .rules.base import DEFAULT_SYSTEM, RulesError, rule_system, rule_systems
 from .ruler import RulerError, measure
 from .scene import Scene
@@ -474,8 +474,32 @@ class TableGame:
             raise GameError(str(exc)) from None
         if act not in specs:
             can = ", ".join(specs) or "nothing"
-            raise GameError(f"the {v.name} cannot {act} now (it can: {can})")
+            why = self._rules_reason(action)
+            raise GameError(f"the {v.name} cannot {act} now" + (f": {why}" if why else "") + f" (it can: {can})")
         return specs[act]
+
+    def _rules_reason(self, action: dict, spec=None) -> str | None:
+        """Why the rules themselves refuse an action the car's spec does not offer (not its
+        turn, already moved, not the target the book says): the action as sent, tried on a
+        copy of the game up to its first dice, with the poses a resolution would judge from.
+        None where the rules would take it, or stop only at a field it lacks: then the spec's
+        own words are all there is to say. Nothing changes."""
+        session = self.session
+        act = action.get("act")
+        if act not in session.rules.handlers:
+            return None
+        if spec is not None:
+            action = {**action, **spec.camera_values(action, self)}
+        state = copy.deepcopy(session.state)
+        try:
+            self._judging_poses(session.rules, state, [] if spec is None else spec.camera_cars(action))
+            next(session.rules.resolve(state, action))
+        except RulesError as exc:
+            text = str(exc)
+            return None if text.startswith(f"{act}: the action needs the field") else text
+        except Exception:        # noqa: BLE001 - unchecked fields the rules never expected: no reason to give
+            return None
+        return None
 
     def _fill(self, action: dict) -> tuple[dict, list[int]]:
         """Check an action's fields against its spec; the camera fills where cars stand and
@@ -485,7 +509,9 @@ class TableGame:
         try:
             filled = spec.fill(action, self)
         except ActionError as exc:
-            raise GameError(str(exc)) from None
+            # A choice the spec does not offer (a target the book rules out): the rules say why.
+            why = self._rules_reason(action, spec) if isinstance(exc, NotOffered) else None
+            raise GameError(f"{exc}: {why}" if why else str(exc)) from None
         return filled, spec.camera_cars(filled)
 
     def preview(self, action: dict) -> dict:
@@ -497,6 +523,10 @@ class TableGame:
                 filled, moving = self._fill(action)
             except GameError as exc:
                 return {"ok": False, "why": str(exc)}
+            if not session.rules.may_premeasure():
+                # Playing it up to its dice would tell what is in range: only the form is checked.
+                return {"ok": True, "action": filled, "needs": None, "premeasure": False,
+                        "about": "measured, and shown, once the action is declared"}
             state = copy.deepcopy(session.state)
             self._judging_poses(session.rules, state, moving)     # as the resolution would be
             out: dict = {"action": filled}
@@ -674,7 +704,12 @@ class TableGame:
     # --- the ruler ------------------------------------------------------------------
 
     def measure(self, a: int, b: int) -> dict:
-        """Between two cars as the camera sees them now (see `ruler.measure`)."""
+        """Between two cars as the camera sees them now (see `ruler.measure`); refused while a
+        game whose book forbids measuring before declaring is being played."""
+        with self._lock:
+            if self.session is not None and not self.session.rules.may_premeasure():
+                raise GameError(f"{self.session.rules.title} forbids measuring before an action is declared: "
+                                f"the ruler is off during its games")
         try:
             return measure(self.live_poses(), self.table, self.terrain, a, b)
         except RulerError as exc:

@@ -48,6 +48,11 @@ class ActionError(ValueError):
     """An action that does not fit its spec; the message says which field and why."""
 
 
+class NotOffered(ActionError):
+    """A choice or a field the spec does not offer now (a target or gear box the book rules
+    out, a bonus already spent): the rules can say why."""
+
+
 class TableReader(Protocol):
     """What the table answers when an action's fields are filled (the table game, or a
     scenario's table)."""
@@ -175,7 +180,7 @@ class ActionSpec:
             raise ActionError("an action is an object with 'act' and its fields")
         unknown = sorted(k for k in sent if k != "act" and self.field(k) is None)
         if unknown:
-            raise ActionError(f"{self.act}: no field {', '.join(repr(k) for k in unknown)} "
+            raise NotOffered(f"{self.act}: no field {', '.join(repr(k) for k in unknown)} "
                               f"(its fields: {', '.join(f.name for f in self.fields) or 'none'})")
         filled: dict[str, Any] = {"act": self.act}
         for f in self.fields:
@@ -204,6 +209,21 @@ class ActionSpec:
                 raise ActionError(f"{self.act}: {verb} {f.label or f.name} ('{f.name}')")
             filled[f.name] = self._check(f, value, filled, table)
         return filled
+
+    def camera_values(self, sent: dict, table: TableReader) -> dict:
+        """What the camera would fill for this action as sent (its poses and paths), where it
+        can: for trying an action the spec does not take as it stands, to hear why not."""
+        out = {}
+        for f in self.fields:
+            if f.kind in CAMERA_KINDS and f.name not in sent:
+                marker = self._marker_of(f, sent)
+                if marker is None:
+                    continue
+                try:
+                    out[f.name] = table.pose_of(marker) if f.kind == "table_pose" else table.path_of(marker)
+                except ActionError:
+                    continue
+        return out
 
     def camera_cars(self, filled: dict) -> list[int]:
         """The cars whose pose or path the camera gave this action (they moved for it)."""
@@ -244,7 +264,7 @@ class ActionSpec:
         for a in allowed:            # a form sends every value as text
             if isinstance(value, str) and not isinstance(a, (bool, dict, list)) and str(a) == value:
                 return a
-        raise ActionError(f"{self.act}: {value!r} is not a choice for {f.label or f.name} (choices: "
+        raise NotOffered(f"{self.act}: {value!r} is not a choice for {f.label or f.name} (choices: "
                           f"{', '.join(str(a) for a in allowed) or 'none now'})")
 
 

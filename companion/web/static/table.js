@@ -577,6 +577,7 @@
       html("thead", {}, html("tr", {}, ...["", "distance", "in range", "arc", "sight"].map((h) => html("th", { text: h })))),
       html("tbody", {}, ...rowsT))) : html("p", { class: "dim", text: "None in play." }),
       c.overlays.about ? html("p", { class: "dim", id: "overlay-about", text: c.overlays.about }) : "",
+      c.premeasure && !c.premeasure.allowed ? html("p", { class: "note", id: "no-premeasure", text: c.premeasure.why }) : "",
       html("p", { class: "dim", text: "Distance from closest point to closest point (the line on the table); margin: how far inside (+) or outside (−) the rule's limit; ± the measurement's doubt (1 sigma)." }));
     // Actions.
     const acts = c.actions.map((a) => html("button", { "data-act": a.act, disabled: !state.canChange || !!state.pendingDice, onclick: () => openAction(a), text: a.label }));
@@ -801,7 +802,8 @@
     if (seq !== previewSeq || !openForm) return;
     const lines = [];
     lines.push(html("p", { class: p.ok ? "holds" : "fails", id: "conditions",
-      text: p.ok ? `✓ Its conditions hold.${p.needs ? ` It needs ${p.needs}.` : " It needs no dice."}` : `✗ ${p.why}` }));
+      text: !p.ok ? `✗ ${p.why}` : p.premeasure === false ? `✓ Ready to declare: distances are ${p.about}.`
+        : `✓ Its conditions hold.${p.needs ? ` It needs ${p.needs}.` : " It needs no dice."}` }));
     const m = p.measured;
     if (m) {
       if (m.range) lines.push(html("p", { class: "num", text: `Range: ${m.range_text || outcomeWord[m.range.outcome]} (margin ${fmt(m.range.margin_mm)} mm).` }));
@@ -828,7 +830,12 @@
   $("dice-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const faces = [...$("dice-inputs").querySelectorAll("input")].map((i) => Number(i.value));
-    act("dice/typed", { faces }, $("dice-error")).then((g) => { if (g) $("dice-inputs").dataset.key = ""; });
+    // Taken: fresh boxes for the next roll, but only if the page still shows this one. The
+    // stream may already have drawn the next request, and the player typed into it.
+    const asked = $("dice-inputs").dataset.key;
+    act("dice/typed", { faces }, $("dice-error")).then((g) => {
+      if (g && $("dice-inputs").dataset.key === asked) $("dice-inputs").dataset.key = "";
+    });
   });
   $("dice-roll").addEventListener("click", () => act("dice/virtual", {}, $("dice-error")));
   $("dice-cancel").addEventListener("click", () => act("cancel", {}, $("dice-error")));
