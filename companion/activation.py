@@ -5,7 +5,8 @@ came), every car's pose is recorded: that is where it "stood", what the page dra
 its ghost, and what anything judged against where a car stood is judged from. From
 then on the camera's poses of each car are kept as its path; a move reads the path
 driven since the activation began, and once a move is committed that car's next
-move in the same activation reads from where this one ended.
+move in the same activation reads from where this one ended. A car put back where its
+move began (a refused move, a player thinking again) starts that move afresh.
 
 No camera, no rules here: the table game feeds it poses ([x_mm, y_mm, heading_deg,
 sigma_mm, sigma_deg] lists, as the camera gives them) and asks it.
@@ -19,6 +20,10 @@ import math
 PATH_STEP_MM = 5.0
 PATH_STEP_DEG = 3.0
 PATH_MAX_POINTS = 2000
+#: A car put back this near where its move began (a refused move undone by hand, a player
+#: thinking again) starts its move again from there: the way it went before is forgotten.
+RESTART_MM = 4.0
+RESTART_DEG = 4.0
 
 
 class Activations:
@@ -57,6 +62,11 @@ class Activations:
         if not path:
             self.paths[marker] = [list(pose)]
             self.start.setdefault(marker, list(pose))
+            return
+        first = path[0]
+        if len(path) > 1 and math.hypot(pose[0] - first[0], pose[1] - first[1]) <= RESTART_MM \
+                and abs((pose[2] - first[2] + 180) % 360 - 180) <= RESTART_DEG:
+            del path[1:]
             return
         last = path[-1]
         if math.hypot(pose[0] - last[0], pose[1] - last[1]) >= PATH_STEP_MM \

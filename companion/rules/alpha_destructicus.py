@@ -574,7 +574,10 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 if state.two_wheels:
                     problems.append(f"it turns {abs(dh):.0f} deg while on two wheels ({sec('Stunts')})")
                 if turn == "tank":
-                    n = math.ceil(abs(dh) / D.TANK_TURN_DEG - 1e-9)
+                    # Paid by the 45 degrees started; a turn the camera reads within its doubt of
+                    # a whole step (90.4 for 90) is that step, not one more.
+                    slack = max(TURN_STEP_SLACK_DEG, 2 * math.hypot(a.sigma_deg, b.sigma_deg))
+                    n = max(1, math.ceil((abs(dh) - slack) / D.TANK_TURN_DEG))
                     cost += n * inches(D.TURN_COST_IN)
                     turns.append(round(dh, 1))
                 elif turn == "truck":
@@ -2016,6 +2019,9 @@ ACTIONS = sorted(AlphaDestructicus.handlers)
 
 #: A step of a path turning less than this is driving straight (the camera's jitter).
 TURN_STEP_DEG = 0.5
+#: A tank's turn read within this of a whole 45 degrees (at least; twice the poses' doubt
+#: where that is more) is paid as that many steps: the camera's reading, not a new step.
+TURN_STEP_SLACK_DEG = 1.0
 
 
 def _turn_runs(poses: list[Pose]) -> list[tuple[Pose, Pose, float]]:

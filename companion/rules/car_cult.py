@@ -891,7 +891,8 @@ class CarCult(CarCultViews, RuleSystem):
         lo = m["min_in"]
         if v.in_play and halt is not None:
             _, kind, what = halt
-            short = max(int(math.floor((inches(lo) - moved_mm) / MM_PER_IN + 1e-9)), 0)
+            short = max(int(math.floor(_whole_within((inches(lo) - moved_mm) / MM_PER_IN,
+                                                      _doubt_in(m["minimum"])))), 0)
             name = what.name if kind == "car" else (what.name or "blocking terrain")
             events.append(f"the {v.name} touches {'the ' if kind == 'car' else ''}{name} after "
                           f"{moved_mm / MM_PER_IN:.2f} in and halts there"
@@ -924,7 +925,8 @@ class CarCult(CarCultViews, RuleSystem):
             result = "braked"
             short_in = (inches(lo) - moved_mm) / MM_PER_IN
             rounding = self.option("brake_rounding")
-            minus = {"down": math.floor(short_in + 1e-9), "up": math.ceil(short_in - 1e-9)}.get(rounding)
+            whole = _whole_within(short_in, _doubt_in(m["minimum"]))
+            minus = {"down": math.floor(whole), "up": math.ceil(whole)}.get(rounding)
             minus = round(short_in, 2) if minus is None else int(minus)
             face = (yield DiceRequest((D.DIE,), f"braking (10+, -{minus})", v.name)).faces[0]
             total = face - minus
@@ -1263,3 +1265,15 @@ class CarCult(CarCultViews, RuleSystem):
 def _roster_az(spec: dict) -> int:
     return (D.ENGINES[spec["engine"]].az + D.CREW_AZ * len(spec.get("crew", []))
             + sum(D.WEAPONS[w].az for w in spec.get("weapons", [])) + int(spec.get("armour", 0) or 0))
+
+
+def _doubt_in(verdict) -> float:
+    """A measured distance's doubt in inches (twice its sigma; at least a hundredth)."""
+    return max(0.01, 2 * verdict.sigma_mm / MM_PER_IN)
+
+
+def _whole_within(inches_: float, doubt_in: float) -> float:
+    """Inches counted whole (a brake's or a halt's inches short): a reading within its doubt
+    of a whole inch is that inch, as a tape would say, not the next one down or up."""
+    near = round(inches_)
+    return float(near) if abs(inches_ - near) <= doubt_in else inches_
