@@ -12,7 +12,8 @@ the TableGame, with the request shapes the page sends:
   them (the game reads them from the camera); choices, points, numbers and flags are
   sent as given. A field the spec lacks, or an act the car cannot take, cannot be sent
   from the page: the run stops and says so. (A step that expects a refusal is sent
-  anyway when the car's card lacks its act: not offering it is how the page refuses.)
+  anyway when the car's card lacks its act or a field: not offering it is how the page
+  refuses, and the game's refusal carries the rules' own reason.)
   A refused action's moved cars are put back where they stood, as a player would.
 - `judge_move`: the car is slid to the pose, the page's preview of its move (a
   `table_pose` "to") answers with `judged`, and the car is put back;
@@ -58,7 +59,7 @@ def _roster_markers(rosters) -> set[int]:
 class CameraRun:
     """One scenario played on a filmed table through a TableGame."""
 
-    def __init__(self, data: dict, source: str = "<scenario>", **film_options) -> None:
+    def __init__(self, data: dict, source: str = "<scenario>", store=None, **film_options) -> None:
         from .game import GameError, TableGame
         from .rules.base import RulesError
         self.GameError = GameError
@@ -69,7 +70,8 @@ class CameraRun:
         except SceneError as exc:
             raise ScenarioError(f"{source}: {exc}") from None
         self.film = FilmedTable(scene, reserved_ids=_roster_markers(data.get("rosters", [])), **film_options)
-        self.game = TableGame(self.film.live)
+        # With `store` (a GameStore), the game file records it as a table's game is recorded.
+        self.game = TableGame(self.film.live, store=store)
         self.dice = list(data.get("dice", []))
         self.dice_used = 0
         self.choices = list(data.get("choices", []))
@@ -209,7 +211,7 @@ class CameraRun:
                                f"(its actions: {can})")
         fields = {f["name"]: f for f in spec["fields"]}
         lacking = [k for k in action if k != "act" and k not in fields]
-        if lacking:
+        if lacking and not refused_ok:      # expecting a refusal, it is sent anyway: the game says why
             raise _Unreachable(f"{where}: not reachable from the page: the {name}'s {action['act']} has no field "
                                f"{', '.join(repr(k) for k in lacking)} (its fields: {', '.join(fields) or 'none'})")
         moved: dict[int, tuple[float, float, float]] = {}
@@ -243,7 +245,7 @@ class CameraRun:
         return out
 
 
-def run_through_camera(data: dict, source: str = "<scenario>", **film_options) -> dict:
+def run_through_camera(data: dict, source: str = "<scenario>", store=None, **film_options) -> dict:
     """Play a scenario on a filmed table through the page's table game; the outcome as a
-    plain run's, with `camera`."""
-    return CameraRun(data, source, **film_options).play()
+    plain run's, with `camera`. With `store`, the game file records it."""
+    return CameraRun(data, source, store, **film_options).play()

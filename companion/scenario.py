@@ -111,6 +111,16 @@ def _is_pose(value: Any) -> bool:
             and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value[:3]))
 
 
+def _measured(want: Any, have: Any, key: str) -> bool:
+    return (any(key.endswith(u) for u in ("_mm", "_deg", "_in"))
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (want, have)))
+
+
+def _measure_tolerance(key: str, tolerance: tuple[float, float]) -> float:
+    mm, deg = tolerance
+    return deg if key.endswith("_deg") else mm / 25.4 if key.endswith("_in") else mm
+
+
 def _pose_close(want: list, have: Any, tolerance: tuple[float, float]) -> bool:
     """Two poses [x_mm, y_mm, heading_deg, ...] within (mm, degrees) of each other."""
     if not _is_pose(have):
@@ -131,8 +141,13 @@ def check_expectations(data: dict, outcome: dict, pose_tolerance: tuple[float, f
         except (KeyError, IndexError, ValueError):
             wrong.append(f"{path}: not in the outcome")
             continue
-        if pose_tolerance is not None and path.rsplit(".", 1)[-1].endswith("pose") and _is_pose(want):
+        key = path.rsplit(".", 1)[-1]
+        if pose_tolerance is not None and key.endswith("pose") and _is_pose(want):
             ok = _pose_close(want, have, pose_tolerance)
+        elif pose_tolerance is not None and _measured(want, have, key):
+            # A length or angle the camera measures (a margin, a distance moved) is read as
+            # the poses are: within the same millimetre and degree.
+            ok = abs(have - want) <= _measure_tolerance(key, pose_tolerance)
         elif isinstance(want, float) and isinstance(have, (int, float)):
             ok = abs(have - want) <= 0.05
         elif isinstance(want, dict) and want.get("contains") is not None:

@@ -78,3 +78,18 @@ def chromium():
                         "(.ci/run installs it with apt-get)")
         pytest.skip("Chromium is not installed (apt-get install chromium); CI runs these tests")
     return path
+
+
+def pytest_addoption(parser):
+    parser.addoption("--through-camera", action="store_true", default=False,
+                     help="also play every example scenario through the camera (rendered frames, "
+                          "tracked): about 5 minutes; CI runs it as its second step")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--through-camera"):
+        return
+    skip = pytest.mark.skip(reason="through the camera: run with --through-camera (CI's second step)")
+    for item in items:
+        if "through_camera" in item.keywords:
+            item.add_marker(skip)

@@ -16,10 +16,15 @@ def register(sub) -> None:
     run.add_argument("file", metavar="FILE", help="the scenario (JSON)")
     run.add_argument("--check", action="store_true", help="also check its \"expect\"; exit 1 when it differs")
     run.add_argument("--game", metavar="GAME.db", help="record its events into this game file (a new one)")
+    run.add_argument("--through-camera", action="store_true",
+                     help="play it as a table plays it: cars moved in rendered frames and tracked, every step "
+                          "through the page's requests; expected poses match within 1 mm and 1 degree")
     run.set_defaults(func=cmd_run)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import sys
+
     from ..scenario import ScenarioError, check_expectations, load_scenario, run_scenario
 
     store = None
@@ -31,7 +36,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                 store = GameStore(args.game)
             except StoreError as exc:
                 raise CommandError(str(exc)) from None
-        outcome = run_scenario(data, args.file, store)
+        if args.through_camera:
+            from ..camera_scenario import run_through_camera
+            outcome = run_through_camera(data, args.file, store=store)
+        else:
+            outcome = run_scenario(data, args.file, store)
     except ScenarioError as exc:
         raise CommandError(str(exc)) from None
     finally:
@@ -40,8 +49,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     outcome.pop("log", None)
     print(json.dumps(outcome))
     if args.check:
-        wrong = check_expectations(data, outcome)
+        if args.through_camera:
+            from ..camera_scenario import POSE_TOLERANCE
+            wrong = check_expectations(data, outcome, POSE_TOLERANCE)
+        else:
+            wrong = check_expectations(data, outcome)
         for w in wrong:
-            print(f"companion: {args.file}: {w}", file=__import__("sys").stderr)
+            print(f"companion: {args.file}: {w}", file=sys.stderr)
         return 1 if wrong else 0
     return 0
