@@ -459,3 +459,53 @@ def test_a_nudges_evidence_shows_the_reach_where_the_target_stood_and_where_it_w
     assert centre(by["Interceptor stood"]) == pytest.approx([600.0, 400.0])
     assert centre(by["set down"]) == pytest.approx(step["push_to"][:2])
     assert "reach" in by and sum(1 for s in shapes if s["role"] == "template") == 4
+
+
+# --- daisy-chained nudges, and a move set down against another car --------------------
+
+CHAIN = json.loads((Path(__file__).resolve().parents[1] / "examples" / "scenarios"
+                    / "29-nudge-daisy-chain.json").read_text())
+
+
+def _chain_play(step: dict, dice: list[int]) -> dict:
+    data = copy.deepcopy(CHAIN)
+    data.update(steps=[step], dice=dice)
+    return run_scenario(data)
+
+
+def test_a_daisy_chain_stops_where_a_struck_car_keeps_control():
+    """The Rust Bucket keeps control (5): the War Rig it would have been knocked into is never
+    struck, and stands where it was."""
+    out = _chain_play(CHAIN["steps"][0], [4, 6, 2, 5])
+    events = out["steps"][0]["events"]
+    assert "the Rust Bucket keeps control" in events
+    assert not any("War Rig" in e for e in events)
+    assert out["state"]["vehicles"]["20"]["pose"][:2] == [941.0, 400.0]
+    assert out["dice_left"] == 0
+
+
+def test_a_link_of_the_chain_needs_the_car_before_it_knocked_against_it():
+    step = dict(CHAIN["steps"][0])
+    del step["chain_to"]                             # the Rust Bucket knocked nowhere, yet into the rig
+    with pytest.raises(Exception, match="knocked on into another only after"):
+        _chain_play(step, [4, 6, 2, 2])
+    step = dict(CHAIN["steps"][0], chain_to=[800, 400, 0])   # knocked, but 36 mm short of the rig
+    with pytest.raises(Exception, match="to knock the Rust Bucket into the War Rig, set the Rust Bucket down against it"):
+        _chain_play(step, [4, 6, 2, 2])
+    step = dict(CHAIN["steps"][0], into_2=10)        # a car already in the chain
+    with pytest.raises(Exception, match="already in the chain"):
+        _chain_play(step, [4, 6, 2, 2])
+
+
+def test_a_car_set_down_against_another_within_the_cameras_doubt_is_too_close_to_call_not_refused():
+    """Touching is not overlapping; a camera reads a touch to within its doubt. Set down 0.2 mm
+    into the Rust Bucket with 0.2 mm of doubt: too close to call, so the move stands. 3 mm into
+    it is refused."""
+    rules, state = game()
+    v = state.vehicle(10)
+    rust = state.vehicle(11)
+    touching_x = rust.pose.x_mm - (rust.length_mm + v.length_mm) / 2
+    judged = rules.judge_move(state, 10, Pose(touching_x + 0.2, 400.0, 0.0, 0.2, 0.1))
+    assert judged["legal"] and judged["verdict"] == "too close to call", judged
+    judged = rules.judge_move(state, 10, Pose(touching_x + 3.0, 400.0, 0.0, 0.2, 0.1))
+    assert not judged["legal"] and "overlap the Rust Bucket" in judged["reasons"][0], judged

@@ -242,6 +242,13 @@ class ShatteredHighwaysViews:
                       about="a vehicle the target is pushed against; it rolls to keep control"),
                 Field("chain_to", "table_pose", "that vehicle set down a section on (if it fails)", of="into",
                       optional=True),
+                Field("into_2", "choice", "knocking that one into", choices=vehicles, optional=True,
+                      about="daisy-chaining: the vehicle the knocked one is set down against; it rolls too"),
+                Field("chain_to_2", "table_pose", "that vehicle set down a section on (if it fails)", of="into_2",
+                      optional=True),
+                Field("into_3", "choice", "knocking that one into", choices=vehicles, optional=True),
+                Field("chain_to_3", "table_pose", "that vehicle set down a section on (if it fails)", of="into_3",
+                      optional=True),
                 Field("then_to", "table_pose", "the rest of your Move: where the car stands now", of=marker),
                 *declared), rule=rule("Nudge"),
                 about="Set the target down where you push it (and a car it is pushed into where you knock it), "

@@ -19,6 +19,7 @@ from ..dice import ChoiceRequest, DiceRequest, Modifier, Roll
 from ..geometry import (FRONT, LEFT, REAR, RIGHT, Footprint, MoveTemplate, Pose, closest_distance,
                         directly_behind, in_half_plane_arc, inches, move_region, normalize_deg, overlaps)
 from ..geometry.pose import MM_PER_IN
+from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
 from . import sh_data as D
 from .base import RuleOption, RulesError, RuleSystem, action, register
 from .sh_state import GameState, Vehicle, Warrior, build_fleet
@@ -380,7 +381,12 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             if best is None or verdict_margin > best[1]:
                 best = (place, verdict_margin, region, verdict)
         place, margin, region, verdict = best
-        if margin < 0:
+        # A car set down against another (or at the template's edge) is read by the camera within
+        # its doubt: an overlap or a step over the line inside that doubt is too close to call,
+        # and a move is refused only when it is clearly out.
+        sigma_mm = math.hypot(region.sigma_mm, to.sigma_mm)
+        close = margin < 0 and -margin <= CALL_SIGMAS * sigma_mm
+        if margin < 0 and not close:
             template = region.template.polygon
             outside = float(shapely.distance(template, shapely.points(bumper)))
             if outside > 0:
@@ -395,8 +401,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 else:
                     reasons.append("there is no clear path to it inside the template (another vehicle is in the way)")
         return {"legal": not reasons, "reasons": reasons, "template": place,
-                "margin_mm": round(margin, 2), "sigma_mm": round(region.sigma_mm, 3),
-                "verdict": verdict.outcome if not reasons else "out"}
+                "margin_mm": round(margin, 2), "sigma_mm": round(sigma_mm, 3),
+                "verdict": "out" if reasons else TOO_CLOSE if close else verdict.outcome}
 
     # --- rolling --------------------------------------------------------------------
 
@@ -652,6 +658,10 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
     #: side"), each with the field where a nudge sets it down.
     MORE_TARGETS = (("second_target", "push_to_2"), ("third_target", "push_to_3"))
 
+    #: A nudge's chain: the vehicle the target is pushed into, and where it is knocked; then the
+    #: vehicle that one is knocked into, and so on ("daisy-chaining a bunch of nudges is possible").
+    CHAIN_LINKS = (("into", "chain_to"), ("into_2", "chain_to_2"), ("into_3", "chain_to_3"))
+
     def _targets(self, state: GameState, v: Vehicle, action: dict, at: Pose | None = None) -> list[Vehicle]:
         """One target, or several for a rig's side: "Rigs can Ram/Nudge multiple vehicles from
         the side due to their length ... with one roll" ("Nudge", "Ram"). With `at` (where a
@@ -840,11 +850,10 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         fields = ["push_to"] + [push for _, push in self.MORE_TARGETS]
         pushes = {t.marker: (self._pose(action[f]) if action.get(f) is not None else None)
                   for t, f in zip(targets, fields)}
-        into = state.vehicle(action["into"]) if action.get("into") is not None else None
-        chain_to = self._pose(action["chain_to"]) if into is not None and action.get("chain_to") is not None else None
+        chain = self._chain(state, action)
         then_to = self._pose(action["then_to"]) if action.get("then_to") is not None else None
         # Everyone judged from where the rules last left them, not where they were set down.
-        for t in targets + ([into] if into is not None else []):
+        for t in targets + [c for c, _ in chain]:
             self._put_back(state, t)
         for t in targets:
             self._within_reach(state, v, t, "nudge")
@@ -852,17 +861,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             if push is not None and not self._moved(t.pose, push):
                 pushes[t.marker] = None
         first = targets[0]
-        if into is not None:
-            if into.marker in [t.marker for t in targets] or into.marker == v.marker or not into.in_play:
-                raise RulesError("a nudge is pushed into a third vehicle in play, not the nudger or a target")
-            # Checked before any dice: where the first target is set down must meet the vehicle it is
-            # pushed into ("An attacker can nudge a vehicle into another vehicle").
-            at = pushes[first.marker]
-            gap = None if at is None else closest_distance(first.footprint().at(at), into.footprint())
-            if gap is None or gap.within(CONTACT_MM, "contact").outcome == "out":
-                raise RulesError(f"to push the {first.name} into the {into.name}, set the {first.name} down "
-                                 f"against it" + ("" if gap is None else
-                                                  f" (it is {gap.distance_mm:.0f} mm from it)"))
+        if chain:
+            self._check_chain(state, v, targets, first, pushes[first.marker], chain)
         for t in targets:
             push = pushes[t.marker]
             if push is not None:
@@ -929,8 +929,13 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                     if t is first:
                         pushes[t.marker] = None
             yield from self._clingers(state, t, "nudged", events, rolls)
-        if into is not None and first in nudged and pushes[first.marker] is not None:
-            yield from self._nudged_into(state, v, into, chain_to, events, rolls)
+        if chain and first in nudged and pushes[first.marker] is not None:
+            striker = first
+            for struck, knocked_to in chain:
+                # Each link only once the one before was knocked on into it.
+                if not (yield from self._nudged_into(state, striker, struck, knocked_to, events, rolls)):
+                    break
+                striker = struck
         result["result"] = "nudged" if nudged else "the nudge fails"
         if v.in_play:
             yield from self._clingers(state, v, "nudging", events, rolls)
@@ -951,11 +956,50 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 yield from self._lost_control(state, veh, events, rolls)
         return result
 
+    def _chain(self, state: GameState, action: dict) -> list[tuple[Vehicle, Pose | None]]:
+        """The nudge's chain as sent: each vehicle struck in turn, with where it was knocked to
+        (None: left where it stood). A link needs the one before it knocked somewhere."""
+        chain: list[tuple[Vehicle, Pose | None]] = []
+        for k, (name, pose_field) in enumerate(self.CHAIN_LINKS):
+            if action.get(name) is None:
+                continue
+            if k and (len(chain) < k or chain[-1][1] is None):
+                before = self.CHAIN_LINKS[k - 1]
+                raise RulesError(f"{name}: a vehicle is knocked on into another only after the one before it "
+                                 f"('{before[0]}') is knocked somewhere ('{before[1]}')")
+            struck = state.vehicle(action[name])
+            at = self._pose(action[pose_field]) if action.get(pose_field) is not None else None
+            chain.append((struck, at))
+        return chain
+
+    def _check_chain(self, state: GameState, v: Vehicle, targets: list, first: Vehicle, first_to: Pose | None,
+                     chain: list) -> None:
+        """Checked before any dice: every vehicle in the chain is another vehicle in play, and each
+        striker is set down against the vehicle it strikes ("An attacker can nudge a vehicle into
+        another vehicle"; a knocked vehicle may strike the next)."""
+        seen = {v.marker, *(t.marker for t in targets)}
+        striker, at = first, first_to
+        for struck, knocked_to in chain:
+            if struck.marker in seen or not struck.in_play:
+                raise RulesError("a nudge is pushed into another vehicle in play, not the nudger, a target "
+                                 "or a vehicle already in the chain")
+            seen.add(struck.marker)
+            if at is not None and not self._moved(striker.pose, at):
+                at = None
+            gap = None if at is None else closest_distance(striker.footprint().at(at), struck.footprint())
+            if gap is None or gap.within(CONTACT_MM, "contact").outcome == "out":
+                verb = "push" if striker is first else "knock"
+                raise RulesError(f"to {verb} the {striker.name} into the {struck.name}, set the {striker.name} "
+                                 f"down against it" + ("" if gap is None else
+                                                       f" (it is {gap.distance_mm:.0f} mm from it)"))
+            striker, at = struck, knocked_to
+
     def _nudged_into(self, state, attacker: Vehicle, struck: Vehicle, chain_to: Pose | None, events: list,
                      rolls: list):
         """ "An attacker can nudge a vehicle into another vehicle": it rolls a Move to keep control;
         failing, it takes 1 and is moved a section by the striker's player (`chain_to`, where the
-        striker's player set it down)."""
+        striker's player set it down). True when it was knocked and set down there (it may strike
+        the next vehicle of the chain)."""
         driver = state.in_seat(struck.marker, "D")
         if driver is None:
             face = yield from self._d("d6", f"keep control (the driverless {struck.name})")
@@ -966,16 +1010,17 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             ok = roll.total >= D.MOVE_SUCCESS
         if ok:
             events.append(f"the {struck.name} keeps control")
-            return
+            return False
         events.append(f"the {struck.name} is knocked a section aside")
         yield from self._hurt_vehicle(state, struck, D.NUDGED_INTO_DAMAGE, None, events, rolls)
         if chain_to is not None and struck.in_play and self._moved(struck.pose, chain_to):
             judged = self.judge_move(state, struck.marker, chain_to, 1, ignore=(attacker.marker,))
             if judged["legal"]:
                 struck.pose = chain_to
-            else:
-                events.append(f"the {struck.name} was set down beyond one section ({'; '.join(judged['reasons'])}): "
-                              f"it stays where it stood; put it back")
+                return True
+            events.append(f"the {struck.name} was set down beyond one section ({'; '.join(judged['reasons'])}): "
+                          f"it stays where it stood; put it back")
+        return False
 
     def lost_control_destination(self, state: GameState, v: Vehicle, box: int) -> np.ndarray:
         fp = v.footprint()
