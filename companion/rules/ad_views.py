@@ -75,11 +75,13 @@ class AlphaDestructicusViews:
             facing, verdict, note = self._facing(state, o, self._attack_point(me, None, o), me.pose.axis_sigma_mm,
                                                  f"the {v.name}")
             sight = self._sight(state, me, them)
-            weapons = []
+            weapons, best = [], None
             for c in v.components:
                 if c.kind == "weapon":
-                    r = dist.within(inches(c.range_in), "range")
+                    r = dist.within(inches(c.range_in), f"range of the {c.name}")
                     weapons.append({"weapon": c.name, "working": c.status == "working", **r.to_json()})
+                    if c.status == "working" and (best is None or r.margin_mm > best.margin_mm):
+                        best = r
             out.append({
                 "marker": o.marker, "name": o.name, "label": o.name,
                 "distance_mm": round(dist.distance_mm, 2), "distance_in": round(dist.distance_mm / MM_PER_IN, 3),
@@ -87,6 +89,7 @@ class AlphaDestructicusViews:
                 "line": [list(map(float, dist.from_point)), list(map(float, dist.to_point))],
                 "facing": {"facing": facing, "armour": o.armour_of(facing), **verdict.to_json(), "note": note},
                 "weapons": weapons, "arcs": [],
+                **({"range": best.to_json(), "range_text": best.describe()} if best is not None else {}),
                 "sight": {"clear": sight.clear, "blocked_by": list(sight.blocked_by),
                           "line": [list(sight.line[0]), list(sight.line[1])], "needed": True},
                 "shootable": sight.clear and any(w["outcome"] != "out" and w["working"] for w in weapons),

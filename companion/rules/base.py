@@ -295,7 +295,18 @@ class RuleSystem:
         return None
 
     def targets(self, state, marker: int, terrain=()) -> list[dict]:
-        """The vehicles it could act against, with their measurements."""
+        """The vehicles it could act against, with their measurements, nearest first. Each row
+        has what the page's targets table reads, and anything more a system's
+        own card or preview wants:
+
+        - `marker`, `name`, `label`; `distance_mm`, `sigma_mm` and `line` (the closest points,
+          [[x_mm, y_mm], [x_mm, y_mm]]) where the system measures a distance, or `square`;
+        - `range`: a verdict's JSON (`outcome`, `margin_mm`, `sigma_mm`...) against the best
+          weapon's or the rule's limit, with `range_text` in words, where there is a range;
+        - `arcs`: a list of `{"mount", "outcome", "margin_mm", "sigma_mm"}`, one per weapon or
+          mount that has an arc ([]: none);
+        - `sight`: `{"clear": bool, "blocked_by": [names]}` where sight matters;
+        - `shootable`: whether an attack on it could be made now."""
         return []
 
     def actions(self, state, marker: int) -> list[ActionSpec | dict]:

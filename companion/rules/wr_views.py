@@ -135,7 +135,7 @@ class WastelandRallyViews:
             dist = closest_distance(me, them)
             arcs = self.arc_of(me, them)
             seen, hidden = self.sight(state, me, them)
-            weapons = []
+            weapons, best, weapon_arcs = [], None, []
             for w in v.weapons:
                 rng = dist.within(inches(w.range_in), f"range of the {w.name}")
                 allowed = ((REAR,) if "Dropper" in w.special else self.weapon_arcs(w))
@@ -143,12 +143,18 @@ class WastelandRallyViews:
                 weapons.append({"weapon": w.key, "name": w.name, "range": rng.to_json(),
                                 "range_text": rng.describe(), "arc": arc.to_json(),
                                 "usable": rng.outcome != "out" and arc.outcome != "out" and not seen.startswith("blocked")})
+                weapon_arcs.append({"mount": w.name, **arc.to_json()})
+                if best is None or rng.margin_mm > best.margin_mm:
+                    best = rng
             out.append({"marker": o.marker, "name": o.name, "label": _label(o), "owner": o.owner,
                         "distance_mm": round(dist.distance_mm, 2), "distance_in": round(dist.distance_mm / MM_PER_IN, 3),
                         "sigma_mm": round(dist.sigma_mm, 3),
                         "line": [list(map(float, dist.from_point)), list(map(float, dist.to_point))],
-                        "arcs": {s: a.outcome for s, a in arcs.items()},
-                        "sight": {"line": seen, "hidden_fraction": round(hidden, 3)},
+                        "arcs": weapon_arcs, "arc_sides": {s: a.outcome for s, a in arcs.items()},
+                        **({"range": best.to_json(), "range_text": best.describe()} if best is not None else {}),
+                        "sight": {"line": seen, "hidden_fraction": round(hidden, 3),
+                                  "clear": not seen.startswith("blocked"),
+                                  "blocked_by": [] if not seen.startswith("blocked") else [seen]},
                         "weapons": weapons, "shootable": any(w["usable"] for w in weapons)})
         return sorted(out, key=lambda t: t["distance_mm"])
 

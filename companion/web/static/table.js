@@ -563,15 +563,15 @@
     // Targets with every measurement, margin and doubt.
     const arcText = (a) => `${a.mount ? a.mount + ": " : ""}${outcomeWord[a.outcome]} (${a.margin_mm >= 0 ? "+" : ""}${fmt(a.margin_mm)} ± ${fmt(a.sigma_mm, 2)} mm)`;
     const rowsT = c.targets.map((t) => {
-      const arcs = t.arcs ? t.arcs.map(arcText).join("; ") : t.arc ? arcText(t.arc) : "";
+      const arcs = Array.isArray(t.arcs) ? t.arcs.map(arcText).join("; ") : t.arc ? arcText(t.arc) : "";
       return html("tr", { "data-target": t.marker, class: t.shootable ? "shootable" : "",
                           onmouseenter: () => t.line && drawLine(t.line, "hover"), onmouseleave: () => lineLayer.querySelector(".hover")?.remove() },
         html("td", {}, html("span", { class: "swatch", style: `--car: ${carColour(t.marker)}` }), t.label || t.name),
         html("td", { class: "num", text: t.distance_mm !== undefined ? `${inch(t.distance_mm)} ± ${fmt(t.sigma_mm, 2)} mm` : t.square ? `square ${t.square}` : "—" }),
-        t.range ? html("td", { class: `verdict ${t.range.outcome}`, text: `${outcomeWord[t.range.outcome]} (${t.range.margin_mm >= 0 ? "+" : ""}${fmt(t.range.margin_mm)} mm)` })
+        t.range ? html("td", { class: `verdict ${t.range.outcome}`, title: t.range_text || "", text: `${outcomeWord[t.range.outcome]} (${t.range.margin_mm >= 0 ? "+" : ""}${fmt(t.range.margin_mm)} mm)` })
           : html("td", { class: "dim", text: "—" }),
-        html("td", { text: arcs || (t.arcs ? "no guns" : "—") }),
-        html("td", { text: t.sight ? (t.sight.clear ? "clear" : `blocked by ${t.sight.blocked_by.join(", ")}`) : "—" }));
+        html("td", { text: arcs || (Array.isArray(t.arcs) && !t.range ? "no guns" : "—") }),
+        html("td", { text: t.sight && t.sight.clear !== undefined ? (t.sight.clear ? "clear" : `blocked by ${(t.sight.blocked_by || []).join(", ")}`) : "—" }));
     });
     $("car-targets").replaceChildren(html("h3", { text: "Targets" }), c.targets.length ? html("div", { class: "scroll" }, html("table", { class: "targets" },
       html("thead", {}, html("tr", {}, ...["", "distance", "in range", "arc", "sight"].map((h) => html("th", { text: h })))),
