@@ -194,7 +194,7 @@ class ActionSpec:
                 if value is not None:
                     raise ActionError(f"{self.act}: {f.label or f.name} is read from the table by the camera, "
                                       f"not sent")
-                marker = self._marker_of(f, filled)
+                marker = self.marker_of(f, filled)
                 if marker is None:
                     if f.optional:
                         continue
@@ -216,7 +216,7 @@ class ActionSpec:
         out = {}
         for f in self.fields:
             if f.kind in CAMERA_KINDS and f.name not in sent:
-                marker = self._marker_of(f, sent)
+                marker = self.marker_of(f, sent)
                 if marker is None:
                     continue
                 try:
@@ -230,12 +230,13 @@ class ActionSpec:
         out = []
         for f in self.fields:
             if f.kind in CAMERA_KINDS and f.name in filled:
-                m = self._marker_of(f, filled)
+                m = self.marker_of(f, filled)
                 if m is not None and m not in out:
                     out.append(m)
         return out
 
-    def _marker_of(self, f: Field, filled: dict) -> int | None:
+    def marker_of(self, f: Field, filled: dict) -> int | None:
+        """The car a pose or path field is of: its marker, or the value of the field it names."""
         if isinstance(f.of, int) and not isinstance(f.of, bool):
             return f.of
         v = filled.get(f.of) if isinstance(f.of, str) else None
