@@ -130,8 +130,8 @@ class CameraRun:
         from .rules.base import RulesError
         from .dice import DiceError
         steps = []
-        for n, step in enumerate(self.data.get("steps", []), start=1):
-            where = f"{self.source}: step {n}"
+        for n, step in enumerate(self.data.get("steps", [])):
+            where = f"{self.source}: steps.{n}"      # numbered as "expect" paths are, from 0
             try:
                 steps.append(self.step(step, where))
             except (self.GameError, RulesError, DiceError) as exc:

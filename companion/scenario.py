@@ -55,8 +55,8 @@ def run_scenario(data: dict, source: str = "<scenario>", store=None) -> dict:
         store.append("setup", setup_body(rules, data.get("rosters", []), scene, state))
         session.on_commit = lambda event: store.append(*event_body(event, rules, session.state))
     steps = []
-    for n, step in enumerate(data.get("steps", []), start=1):
-        where = f"{source}: step {n}"
+    for n, step in enumerate(data.get("steps", [])):
+        where = f"{source}: steps.{n}"          # numbered as "expect" paths are, from 0
         try:
             if "round" in step:
                 out = session.start_round(step["round"])
@@ -72,10 +72,15 @@ def run_scenario(data: dict, source: str = "<scenario>", store=None) -> dict:
                 out = rules.judge_move(session.state, j["vehicle"], Pose(*j["to"]))
             elif "act" in step:
                 if step.get("expect_error"):
+                    # Only the rules' own refusal counts: running out of dice (or a choice the
+                    # scenario got wrong) is the scenario's fault, not the refusal it expects.
                     try:
                         session.act(step)
-                    except (RulesError, DiceError) as exc:
+                    except RulesError as exc:
                         out = {"error": str(exc)}
+                    except DiceError as exc:
+                        raise ScenarioError(f"{where}: expected the rules to refuse the action, but they went on "
+                                            f"to ask for dice or a choice the scenario does not give: {exc}") from None
                     else:
                         raise ScenarioError(f"{where}: expected the action to be refused, but it was allowed")
                 else:

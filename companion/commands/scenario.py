@@ -54,7 +54,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             wrong = check_expectations(data, outcome, POSE_TOLERANCE)
         else:
             wrong = check_expectations(data, outcome)
+        total = len(data.get("expect") or {})
         for w in wrong:
             print(f"companion: {args.file}: {w}", file=sys.stderr)
+        if not total:
+            print(f"companion: {args.file}: nothing to check: the scenario has no \"expect\"", file=sys.stderr)
+            return 1
+        how = " through the camera" if args.through_camera else ""
+        verdict = "failed" if wrong else "passed"
+        print(f"companion: {args.file}: {verdict}{how}: {total - len(wrong)} of {total} expectations held",
+              file=sys.stderr)
         return 1 if wrong else 0
     return 0
