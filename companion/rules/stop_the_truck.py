@@ -1372,7 +1372,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if loser.is_truck:
             loser = c if loser is victim else victim
         if loser.in_play:
-            step = self._bump_step(state, loser, c)
+            step = self._bump_step(state, loser, c, victim if loser is c else c)
             out["bumped"] = loser.marker
             self._shift(state, loser, (0, step), events, "bumped sideways")
         return out
@@ -1389,12 +1389,36 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         _, l = tv.pose.to_local(c.pose.xy)
         return "left" if l > 0 else "right"
 
-    def _bump_step(self, state: GameState, loser: Vehicle, collider: Vehicle) -> int:
+    def _bump_step(self, state: GameState, loser: Vehicle, collider: Vehicle, other: Vehicle | None = None) -> int:
+        """Which way a car is bumped sideways (+1 left). Bumped off the truck's side (a ram into the
+        truck's squares, won or lost), it goes back out on the side it came in from: the truck is
+        "just too big" to pass through. Else option bump_side."""
+        if other is not None and other.is_truck:
+            return self._truck_side_of(state, loser)
         if self.option("bump_side") == "collider_direction" and not collider.is_truck:
             dr = collider.conditions.get("last_step", [0, 0])[1]
             if dr:
                 return 1 if dr > 0 else -1
         return self._away_from_truck(state, loser)
+
+    def _truck_side_of(self, state: GameState, v: Vehicle) -> int:
+        """The side of the truck a car is on (+1 left, -1 right). In the truck's row: the side it
+        came in from (its last sideways step), else the side of the truck's centre line its tracked
+        pose is on, else its square before this move's."""
+        tr = state.truck_vehicle.square[1]
+        if v.square[1] != tr:
+            return 1 if v.square[1] > tr else -1
+        dr = v.conditions.get("last_step", [0, 0])[1]
+        if dr:
+            return -1 if dr > 0 else 1
+        tv = state.truck_vehicle
+        if v.pose is not None and tv.pose is not None:
+            _, l = tv.pose.to_local(v.pose.xy)
+            if abs(l) > CALL_SIGMAS * math.hypot(v.pose.axis_sigma_mm, tv.pose.axis_sigma_mm):
+                return 1 if l > 0 else -1
+        if v.from_square is not None and v.from_square[1] != tr:
+            return 1 if v.from_square[1] > tr else -1
+        return 1
 
     def _burst(self, state: GameState, side: str, events: list, why: str) -> None:
         t = state.truck
