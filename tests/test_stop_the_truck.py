@@ -510,7 +510,9 @@ def test_ramming_the_truck_max_ignores_driver_loss_and_the_cab():
     assert out["victim"] == 1 and out["score"] == 9
     assert g.v(1).structure == 25 and g.v(1).driver == 8
     assert g.st.truck.cab_hit and out["bumped"] == 11      # the truck is too big to be moved
-    g.act(act="place", vehicle=11, to=at(7, 6))
+    # Bumped back out on the side it came in from (row 4), not through the truck to row 6.
+    assert g.st.pending[0]["square"] == (6, 3)
+    g.act(act="place", vehicle=11, to=at(7, 4))
     assert g.rules._can_shoot(g.st, g.v(1), "max") == "the cab was in a collision this turn"
 
 

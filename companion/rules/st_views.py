@@ -147,6 +147,14 @@ class StopTheTruckViews:
                         "label": part.replace("_", " "), "arc": arc.to_json() if arc else None,
                         "arc_text": arc.describe("mm") if arc else "", "shootable": arc is not None and arc.outcome != "out"})
         for o in state.on_board():
+            if o.is_truck or not self.truck_side(state, o) or o.pose is None:
+                continue
+            arc = self.in_arc(state, v, o.footprint())
+            out.append({"marker": o.marker, "name": o.name, "label": f"{o.name} ({o.owner})", "at": "vehicle",
+                        "arc": arc.to_json() if arc else None, "arc_text": arc.describe("mm") if arc else "",
+                        "square": None if o.square is None else _sq_label(o.square),
+                        "shootable": arc is not None and arc.outcome != "out"})
+        for o in state.on_board():
             if o.snake is not None:
                 own = o.marker == v.marker
                 arc = None if own else self.in_arc(state, v, o.footprint())
@@ -394,15 +402,18 @@ class StopTheTruckViews:
         rows = [t for t in self.targets(state, marker) if t["shootable"]]
         if not rows:
             return None
-        parts = [{"value": t["at"], "label": t["name"]} for t in rows if t["at"] != "snake"]
+        parts = [{"value": t["at"], "label": t["name"]} for t in rows if t["at"] not in ("snake", "vehicle")]
         snakes = tuple({"value": t["marker"], "label": t["name"]} for t in rows if t["at"] == "snake")
+        enemies = tuple({"value": t["marker"], "label": t["label"]} for t in rows if t["at"] == "vehicle")
         fields = [fixed]
+        if enemies:
+            parts.append({"value": "vehicle", "label": "a vehicle on Max's side"})
         if snakes:
             parts.append({"value": "snake", "label": "a snake"})
         fields.append(Field("at", "choice", "at", choices=tuple(parts)))
-        if snakes:
-            fields.append(Field("target", "choice", "snake in", depends_on="at", choices_by={"snake": snakes},
-                                optional=True))
+        by = {k: cs for k, cs in (("vehicle", enemies), ("snake", snakes)) if cs}
+        if by:
+            fields.append(Field("target", "choice", "which", depends_on="at", choices_by=by, optional=True))
         return ActionSpec("shoot", "Shoot", tuple(fields), rule=rule)
 
     def _template_side(self, key: str) -> str:

@@ -1796,9 +1796,23 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                     raise RulesError("the crossbowman is out already")
             elif at == "snake" and target is not None and target.snake is not None:
                 aim = target.footprint()
+            elif at in ("vehicle", "harpoonist") and target is not None:
+                # The auto-gyro and any vehicle on Max's side are the gang's enemies and may be shot
+                # like any vehicle ("Shooting skill": "To hit a target ..."; the gyro has structural
+                # points, "Car No 11 Auto-gyro"); the gang does not shoot its own.
+                if target.is_truck or not self.truck_side(state, target):
+                    raise RulesError(f"{_the(v.name)} shoots at the truck's crew, tyres or Max, at a vehicle on Max's "
+                                     f"side or at a snake; {_the(target.name)} is "
+                                     f"{'the truck: say which part (at)' if target.is_truck else 'in the gang'}")
+                if not target.on_board:
+                    raise RulesError(f"{_the(target.name)} is not on the board")
+                if at == "harpoonist" and not target.kind.harpoon:
+                    raise RulesError(f"{_the(target.name)} has no harpoonist; only the harpoon van has")
+                aim = target.footprint()
             else:
-                raise RulesError(f"a gang vehicle shoots at the truck's {', '.join(TRUCK_PARTS)} or at a snake in a "
-                                 f"vehicle ({R}, \"Shooting skill\"), not {at!r}")
+                raise RulesError(f"a gang vehicle shoots at the truck's {', '.join(TRUCK_PARTS)}, at a vehicle on "
+                                 f"Max's side (the auto-gyro) or at a snake in a vehicle ({R}, \"Shooting skill\"), "
+                                 f"not {at!r}")
         if at == "snake" and (target is None or target.snake is None):
             raise RulesError("there is no snake in that vehicle to shoot")
         own = at == "snake" and target.marker == v.marker
