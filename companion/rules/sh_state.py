@@ -31,9 +31,10 @@ class Warrior:
     seat: str | None                # None: clinging
     out: bool = False
     jammed: bool = False            # a hero's pistol
-    acted: bool = False
-    extra_action: bool = False      # after a Change or a successful Cling, one more at -1
-    penalty: int = 0                # this activation's penalty (Change, Cling)
+    acted: bool = False             # has taken their action this round ("All Warrior Actions")
+    extra_action: bool = False      # after a Change or a successful Cling, one more at -1 this activation
+    penalty: int = 0                # that one more action's penalty (Change, Cling)
+    leapt: bool = False             # has made their one desperate leap from a wreck ("Destroyed!")
     cling_exempt_on: int | None = None   # reinforcements: no Cling rolls on the rig they started on
 
     @property
@@ -114,6 +115,9 @@ class GameState:
     poses_before: dict[int, Pose] = field(default_factory=dict)
     #: The wrecks of this activation: warriors still aboard may leap from them until it ends.
     wrecks: list[int] = field(default_factory=list)
+    #: The warrior whose action is being resolved: only their own rolls take a Change's or a
+    #: Cling's -1 ("perform another action at a -1"), not a defence or a Cling roll.
+    actor: str | None = None
 
     def record_placed(self) -> None:
         self.placed = {m: v.pose for m, v in self.vehicles.items() if v.pose is not None}

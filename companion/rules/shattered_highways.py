@@ -80,6 +80,12 @@ OPTIONS = (
                '(a wreck made as an activation ends, through the next one); whoever is still aboard then is '
                'gone with the wreck. "any_time": they wait on the wreck, out of reach of every gun, and leap '
                'whenever they like (the wreck never goes).'),
+    RuleOption("game_end", "last_fleet_running", ("last_fleet_running", "table_decides"),
+               f'{D.RULEBOOK}, "How to Play"',
+               'The book gives no end of the game (no turn limit, no victory condition). '
+               '"last_fleet_running": the companion calls the game won when only one player still controls a '
+               'vehicle in the fight (not destroyed, not dropped off the back edge); "table_decides": it never '
+               'calls a winner, the players stop when they agree (a scenario\'s own goal).'),
 )
 
 
@@ -113,6 +119,30 @@ def _struck_section(fp: Footprint, other: Footprint) -> str:
     d = closest_distance(fp, other)
     point = d.to_point if d.distance_mm > 1.0 else other.pose.xy
     return _section_of(fp, point)
+
+
+def _meeting_sections(fp: Footprint, other: Footprint) -> set[str]:
+    """The sections of `fp` that meet `other` (touching, or within CONTACT_MM): each section
+    whose edge has a stretch within reach of the other car, corners counting for both sides."""
+    near = other.polygon.buffer(max(closest_distance(fp, other).distance_mm, 0.0) + CONTACT_MM)
+    half_l, half_w = fp.length_mm / 2, fp.width_mm / 2
+    edges = {"front": ((half_l, half_w), (half_l, -half_w)), "rear": ((-half_l, half_w), (-half_l, -half_w)),
+             "left": ((half_l, half_w), (-half_l, half_w)), "right": ((half_l, -half_w), (-half_l, -half_w))}
+    out = set()
+    for name, ends in edges.items():
+        line = shapely.LineString([fp.pose.to_table(f, l) for f, l in ends])
+        if shapely.intersects(line, near):
+            out.add(name)
+    # Two edges met only at their shared corner: the corner counts for both; a long stretch of
+    # one edge and only the corner of another is the first.
+    if len(out) > 1:
+        lengths = {}
+        for name in out:
+            line = shapely.LineString([fp.pose.to_table(f, l) for f, l in edges[name]])
+            lengths[name] = float(shapely.intersection(line, near).length)
+        longest = max(lengths.values())
+        out = {n for n, k in lengths.items() if k > 0.5 * longest or k > CONTACT_MM * 2}
+    return out or {_struck_section(fp, other)}
 
 
 def _section_of(fp: Footprint, point) -> str:
@@ -293,6 +323,10 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                     state.order.append((player, order[slot]))
         state.round += 1
         state.turn = 0
+        # "All Warrior Actions": one action a round (a Change or a successful Cling gives a
+        # second); a warrior who boards another vehicle does not act again at its turn.
+        for w in state.warriors.values():
+            w.acted, w.extra_action, w.penalty = False, False, 0
         self._begin_activation(state)
         return {"round": state.round, "initiative": rolls, "first": first,
                 "order": [{"player": p, "vehicle": m} for p, m in state.order]}
@@ -301,9 +335,10 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         while state.active is not None and not state.active.in_play:
             state.turn += 1
         state.record_placed()         # where every car stood as this activation began
-        if state.active is not None:
-            for w in state.crew(state.active.marker):
-                w.acted, w.extra_action, w.penalty = False, False, 0
+        # "any unused warriors actions are lost once play moves to another vehicle": a second
+        # action (after a Change or a Cling) is for the activation it was won in.
+        for w in state.warriors.values():
+            w.extra_action, w.penalty = False, 0
 
     def end_activation(self, state: GameState):
         """The active vehicle's turn ends: unmanned, control, the play space's edges (resolution)."""
@@ -408,7 +443,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
 
     def _modifiers(self, state: GameState, w: Warrior) -> list[Modifier]:
         mods = []
-        if w.penalty:
+        if w.penalty and w.id == state.actor:
             mods.append(Modifier(w.penalty, "acting again after a Change or a Cling"))
         v = state.vehicles.get(w.vehicle)
         if v is not None and v.pose is not None and v.in_play:
@@ -520,6 +555,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
     def before_action(self, state: GameState, action: dict) -> None:
         if state.winner:
             raise RulesError(f"the game is over: {state.winner} won")
+        state.actor = None
         state.poses_before = {m: v.pose for m, v in state.vehicles.items()}
 
     def after_action(self, state: GameState, action: dict, result: dict) -> dict:
@@ -531,6 +567,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             if v.pose is not None and v.pose != state.poses_before.get(m):
                 state.placed[m] = v.pose
         state.poses_before = {}
+        state.actor = None
         return result
 
     def _acting(self, state: GameState, action: dict, default_seat: str | None = None) -> Warrior:
@@ -550,7 +587,13 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if active is not None and w.vehicle != active.marker and not action.get("desperate"):
             raise RulesError(f"it is the {active.name}'s turn; {w.label()} is not aboard it")
         if w.acted and not w.extra_action and not action.get("desperate") and active is not None:
-            raise RulesError(f"{w.label()} has already acted this turn")
+            raise RulesError(f"{w.label()} has already acted this round (one action a round; a Change or a "
+                             f"successful Cling gives one more, {D.RULEBOOK}, \"All Warrior Actions\")")
+        here = state.vehicles.get(w.vehicle)
+        if here is not None and here.destroyed and not action.get("desperate"):
+            raise RulesError(f"{w.label()} is on the {here.name}'s wreck: only a desperate leap (at -1) is left "
+                             f'({D.RULEBOOK}, "Destroyed!")')
+        state.actor = w.id
         if active is not None and not action.get("desperate"):
             first = self._goes_first(state, active)
             waiting = [x for x in state.crew(active.marker) if x.player == first and not x.acted]
@@ -585,10 +628,16 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 "result": "passed"}
 
     def _done(self, w: Warrior, change: bool = False) -> None:
+        """The warrior's action is taken. A Change (as their action) leaves one more at -1 that
+        turn; the one more, whatever it is (a second Change too), leaves none: Changes do not
+        chain ("All Warrior Actions": "A Change & a successful Cling are the only actions where
+        a second action is allowed the same round")."""
+        if w.acted and w.extra_action:
+            w.extra_action = False
+            return
+        w.acted = True
         if change:
-            w.extra_action, w.penalty = True, w.penalty + D.CHANGE_PENALTY
-        else:
-            w.acted, w.extra_action = True, False
+            w.extra_action, w.penalty = True, D.CHANGE_PENALTY
 
     def _clingers(self, state: GameState, v: Vehicle, why: str, events: list, rolls: list):
         """ "Cling": warriors beyond the seats roll when the vehicle swerves or is struck."""
@@ -598,10 +647,15 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             roll = yield from self._skill(state, w, f"Cling ({why})")
             rolls.append(roll.to_json())
             if roll.total >= D.CLING_SUCCESS:
-                w.extra_action, w.penalty = True, D.CLING_ACTION_PENALTY
-                events.append(f"{w.label()} clings on and may act again at -1")
+                if state.active is v:
+                    # The Cling was their action; one more at -1, in this turn of their vehicle's
+                    # (a warrior acts only in their vehicle's turn, "Within a Round").
+                    w.acted, w.extra_action, w.penalty = True, True, D.CLING_ACTION_PENALTY
+                    events.append(f"{w.label()} clings on and may act again at -1")
+                else:
+                    events.append(f"{w.label()} clings on")
             elif roll.total >= D.HOLD_ON:
-                w.acted = True
+                w.acted, w.extra_action = True, False
                 events.append(f"{w.label()} hangs on tight")
             else:
                 w.out = True
@@ -642,7 +696,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         elif roll.total >= D.MOVE_SUCCESS:
             if to is not None:
                 v.pose = to
-            v.rammed_with.clear()
+            self._forget_rams(state, v)
             result["result"] = "moved"
             yield from self._clingers(state, v, "the vehicle moves", events, rolls)
         else:
@@ -681,8 +735,11 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if len(targets) > 1 and at is not None:
             fp = v.footprint().at(at)
             for t in targets:
-                f, _ = fp.pose.to_local(closest_distance(fp, t.footprint()).to_point)
-                if abs(f) > fp.length_mm / 2:
+                # Along its side: the target reaches somewhere between the rig's bumpers, and
+                # lies to one side of it (the side meets it).
+                along = [fp.pose.to_local(c)[0] for c in t.footprint().corners]
+                beside = max(along) > -fp.length_mm / 2 and min(along) < fp.length_mm / 2
+                if not beside or not ({"left", "right"} & _meeting_sections(fp, t.footprint())):
                     raise RulesError(f"the {t.name} is not beside the {v.name}: a sideswipe takes vehicles along its side")
         return targets
 
@@ -709,20 +766,47 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if pose is not None:
             v.pose = pose
 
+    @staticmethod
+    def _forget_rams(state: GameState, v: Vehicle) -> None:
+        """ "If a ram has occurred between two vehicles and neither has made a Move since": once
+        either is moved (driven, nudged, knocked, veering out of control, dropping back), the
+        two are no longer in position, for either of them."""
+        for other in v.rammed_with:
+            if other in state.vehicles:
+                state.vehicles[other].rammed_with.discard(v.marker)
+        v.rammed_with.clear()
+
     @action("ram")
     def _act_ram(self, state: GameState, action: dict):
+        """ "Ram": "they Move up until they are against the target vehicle and perform the Ram".
+        Before any dice: `to` (where the rammer was driven) must be a legal Move, the rammer must
+        end against every target, and a declared section must be one that meets it there."""
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
         if w.seat != "D":
             raise RulesError(f"{w.label()} is not driving (Change into the D seat first)")
         at = self._pose(action["to"]) if action.get("to") is not None else None
-        targets = self._targets(state, v, action, at)
-        events, rolls = [], []
-        result = {"act": "ram", "vehicle": v.marker, "target": targets[0].marker,
-                  "targets": [t.marker for t in targets], "rolls": rolls, "events": events}
-        if any(t.marker not in v.rammed_with for t in targets):
+        if at is not None and not self._moved(v.pose, at):
+            at = None                   # left where it stood
+        targets = self._targets(state, v, action, at if at is not None else v.pose)
+        # "If a ram has occurred between two vehicles and neither has made a Move since, either can
+        # initiate a Ram ... without having to make a Move roll": only when it does not move.
+        needs_move = at is not None or any(t.marker not in v.rammed_with for t in targets)
+        if needs_move:
             for t in targets:
                 self._within_reach(state, v, t, "ram")
+        judged = None
+        if at is not None:
+            judged = self.judge_move(state, v.marker, at)
+            if not judged["legal"]:
+                raise RulesError(f"the {v.name} cannot move there to ram: {'; '.join(judged['reasons'])}")
+        where = v.footprint() if at is None else v.footprint().at(at)
+        for n, t in enumerate(targets):
+            self._check_against(where, t, self._declared(action, n))
+        events, rolls = [], []
+        result = {"act": "ram", "vehicle": v.marker, "target": targets[0].marker,
+                  "targets": [t.marker for t in targets], "rolls": rolls, "events": events, "judged": judged}
+        if needs_move:
             # "a driver must make a successful Move roll to get in position"
             move = yield from self._skill(state, w, f"Move into position to ram the {', '.join(t.name for t in targets)}")
             rolls.append(move.to_json())
@@ -734,19 +818,52 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             if move.total < D.MOVE_SUCCESS:
                 self._done(w)
                 result["result"] = "could not get in position"
+                if at is not None:
+                    events.append(f"the {v.name} stays where it stood; put it back")
                 return result
             if at is not None:
                 v.pose = at
+                self._forget_rams(state, v)
         self._done(w)
         shared = None
         if len(targets) > 1:
             shared = yield from self._skill(state, w, f"Ram (sideswiping {len(targets)} vehicles)")
             rolls.append(shared.to_json())
+        fumbled = []
         for n, t in enumerate(targets):
             if t.in_play and v.in_play:
-                yield from self._ram(state, v, t, 0, events, rolls, self._declared(action, n), shared)
+                a_roll, d_roll = yield from self._ram(state, v, t, 0, events, rolls, self._declared(action, n),
+                                                     shared, lose_control=shared is None)
+                if d_roll.face == D.FUMBLE:
+                    fumbled.append(t)
+        if shared is not None:
+            # "Lost control action happens after Ram resolves": after the one roll's every ram,
+            # and the rig loses control once for its one roll of 1, not once a target.
+            for veh in ([v] if shared.face == D.FUMBLE else []) + fumbled:
+                if veh.in_play:
+                    yield from self._lost_control(state, veh, events, rolls)
         result["result"] = "rammed"
         return result
+
+    def _check_against(self, fp: Footprint, target: Vehicle, declared: dict | None) -> None:
+        """The rammer, where it stands to ram, is against the target (within CONTACT_MM, or
+        touching within the camera's doubt), and the sections declared are ones that meet."""
+        aim = target.footprint()
+        gap = closest_distance(fp, aim)
+        if gap.within(CONTACT_MM, "contact").outcome == "out":
+            raise RulesError(f"the {fp.name or 'rammer'} must end against the {target.name} to ram it (\"Move up until "
+                             f"they are against the target vehicle\"); it stands {gap.distance_mm:.0f} mm "
+                             f"({gap.distance_mm / MM_PER_IN:.2f} in) from it")
+        declared = declared or {}
+        for key, mine, other in (("with", fp, aim), ("at", aim, fp)):
+            said = declared.get(key)
+            if said is None:
+                continue
+            meeting = _meeting_sections(mine, other)
+            if said not in meeting:
+                whose = "its" if key == "with" else f"the {target.name}'s"
+                raise RulesError(f"{whose} {said} does not meet the other car where they stand: "
+                                 f"{' or '.join(sorted(meeting))} does")
 
     @staticmethod
     def _declared(action: dict, n: int) -> dict | None:
@@ -782,7 +899,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         return declared.get("with") or _struck_section(a, b), declared.get("at") or _struck_section(b, a)
 
     def _ram(self, state: GameState, attacker: Vehicle, defender: Vehicle, attacker_mod: int,
-             events: list, rolls: list, declared: dict | None = None, a_roll: Roll | None = None):
+             events: list, rolls: list, declared: dict | None = None, a_roll: Roll | None = None,
+             lose_control: bool = True):
         """ "Ram": contested drivers; 1d6 (a 6 rerolled once and added), the rammer half to at most 3,
         class bonuses on the defender's damage, armour off the final numbers; the automatic 25."""
         a_driver = state.in_seat(attacker.marker, "D")
@@ -830,9 +948,11 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             events.append(f"the {defender.name} rides out the {attacker.name}'s ram")
         if attacker.in_play:
             yield from self._clingers(state, attacker, "ramming", events, rolls)
-        for veh, roll in ((attacker, a_roll), (defender, d_roll)):
-            if roll.face == D.FUMBLE and veh.in_play:
-                yield from self._lost_control(state, veh, events, rolls)
+        if lose_control:
+            for veh, roll in ((attacker, a_roll), (defender, d_roll)):
+                if roll.face == D.FUMBLE and veh.in_play:
+                    yield from self._lost_control(state, veh, events, rolls)
+        return a_roll, d_roll
 
     @action("nudge")
     def _act_nudge(self, state: GameState, action: dict):
@@ -921,6 +1041,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 judged = self.judge_move(state, t.marker, push, sections, ignore=(v.marker,))
                 if judged["legal"]:
                     t.pose = push
+                    self._forget_rams(state, t)
                 else:
                     # Set down beyond what the roll won: it stays, and the dice stand.
                     events.append(f"the {t.name} was set down beyond its {sections} section"
@@ -944,7 +1065,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             judged = self.judge_move(state, v.marker, then_to) if nudged else None
             if judged is not None and judged["legal"]:
                 v.pose = then_to
-                v.rammed_with.clear()
+                self._forget_rams(state, v)
                 events.append(f"the {v.name} carries on its Move")
             else:
                 events.append(f"the {v.name} stays where it stood: "
@@ -1017,6 +1138,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             judged = self.judge_move(state, struck.marker, chain_to, 1, ignore=(attacker.marker,))
             if judged["legal"]:
                 struck.pose = chain_to
+                self._forget_rams(state, struck)
                 return True
             events.append(f"the {struck.name} was set down beyond one section ({'; '.join(judged['reasons'])}): "
                           f"it stays where it stood; put it back")
@@ -1066,6 +1188,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             end = Pose(start.x_mm + shift[0] * t_hit, start.y_mm + shift[1] * t_hit, state.pack_heading_deg,
                        start.sigma_mm, start.sigma_deg)
         v.pose = end
+        self._forget_rams(state, v)
         events.append(f"the {v.name} loses control: box {box}, veering to ({end.x_mm:.0f}, {end.y_mm:.0f})")
         if hit_vehicle is not None:
             events.append(f"the {v.name} slews into the {hit_vehicle.name}")
@@ -1084,6 +1207,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                     hit = (other, d.distance_mm)
         travel = back if hit is None else max(hit[1] - 0.5, 0.0)
         v.pose = v.pose.moved(-travel)
+        if travel > 0:
+            self._forget_rams(state, v)
         events.append(f"the unmanned {v.name} drops back {travel / MM_PER_IN:.1f} in")
         if hit is not None:
             other = state.vehicles[hit[0].id]
@@ -1104,6 +1229,9 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if weapon.jammed:
             raise RulesError(f"the {v.name}'s {weapon.mount} gun is jammed")
         target = state.vehicle(action["target"])
+        if not target.in_play:
+            raise RulesError(f"the {target.name} is not in play (a wreck is removed from the play space, "
+                             f'{D.RULEBOOK}, "Destroyed!")')
         shooter, aimed = v.footprint(), target.footprint()
         # "within 2 template sections (6") of their vehicle", "in the 180 degree arc"
         dist = closest_distance(shooter, aimed)
@@ -1210,6 +1338,10 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if desperate and source.marker not in state.wrecks and self.option("wreck_leap_window") != "any_time":
             raise RulesError(f"the {source.name}'s wreck is gone from the play space; the time to leap has passed "
                              f'({D.RULEBOOK}, "Destroyed!"; option wreck_leap_window)')
+        if desperate and w.leapt:
+            # "Any Warriors on it can make a Board roll at -1 to make a desperate leap": one roll.
+            raise RulesError(f"{w.label()} has made their desperate leap from the {source.name}'s wreck already; "
+                             f'it failed, and there is no second ({D.RULEBOOK}, "Destroyed!")')
         if not target.in_play:
             raise RulesError(f"the {target.name} is not in play")
         events, rolls = [], []
@@ -1236,7 +1368,11 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         extra = (Modifier(D.DESTROYED_BOARD_PENALTY, "a desperate leap from the wreck"),) if desperate else ()
         roll = yield from self._skill(state, w, f"Board the {target.name}", extra)
         rolls.append(roll.to_json())
-        if not desperate:
+        if desperate:
+            # Allowed "regardless of if the warriors have acted this round"; one who had not
+            # has now used their action on it (no second action aboard the new vehicle).
+            w.leapt, w.acted = True, True
+        else:
             self._done(w)
         if roll.total >= D.BOARD_SUCCESS:
             w.vehicle, w.seat = target.marker, seat
@@ -1277,6 +1413,9 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             raise RulesError(f"{victim.label()} is already out of the fight")
         if victim.player == w.player:
             raise RulesError(f"{victim.label()} is on {w.player}'s own side")
+        if victim.vehicle is None or not state.vehicle(victim.vehicle).in_play:
+            raise RulesError(f"{victim.label()} is on a vehicle out of play (a wreck is removed from the play "
+                             f'space, {D.RULEBOOK}, "Destroyed!")')
         events, rolls = [], []
         ranged = w.kind == "hero" and not w.jammed
         if ranged:
@@ -1408,11 +1547,17 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         state.wrecks = []
 
     def _check_winner(self, state: GameState, events: list) -> None:
-        alive = {v.owner for v in state.vehicles.values()
+        """The book has no end of the game (option game_end): by default, the last player still
+        controlling a vehicle in the fight (a captured vehicle fights for its new controller,
+        "Within a Round"; a hidden buggy not yet deployed still counts)."""
+        if self.option("game_end") == "table_decides":
+            return
+        alive = {v.controller for v in state.vehicles.values()
                  if not v.destroyed and not v.out_of_play}
         if len(alive) == 1 and not state.winner:
             state.winner = alive.pop()
-            events.append(f"{state.winner} wins: the others have no vehicle left in the fight")
+            events.append(f"{state.winner} wins: the others have no vehicle left in the fight "
+                          f"(option game_end)")
 
 
 ACTIONS = sorted(ShatteredHighways.handlers)
