@@ -887,36 +887,70 @@ def test_mines_are_not_fired():
 # --- fixer ----------------------------------------------------------------------------
 
 def test_fanatical_fixer_swaps():
-    r = solo(11, engine_st=2, dt={"engine": 1})
-    steps = first_turn(11, {"fanatical_fixer": 2}) + [
+    # The Dust Devil's engine: S S S D (3 ST, a DT on zone 4); the fixer gets 2 ST, the mines 1.
+    r = solo(11, engine_st=3, dt={"engine": 1})
+    steps = first_turn(11, {"fanatical_fixer": 2, "mines": 1}) + [
         {"act": "fix", "vehicle": 11, "swap": [["fanatical_fixer", 1], ["engine", 3]], "expect_error": True},
+        {"act": "fix", "vehicle": 11, "swap": [["engine", 1], ["engine", 2]], "expect_error": True},
         {"act": "fix", "vehicle": 11, "swap": [["engine", 3], ["mines", 4]], "expect_error": True},
         {"act": "fix", "vehicle": 11, "a": "engine:4", "b": "mines:1"},
-        {"act": "fix", "vehicle": 11, "swap": [["engine", 1], ["engine", 3]]},
+        {"act": "fix", "vehicle": 11, "swap": [["engine", 1], ["mines", 1]]},
         {"act": "fix", "vehicle": 11, "swap": [["engine", 2], ["mines", 2]], "expect_error": True}]
     out = play(steps, TIE, roster_list=r)
     s = out["steps"]
+    assert out["steps"][1]["generated"] == 3
     assert "not on the fixer" in s[3]["error"]
     assert "changes nothing" in s[4]["error"]
-    assert out["state"]["vehicles"]["11"]["components"]["engine"] == ".SS."
-    assert out["state"]["vehicles"]["11"]["components"]["mines"] == "D..."
-    assert "no Fanatical Fixer swaps left" in s[7]["error"]
-    # the engine's speeds follow its rightmost ST: zones 2 and 3 (4 and 8 in)... of the Four-Banger
-    assert out["state"]["vehicles"]["11"]["speeds_in"] == [8, 12]
+    assert "holds no token" in s[5]["error"]
+    # the engine's DT for the mines' ST (4 ST: 3 + 1 added, within the Spark Plug of 3), then
+    # the engine's first ST for that DT (no ST is left of a gap: a DT is not a gap)
+    assert out["state"]["vehicles"]["11"]["components"]["engine"] == "DSSS"
+    assert out["state"]["vehicles"]["11"]["components"]["mines"] == "S..."
+    assert "no Fanatical Fixer swaps left" in s[8]["error"]
+    # the engine's speeds follow its two rightmost ST: zones 3 and 4 (12 and 16 in) of the Four-Banger
+    assert out["state"]["vehicles"]["11"]["speeds_in"] == [12, 16]
+
+
+def test_fixer_swap_counts_against_the_spark_plug():
+    # A Straight Five (Spark Plug 2) with 1 ST and a DT on zone 5: it puts 2 on the engine
+    # (S S S . D); a swap bringing a third added ST onto the engine is refused under either
+    # reading, one that keeps within the Spark Plug and the left-to-right fill is allowed.
+    roster = [{"player": "Max", "cars": [{"marker": 10, "name": "Grease Monkey", "engine": "straight_five",
+                                          "engine_st": 1, "crew": ["dangerous_driver", "fanatical_fixer"],
+                                          "weapons": ["machine_gun", "cannon"], "dt": {"engine": 1}}]},
+              {"player": "Joe", "cars": [{"marker": 20, "name": "Bonecrusher", "engine": "four_banger",
+                                          "crew": ["dangerous_driver"], "weapons": ["machine_gun"]}]}]
+    base = [{"round": {}}, {"act": "activate", "vehicle": 10}]
+    full = base + [{"act": "allocate", "vehicle": 10, "st_engine": 2, "st_fanatical_fixer": 1, "st_machine_gun": 1},
+                   {"act": "fix", "vehicle": 10, "a": "machine_gun:1", "b": "engine:4", "expect_error": True}]
+    out = play(full, [], {"fixer_swap": "token_or_empty"}, roster_list=roster)
+    assert "Spark Plug" in out["steps"][3]["error"]
+    assert out["state"]["vehicles"]["10"]["components"]["engine"] == "SSS.D"
+    room = base + [{"act": "allocate", "vehicle": 10, "st_engine": 1, "st_fanatical_fixer": 1, "st_machine_gun": 2},
+                   {"act": "fix", "vehicle": 10, "a": "machine_gun:2", "b": "engine:3"}]
+    out = play(room, [], {"fixer_swap": "token_or_empty"}, roster_list=roster)
+    assert out["state"]["vehicles"]["10"]["components"]["engine"] == "SSS.D"
+    assert out["state"]["vehicles"]["10"]["speeds_in"] == [6, 9]
+    # the default reading: an empty zone is not a token
+    out = play(room[:-1] + [{**room[-1], "expect_error": True}], [], roster_list=roster)
+    assert "holds no token" in out["steps"][3]["error"]
 
 
 def test_option_fixer_swap():
     # The Dust Devil's engine: S S . D (2 ST, a DT on zone 4); its mines empty.
     r = solo(11, engine_st=2, dt={"engine": 1})
     move_dt = [{"act": "fix", "vehicle": 11, "a": "engine:4", "b": "mines:1"}]
-    a = play(first_turn(11, {"fanatical_fixer": 2}) + move_dt, TIE, roster_list=r)
+    a = play(first_turn(11, {"fanatical_fixer": 2}) + move_dt, TIE, {"fixer_swap": "token_or_empty"}, roster_list=r)
     assert a["state"]["vehicles"]["11"]["components"]["engine"] == "SS.."
     assert a["state"]["vehicles"]["11"]["components"]["mines"] == "D..."
     b = play(first_turn(11, {"fanatical_fixer": 2}) + [{**move_dt[0], "expect_error": True},
-                                                        {"act": "fix", "vehicle": 11, "a": "engine:4", "b": "engine:1"}],
-             TIE, {"fixer_swap": "two_tokens"}, roster_list=r)
+                                                        {"act": "fix", "vehicle": 11, "a": "engine:4", "b": "engine:1",
+                                                         "expect_error": True}],
+             TIE, roster_list=r)
     assert "holds no token" in b["steps"][3]["error"]
-    assert b["state"]["vehicles"]["11"]["components"]["engine"] == "DS.S"
+    # two tokens, but D S . S: an ST right of an empty engine zone
+    assert "empty zone to its left" in b["steps"][4]["error"]
+    assert b["state"]["vehicles"]["11"]["components"]["engine"] == "SS.D"
 
 
 # --- the page -------------------------------------------------------------------------
@@ -1327,8 +1361,13 @@ class Table:
     no field outside the spec); `drive` is how a car's move reaches the rules (here the planned
     keyframes; the video test films and tracks them)."""
 
+    #: The scripted game was written when the Fixer could move a token into an empty zone (its
+    #: fourth activation moves the ram's DT onto the spent mines); the default now swaps two
+    #: tokens (fixer_swap "two_tokens"), so the game is played with that other reading.
+    OPTIONS = {"fixer_swap": "token_or_empty"}
+
     def __init__(self):
-        self.rules = rule_system("car_cult")
+        self.rules = rule_system("car_cult", dict(self.OPTIONS))
         st = self.rules.new_game(copy.deepcopy(ROSTERS), parse_scene(copy.deepcopy(GAME_SCENE)))
         self.dice = ScriptedDice()
         self.choices = ScriptedChoices(self)

@@ -165,10 +165,14 @@ OPTIONS = (
                'line); "closest_visible": the shortest line between them that nothing interrupts (the closest '
                'points when that line is clear; else found among points every 2 mm round both outlines, so at '
                'most about 2 mm long).'),
-    RuleOption("fixer_swap", "token_or_empty", ("token_or_empty", "two_tokens"), f'{R}, "Building a Car Cult"',
+    RuleOption("fixer_swap", "two_tokens", ("two_tokens", "token_or_empty"), f'{R}, "Building a Car Cult"',
                'Fanatical Fixer: "Swap the positions of any two tokens not on the fixer per ST allocated". '
-               '"token_or_empty": a token may swap with an empty zone (it moves there); "two_tokens": both zones '
-               'must hold a token (an ST and a DT).'),
+               '"two_tokens": both zones must hold a token (an ST and a DT: the draft names two tokens); '
+               '"token_or_empty": a token may swap with an empty zone (it moves there; this lets an ST already '
+               'spent move on to a second weapon). Under either, the swap must leave the tokens where the rules '
+               'let them be: no ST on armour or the ram, the engine\'s ST from the left (no empty engine zone '
+               'left of an ST: its speeds are read from its rightmost ST), and the engine at most its Spark Plug more ST this activation (allocated and swapped '
+               'together) than it had after down shifting.'),
     RuleOption("cars_block_sight", True, (True, False), f'{R}, "Core Mechanics"',
                '"LoS is determined by drawing an uninterrupted line between any parts of the two objects". True: '
                'other cars interrupt a line as blocking terrain does; False: only terrain does.'),
@@ -617,6 +621,7 @@ class CarCult(CarCultViews, RuleSystem):
                     self._damage(state, v, 1, "a failed down shift", events, picks=["engine"], forced=True)
         if not v.in_play:
             return {"result": "exploded", "rolls": rolls, "events": events}
+        v.engine_base = engine.st
         made = self.generation(v)
         if v.st_penalty:
             events.append(f"the {v.name} generates {v.st_penalty} ST fewer (blocking terrain last move)")
@@ -1235,10 +1240,39 @@ class CarCult(CarCultViews, RuleSystem):
             raise RulesError(f"{what}: tokens on the fixer cannot be swapped (\"any two tokens not on the fixer\")")
         return comp, z - 1
 
+    def _swap_fault(self, v: Car, *tracks: Component) -> str | None:
+        """Why a swap (already made on `tracks`) may not stand, or None. A swap moves tokens; it
+        does not lift the rules that say where an ST may be ("Car Movement/Engines"): no ST on a
+        track that takes none (armour, the ram); the engine's ST from the left ("When allocating
+        St to any AZ track you always start at the left and fill up towards the right": its
+        speeds are read from its two rightmost ST, so no empty engine zone may sit left of an
+        ST); and the engine at most its Spark Plug more ST this activation than it had once it
+        down shifted ("the maximum number of ST that may be added to your Engine during it's
+        activation"), ST a swap brings counted with those allocated."""
+        for c in tracks:
+            if c.st and (c.kind == ARMOUR or (c.kind == WEAPON and not c.weapon.needs_st)):
+                return (f"the swap puts an ST on the {v.name}'s {c.name}, which takes none "
+                        f"({R}, \"Building a Car Cult\")")
+            st = [i for i, z in enumerate(c.zones) if z == D.ST]
+            if c.kind == ENGINE and st and any(c.zones[i] is None for i in range(st[-1])):
+                shown = ''.join({D.ST: 'S', D.DT: 'D', None: '.'}[z] for z in c.zones)
+                return (f"the swap leaves the {v.name}'s {c.name} as {shown}: an ST with an empty zone to its left; "
+                        f"ST fill a track from the left ({R}, \"Car Movement/Engines\": \"you always start at the "
+                        f"left and fill up towards the right\")")
+        engine = v.engine
+        spark = v.engine_type.spark_plug
+        if any(c is engine for c in tracks) and engine.st > v.engine_base + spark:
+            return (f"the swap would bring the {v.name}'s engine to {engine.st} ST; it had {v.engine_base} at this "
+                    f"activation and its Spark Plug lets at most {spark} more be added, by allocation or by a swap "
+                    f"({R}, \"Car Movement/Engines\")")
+        return None
+
     @action("fix")
     def _act_fix(self, state: GameState, action: dict):
         """Fanatical Fixer: "Swap the positions of any two tokens not on the fixer per ST
-        allocated" (a token may swap with an empty zone: it moves there)."""
+        allocated": two tokens (fixer_swap "two_tokens"), or a token and an empty zone
+        ("token_or_empty"); either way the tokens must end where the rules let them be
+        (`_swap_fault`: fill from the left, the Spark Plug, no ST on armour or the ram)."""
         v = self._acting(state, action, "fix")
         self._ready(v, "fix")
         if v.swaps_left <= 0:
@@ -1254,6 +1288,10 @@ class CarCult(CarCultViews, RuleSystem):
             raise RulesError(f"the {ca.name} zone {za + 1} and the {cb.name} zone {zb + 1} hold the same "
                              f"({ca.zones[za] or 'nothing'}); swapping them changes nothing")
         ca.zones[za], cb.zones[zb] = cb.zones[zb], ca.zones[za]
+        fault = self._swap_fault(v, ca, cb)
+        if fault:
+            ca.zones[za], cb.zones[zb] = cb.zones[zb], ca.zones[za]      # put back: the swap is refused
+            raise RulesError(fault)
         v.swaps_left -= 1
         v.allocated = True
         events = [f"the {v.name}'s fixer swaps the {ca.name} zone {za + 1} ({cb.zones[zb] or 'empty'}) with the "

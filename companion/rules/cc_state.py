@@ -118,6 +118,9 @@ class Car:
     fired: list[str] = field(default_factory=list)
     rerolls_left: int = 0
     swaps_left: int = 0
+    #: ST on the engine once it has down shifted at its activation: its Spark Plug caps what is
+    #: added to it from there, by allocation and by a Fanatical Fixer's swaps alike.
+    engine_base: int = 0
 
     @property
     def in_play(self) -> bool:
