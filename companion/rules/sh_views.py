@@ -186,10 +186,11 @@ class ShatteredHighwaysViews:
             # "Destroyed!": the warriors aboard may leap for any vehicle close enough, at -1,
             # whether or not they have acted, until the wreck is gone (option wreck_leap_window).
             gone = marker not in state.wrecks and self.option("wreck_leap_window") != "any_time"
-            if gone or not vehicles:
+            leapers = [w for w in crew if not w.leapt]      # one leap each
+            if gone or not vehicles or not leapers:
                 return []
             return [ActionSpec("board", "Leap from the wreck", (
-                Field("warrior", "choice", "who leaps", choices=who(crew)),
+                Field("warrior", "choice", "who leaps", choices=who(leapers)),
                 Field("target", "choice", "onto", choices=vehicles),
                 Field("seat", "choice", "into seat", depends_on="target", optional=True,
                       choices_by=self._empty_seats(state, others)),
@@ -257,7 +258,7 @@ class ShatteredHighwaysViews:
             aim = {}
             for o in others:
                 choices = [{"value": "vehicle", "label": f"the {o.name}"}]
-                if o.cls == "rig":
+                if o.cls == "rig" and not o.decoupled:
                     choices += [{"value": p, "label": f"the {o.name}'s {p} (-1)"} for p in ("tractor", "trailer")]
                 choices += [{"value": w.id, "label": w.label()} for w in state.crew(o.marker)]
                 aim[str(o.marker)] = tuple(choices)
@@ -270,7 +271,7 @@ class ShatteredHighwaysViews:
                 about="On the maximum the gunner's player is asked about the bonus, and the target's side who takes it."))
         boardable = list(vehicles)
         seats = self._empty_seats(state, others)
-        if v.cls == "rig":
+        if v.cls == "rig" and not v.decoupled:
             # "Moving between a Rig's tractor and trailer requires a Board roll."
             boardable.append({"value": marker, "label": f"the {v.name}'s other part (tractor or trailer)"})
             taken = {w.seat for w in crew}

@@ -471,6 +471,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         amount = max(int(amount), 0)
         if amount == 0 or v.destroyed:
             return
+        if v.cls == "rig" and v.decoupled:
+            part = "tractor"            # the trailer is gone: the rig is its tractor
         if v.cls == "rig" and part is None:
             big, small = (amount + 1) // 2, amount // 2
             first = "tractor" if self.option("rig_damage_split") == "tractor_first" else "trailer"
@@ -482,7 +484,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             key = part or "body"
             v.hp[key] -= amount
             events.append(f"the {v.name} takes {amount}" + (f" to its {key}" if part else ""))
-        dead = (v.hp.get("tractor", 1) <= 0) if v.cls == "rig" else v.hp["body"] <= 0
+        dead = (v.hp["tractor"] <= 0) if v.cls == "rig" else v.hp["body"] <= 0
         if v.cls == "rig" and v.hp["tractor"] <= 0 and v.hp["trailer"] <= 0:
             dead = True
         if dead:
@@ -512,43 +514,52 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         state.wrecks.append(v.marker)
         events.append(f"the {v.name} is destroyed")
         if v.pose is not None:
-            strip = directly_behind(v.footprint(), 10_000.0)
-            for other in list(state.vehicles.values()):
-                if other.marker == v.marker or not other.in_play or other.pose is None:
-                    continue
-                if overlaps(strip, other.footprint()).margin_mm > 0:
-                    driver = state.in_seat(other.marker, "D")
-                    if driver is None:
-                        continue
-                    roll = yield from self._skill(state, driver, f"Move to veer round the {v.name}'s wreck")
-                    rolls.append(roll.to_json())
-                    if roll.total < D.MOVE_SUCCESS:
-                        dmg = yield from self._d(D.WRECK_DAMAGE_DIE, f"damage clipping the {v.name}'s wreck", other.name)
-                        events.append(f"the {other.name} clips the wreck")
-                        yield from self._hurt_vehicle(state, other, dmg, None, events, rolls)
-                    else:
-                        events.append(f"the {other.name} veers clear of the wreck")
+            yield from self._veer_behind(state, v.footprint(), v.name, (v.marker,), events, rolls)
         if v.hidden_buggy is not None:
-            # "If the Rig is destroyed the buggy driver can attempt to deploy it at a -1,
-            # otherwise it is destroyed with the rig."
-            buggy = state.vehicles[v.hidden_buggy]
-            driver = state.in_seat(buggy.marker, "D")
-            deployed = False
-            if driver is not None:
-                roll = yield from self._skill(state, driver, f"drive the {buggy.name} out of the wreck",
-                                              (Modifier(D.HIDDEN_BUGGY_DESTROYED_PENALTY, "the rig is wrecked"),))
+            yield from self._hidden_buggy_escapes(state, v, events, rolls)
+
+    def _veer_behind(self, state: GameState, wreck: Footprint, name: str, exclude: tuple[int, ...],
+                     events: list, rolls: list):
+        """ "The Drivers of any vehicles overlapping a direct line behind the destroyed vehicle need
+        to make a quick Move roll ... Vehicles that fail the Move take 1d6 hit points"."""
+        strip = directly_behind(wreck, 10_000.0)
+        for other in list(state.vehicles.values()):
+            if other.marker in exclude or not other.in_play or other.pose is None:
+                continue
+            if overlaps(strip, other.footprint()).margin_mm > 0:
+                driver = state.in_seat(other.marker, "D")
+                if driver is None:
+                    continue
+                roll = yield from self._skill(state, driver, f"Move to veer round the {name}'s wreck")
                 rolls.append(roll.to_json())
-                deployed = roll.total >= D.MOVE_SUCCESS
-            v.hidden_buggy = None
-            buggy.hidden_in = None
-            if deployed:
-                buggy.pose = v.pose.moved(-(v.length_mm + buggy.length_mm) / 2 - 10.0) if v.pose else None
-                events.append(f"the {buggy.name} bursts out of the wrecked {v.name}: place it behind the wreck")
-            else:
-                buggy.destroyed = True
-                for w in state.crew(buggy.marker):
-                    w.out = True
-                events.append(f"the {buggy.name} goes down with the {v.name}")
+                if roll.total < D.MOVE_SUCCESS:
+                    dmg = yield from self._d(D.WRECK_DAMAGE_DIE, f"damage clipping the {name}'s wreck", other.name)
+                    events.append(f"the {other.name} clips the wreck")
+                    yield from self._hurt_vehicle(state, other, dmg, None, events, rolls)
+                else:
+                    events.append(f"the {other.name} veers clear of the wreck")
+
+    def _hidden_buggy_escapes(self, state: GameState, v: Vehicle, events: list, rolls: list):
+        """ "If the Rig is destroyed the buggy driver can attempt to deploy it at a -1, otherwise
+        it is destroyed with the rig" (the trailer that hides it falling back wrecked, too)."""
+        buggy = state.vehicles[v.hidden_buggy]
+        driver = state.in_seat(buggy.marker, "D")
+        deployed = False
+        if driver is not None:
+            roll = yield from self._skill(state, driver, f"drive the {buggy.name} out of the wreck",
+                                          (Modifier(D.HIDDEN_BUGGY_DESTROYED_PENALTY, "the rig is wrecked"),))
+            rolls.append(roll.to_json())
+            deployed = roll.total >= D.MOVE_SUCCESS
+        v.hidden_buggy = None
+        buggy.hidden_in = None
+        if deployed:
+            buggy.pose = v.pose.moved(-(v.length_mm + buggy.length_mm) / 2 - 10.0) if v.pose else None
+            events.append(f"the {buggy.name} bursts out of the wrecked {v.name}: place it behind the wreck")
+        else:
+            buggy.destroyed = True
+            for w in state.crew(buggy.marker):
+                w.out = True
+            events.append(f"the {buggy.name} goes down with the {v.name}")
 
     # --- the actions ------------------------------------------------------------------
 
@@ -1252,6 +1263,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if aim in ("vehicle", "tractor", "trailer"):
             if aim != "vehicle" and target.cls != "rig":
                 raise RulesError(f"the {target.name} is not a rig; aim at the vehicle")
+            if aim != "vehicle" and target.decoupled:
+                raise RulesError(f"the {target.name} has cut its trailer loose: it is all tractor; aim at the vehicle")
             extra = (Modifier(D.SHOOT_RIG_PART_PENALTY, f"aiming at the {aim}"),) if aim != "vehicle" else ()
             roll = yield from self._skill(state, w, f"Shoot at the {target.name}", extra)
             rolls.append(roll.to_json())
@@ -1357,8 +1370,9 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             result["range"] = verdict.to_json()
             if verdict.outcome == "out":
                 raise RulesError(f"the {target.name} is {d.distance_mm / MM_PER_IN:.2f} in away; Board reaches 1 in")
-        elif source.cls != "rig" or desperate:
-            raise RulesError("boarding your own vehicle is only for moving between a rig's tractor and trailer")
+        elif source.cls != "rig" or desperate or source.decoupled:
+            raise RulesError("boarding your own vehicle is only for moving between a rig's tractor and trailer"
+                             + (" (this one's trailer is gone)" if source.decoupled else ""))
         seat = action.get("seat")
         if seat is not None and (seat not in [s for s, _ in target.seats] or state.in_seat(target.marker, seat) is not None):
             raise RulesError(f"the {target.name}'s {seat} seat is not free")
@@ -1463,19 +1477,74 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
 
     @action("decouple")
     def _act_decouple(self, state: GameState, action: dict):
+        """ "Destroyed!": the driver's uncontested roll; on a success "the tractor continues on and
+        the trailer falls back using the standard Destroyed rules above": its guns and seats go
+        with it, each warrior on it may make one desperate leap (a Board at -1) to a vehicle
+        close enough (the tractor too) or is gone with it, the drivers in line behind veer, and a
+        buggy hidden in it tries to get out at -1. From then on the rig is its tractor."""
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
         if v.cls != "rig" or v.hp["trailer"] > 0 or v.decoupled:
             raise RulesError(f"the {v.name} has no dead trailer to decouple")
         roll = yield from self._skill(state, w, "decouple the trailer")
         self._done(w)
-        events = []
+        events, rolls = [], [roll.to_json()]
         ok = roll.total >= int(self.option("decouple_success"))
-        if ok:
-            v.decoupled = True
-            events.append(f"the {v.name} cuts its trailer loose")
-        return {"act": "decouple", "rolls": [roll.to_json()], "events": events,
-                "result": "decoupled" if ok else "still hitched"}
+        result = {"act": "decouple", "rolls": rolls, "events": events, "result": "decoupled" if ok else "still hitched"}
+        if not ok:
+            return result
+        v.decoupled = True
+        trailer = {s for s, part in v.seats if part == "trailer"}
+        lost = [g.mount for g in v.weapons if g.seat in trailer]
+        riders = [x for x in state.crew(v.marker) if x.seat in trailer]
+        v.weapons = [g for g in v.weapons if g.seat not in trailer]
+        v.seats = [(s, part) for s, part in v.seats if part != "trailer"]
+        events.append(f"the {v.name} cuts its trailer loose; the trailer falls back as a wreck"
+                      + (f" with its {', '.join(lost)} gun{'s' if len(lost) > 1 else ''}" if lost else ""))
+        fp = v.footprint() if v.pose is not None else None
+        for x in riders:
+            yield from self._leap_from_trailer(state, v, fp, x, events, rolls)
+        if fp is not None:
+            yield from self._veer_behind(state, fp, f"{v.name}'s trailer", (v.marker,), events, rolls)
+        if v.hidden_buggy is not None:
+            yield from self._hidden_buggy_escapes(state, v, events, rolls)
+        return result
+
+    def _leap_from_trailer(self, state: GameState, rig: Vehicle, fp: Footprint | None, x: Warrior,
+                           events: list, rolls: list):
+        """A warrior on the falling trailer: their player chooses a vehicle within 1 in of it (the
+        rig's own tractor among them) or to stay; a Board roll at -1."""
+        near = []
+        if fp is not None:
+            for o in state.vehicles.values():
+                if not o.in_play or o.pose is None:
+                    continue
+                if o.marker == rig.marker:
+                    near.append({"value": o.marker, "label": f"the {o.name}'s tractor"})
+                    continue
+                d = closest_distance(fp, o.footprint())
+                reach = 0.0 if self.option("board_touching") == "in_contact_only" else inches(D.BOARD_RANGE_IN)
+                if d.within(reach, "gap").outcome != "out":
+                    near.append({"value": o.marker, "label": f"the {o.name}"})
+        picked = yield ChoiceRequest(
+            x.player, f"where {x.label()} leaps from the falling trailer (a Board at -1), or to stay on it",
+            tuple(near) + ({"value": "stay", "label": "stays on the trailer: out of the fight"},), rig.name)
+        x.leapt, x.acted = True, True
+        if picked == "stay":
+            x.out = True
+            events.append(f"{x.label()} goes down with the trailer")
+            return
+        target = state.vehicle(picked)
+        extra = (Modifier(D.DESTROYED_BOARD_PENALTY, "a desperate leap from the wreck"),)
+        roll = yield from self._skill(state, x, f"leap from the trailer to the {target.name}", extra)
+        rolls.append(roll.to_json())
+        if roll.total >= D.BOARD_SUCCESS:
+            x.vehicle, x.seat = target.marker, None
+            events.append(f"{x.label()} leaps onto the {target.name}, clinging on")
+        else:
+            x.out = True
+            events.append(f"{x.label()} " + ("stays on the trailer and is left behind with it"
+                                              if roll.total >= D.HOLD_ON else "falls between the vehicles"))
 
     @action("deploy")
     def _act_deploy(self, state: GameState, action: dict):
