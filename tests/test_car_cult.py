@@ -257,6 +257,27 @@ def test_option_activation_order():
     assert out["steps"][0]["order"] == [21, 11, 10, 20]
 
 
+def test_option_activation_timing():
+    # cc-11: the Scrapjaw's cannon knocks an ST off the Rustler's engine (2 -> 1, level with the
+    # Gravedigger). The default keeps the order the round started with: the Rustler next, no dice.
+    data = json.loads((SCENARIOS[0].parent / "cc-11-activation-order-rechecked.json").read_text())
+    data["steps"] = data["steps"][:5]
+    data.update(options={}, dice=[15, 12], expect={})
+    out = run_scenario(copy.deepcopy(data))
+    assert out["steps"][4]["up"] == 10 and out["steps"][4]["order"] == [20, 10, 21]
+    # Re-checked after each activation: a new tie, rolled (5, 17): the Gravedigger next.
+    data.update(options={"activation_timing": "each_activation"}, dice=[15, 12, 5, 17])
+    out = run_scenario(copy.deepcopy(data))
+    assert out["steps"][4]["up"] == 21 and out["steps"][4]["order"] == [20, 21, 10]
+    # Cars tied at the start keep their dice ranking while still tied: no new roll. Here the
+    # three cars other than the Scrapjaw have 0 ST and roll 3, 2, 1 at the start.
+    steps = [{"round": {}}, {"act": "activate", "vehicle": 20},
+             {"act": "move", "vehicle": 20, "path": [[900 - 6 * MM, 300, 180]]}, {"end_turn": True}]
+    out = play(steps, TIE, {"activation_timing": "each_activation"}, roster_list=solo(20))
+    assert out["steps"][0]["order"] == out["steps"][3]["order"]
+    assert out["dice_left"] == 0
+
+
 def test_activate_first_and_in_order():
     out = play([{"act": "activate", "vehicle": 20, "expect_error": True}, {"round": {}},
                 {"act": "allocate", "vehicle": 20, "expect_error": True},

@@ -57,6 +57,14 @@ OPTIONS = (
                'saying which way. "most_first": the fastest car first; "fewest_first": the slowest first. '
                'Ties: "roll a D20 for each and then activate in descending numerical order" (equal rolls are '
                'rolled again).'),
+    RuleOption("activation_timing", "round_start", ("round_start", "each_activation"), f'{R}, "Car Activation"',
+               '"The cars activate based on the number of Speed Tokens (referred to as ST from now on) that is '
+               'currently allocated to their engine." "round_start": the order is made from the engines\' ST when '
+               'the round starts and kept for the round (ties rolled then); "each_activation": "currently" read as '
+               'at each activation: after every activation the cars still to activate are ranked again by the ST '
+               'on their engines now (an attack that knocked ST off an engine moves that car), a new tie rolled '
+               'for (cars already ranked together at that count keep their ranking). A car exploding during its '
+               'own activation re-ranks without dice (new ties keep their order).'),
     RuleOption("st_cover", "st_or_dt", ("st_or_dt", "dt_only"), f'{R}, "Car Activation"',
                '"one ST for each +ST symbol visible on their car, some will have been covered by ST or Damage '
                'Tokens". "st_or_dt": a symbol under an ST (the engine\'s, the only ST left then) or a DT does '
@@ -307,20 +315,17 @@ class CarCult(CarCultViews, RuleSystem):
         history: list[dict] = []
 
         def rank(group: list[Car]):
-            faces = {}
-            for v in group:
-                faces[v.marker] = (yield DiceRequest((D.DIE,), "activation tie-break", v.name)).faces[0]
-            history.append({state.vehicles[m].name: f for m, f in faces.items()})
-            out = []
-            for face in sorted(set(faces.values()), reverse=True):
-                tied = [v for v in group if faces[v.marker] == face]
-                out += (yield from rank(tied)) if len(tied) > 1 else tied
-            return out
+            return (yield from self._tie_break(state, group, history))
 
         order: list[Car] = []
+        groups = []
         for st in sorted({v.engine.st for v in cars}, key=lambda n: sign * n):
             group = [v for v in cars if v.engine.st == st]
-            order += (yield from rank(group)) if len(group) > 1 else group
+            if len(group) > 1:
+                group = yield from rank(group)
+                groups.append((st, tuple(v.marker for v in group)))
+            order += group
+        state.tie_groups = groups
         state.round += 1
         state.order = [(v.owner, v.marker) for v in order]
         state.turn = 0
@@ -329,6 +334,52 @@ class CarCult(CarCultViews, RuleSystem):
         state.tie_rolls = history
         events = [f"round {state.round}: " + ", ".join(f"{v.name} ({v.engine.st} ST)" for v in order)]
         return {"round": state.round, "order": [v.marker for v in order], "ties": history, "events": events}
+
+    def _tie_break(self, state: GameState, group: list[Car], history: list[dict]):
+        """Tied cars ranked: "roll a D20 for each and then activate in descending numerical
+        order" ("Car Activation"); equal rolls are rolled again."""
+        faces = {}
+        for v in group:
+            faces[v.marker] = (yield DiceRequest((D.DIE,), "activation tie-break", v.name)).faces[0]
+        history.append({state.vehicles[m].name: f for m, f in faces.items()})
+        out = []
+        for face in sorted(set(faces.values()), reverse=True):
+            tied = [v for v in group if faces[v.marker] == face]
+            out += (yield from self._tie_break(state, tied, history)) if len(tied) > 1 else tied
+        return out
+
+    def _rerank(self, state: GameState, dice: bool = True):
+        """activation_timing "each_activation": the cars still to activate ranked again by the ST
+        on their engines now ("currently allocated to their engine"); a new tie rolls (when `dice`),
+        a tie among cars already ranked together at that count keeps that ranking. Returns events."""
+        rest = state.order[state.turn:]
+        live = [state.vehicles[m] for _, m in rest if state.vehicles[m].in_play]
+        gone = [(p, m) for p, m in rest if not state.vehicles[m].in_play]
+        if len(live) < 2:
+            return []
+        sign = -1 if self.option("activation_order") == "most_first" else 1
+        history: list[dict] = []
+        order: list[Car] = []
+        for st in sorted({v.engine.st for v in live}, key=lambda n: sign * n):
+            group = [v for v in live if v.engine.st == st]
+            if len(group) > 1:
+                members = {v.marker for v in group}
+                known = next((ranked for n, ranked in state.tie_groups if n == st and members <= set(ranked)), None)
+                if known is not None:
+                    group = [state.vehicles[m] for m in known if m in members]
+                elif dice:
+                    group = yield from self._tie_break(state, group, history)
+                    state.tie_groups.append((st, tuple(v.marker for v in group)))
+            order += group
+        before = [m for _, m in rest if state.vehicles[m].in_play]
+        state.order = state.order[:state.turn] + [(v.owner, v.marker) for v in order] + gone
+        state.tie_rolls += history
+        if [v.marker for v in order] == before and not history:
+            return []
+        return [f"the order ranked again by the ST on the engines now: "
+                + ", ".join(f"{v.name} ({v.engine.st} ST)" for v in order)
+                + (f" (tie rolled: {'; '.join(', '.join(f'{k} {f}' for k, f in h.items()) for h in history)})"
+                   if history else "")]
 
     def turn_text(self, state: GameState) -> str:
         if state.over:
@@ -382,15 +433,34 @@ class CarCult(CarCultViews, RuleSystem):
             if lo > 0:
                 raise RulesError(f"the {v.name} must move (at least its minimum {lo} in, or less and brake) before "
                                  f"its activation ends ({R}, \"Car Movement/Engines\")")
-        events = self._finish_activation(state, v)
-        return {"events": events, "next": state.active_marker}
-        yield  # a resolution, though it asks for no dice
+        events = self._close_activation(state, v)
+        if self.option("activation_timing") == "each_activation":
+            events += yield from self._rerank(state)
+        events += self._next_up(state)
+        up = self.up_next(state)
+        return {"events": events, "next": state.active_marker, "up": up.marker if up is not None else None,
+                "order": [m for _, m in state.order]}
 
     def _finish_activation(self, state: GameState, v: Car) -> list[str]:
-        events = [f"the {v.name}'s activation ends"]
+        """An activation ends without dice (a car that exploded in its own activation)."""
+        events = self._close_activation(state, v)
+        if self.option("activation_timing") == "each_activation":
+            gen = self._rerank(state, dice=False)
+            try:
+                while True:
+                    next(gen)
+            except StopIteration as stop:
+                events += stop.value or []
+        return events + self._next_up(state)
+
+    def _close_activation(self, state: GameState, v: Car) -> list[str]:
         state.activated.append(v.marker)
         state.active_marker = None
         state.turn += 1
+        return [f"the {v.name}'s activation ends"]
+
+    def _next_up(self, state: GameState) -> list[str]:
+        events = []
         nxt = self._up(state)
         if nxt is None:
             events.append(f"round {state.round} is over")

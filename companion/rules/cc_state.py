@@ -215,6 +215,10 @@ class GameState:
     over: bool = False
     winner: str | None = None
     tie_rolls: list[dict] = field(default_factory=list)
+    #: Tied groups already ranked by dice this round: (ST on their engines, markers best first).
+    #: With activation_timing "each_activation" a tie among cars already ranked together at
+    #: that count keeps their ranking instead of rolling again.
+    tie_groups: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
 
     def vehicle(self, marker) -> Car:
         try:
