@@ -1608,3 +1608,12 @@ def test_a_whole_game():
     assert g.dice.queue == [] and g.choices.queue == []
     assert any(a.startswith("Joe to choose where 1 DT goes") and a.endswith("for the Scrapjaw") for a in g.choices.asked)
     json.dumps(state_json(st))
+
+
+def test_option_turn_dt():
+    # A Dust Devil with 2 ST and a DT on its Four-Banger (S S . D): one empty zone, one DT zone.
+    r = solo(11, engine_st=2, dt={"engine": 1})
+    rules, st = game(roster_list=r)
+    assert rules.free_turns(st.vehicles[11]) == 1
+    rules, st = game({"turn_dt": "free"}, roster_list=r)
+    assert rules.free_turns(st.vehicles[11]) == 2

@@ -77,7 +77,11 @@ OPTIONS = (
     RuleOption("turn_zones", "engine", ("engine", "car"), f'{R}, "Car Movement/Engines"',
                '"A car may perform one 45 degree turn for each AZ that has not been allocated any ST." '
                '"engine": the empty AZ of the engine\'s track; "car": every empty AZ on the car. (A zone '
-               'holding a DT is not free.)'),
+               'holding a DT: option turn_dt.)'),
+    RuleOption("turn_dt", "not_free", ("not_free", "free"), f'{R}, "Car Movement/Engines"',
+               '"A car may perform one 45 degree turn for each AZ that has not been allocated any ST": is a zone '
+               'holding a DT such an AZ? "not_free": no (a DT zone can take no ST, so it is not spare room on the '
+               'track; only empty zones give turns); "free": yes, as written (it holds no ST).'),
     RuleOption("drift", "total", ("total", "per_side"), f'{R}, "Car Movement/Engines"',
                '"Cars may Drift a number of inches left and/or right ... divide the cars minimum movement by four '
                'and round down". "total": the drift left and right together is at most that; "per_side": each '
@@ -185,8 +189,9 @@ OPTIONS = (
                '"LoS is determined by drawing an uninterrupted line between any parts of the two objects". True: '
                'other cars interrupt a line as blocking terrain does; False: only terrain does.'),
     RuleOption("round_limit", None, None, f'{R}, "Game rounds and turns"',
-               'The draft gives no end. None: the game ends when one player (or none) has cars left; a number: '
-               'also after that many rounds, won by the player whose cars in play have the most AZ free of DT.'),
+               'The draft gives no end of game (it says how a round ends, never how a game does). None: the '
+               'game ends when one player (or none) has cars left, that player the winner; a number: also after '
+               'that many rounds, won by the player whose cars in play have the most AZ free of DT.'),
     RuleOption("contact_mm", 2.0, None, f'{R}, "Down Shift" (terrain)',
                '"Cars must halt their movement when they touch Blocking terrain": how close (mm) counts as '
                'touching; the camera cannot see a gap of zero. A Reinforced Ram\'s Range 0" is this too.'),
@@ -767,9 +772,11 @@ class CarCult(CarCultViews, RuleSystem):
     # --- move ---------------------------------------------------------------------------
 
     def free_turns(self, v: Car) -> int:
-        if self.option("turn_zones") == "engine":
-            return v.engine.empty
-        return sum(c.empty for c in v.components)
+        """One 45-degree turn per AZ "that has not been allocated any ST" (turn_zones, turn_dt)."""
+        tracks = [v.engine] if self.option("turn_zones") == "engine" else v.components
+        if self.option("turn_dt") == "free":
+            return sum(c.az - c.st for c in tracks)
+        return sum(c.empty for c in tracks)
 
     def check_path(self, state: GameState, v: Car, path: list[Pose]) -> dict:
         """Read a path (poses after the start) as the draft's move: straight ahead, with drift
