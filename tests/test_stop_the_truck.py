@@ -74,7 +74,7 @@ class Game:
         self.rules = rule_system("stop_the_truck", {"square_mm": S, **(options or {})})
         state = self.rules.new_game(rosters(places, extra), parse_scene(scene(places, table)))
         self.dice = FixedDice([])
-        self.session = GameSession(self.rules, state, self.dice)
+        self.session = GameSession(self.rules, state, self.dice, FixedChoices([]))
 
     @property
     def st(self):
@@ -83,15 +83,20 @@ class Game:
     def v(self, m):
         return self.st.vehicles[m]
 
-    def _run(self, dice, call):
+    def _run(self, dice, call, choose=()):
         self.dice.faces.extend(dice)
+        if choose:
+            self.session.choices = self.session.choices or FixedChoices([])
+            self.session.choices.choices.extend(choose)
         out = call()
         assert out is not None, f"waiting for dice: {self.session.pending.describe()}"
         assert self.dice.remaining == 0, f"{self.dice.remaining} dice not used"
         return out
 
-    def act(self, dice=(), **action):
-        return self._run(dice, lambda: self.session.act(action))
+    def act(self, dice=(), choose=(), **action):
+        """An action; `choose`: the answers to the choices it asks a player, in order (a bike's
+        or trike's player whether it avoids: "collide" or "avoid")."""
+        return self._run(dice, lambda: self.session.act(action), choose)
 
     def round(self, dice=()):
         return self._run(dice, lambda: self.session.start_round({}))
@@ -432,7 +437,7 @@ def test_collision_by_the_colliders_chart_and_the_bump():
     g = ram_setup()
     assert [a["act"] for a in specs(g, 11)] == ["collide"]
     assert [a["act"] for a in specs(g, 10)] == ["avoid"]
-    out = g.act([6], act="collide", vehicle=11)
+    out = g.act([6], choose=["collide"], act="collide", vehicle=11)
     assert (out["collider"], out["victim"], out["facings"], out["score"]) == (11, 10, ["front", "rear"], 6)
     assert g.v(10).structure == 1 and out["bumped"] == 10
     # The outcome says where to put it: square 4,2's middle (column 4 of 100 mm from x 50, row 2).
@@ -444,7 +449,7 @@ def test_collision_by_the_colliders_chart_and_the_bump():
 
 
 def test_option_victim_bonus():
-    out = ram_setup({"victim_bonus": "all"}).act([6], act="collide", vehicle=11)
+    out = ram_setup({"victim_bonus": "all"}).act([6], choose=["collide"], act="collide", vehicle=11)
     assert out["score"] == 7 and out["rolls"][0]["modifiers"][0]["value"] == 1
 
 
@@ -456,9 +461,9 @@ def test_option_collision_facing():
         g.act(act="move", vehicle=10, to=at(4, 3, dy=25))
         g.act(act="move", vehicle=13, to=at(4, 3, dy=-25))
         return g
-    out = setup("by_move").act([5], act="collide", vehicle=13)
+    out = setup("by_move").act([5], choose=["collide"], act="collide", vehicle=13)
     assert out["facings"] == ["front", "rear"] and out["score"] == 6 and out["damaged"] == 10
-    out = setup("by_poses").act([5], act="collide", vehicle=13)
+    out = setup("by_poses").act([5], choose=["collide"], act="collide", vehicle=13)
     assert out["facings"] == ["side", "side"] and out["score"] == 5 and out["damaged"] is None
     assert out["bumped"] == 13           # no damage: the victim keeps the square
 
@@ -473,10 +478,10 @@ def test_option_bump_side():
         g.drive_rolls()
         return g
     g = setup("away_from_truck")
-    g.act([6], act="collide", vehicle=11)
+    g.act([6], choose=["collide"], act="collide", vehicle=11)
     assert g.st.pending[0]["square"] == (3, 1)
     g = setup("collider_direction")
-    g.act([6], act="collide", vehicle=11)
+    g.act([6], choose=["collide"], act="collide", vehicle=11)
     assert g.st.pending[0]["square"] == (3, 3)
 
 
@@ -815,7 +820,7 @@ def test_the_gang_wins_when_the_truck_is_stopped():
     g.picks({11: "2:4 1L"})
     g.act(act="move", vehicle=11, to=at(7, 5, dy=40))
     g.drive_rolls()
-    out = g.act([10], act="collide", vehicle=11)
+    out = g.act([10], choose=["collide"], act="collide", vehicle=11)
     assert out["over"] and out["winner"] == "gang" and g.st.why_over == "the truck is stopped: its structure is 0"
 
 
@@ -972,7 +977,7 @@ class Play:
     def see(self, marker: int, standing: dict) -> list[float]:
         return list(standing[marker])
 
-    def act(self, dice=(), also=None, **action):
+    def act(self, dice=(), also=None, choose=(), **action):
         """The action as the page sends it (no pose: the camera's is filled in), checked and filled
         by the car's own spec, as the table game does."""
         seen = {}
@@ -982,7 +987,7 @@ class Play:
             self.placed = standing
         specs = {s.act: s for s in self.game.rules.action_specs(self.game.st, action["vehicle"])}
         assert action["act"] in specs, f"the page does not offer {action['act']} now (it offers {', '.join(specs)})"
-        out = self.game.act(dice, **specs[action["act"]].fill(action, Camera(seen)))
+        out = self.game.act(dice, choose, **specs[action["act"]].fill(action, Camera(seen)))
         for m, v in self.game.st.vehicles.items():
             if not v.in_play:
                 self.placed.pop(m, None)           # taken off the table
@@ -1048,7 +1053,7 @@ def play_whole_game(p: Play) -> None:
     p.act(act="move", vehicle=9, to=sq(7, 7))
     p.act(act="move", vehicle=11, to=sq(3, 5, dy=-25))
     p.act([2], act="drive_roll", vehicle=12)
-    out = p.act([6], act="collide", vehicle=11)
+    out = p.act([6], choose=["collide"], act="collide", vehicle=11)
     assert out["facings"] == ["side", "side"] and g.v(14).structure == 2 and out["bumped"] == 14
     p.act(act="place", vehicle=14, to=sq(3, 6))
     assert g.st.phase == "truck"
@@ -1473,7 +1478,7 @@ def test_demo_layout_lays_the_board_on_the_demo_table():
 
 def test_evidence_shows_the_square_owed_and_the_shooters_arc():
     g = ram_setup()
-    g.act([6], act="collide", vehicle=11)
+    g.act([6], choose=["collide"], act="collide", vehicle=11)
     shapes = g.rules.evidence(g.st, {"act": "place", "vehicle": 10, "to": at(4, 2)}, 10, None)
     assert [s["label"] for s in shapes] == ["put here", "owed 4,2"]
     g = shoot_setup({12: at(3, 5)})
@@ -1534,6 +1539,8 @@ def test_a_turn_on_the_demo_table_through_the_page(demo_table, renderer):
         assert g["game"]["state"]["vehicles"][str(m)]["square"] == square
     assert g["game"]["state"]["phase"] == "collisions" and g["game"]["up"] == "Gang 4"
     g = game.act({"act": "collide", "vehicle": 14})
+    # The trike's player is asked first whether it avoids ("Notes", The Trike): no.
+    g = game.answer_choice("Gang 4", "collide")
     assert g["pending"]["dice"] == ["d10"] and g["pending"]["who"] == "Gang 4"
     g = game.answer_typed([6])           # the standard chart's 6: 1 point to the victim, bumped away from the truck
     out = g["last_outcome"]["event"]["outcome"]

@@ -443,7 +443,10 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             return owing[0].owner if owing else None
         if ph == "collisions":
             first = self.contested(state)
-            return self._pair(state, *first[0])[0].owner if first else None
+            if not first:
+                return None
+            avoider = next((o for o in first[0][1] if o.conditions.get("avoiding") == state.turn), None)
+            return (avoider or self._pair(state, *first[0])[0]).owner
         if ph in ("truck", "bombs"):
             return state.truck_vehicle.owner
         if ph == "gyro":
@@ -528,6 +531,8 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             v.choice, v.moved, v.from_square, v.roll_needed = None, False, None, None
             v.collided = v.bombed = v.shot = False
             v.no_shooting, v.turn_rules = [], []
+            v.conditions.pop("avoiding", None)
+            v.conditions.pop("stays", None)
             if v.reload and v.conditions.get("reload_turn") != state.turn:
                 v.reload = False
             for key in ("only_green",):
@@ -1280,6 +1285,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         v.square, v.pose = sq, pose
         self._arrive(state, v, (dc, dr))
         v.no_shooting.append("avoided a collision")
+        v.conditions.pop("avoiding", None)
         events.append(f"{_the(v.name)} avoids the collision, to {_name(sq)}; it may not shoot this turn")
         return {"result": "avoided", "vehicle": v.marker, "square": [sq[0] + 1, sq[1] + 1]}
         yield  # noqa: a resolution that asks for no dice
@@ -1300,6 +1306,29 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             raise RulesError(f"{_the(v.name)} is in no contested square")
         sq, vs = entry
         collider, victim = self._pair(state, sq, vs)
+        # "The Bike - Can adjust one square in any direction to avoid a collision, but cannot shoot
+        # this turn" (the Trike sideways): the bike's player chooses, before the dice.
+        for o in (collider, victim):
+            if not o.kind.avoid or not self.avoid_squares(state, o):
+                continue
+            if o.conditions.get("avoiding") == state.turn:
+                raise RulesError(f"{_the(o.name)} avoids the collision: its player moves it one square "
+                                 f"({', '.join(_name(q) for q in self.avoid_squares(state, o))}) with 'avoid'")
+            if o.conditions.get("stays") == state.turn:
+                continue
+            pick = yield ChoiceRequest(
+                self._player_of(state, o), f"does {_the(o.name)} avoid the collision in {_name(sq)}? "
+                                           f"({R}, \"Notes\": one square {'any way' if o.kind.avoid == 'any' else 'sideways'}, "
+                                           f"then no shooting this turn)",
+                ({"value": "collide", "label": "no: take the collision"},
+                 {"value": "avoid", "label": f"yes: move one square to {' or '.join(_name(q) for q in self.avoid_squares(state, o))}"}),
+                o.name)
+            if pick == "avoid":
+                o.conditions["avoiding"] = state.turn
+                events.append(f"{_the(o.name)} will avoid the collision ({o.owner}'s choice): move it one square")
+                return {"result": "avoiding", "vehicle": o.marker, "square": [sq[0] + 1, sq[1] + 1],
+                        "squares": [[c + 1, r + 1] for c, r in self.avoid_squares(state, o)]}
+            o.conditions["stays"] = state.turn
         rolls: list = []
         result = yield from self._collision(state, collider, victim, sq, events, rolls)
         return {"result": "collided", "square": [sq[0] + 1, sq[1] + 1], "rolls": rolls, **result}
