@@ -44,6 +44,21 @@ OPTIONS = (
                'Not an ambiguity: the mission the table plays. It decides how the scene\'s gates are read '
                '(two_lap_race, elimination_race: a start/finish gate and a far gate; arena_race: two gates; '
                'outrun, scavengers: one gate; battle_royale: one start gate per player) and how the game ends.'),
+    RuleOption("scavengers_reading", "exit_for_points", ("exit_for_points", "not_supported"), f'{R}, "Scavengers"',
+               'The book\'s Scavengers stops mid-sentence in its deployment ("at least 6 inches from the"): it gives '
+               'the terrain, one gate on a table edge "facing off the battlefield", and the lowest team\'s 12 in / '
+               'the others\' 6 in set-up strips, but no objective, scoring or length. "exit_for_points": the '
+               'companion\'s reading: the gate is an exit; a car that crosses it leaves the game, ranked at the '
+               'round\'s end and scored by finishing_points; the game lasts Open Fire\'s 6 rounds (CORE, "Ending the '
+               'Game") and the most points wins; deployment is taken as the table has it (not checked); '
+               '"not_supported": the mission is refused as unplayable from the text.'),
+    RuleOption("outrun_reading", "race_to_gate", ("race_to_gate", "not_supported"), f'{R}, "Outrun"',
+               'The book\'s Outrun stops after its terrain (a track of 60 in or more, one gate at its end on a table '
+               'edge): no deployment, objective, scoring or length. "race_to_gate": the companion\'s reading: a '
+               'race to that gate, finishers ranked at each round\'s end as in "Final Finishing Positions" and '
+               'scored by finishing_points; it ends when every car has finished or is out (or at race_round_limit); '
+               'the most points wins (race_tie on a tie); deployment is taken as the table has it (not checked); '
+               '"not_supported": the mission is refused as unplayable from the text.'),
     RuleOption("start_gate_counts", True, (True, False), f'{R}, "Elimination Gates" and "Two Lap Race"',
                'Cars deploy "as close as possible to the starting gate without placing any part of the vehicle '
                'over the gate itself". True: they deploy behind it and crossing the start gate is gate 1 of the '
@@ -72,6 +87,12 @@ OPTIONS = (
                'at the line through the centre (CORE, "Facing and Arcs"). "half_planes": front and rear are '
                'those halves (any part of the target over the line), the side arcs the left and right halves; '
                '"quarters": four 90-degree sectors from the centre, front, left, rear and right.'),
+    RuleOption("side_arc", "flank", ("flank", "half_plane"), f'{R}, "Vehicle Weapons" (and Spiked Wheels, "Side Arc")',
+               'The module names a "side arc" (the Spiked Wheels\' only arc) without drawing it; Open Fire draws only '
+               'front and rear halves. With arc_layout half_planes: "flank": a side arc is the ground beside the car, '
+               'beyond its left (right) side and between the lines through its front and rear edges (any part of '
+               'the target in it), so a car dead ahead or dead astern is in neither; "half_plane": the whole half '
+               'left (right) of the car\'s centre line, which a car straddling that line, dead ahead, is in.'),
     RuleOption("dropper_zone", "rear_arc", ("rear_arc", "directly_behind"), f'{R}, "Dropper"',
                '"every vehicle in the rear arc and within range". "rear_arc": the rear arc as arc_layout draws '
                'it; "directly_behind": only the strip as wide as the car behind it, out to the range.'),
@@ -79,6 +100,13 @@ OPTIONS = (
                '"moved up to 1 inch in any direction". "centre": the car\'s centre moves at most 1"; "any_point": '
                'no part of it moves more than 1" (CORE, "Measuring": "no part of the model moves more than the '
                'distance"), so a turn uses some of the inch.'),
+    RuleOption("reposition_terrain", "new_ground", ("new_ground", "own_terrain_free"), f'{R}, "Losing Control"',
+               '"this move cannot cause the vehicle to move over the base of another vehicle, ... or over any '
+               'terrain". The book does not say what happens to a car that lost control on terrain (rough ground, '
+               'or touching wreckage). "new_ground": the ground the reposition newly covers must be clear of '
+               'terrain and cars, so a car on rough ground may always be left where it stands (or moved only '
+               'where it covers no more terrain); "own_terrain_free": the piece(s) it already stands on do not '
+               'count, it may move within or off them, not onto others.'),
     RuleOption("finish_distance_from", "rear", ("rear", "front"), f'{R}, "Final Finishing Positions"',
                '"ranked by their distance from the finish line". "rear": from the line to the car\'s nearest point '
                '(CORE, "Measuring": closest point), "front": to its foremost point.'),
@@ -108,6 +136,11 @@ OPTIONS = (
                'by hand may turn while it moves; its turning, summed in each direction, counts as manoeuvres of '
                'up to 45 degrees, its length as the distance; "on_the_spot": every turn must be made standing '
                '(a step that turns more than the tolerance may not also move).'),
+    RuleOption("turn_break_mm", 25.4, None, f'{D.VEHICLES}, "Vehicle Movement"',
+               'Each manoeuvre is a turn "up to 45 degrees on the spot", so two turns with a straight run between '
+               'them are two manoeuvres, however small. How far (mm) a car must drive straight (its heading within '
+               'turn_tolerance_deg) between two turns the same way for them to count apart; closer together '
+               '(a curve the camera followed a hand along) their turning is summed (path_reading "driven").'),
     RuleOption("move_doubt", "poses", ("poses", "strict"), f'{D.CORE}, "Measuring" and "Resolving Issues"',
                'A move may be "up to its movement rate"; the camera measures the path to a mm or so. "poses": the '
                'cost is judged against the allowance with the doubt the poses carry (the car\'s pose and the '
@@ -152,6 +185,10 @@ OPTIONS = (
                'damages an opponent\'s vehicle; "per_hit_point": a point for each hit point taken off them.'),
     RuleOption("finishing_points", (3, 2, 1), None, f'{R}, "Two Lap Race"',
                '"points awarded for finishing positions" with no numbers given: the points for 1st, 2nd, ...'),
+    RuleOption("race_tie", "draw", ("draw", "best_finisher"), f'{R}, "Two Lap Race"; {D.CORE}, "Ending the Game"',
+               'A race is won on points ("points awarded for finishing positions"; "the player with the most victory '
+               'points is declared the winner"), and neither book breaks a tie. "draw": a tie on points is a draw; '
+               '"best_finisher": the tied player whose car finished highest wins.'),
     RuleOption("race_round_limit", None, None, f'{D.CORE}, "Ending the Game"',
                'A race lasts until every vehicle has finished or is out (None); a number ends it after that many '
                'rounds (Open Fire\'s default is 6). Arena race, battle royale and scavengers last 6 rounds.'),
@@ -359,6 +396,10 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                              f"({R}, \"Arena Race\")")
             return lead + [o.name, s.name] * 6, notes
         if mission in ("outrun", "scavengers"):
+            if self.option(f"{mission}_reading") == "not_supported":
+                raise RulesError(f"the {mission} mission stops mid-text in the book ({R}, \"{mission.title()}\"): "
+                                 f"with {mission}_reading 'not_supported' it is not played; choose its reading "
+                                 f"on Setup to play it")
             if len(gates) != 1:
                 raise RulesError(f"the {mission} needs one gate (the scene has {len(gates)}; {R}, "
                                  f"\"{mission.title()}\")")
@@ -648,6 +689,28 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         events += self._check_end(state, round_over=True)
         return events
 
+    def _race_winner(self, state: GameState) -> str:
+        """A race's winner: the player with the most points (RULEBOOK, "Two Lap Race": "points
+        awarded for finishing positions"; CORE, "Ending the Game": "the player with the most victory
+        points is declared the winner"). A tie is a draw (race_tie "draw"), or goes to the owner of
+        the best-placed finisher among the tied (race_tie "best_finisher")."""
+        if not state.finish_order and not any(state.scores.values()):
+            state.winner = None
+            return "no vehicle finished: no one wins"
+        best = max(state.scores.values(), default=0)
+        top = [p for p, sc in state.scores.items() if sc == best]
+        if len(top) == 1:
+            state.winner = top[0]
+            return f"{state.winner} wins with {best} points"
+        if self.option("race_tie") == "best_finisher":
+            first = next((state.vehicles[m] for m in state.finish_order if state.vehicles[m].owner in top), None)
+            state.winner = first.owner if first is not None else None
+            if state.winner:
+                return (f"{' and '.join(top)} tie on {best} points; the {first.name} finished "
+                        f"{_ordinal(first.finished)}: {state.winner} wins (race_tie best_finisher)")
+        state.winner = None
+        return f"{' and '.join(top)} tie on {best} points: a draw"
+
     def _racers(self, state: GameState) -> list[Vehicle]:
         return [v for v in state.in_play() if v.marker not in state.crossed_finish]
 
@@ -697,9 +760,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 return [f"the {racers[0].name} is the last vehicle in the race: {racers[0].owner} wins"]
             if done or (round_over and limit is not None and state.round >= limit):
                 state.over = True
-                if state.finish_order:
-                    state.winner = state.vehicles[state.finish_order[0]].owner
-                return ["the race is over" + (f": {state.winner} wins" if state.winner else "")]
+                return ["the race is over: " + self._race_winner(state)]
             return []
         standing = {v.owner for v in racers}
         if round_over and len(standing) < len(state.players):
@@ -985,13 +1046,25 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         on_the_spot = self.option("path_reading") == "on_the_spot"
         # Turning is summed into runs in one direction (a counter-turn within the tolerance is
         # camera jitter, absorbed); each run of up to 45 degrees is a manoeuvre.
+        # A straight run of turn_break_mm or more (heading within the tolerance of where it began)
+        # ends a run: the next turn is another manoeuvre (VEHICLES, "Vehicle Movement": each is a
+        # turn on the spot).
         runs: list[float] = []
         cur = back = 0.0
+        break_mm = float(self.option("turn_break_mm"))
+        anchor, straight_mm = poses[0].heading_deg, 0.0
         for k, (a, b) in enumerate(zip(poses, poses[1:])):
             d = b.xy - a.xy
             run = float(np.hypot(*d))
             signed = normalize_deg(b.heading_deg - a.heading_deg)
             turn = abs(signed)
+            if abs(normalize_deg(b.heading_deg - anchor)) > tol_deg:
+                anchor, straight_mm = b.heading_deg, 0.0
+            else:
+                straight_mm += run
+                if straight_mm >= break_mm and abs(cur + back) > tol_deg:
+                    runs.append(cur + back)
+                    cur = back = 0.0
             if cur == 0.0 or signed * cur >= 0:
                 cur += signed + back
                 back = 0.0
@@ -1006,8 +1079,9 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                  f"({D.VEHICLES}, \"Vehicle Movement\")")
             if run <= tol_mm:
                 # Too short to tell its direction (the camera's steps are a few mm), but it is
-                # ground covered all the same.
+                # ground covered all the same, slow ground included.
                 dist_mm += run
+                slow_mm += self._slow_on(v, slow, a, b)
                 continue
             mid = Pose(a.x_mm, a.y_mm, a.heading_deg + signed / 2)
             along = float(d @ mid.forward)
@@ -1027,10 +1101,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                     continue
             directions.add("forward" if along > 0 else "backward")
             dist_mm += run
-            for t in slow:
-                if "Rugged" not in v.kind.special:
-                    seg = shapely.linestrings([a.xy, b.xy])
-                    slow_mm += float(shapely.length(shapely.intersection(seg, t.polygon)))
+            slow_mm += self._slow_on(v, slow, a, b)
         if boost and not boost_mm:
             raise RulesError(f"a boost moves directly forward {D.BOOST_IN} in at the start of the move; the path "
                              f"starts with no straight step")
@@ -1072,6 +1143,15 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 "manoeuvres": manoeuvres, "free_manoeuvres": free, "extra_manoeuvres": extra,
                 "direction": going, "cost_mm": round(cost_mm, 2), "allowance_mm": round(allowance_mm, 2),
                 "allowance": " ".join(why), "verdict": verdict}
+
+    @staticmethod
+    def _slow_on(v: Vehicle, slow: list, a: Pose, b: Pose) -> float:
+        """How much of a step's ground (its centre's line) lies on slow terrain: counted again
+        (CORE, "Slow": "counts as double"), unless the car is Rugged."""
+        if "Rugged" in v.kind.special or not slow:
+            return 0.0
+        seg = shapely.linestrings([a.xy, b.xy])
+        return sum(float(shapely.length(shapely.intersection(seg, t.polygon))) for t in slow)
 
     def _barriers(self, state: GameState, v: Vehicle, poses: list[Pose]) -> tuple[float, list[str]]:
         """Barriers the path drives across: 1 in of the allowance for each time the car goes onto
@@ -1356,13 +1436,23 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         if not self._on_table(state, fp1):
             raise RulesError(f"the reposition puts the {v.name} off the table ({R}, \"Losing Control\")")
         contact = float(self.option("contact_mm"))
-        sweep = [v.footprint(x) for x in [was, *interpolate(was, to, 4.0, 3.0)]]
+        # The ground the reposition sweeps beyond where the car already stood: only that is
+        # "moved over". Left where it stands it sweeps nothing, so a car that lost control on
+        # (or against) terrain may always be left there.
+        swept = shapely.union_all([v.footprint(x).polygon.buffer(-contact, join_style="mitre")
+                                   for x in [was, *interpolate(was, to, 4.0, 3.0)]])
+        new = shapely.difference(swept, fp0.polygon)
+
+        def meets(poly) -> bool:
+            return (not new.is_empty) and shapely.intersection(new, poly).area > 1e-3
         for o in state.in_play():
-            if o.marker != v.marker and any(shapely.intersects(f.polygon.buffer(-contact), o.footprint().polygon)
-                                            for f in sweep):
+            if o.marker != v.marker and meets(o.footprint().polygon):
                 raise RulesError(f"the reposition moves the {v.name} over the {o.name} ({R}, \"Losing Control\")")
+        own = self.option("reposition_terrain") == "own_terrain_free"
         for t in state.live_terrain():
-            if any(shapely.intersects(f.polygon.buffer(-contact), t.polygon) for f in sweep):
+            if own and shapely.intersects(fp0.polygon.buffer(-contact, join_style="mitre"), t.polygon):
+                continue
+            if meets(t.polygon):
                 raise RulesError(f"the reposition moves the {v.name} over {t.name or 'terrain'} "
                                  f"({R}, \"Losing Control\")")
         return {"was": was, "turn_deg": turn, "moved_mm": moved, "turn": turn_v, "moved": move_v}
@@ -1397,12 +1487,44 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
     def arc_of(self, me: Footprint, them: Footprint) -> dict[str, object]:
         """Which of the shooter's arcs the target is in: verdicts for front, rear, left, right."""
         if self.option("arc_layout") == "half_planes":
-            return {FRONT: in_half_plane_arc(me, them, FRONT).verdict,
-                    REAR: in_half_plane_arc(me, them, REAR).verdict,
-                    LEFT: in_half_plane_arc(me, them, LEFT).verdict,
-                    RIGHT: in_half_plane_arc(me, them, RIGHT).verdict}
+            out = {s: in_half_plane_arc(me, them, s).verdict for s in (FRONT, REAR, LEFT, RIGHT)}
+            if self.option("side_arc") == "flank":
+                out[LEFT] = self._in_flank(me, them, LEFT)
+                out[RIGHT] = self._in_flank(me, them, RIGHT)
+            return out
         facing = {FRONT: 0.0, LEFT: 90.0, REAR: 180.0, RIGHT: -90.0}
         return {s: in_sector(Sector.of(me.pose, f, 90.0), them).verdict for s, f in facing.items()}
+
+    def flank_zone(self, fp: Footprint, side: str, far_mm: float = 10000.0):
+        """The ground beside a car (side_arc "flank"): beyond its left (right) side, between the
+        lines through its front and rear edges."""
+        p = fp.pose
+        out = p.left if side == LEFT else -p.left
+        half_l, half_w = fp.length_mm / 2, fp.width_mm / 2
+        base = p.xy + out * half_w
+        return shapely.Polygon([base + p.forward * half_l, base + p.forward * half_l + out * far_mm,
+                                base - p.forward * half_l + out * far_mm, base - p.forward * half_l])
+
+    def _in_flank(self, me: Footprint, them, side: str, what: str | None = None):
+        """Is any part of `them` (a footprint or a polygon) in the shooter's left (right) flank?
+        A verdict on how deep its deepest part reaches in (or how far it is outside)."""
+        zone = self.flank_zone(me, side)
+        poly = them.polygon if isinstance(them, Footprint) else them
+        inside = shapely.intersection(zone, poly)
+        p = me.pose
+        out = p.left if side == LEFT else -p.left
+        if inside.is_empty or inside.area <= 1e-9:
+            value = float(shapely.distance(zone, poly))
+        else:
+            pts = np.asarray(inside.exterior.coords if hasattr(inside, "exterior")
+                             else np.concatenate([np.asarray(g.exterior.coords) for g in inside.geoms]))
+            rel = pts - p.xy
+            depth = np.minimum(rel @ out - me.width_mm / 2, me.length_mm / 2 - np.abs(rel @ p.forward))
+            value = -float(depth.max())
+        sigma = math.hypot(p.axis_sigma_mm, them.pose.axis_sigma_mm if isinstance(them, Footprint) else 0.0,
+                           me.length_mm / 2 * p.heading_sigma_rad)
+        name = what or (them.name or str(them.id) if isinstance(them, Footprint) else "it")
+        return judge(f"{name} in {me.name or me.id}'s {side} side arc (beside it)", value, 0.0, sigma)
 
     def weapon_arcs(self, w) -> tuple[str, ...]:
         if "Turret Mount" in w.special:
@@ -1603,7 +1725,16 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         allowed = self.weapon_arcs(w)
         dirs = {FRONT: me.pose.forward, REAR: -me.pose.forward, LEFT: me.pose.left, RIGHT: -me.pose.left}
         pts = np.asarray(t.polygon.exterior.coords)
-        if not any(float(((pts - me.centre) @ dirs[a]).max()) > 0 for a in allowed):
+
+        def in_arc(a):
+            if a in (LEFT, RIGHT) and self.option("arc_layout") == "half_planes" \
+                    and self.option("side_arc") == "flank":
+                return self._in_flank(me, t.polygon, a, name).outcome != "out"
+            if self.option("arc_layout") == "quarters":
+                facing = {FRONT: 0.0, LEFT: 90.0, REAR: 180.0, RIGHT: -90.0}[a]
+                return shapely.intersects(Sector.of(me.pose, facing, 90.0).polygon(10000.0), t.polygon)
+            return float(((pts - me.centre) @ dirs[a]).max()) > 0
+        if not any(in_arc(a) for a in allowed):
             raise RulesError(f"the {name} is not in the {w.name}'s {' or '.join(allowed)} arc")
         v.attacked.append(w.key)
         mods = self._skill_mods(v, w, gap <= inches(D.ASSAULT_RANGE_IN), FRONT not in allowed)

@@ -92,8 +92,10 @@ class WastelandRallyViews:
         return Polygon([s + across * _FAR_MM, s + across * _FAR_MM + direction * _FAR_MM,
                         s - across * _FAR_MM + direction * _FAR_MM, s - across * _FAR_MM])
 
-    def _arc_zone(self, pose, side: str):
+    def _arc_zone(self, pose, side: str, fp=None):
         if self.option("arc_layout") == "half_planes":
+            if side in (LEFT, RIGHT) and fp is not None and self.option("side_arc") == "flank":
+                return self.flank_zone(fp, side, _FAR_MM)
             return self._half(pose, side)
         facing = {FRONT: 0.0, LEFT: 90.0, REAR: 180.0, RIGHT: -90.0}[side]
         return Sector.of(pose, facing, 90.0).polygon(_FAR_MM)
@@ -115,7 +117,7 @@ class WastelandRallyViews:
             if "Dropper" in w.special:
                 arc = self._arc_zone(fp.pose, REAR)
             else:
-                arc = shapely.union_all([self._arc_zone(fp.pose, s) for s in self.weapon_arcs(w)])
+                arc = shapely.union_all([self._arc_zone(fp.pose, s, fp) for s in self.weapon_arcs(w)])
             arcs.append({"mount": w.name, "range_in": w.range_in,
                          "polygons": polygon_rings(shapely.intersection(zone, arc))})
         return {"move_regions": regions, "arcs": arcs}
