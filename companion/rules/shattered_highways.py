@@ -727,10 +727,30 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
     #: vehicle that one is knocked into, and so on ("daisy-chaining a bunch of nudges is possible").
     CHAIN_LINKS = (("into", "chain_to"), ("into_2", "chain_to_2"), ("into_3", "chain_to_3"))
 
+    def _spread_targets(self, action: dict) -> dict:
+        """A scenario's or the CLI's `targets` list (docs/scenarios.md) as the page's fields:
+        `target`, `second_target`, `third_target`."""
+        if action.get("targets") is None:
+            return action
+        listed = action["targets"]
+        if not isinstance(listed, list) or not 1 <= len(listed) <= 1 + len(self.MORE_TARGETS):
+            raise RulesError(f"targets: a list of one to {1 + len(self.MORE_TARGETS)} vehicles")
+        if action.get("target") is not None and action["target"] != listed[0]:
+            raise RulesError("name the first target once: 'target' or the first of 'targets'")
+        out = {k: v for k, v in action.items() if k != "targets"}
+        out["target"] = listed[0]
+        for (name, _), marker in zip(self.MORE_TARGETS, listed[1:]):
+            if out.get(name) not in (None, marker):
+                raise RulesError(f"'{name}' and 'targets' name different vehicles")
+            out[name] = marker
+        return out
+
     def _targets(self, state: GameState, v: Vehicle, action: dict, at: Pose | None = None) -> list[Vehicle]:
         """One target, or several for a rig's side: "Rigs can Ram/Nudge multiple vehicles from
         the side due to their length ... with one roll" ("Nudge", "Ram"). With `at` (where a
         rammer stands against them) each must lie along its side."""
+        if action.get("target") is None:
+            raise RulesError("name the vehicle to strike: 'target' (and a rig's 'second_target', 'third_target')")
         targets = [state.vehicle(action["target"])]
         for name, _ in self.MORE_TARGETS:
             if action.get(name) is not None:
@@ -792,6 +812,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         """ "Ram": "they Move up until they are against the target vehicle and perform the Ram".
         Before any dice: `to` (where the rammer was driven) must be a legal Move, the rammer must
         end against every target, and a declared section must be one that meets it there."""
+        action = self._spread_targets(action)
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
         if w.seat != "D":
@@ -973,6 +994,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         `into` rolls to keep control or is knocked a section (`chain_to`), and on a success the
         attacker may finish its Move (`then_to`). The cars are set down on the table before the
         action is sent; the rules judge them from where they stood."""
+        action = self._spread_targets(action)
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
         if w.seat != "D":
