@@ -542,7 +542,7 @@ def test_truck_pushes_a_chain_and_off_the_board():
     g.act(act="move", vehicle=12, to=at(7, 9))
     g.act(act="move", vehicle=11, to=at(6, 6))
     assert g.st.phase == "truck"
-    out = g.act([4, 4], act="truck_sideways", vehicle=1, to=[650.0, 600.0, 0.0])
+    out = g.act([4, 4], choose=["collide"], act="truck_sideways", vehicle=1, to=[650.0, 600.0, 0.0])
     # The truck into the wrecker (+1 its side ram: 5, 1 point), the wrecker into the bike (4: none).
     assert out["row"] == 6 and out["pushed"] == [11, 10]
     assert g.v(11).structure == 11 and g.v(10).structure == 3
@@ -558,7 +558,7 @@ def test_pushed_off_the_board_is_lost():
     g.round()
     g.picks({10: "2:3"}, truck="2:3 1L")
     g.act(act="move", vehicle=10, to=at(6, 9))
-    out = g.act([4], act="truck_sideways", vehicle=1, to=[650.0, 900.0, 0.0])
+    out = g.act([4], choose=["collide"], act="truck_sideways", vehicle=1, to=[650.0, 900.0, 0.0])
     assert g.v(10).out == "pushed off the board by the truck" and out["pushed"] == [10]
     assert g.st.phase == "shooting"
 
@@ -1255,7 +1255,7 @@ def test_a_car_shoved_into_another_meets_it_side_to_side():
     g.picks({10: "2:3", 13: "2:4"}, truck="2:3 1L")
     g.act(act="move", vehicle=10, to=at(6, 7))
     g.act(act="move", vehicle=13, to=at(6, 6))
-    out = g.act([4, 4], act="truck_sideways", vehicle=1, to=[650.0, 600.0, 0.0])
+    out = g.act([4, 4], choose=["collide"], act="truck_sideways", vehicle=1, to=[650.0, 600.0, 0.0])
     assert out["pushed"] == [13, 10]
     chain = out["rolls"][1]
     assert chain["modifiers"] == [] and chain["total"] == 4        # standard chart 4: 1 to self

@@ -126,6 +126,10 @@ OPTIONS = (
                'points": the vehicle\'s player splits them. "capped": no track takes more points than it holds (points '
                'past a skill\'s 0 are not damage taken); "any": any split, a skill\'s excess lost (a player may sink '
                'the points into a skill the vehicle no longer needs).'),
+    RuleOption("bomb_victims", "any_vehicle", ("any_vehicle", "gang_only"), f'{R}, "Move sequence" 7',
+               '"Check to see if any vehicles are in a square selected as a petrol bomb location. If so then roll 1d10 '
+               'on the petrol bomb chart": "any_vehicle", every vehicle in a bomb square, a vehicle on Max\'s side too '
+               '(the squares are picked before anything moves); "gang_only": the bombers spare Max\'s side.'),
     RuleOption("bump_side", "away_from_truck", ("away_from_truck", "collider_direction"), f'{R}, "Move sequence", step 5',
                '"If a vehicle is bumped sideways" - to which side is not said. "away_from_truck": one square away from the '
                'truck\'s row (left when in it); "collider_direction": the way the collider was moving sideways, else away '
@@ -908,6 +912,8 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return (face + 1) // 2 if self.option("halves") == "up" else face // 2
 
     def _away_from_truck(self, state: GameState, v: Vehicle) -> int:
+        """One square sideways away from the truck's row (+1 left); in the truck's row (ahead of it
+        or behind it, where the book gives no side), left."""
         tr = state.truck_vehicle.square[1]
         return 1 if v.square[1] >= tr else -1
 
@@ -1516,7 +1522,27 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
     def _push(self, state: GameState, pusher: Vehicle, o: Vehicle, sq, step: int, events: list, rolls: list,
               pushed: list):
         """The truck (or a car it pushes) shoves a car one square across: a collision, then the
-        car moves on, shoving any car in its way."""
+        car moves on, shoving any car in its way. The bike (any way) and the trike (sideways) may
+        avoid it as any collision ("Notes"; the sheet: "BIKES MAY MOVE ONE EXTRA SQUARE SIDEWAYS TO
+        AVOID A RAM"): its player is asked, and names the free square."""
+        free = self.avoid_squares(state, o) if o.kind.avoid else []
+        if free:
+            pick = yield ChoiceRequest(
+                self._player_of(state, o),
+                f"does {_the(o.name)} avoid being pushed by {_the(pusher.name)} in {_name(sq)}? ({R}, \"Notes\": one "
+                f"square {'any way' if o.kind.avoid == 'any' else 'sideways'}, then no shooting this turn)",
+                ({"value": "collide", "label": "no: take the collision and the push"},
+                 *({"value": [c + 1, r + 1], "label": f"yes: to {_name((c, r))}"} for c, r in free)), o.name)
+            if pick != "collide":
+                to = _sq(pick, f"{_the(o.name)}'s avoid")
+                o.square = to
+                self._arrive(state, o, (to[0] - sq[0], to[1] - sq[1]))
+                o.no_shooting.append("avoided a collision")
+                state.pending = [p for p in state.pending if p["vehicle"] != o.marker]
+                state.pending.append(self._owed(state, o, to, "avoided the push"))
+                events.append(f"{_the(o.name)} avoids the push, to {_name(to)} ({o.owner}'s choice); it may not shoot "
+                              f"this turn")
+                return
         yield from self._collision(state, pusher, o, sq, events, rolls, pushing=True)
         if not o.in_play or state.over:
             return
@@ -1560,8 +1586,9 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if t.bombs_done:
             return []
         occ = self.occupants(state)
+        spare = self.option("bomb_victims") == "gang_only"
         return [(i, o) for i, (s, pts) in enumerate(zip(t.bomb_squares, t.bombers)) if s is not None and pts > 0
-                for o in occ.get(s, []) if not self.truck_side(state, o)]
+                for o in occ.get(s, []) if not o.is_truck and not (spare and self.truck_side(state, o))]
 
     @action("bombs")
     def _act_bombs(self, state: GameState, action: dict):
