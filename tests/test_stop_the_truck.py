@@ -420,6 +420,19 @@ def test_blue_box_fails_on_twice_the_skill_and_understeers():
     assert g.v(10).square == (3, 5) and not g.st.pending
 
 
+def test_the_truck_understeers_in_its_sideways_move():
+    """BLUE 3 on the truck, "go one square away from straight": the truck steers by its sideways
+    move (step 6), so its slide is one square more, not a car's shift set down by hand."""
+    g = Game({}, extra={1: {"driver_skill": 3}})
+    g.round()
+    g.picks({}, truck="2:4 1L")                           # a blue box: a roll against twice Max's 3
+    out = g.act([7, 3], act="drive_roll", vehicle=1)        # 7 against 6: BLUE table 3, under steer
+    assert "under steers" in " ".join(out["events"]) and not g.st.pending
+    assert g.st.phase == "truck" and g.rules.truck_sideways_squares(g.st) == 2
+    g.act(act="truck_sideways", vehicle=1, to=[650.0, 700.0, 0.0])
+    assert g.v(1).square[1] == 6
+
+
 # --- collisions -----------------------------------------------------------------------------
 
 def ram_setup(options=None):

@@ -845,7 +845,16 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 step = (1 if side > 0 else -1) if side else self._away_from_truck(state, v)
             else:
                 step = (-1 if side > 0 else 1) if side else 0
-            if step:
+            if step and v.is_truck:
+                # The truck steers by its sideways move (step 6): the square is added to its slide,
+                # pushing as any slide does; once it has slid (option sequence "sheet") it is too late.
+                if state.truck.sideways_done:
+                    events.append(f"{why}: the truck has moved sideways already this turn; no effect")
+                else:
+                    c["truck_steer"] = [state.turn, step]
+                    events.append(f"the truck {'under' if special == 'understeer' else 'over'} steers: one square "
+                                  f"{'left' if step > 0 else 'right'} more in its sideways move")
+            elif step:
                 self._shift(state, v, (0, step), events, "under steer" if special == "understeer" else "over steer")
         elif special == "red_table":
             yield from self._red_table(state, v, events, rolls, 0)
@@ -1057,6 +1066,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         t = state.truck
         tv = state.truck_vehicle
         side = tv.choice.side if tv.choice is not None else 0
+        # BLUE 7/8, "always steers 1 square left (right) of desired", and this turn's under or over steer.
+        side += tv.conditions.get("pull", 0)
+        steer = tv.conditions.get("truck_steer")
+        if steer and steer[0] == state.turn:
+            side += steer[1]
         per = 2 if self.option("tyre_pull") == "per_two" else 3
         diff = t.tyres_burst["left"] - t.tyres_burst["right"]
         pull = int(abs(diff) // per) * (1 if diff > 0 else -1)
