@@ -1626,3 +1626,98 @@ def test_a_car_pushed_outside_its_move_has_not_moved_for_free():
     # before: the session's, not the object it was tried on.)
     rules.update_poses(sess.state, {20: Pose(451.5, 200.5, 1)})
     assert sess.act({"act": "drop", "vehicle": 20, "weapon": "spike_dropper"})["result"] == "dropped"
+
+
+# --- issue 16: the rules read again ---------------------------------------------------
+
+SCEN_DIR = Path(__file__).resolve().parents[1] / "examples" / "scenarios"
+
+
+def scenario_with(name, **options):
+    data = load_scenario(SCEN_DIR / name)
+    data["options"] = {**data.get("options", {}), **options}
+    return data
+
+
+def test_option_race_tie_best_finisher():
+    # wr-08: Max 3, Joe 3; a draw by default, Max's (the Rustler finished 1st) with best_finisher
+    out = run_scenario(scenario_with("wr-08-race-tied-on-points.json", race_tie="best_finisher"))
+    assert out["state"]["winner"] == "Max"
+    assert "Rustler finished 1st: Max wins" in out["steps"][-1]["events"][-1]
+
+
+def test_race_won_on_points_not_first_home():
+    # wr-08 with points (3, 2, 2): Max's cars 1st and 4th, 3; Joe's 2nd and 3rd, 4: Joe wins, though
+    # the first car home is Max's
+    out = run_scenario(scenario_with("wr-08-race-tied-on-points.json", finishing_points=[3, 2, 2]))
+    assert out["state"]["scores"] == {"Max": 3, "Joe": 4}
+    assert out["state"]["winner"] == "Joe"
+
+
+@pytest.mark.parametrize("mission", ["scavengers", "outrun"])
+def test_cut_off_missions_may_be_refused(mission):
+    gates = [{"name": "exit", "role": "finish", "a": [1400, 600], "b": [1400, 372]}]
+    with pytest.raises(RulesError, match=f"the {mission} mission stops mid-text in the book"):
+        game({"mission": mission, f"{mission}_reading": "not_supported", "check_deployment": False}, gates=gates)
+    _, st = game({"mission": mission, "check_deployment": False}, gates=gates)
+    assert st.sequence == ["exit"]
+
+
+def test_option_side_arc_half_plane():
+    # wr-09: the Scrapjaw dead ahead is in both half-plane side arcs, in neither flank
+    cars = load_scenario(SCEN_DIR / "wr-09-spiked-wheels-side-arc.json")["cars"]
+    for reading, outcome in (("flank", "out"), ("half_plane", "in")):
+        rules, st = game({"check_deployment": False, "side_arc": reading}, cars=cars)
+        arcs = rules.arc_of(st.vehicles[10].footprint(), st.vehicles[20].footprint())
+        assert arcs["left"].outcome == arcs["right"].outcome == outcome
+
+
+def test_spiked_wheels_flank_not_astern_or_ahead():
+    cars = [{"id": 10, "name": "Rustler", "x_mm": 300, "y_mm": 700, "heading_deg": 0, "length_mm": 75, "width_mm": 32},
+            {"id": 20, "name": "Scrapjaw", "x_mm": 215, "y_mm": 700, "heading_deg": 0, "length_mm": 75, "width_mm": 32},
+            {"id": 21, "name": "Gravedigger", "x_mm": 300, "y_mm": 657, "heading_deg": 0, "length_mm": 80, "width_mm": 34},
+            {"id": 11, "name": "Dust Devil", "x_mm": 370, "y_mm": 760, "heading_deg": 0, "length_mm": 70, "width_mm": 32}]
+    rules, st = game({"check_deployment": False}, cars=cars)
+    me = st.vehicles[10].footprint()
+    astern = rules.arc_of(me, st.vehicles[20].footprint())
+    right = rules.arc_of(me, st.vehicles[21].footprint())
+    diagonal = rules.arc_of(me, st.vehicles[11].footprint())     # ahead-left, its rear overlapping the flank
+    assert astern["left"].outcome == astern["right"].outcome == "out"
+    assert right["right"].outcome == "in" and right["left"].outcome == "out"
+    assert diagonal["left"].outcome == "in" and diagonal["front"].outcome == "in"
+
+
+def test_turns_close_together_are_one_manoeuvre_far_apart_two():
+    rules, st = game({"check_deployment": False})
+    v = st.vehicles[11]
+    start = Pose(320, 300, 0)
+    def path(gap):
+        a = math.radians(20)
+        p1 = (320 + gap * math.cos(a), 300 + gap * math.sin(a))
+        return [Pose(320, 300, 20), Pose(*p1, 20), Pose(*p1, 40)]
+    assert rules.check_path(st, v, path(10.0), start=start)["manoeuvres"] == 1       # 10 mm apart: one 40-degree turn
+    assert rules.check_path(st, v, path(30.0), start=start)["manoeuvres"] == 2       # over 1 in of straight: two
+    with_break = rule_system("wasteland_rally", {"check_deployment": False, "turn_break_mm": 50.0})
+    assert with_break.check_path(st, v, path(30.0), start=start)["manoeuvres"] == 1
+
+
+def test_battle_royale_scores_damage_from_a_critical_loss_of_control():
+    # the HMG hits once with a 12 (critical); both defence rolls pass (no damage from the shot); the
+    # Scrapjaw fails its command test, loses control and fails its defence test: 1 damage, caused by
+    # Max's attack: a point to Max
+    gates = [{"name": "north", "a": [900, 906.4], "b": [500, 906.4]},
+             {"name": "south", "a": [900, 93.6], "b": [500, 93.6]}]
+    steps = [{"act": "attack", "vehicle": 10, "weapon": "heavy_machine_gun", "target": 20}]
+    out = play(steps, [12, 3, 10, 10, 2, 1], options={"mission": "battle_royale", "check_deployment": False},
+               cars=shoot_setup(), gates=gates)
+    assert out["state"]["vehicles"]["20"]["hp"] == 9
+    assert out["state"]["scores"] == {"Joe": 0, "Max": 1}
+
+
+def test_wreckage_already_touched_is_tested_again_when_driven_into():
+    # the Rustler stands against the bus (its nose 0.5 mm off): driving on into it takes the test
+    cars = place(SCENE["cars"], {10: (1092, 485, 0)})
+    out = play([{"act": "move", "vehicle": 10, "path": [[1200, 485, 0]]}], [12],
+               options={"check_deployment": False}, cars=cars)
+    assert out["steps"][0]["contacts"][0]["kind"] == "wreckage"
+    assert "smashes through the wreckage burnt-out bus" in " ".join(out["steps"][0]["events"])

@@ -859,9 +859,6 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         v.hp -= amount
         v.damaged_this_round = v.ever_damaged = True
         events.append(f"the {v.name} takes {amount} damage ({why}): {max(v.hp, 0)}/{v.max_hp} hit points")
-        if (state.mission == "battle_royale" and attacker is not None and attacker.owner != v.owner):
-            gain = 1 if self.option("royale_scoring") == "per_attack" else amount
-            state.scores[attacker.owner] = state.scores.get(attacker.owner, 0) + gain
         if v.hp <= 0:
             v.hp = 0
             v.destroyed = True
@@ -871,6 +868,24 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             events.append(f"the {v.name} is destroyed")
         return
         yield
+
+    def _royale_score(self, state: GameState, attacker: Vehicle, hp_before: dict[int, int], events: list) -> None:
+        """Battle Royale: "points awarded for each time an opponent is damaged" (RULEBOOK, "Battle
+        Royale"), scored for an attack once it is over: the damage it dealt and what it set off
+        (a critical's or Obstructing's loss of control, a blast it caused). royale_scoring
+        per_attack: a point for each opponent's vehicle it damaged; per_hit_point: a point a hit
+        point."""
+        if state.mission != "battle_royale":
+            return
+        for m, before in hp_before.items():
+            o = state.vehicles[m]
+            lost = before - max(o.hp, 0)
+            if o.owner == attacker.owner or lost <= 0:
+                continue
+            gain = 1 if self.option("royale_scoring") == "per_attack" else lost
+            state.scores[attacker.owner] = state.scores.get(attacker.owner, 0) + gain
+            events.append(f"the {o.name} is damaged: {gain} point{'s' if gain != 1 else ''} to {attacker.owner} "
+                          f"({R}, \"Battle Royale\")")
 
     def _pending_text(self, state: GameState) -> str:
         p = state.pending[0]
@@ -1217,14 +1232,31 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         feet = [v.footprint(p) for p in dense]
         polys = shapely.polygons([fp.corners for fp in feet])
         inner = shapely.buffer(polys, -contact, join_style="mitre")
+        xy = np.array([p.xy for p in dense])
+        travelled = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(xy, axis=0).T))])
+        tol_mm = float(self.option("path_tolerance_mm"))
         found = []
         for t in state.live_terrain():
             kind = _terrain_kind(self, t)
             if kind in ("slow", "barrier"):
                 continue
             gaps = shapely.distance(polys, t.polygon)
-            touching = [i for i, g in enumerate(gaps) if g <= contact]
-            first = touching[0] if touching else None
+            # "moves so that it is touching": coming into contact, or driving on (more than the
+            # path tolerance) still touching what it touched at the start. A car that stopped
+            # against terrain and drives away from it takes no test.
+            first = None
+            for i in range(1, len(gaps)):
+                if gaps[i] > contact:
+                    continue
+                if gaps[i - 1] > contact:
+                    first = i               # comes into contact
+                    break
+                if (gaps[:i + 1] <= contact).all() and travelled[i] > tol_mm:
+                    first = i               # touching from the start, and still touching as it drives on
+                    break
+            into = np.flatnonzero(shapely.intersects(inner, t.polygon)) if kind == "wreckage" else ()
+            if len(into) and (gaps[:into[0] + 1] <= contact).all():
+                first = 0           # already against the wreckage, and driving on into it
             if kind in ("impassable", "exploding"):
                 through = shapely.intersects(inner, t.polygon)
                 if through.any():
@@ -1706,9 +1738,11 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             raise RulesError(f"the {w.name} (Torrent) may not be used within assault range, "
                              f"{D.ASSAULT_RANGE_IN} in ({D.CORE}, \"Torrent\")")
         v.attacked.append(w.key)
+        hp_before = {c.marker: c.hp for c in state.in_play()}
         res = yield from self._attack_one(state, v, w, o, in_assault=in_assault, off_front=off_front,
                                           obscured=seen == "obscured", events=events, rolls=rolls,
                                           dist_mm=dist.distance_mm)
+        self._royale_score(state, v, hp_before, events)
         return {"result": "hit" if res["hits"] else "miss", **res, "range": rng.to_json(), "arc": best.to_json(),
                 "sight": {"line": seen, "hidden_fraction": round(hidden, 3)}, "rolls": rolls, "events": events}
 
@@ -1745,7 +1779,9 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             crit = crit or c
             rolls.append(self._roll_json(roll, passed, self._attribute(v, "skill"), critical=c))
         if crit:
+            hp_before = {c.marker: c.hp for c in state.in_play()}
             yield from self._explode(state, t, events, rolls)
+            self._royale_score(state, v, hp_before, events)
         else:
             events.append(f"no critical success: the {name} does not explode")
         return {"result": "exploded" if crit else "no effect", "range": rng.to_json(), "rolls": rolls,
@@ -1793,9 +1829,11 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         for o, dist in victims:
             if not o.in_play:
                 continue
+            hp_before = {o.marker: o.hp}
             res = yield from self._attack_one(state, v, w, o, in_assault=dist.distance_mm <= inches(D.ASSAULT_RANGE_IN),
                                               off_front=True, obscured=False, events=events, rolls=rolls,
                                               dist_mm=dist.distance_mm)
+            self._royale_score(state, v, hp_before, events)
             results.append(res)
         return {"result": "dropped", "targets": results, "rolls": rolls, "events": events}
 
