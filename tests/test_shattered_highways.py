@@ -512,3 +512,73 @@ def test_a_car_set_down_against_another_within_the_cameras_doubt_is_too_close_to
     assert judged["legal"] and judged["verdict"] == "too close to call", judged
     judged = rules.judge_move(state, 10, Pose(touching_x + 3.0, 400.0, 0.0, 0.2, 0.1))
     assert not judged["legal"] and "overlap the Rust Bucket" in judged["reasons"][0], judged
+
+
+# --- the rules review of issue 16 ---------------------------------------------------------
+
+def test_option_game_end():
+    """The book has no end of the game: by default the last player controlling a vehicle in the
+    fight wins; "table_decides" never calls it."""
+    for option, winner in (("last_fleet_running", "Joe"), ("table_decides", None)):
+        rules, st = game({"game_end": option})
+        for m in (10, 11):
+            st.vehicles[m].destroyed = True
+        events = []
+        rules._check_winner(st, events)
+        assert st.winner == winner
+
+
+def test_a_rigs_targets_list_is_taken_as_its_target_fields():
+    """docs/scenarios.md names a rig's several targets `targets`: it is the page's `target`,
+    `second_target`, `third_target`, not a missing field."""
+    data = json.loads((Path(__file__).resolve().parents[1] / "examples" / "scenarios"
+                       / "39-rig-nudges-two.json").read_text())
+    step = dict(data["steps"][0])
+    del step["target"], step["second_target"]
+    step["targets"] = [10, 11]
+    data.update(steps=[step])
+    out = run_scenario(data)
+    assert out["steps"][0]["nudged"] == {"10": 3, "11": 3} and out["dice_left"] == 0
+    step["targets"] = [10, 11, 21, 13]
+    with pytest.raises(Exception, match="targets: a list of one to 3"):
+        run_scenario(data)
+
+
+def test_a_changes_minus_one_is_on_the_warriors_own_action_not_a_defence():
+    """ "perform another action at a -1": the hero who Changed acts at -1, but resisting a ram
+    later is no action of his."""
+    rules, st = game()
+    st.vehicle(10).seats.append(("P2", "body"))
+    session = GameSession(rules, st, FixedDice([5, 3, 4, 5, 4, 2, 3]))
+    session.start_round({"Max": [10, 11], "Joe": [21, 20]})
+    session.act({"act": "change", "warrior": "Max:10:D", "seat": "P2"})
+    session.act({"act": "change", "warrior": "Max:10:W1", "seat": "D"})
+    move = session.act({"act": "move", "vehicle": 10, "to": [640, 400, 0]})
+    assert move["rolls"][0]["total"] == 3 and move["result"] == "moved"     # 4 - 1
+    session.end_turn()                                                  # the Buggy's turn
+    ram = session.act({"act": "ram", "vehicle": 21, "target": 10, "to": [568.5, 400, 0]})
+    resist = ram["rolls"][2]
+    assert "resist" in resist["asked"] and not any("Change" in m["reason"] for m in resist["modifiers"])
+
+
+def test_the_hidden_buggy_gets_one_try_a_round():
+    data = json.loads((Path(__file__).resolve().parents[1] / "examples" / "scenarios"
+                       / "27-hidden-buggy-in-a-wreck.json").read_text())
+    rules = rule_system("shattered_highways")
+    st = rules.new_game(data["rosters"], parse_scene(data))
+    rig = next(v for v in st.vehicles.values() if v.hidden_buggy is not None)
+    session = GameSession(rules, st, FixedDice([5, 3, 2, 4]))
+    order = {p: [v.marker for v in st.vehicles.values() if v.owner == p and v.hidden_in is None] for p in st.players}
+    session.start_round(order)
+    assert session.act({"act": "deploy", "vehicle": rig.marker})["result"] == "still hidden"
+    with pytest.raises(RulesError, match="next try is next round"):
+        session.act({"act": "deploy", "vehicle": rig.marker})
+
+
+def test_hand_to_hand_does_not_reach_between_a_rigs_tractor_and_trailer():
+    rules, st = game()
+    st.warriors["Max:10:P1"].vehicle, st.warriors["Max:10:P1"].seat = 20, "P1"   # in the trailer's P1
+    st.warriors["Joe:20:P1"].out = True
+    session = GameSession(rules, st, FixedDice([]))
+    with pytest.raises(RulesError, match="on the rig's tractor"):
+        session.act({"act": "attack", "warrior": "Max:10:P1", "target": "Joe:20:W1"})

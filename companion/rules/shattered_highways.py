@@ -1462,6 +1462,13 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                     raise RulesError(f"{victim.label()} is {d.distance_mm / MM_PER_IN:.2f} in away (pistol range 3 in)")
         elif victim.vehicle != w.vehicle:
             raise RulesError(f"{w.label()} fights hand to hand: {victim.label()} is on another vehicle")
+        else:
+            here = state.vehicle(w.vehicle)
+            parts = dict(here.seats)
+            if here.cls == "rig" and w.seat in parts and victim.seat in parts and parts[w.seat] != parts[victim.seat]:
+                # "Moving between a Rig's tractor and trailer requires a Board roll": they are apart.
+                raise RulesError(f"{w.label()} fights hand to hand: {victim.label()} is on the rig's "
+                                 f"{parts[victim.seat]}, he on its {parts[w.seat]}")
         a, d, won = yield from self._contested(state, w, victim, f"Attack {victim.label()}")
         rolls += [a.to_json(), d.to_json()]
         self._done(w)
@@ -1484,6 +1491,10 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
     def _act_unjam(self, state: GameState, action: dict):
         w = self._acting(state, action)
         v = state.vehicle(w.vehicle)
+        if w.acted and state.active is not None:
+            # "spend a turn doing nothing but unjamming it" ("Attack"); "anyone in the vehicle who
+            # has not yet acted can perform the unjam action" ("Shoot"): not a second action.
+            raise RulesError(f"{w.label()} has acted this turn already: unjamming takes a warrior's whole turn")
         what = action.get("weapon", "pistol")
         if what == "pistol":
             if not w.jammed:
@@ -1577,8 +1588,14 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         driver = state.in_seat(buggy.marker, "D")
         if driver is None:
             raise RulesError(f"the {buggy.name} has no driver to drive it out")
+        if driver.acted and state.round > 0:
+            # "can be deployed ... at any time", by its driver's Drive roll: one try a round (the
+            # driver's action), not a roll again and again until it comes out.
+            raise RulesError(f"the {buggy.name}'s driver has tried (or acted) this round already; "
+                             f"the next try is next round")
         extra = (Modifier(D.HIDDEN_BUGGY_DESTROYED_PENALTY, "the rig is wrecked"),) if rig.destroyed else ()
         roll = yield from self._skill(state, driver, "Drive the hidden buggy out", extra)
+        driver.acted = True
         events = []
         if roll.total >= D.MOVE_SUCCESS:
             buggy.hidden_in = None
