@@ -339,7 +339,8 @@ class StopTheTruckViews:
             return []
         out = []
         collider, _ = self._pair(state, *mine)
-        if collider is v:
+        avoiding = any(o.conditions.get("avoiding") == state.turn for o in mine[1])
+        if collider is v and not avoiding:
             out.append(ActionSpec("collide", f"Collide in square {_sq_label(mine[0])}", (fixed,),
                                   rule=f'{rule}, "Gang Vehicle Templates", Collision chart'))
         if v.kind.avoid:
