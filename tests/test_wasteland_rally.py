@@ -1721,3 +1721,21 @@ def test_wreckage_already_touched_is_tested_again_when_driven_into():
                options={"check_deployment": False}, cars=cars)
     assert out["steps"][0]["contacts"][0]["kind"] == "wreckage"
     assert "smashes through the wreckage burnt-out bus" in " ".join(out["steps"][0]["events"])
+
+
+def test_edge_gate_is_crossed_by_driving_off_the_table_through_it():
+    # Outrun: the one gate on the right edge. The Rustler drives off the table through it (wholly
+    # past the line) and finishes; the Scrapjaw may not leave the table beside the gate.
+    gates = [{"name": "home", "role": "finish", "a": [1400, 578.6], "b": [1400, 350]}]
+    cars = [{"id": 10, "name": "Rustler", "x_mm": 1300, "y_mm": 460, "heading_deg": 0, "length_mm": 75, "width_mm": 32},
+            {"id": 20, "name": "Scrapjaw", "x_mm": 1300, "y_mm": 800, "heading_deg": 0, "length_mm": 75, "width_mm": 32}]
+    rosters = [{"player": "Max", "points": 50, "vehicles": [{"marker": 10, "name": "Rustler", "type": "car"}]},
+               {"player": "Joe", "points": 50, "vehicles": [{"marker": 20, "name": "Scrapjaw", "type": "hotrod"}]}]
+    steps = [{"round": {}}, {"act": "move", "vehicle": 10, "path": [[1460, 460, 0]]}, {"end_turn": True},
+             {"act": "move", "vehicle": 20, "path": [[1460, 800, 0]], "expect_error": True},
+             {"act": "hold", "vehicle": 20}, {"end_turn": True}]
+    out = play(steps, [9, 4], options={"mission": "outrun", "check_deployment": False}, cars=cars, gates=gates,
+               terrain=[], rosters=rosters)
+    assert "the path leaves the table" in out["steps"][3]["error"]
+    assert out["state"]["finish_order"] == [10] and out["state"]["scores"] == {"Max": 3, "Joe": 0}
+    assert out["state"]["setup_notes"] == []

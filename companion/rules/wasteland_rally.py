@@ -181,8 +181,14 @@ OPTIONS = (
                '"success_removes_one": each passed roll removes one marker, a 12 all; "twelve_only": only a 12 '
                'removes any (all of them).'),
     RuleOption("royale_scoring", "per_attack", ("per_attack", "per_hit_point"), f'{R}, "Battle Royale"',
-               '"points awarded for each time an opponent is damaged". "per_attack": a point for each attack that '
-               'damages an opponent\'s vehicle; "per_hit_point": a point for each hit point taken off them.'),
+               '"points awarded for each time an opponent is damaged". "per_attack": a point for each opponent\'s '
+               'vehicle an attack damages (with what the attack sets off: a critical\'s or Obstructing\'s loss of '
+               'control, a blast from a shot); "per_hit_point": a point for each hit point so taken off them. '
+               'Damage no player\'s attack caused (a car that hits a wall) scores for no one.'),
+    RuleOption("suppression", "no_effect", ("no_effect",), f'{R}, "Ranged Weapons" (Rocket Launcher)',
+               'The Rocket Launcher has the special rule "Suppression", which neither Wasteland Rally nor Open Fire '
+               'v0.3 defines. "no_effect": the only reading the books allow; the rule is shown on the weapon and '
+               'does nothing.'),
     RuleOption("finishing_points", (3, 2, 1), None, f'{R}, "Two Lap Race"',
                '"points awarded for finishing positions" with no numbers given: the points for 1st, 2nd, ...'),
     RuleOption("race_tie", "draw", ("draw", "best_finisher"), f'{R}, "Two Lap Race"; {D.CORE}, "Ending the Game"',
@@ -408,7 +414,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             edge_gap = min(mid[0], mid[1], table[0] - mid[0], table[1] - mid[1]) / MM_PER_IN
             if edge_gap > 1.0:
                 notes.append(f"gate {g.name} is {edge_gap:.1f} in from the table edge; it should be on an edge "
-                             f"({R}, \"{mission.title()}\")")
+                             f"({R}, \"{mission.title()}\"); a car crosses it on the table")
             return [g.name], notes
         # battle royale: a gate per player, facing the centre, 16" from it
         if len(gates) != len(players):
@@ -1224,6 +1230,25 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         return bool((c[:, 0] >= -1e-6).all() and (c[:, 1] >= -1e-6).all() and (c[:, 0] <= w + 1e-6).all()
                     and (c[:, 1] <= d + 1e-6).all())
 
+    def _leaves_by_exit(self, state: GameState, v: Vehicle, fp: Footprint) -> bool:
+        """Scavengers and Outrun put their one gate on a table edge ("facing off the battlefield";
+        "along an edge of the battlefield"), where a car can wholly cross it only by leaving the
+        table: a car whose next gate is that last one may drive off the table through it, every
+        part of it off the table being past the gate's line and between its posts (the
+        companion's reading, scavengers_reading / outrun_reading)."""
+        if state.mission not in ("outrun", "scavengers") or v.progress != len(state.sequence) - 1:
+            return False
+        gate = state.gates[state.sequence[-1]]
+        w, d = state.table_mm
+        off = shapely.difference(fp.polygon, shapely.box(0.0, 0.0, w, d))
+        if off.is_empty:
+            return True
+        a = np.asarray(gate.a, float)
+        along = (np.asarray(gate.b, float) - a) / gate.width_mm
+        lane = shapely.Polygon([a, a + gate.normal * 1e4, a + along * gate.width_mm + gate.normal * 1e4,
+                                a + along * gate.width_mm])
+        return bool(shapely.difference(off, lane.buffer(1e-6)).area <= 1e-6)
+
     def _contacts(self, state: GameState, v: Vehicle, dense: list[Pose]) -> list[tuple[int, str, object]]:
         """Along the path's ground, the first contact with each obstacle, in path order:
         (index into dense, kind, the terrain piece or vehicle). Driving into impassable or
@@ -1313,7 +1338,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             dense += interpolate(a, b, 1.0, 1.0)     # 1 mm / 1 degree: where a car stops at contact
             breaks.append(len(dense) - 1)
         for i, p in enumerate(dense):
-            if not self._on_table(state, v.footprint(p)):
+            fp = v.footprint(p)
+            if not self._on_table(state, fp) and not self._leaves_by_exit(state, v, fp):
                 raise RulesError(f"the path leaves the table; a model may not move off the board "
                                  f"({D.CORE}, \"Action: Movement\")")
         contacts = self._contacts(state, v, dense)
