@@ -283,17 +283,29 @@ def _jump(options):
     gates = BASE["gates"] + [{"name": "Gate 3", "a": [1000, 380], "b": [1000, 260]}]
     steps = [{"poses": {"10": [540, 320, 0]}}, {"round": {}},
              {"act": "repair", "freak": "Zed", "component": "engine"},
-             {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [840, 320, 0]]},
-             {"act": "jump", "freak": "Zed", "vehicle": 10, "ramp": "ramp: Big Ramp", "distance_in": 10}]
-    return play(steps, [1, 5, 4], options, gates=gates)
+             {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [840, 320, 0]]}]
+    # The drive reaches the ramp's foot and jumps ("Jumping"); Ann states 10 in of the 11.81 possible.
+    return play(steps, [1, 5, 4], options, gates=gates, choices=[10.0])
 
 
 def test_option_airborne_scores():
     out = _jump({})
-    assert out["steps"][4]["distance_in"] == 10.0 and out["state"]["scores"]["Ann"] == 1
+    assert out["steps"][3]["jump"]["distance_in"] == 10.0 and out["state"]["scores"]["Ann"] == 1
     assert out["state"]["vehicles"]["10"]["pose"] == [1094.0, 320.0, 0.0]
     out = _jump({"airborne_scores": False})
     assert out["state"]["scores"]["Ann"] == 0 and out["state"]["vehicles"]["10"]["last_gate"] is None
+
+
+def test_option_waldo_armour():
+    """The appendix prints no armour for Waldo: 0 as printed, or 1 all around; a roster's own stands."""
+    rosters = copy.deepcopy(BASE["rosters"])
+    rosters[0]["vehicles"][2] = {"marker": 14, "sample": "waldo"}
+    for reading, armour in ((0, 0), (1, 1)):
+        s = session({"waldo_armour": reading}, rosters=rosters)
+        assert s.state.vehicles[14].armour == {f: armour for f in ("front", "side", "back", "top")}
+    assert rule_system("alpha_destructicus").option("waldo_armour") == 0
+    rosters[0]["vehicles"][2] = {"marker": 14, "sample": "waldo", "armour": {"all": 2}}
+    assert session({"waldo_armour": 1}, rosters=rosters).state.vehicles[14].armour["top"] == 2
 
 
 def test_option_other_chooser():
@@ -493,14 +505,19 @@ def test_lava_gives_two_penetrating_hits_and_fire():
 def test_a_building_rammed_twice_is_rubble():
     def prep(state):
         working(10)(state)
-        state.vehicles[10].pose = state.vehicles[10].pose.__class__(460, 610, 90)   # nose on the Bank's wall
+        state.vehicles[10].pose = state.vehicles[10].pose.__class__(460, 560, 90)   # 50 mm short of the Bank
     s = session({}, [5, 1], prep)
+    s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [460, 608, 90]})        # nose on its wall
     out = s.act({"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "Bank"})
     assert out["result"] == "won" and s.state.terrain["Bank"].breached == [0]
-    s.state.terrain["Bank"].breached.append(2)               # another wall breached later
+    # One contact, one ram ("a vehicle moves into contact"): not the same wall again without moving off.
+    with pytest.raises(RulesError, match="has not moved into contact with Bank"):
+        s.act({"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "Bank"})
+    # Another wall breached later: a second breach makes it rubble.
+    s = session({}, [5, 1], prep)
+    s.state.terrain["Bank"].breached.append(2)
     assert s.state.terrain["Bank"].kind == "building"
-    s.state.stopped = False
-    s.dice = FixedDice([5, 1])
+    s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [460, 608, 90]})
     s.act({"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "Bank"})
     assert s.state.terrain["Bank"].kind == "rubble"
 
@@ -609,6 +626,8 @@ class Table:
         out = self.s.act(action)
         assert self.s.dice.remaining == 0 and self.s.choices.remaining == 0, (action, self.s.dice.remaining, out)
         self.kinds.add(action["act"])
+        if isinstance(out, dict) and out.get("jump"):        # a drive that reached a ramp jumped
+            self.kinds.add("jump")
         self.out.append(out)
         return out
 
@@ -675,9 +694,9 @@ def test_a_whole_game_six_rounds_every_action_kind_and_gate_scoring():
     t.act(act="leave", freak="Pox", to=[750, 440])
     t.act(act="walk", freak="Pox", to=[750, 500])
     t.end(next="Ann")
-    t.act(act="drive", freak="Ix", vehicle=14, path=[[300, 650, 0], [455, 650, 0]])
-    o = t.act([3], act="jump", freak="Ix", vehicle=14, ramp="ramp: Hump", distance_in=5)
-    assert o["distance_in"] == 5.0 and t.st.scores["Ann"] == 2
+    # The drive reaches the Hump's foot and jumps ("Jumping"): Ann states 5 in.
+    o = t.act([3], [5.0], act="drive", freak="Ix", vehicle=14, path=[[300, 650, 0], [455, 650, 0]])
+    assert o["jump"]["distance_in"] == 5.0 and t.st.scores["Ann"] == 2
     t.end(next="Bob")
     t.act(act="walk", freak="Kez", to=[705, 505])
     t.end()
@@ -718,10 +737,12 @@ def test_a_whole_game_six_rounds_every_action_kind_and_gate_scoring():
     o = t.act([5, 1, 6, 4, 4], ["left"], act="ram", freak="Zed", vehicle=10, target=12)
     assert o["result"] == "won" and t.st.vehicles[12].pose.heading_deg == -90  # rolled over
     t.end(next="Bob")
-    o = t.act([1, 1], act="forced", freak="Grub", vehicle=12)
-    assert o["result"] == "stopped" and o["distance_in"] == 2
+    # Rollover: 2 in "in its last direction of movement" (180 deg, not where it faces now), back
+    # into the Rhinocerator: a ram it loses (1 +1 -1 +2 = 3 against 4), a glancing 1 each.
+    o = t.act([1, 1, 1, 4, 1, 1], act="forced", freak="Grub", vehicle=12)
+    assert o["result"] == "stopped" and o["distance_in"] == 2 and o["hit"] == 10
     t.end(next="Ann")
-    t.act(act="drive", freak="Ix", vehicle=14, path=[[700, 700, 0], [700, 700, -90], [700, 650, -90], [700, 650, 180], [520, 650, 180]])
+    t.act(act="drive", freak="Ix", vehicle=14, path=[[700, 700, 0], [700, 700, -90], [700, 650, -90], [700, 650, 180], [560, 650, 180]])
     t.end(next="Bob")
     o = t.act(act="activate", freak="Pox")
     assert "Pox gets up" in o["events"]
@@ -735,7 +756,7 @@ def test_a_whole_game_six_rounds_every_action_kind_and_gate_scoring():
     o = t.act([1], act="shoot", freak="Zed", weapon="machine guns", target=12)
     assert o["result"] == "missed"
     t.end(next="Bob")
-    o = t.act(act="drive", freak="Grub", vehicle=12, path=[[600, 99.2, -90], [600, 99.2, 0], [760, 99.2, 0]])
+    o = t.act(act="drive", freak="Grub", vehicle=12, path=[[578, 150, -90], [578, 80, -90], [578, 80, 0], [580, 80, 0]])
     assert o["turning_in"] == 3.0
     t.end(next="Ann")
     t.act(act="leave", freak="Mo", to=[700, 420])
@@ -743,7 +764,8 @@ def test_a_whole_game_six_rounds_every_action_kind_and_gate_scoring():
     t.end(next="Bob")
     t.act(act="activate", freak="Kez")
     t.end([6, 6, 6], next="Ann")
-    t.act(act="drive", freak="Ix", vehicle=14, path=[[520, 650, 180], [400, 650, 180]])
+    t.act(act="drive", freak="Ix", vehicle=14, path=[[560, 650, 180], [560, 650, 135], [515, 695, 135], [515, 695, 180],
+                                                          [400, 695, 180]])
     t.end()
     # Round 6
     t.round("Bob")
@@ -825,13 +847,12 @@ def test_a_jump_declared_under_half_its_reach_is_refused_and_a_failed_roll_halve
     gates = BASE["gates"]
     steps = [{"poses": {"10": [540, 320, 0]}}, {"round": {}},
              {"act": "repair", "freak": "Zed", "component": "engine"},
-             {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [840, 320, 0]]},
-             {"act": "jump", "freak": "Zed", "vehicle": 10, "ramp": "ramp: Big Ramp", "distance_in": 5,
+             {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [840, 320, 0]], "jump_in": 5,
               "expect_error": True},
-             {"act": "jump", "freak": "Zed", "vehicle": 10, "ramp": "ramp: Big Ramp", "distance_in": 10}]
-    out = play(steps, [1, 5, 2], gates=gates)
-    assert "declare between 5.91 in and 11.81 in" in out["steps"][4]["error"]
-    assert out["steps"][5]["distance_in"] == 5.0 and out["state"]["vehicles"]["10"]["pose"][0] == 967.0
+             {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [840, 320, 0]]}]
+    out = play(steps, [1, 5, 2], gates=gates, choices=[10.0])
+    assert "declare between 5.91 in and 11.81 in" in out["steps"][3]["error"]
+    assert out["steps"][4]["jump"]["distance_in"] == 5.0 and out["state"]["vehicles"]["10"]["pose"][0] == 967.0
 
 
 def test_a_recorded_game_file_plays_back_to_the_same_state(tmp_path):
@@ -916,7 +937,7 @@ def _waldo(at, dice=(), options=None):
 
     def prep(state):
         state.vehicles[14].pose = state.vehicles[14].pose.__class__(*at)
-    return session(options, dice, prep, rosters=rosters)
+    return session({"waldo_armour": 1, **(options or {})}, dice, prep, rosters=rosters)
 
 
 def test_a_skimmer_flies_over_a_building_but_rams_what_it_ends_touching():
@@ -1041,8 +1062,10 @@ def test_a_burning_vehicle_sets_a_building_it_touches_on_fire_on_1_2():
     assert out["touching"] == ["Bank"] and "Bank catches fire (alpha-destructicus.txt, \"Fire!\")" in out["events"]
     assert s.state.terrain["Bank"].burning and s.state.to_json()["terrain"]["Bank"]["burning"] is True
     # A ram touches it too: tank 5, Bank 1, then 3: no fire.
-    s = session({}, [5, 1, 3], prep)
-    s.state.vehicles[10].pose = s.state.vehicles[10].pose.__class__(490, 610, 90)
+    s = session({}, [2, 5, 1, 3], prep)                 # 2: touching at the wall, the Bank catches fire
+    s.state.terrain["Bank"].burning = False
+    s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 608, 90]})
+    s.state.terrain["Bank"].burning = False                # (put out, to see the ram's own roll)
     out = s.act({"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "Bank"})
     assert "Bank does not catch fire" in out["events"] and not s.state.terrain["Bank"].burning
     # Not burning: no roll.
@@ -1101,8 +1124,11 @@ def test_the_whole_game_goes_through_the_pages_specs_and_uses_every_action():
             extra = {k: v for k, v in filled.items() if k not in step}
             assert {k: filled[k] for k in step} == step and all(spec.field(k).kind == "fixed" for k in extra), \
                 (n, filled, step)
-            assert s.act(filled) is not None, n
+            out = s.act(filled)
+            assert out is not None, n
             used.add(step["act"])
+            if out.get("jump"):                  # a drive that reached a ramp's foot jumped ("Jumping")
+                used.add("jump")
         elif "round" in step:
             s.start_round({})
         elif step.get("end_turn"):
@@ -1210,7 +1236,8 @@ def test_a_barrier_knocked_away_goes_the_way_the_rammer_chooses():
     s = session({}, [5, 2, 2], working(10), terrain=terrain)
     s.choices = None
     s.act({"act": "activate", "freak": "Zed"})
-    s.state.vehicles[10].pose = Pose(199, 200, 0)
+    s.state.vehicles[10].pose = Pose(150, 200, 0)
+    s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [199, 200, 0]})    # up to the crates
     spec = next(a for a in s.rules.action_specs(s.state, 10) if a.act == "ram")
     assert "barrier: crates" in [c["value"] for c in spec.field("terrain").choices] and spec.field("target").optional
     assert s.act({"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "barrier: crates"}) is None

@@ -139,6 +139,8 @@ class VideoTable(Table):
         path, unseen = self.cam.film_drive(car, frames_along(keys), standing)
         out = super().act(dice, choices, **{**action, "path": path})
         self.placed[car] = tuple(keys[-1])
+        if out.get("jump"):            # it reached a ramp and flew: the player puts it where it lands
+            self.placed[car] = self._game_poses()[car]
         self.drives.append({"car": car, "meant": keys, "seen": path, "unseen": unseen, "out": out,
                             "round": self.st.round})
         return out
@@ -197,9 +199,9 @@ def test_a_whole_game_with_every_drive_seen_by_the_webcam():
     t.act(act="leave", freak="Pox", to=[750, 440])
     t.act(act="walk", freak="Pox", to=[750, 500])
     t.end(next="Ann")
-    t.act(act="drive", freak="Ix", vehicle=14, path=[[300, 650, 0], [455, 650, 0]])
-    o = t.act([3], act="jump", freak="Ix", vehicle=14, ramp="ramp: Hump", distance_in=5)
-    assert o["distance_in"] == 5.0 and t.st.scores["Ann"] == 2                    # through Sky in the air
+    # The drive reaches the Hump's foot and jumps ("Jumping"): Ann states 5 in.
+    o = t.act([3], [5.0], act="drive", freak="Ix", vehicle=14, path=[[300, 650, 0], [455, 650, 0]])
+    assert o["jump"]["distance_in"] == 5.0 and t.st.scores["Ann"] == 2            # through Sky in the air
     assert "the Horse drives through Sky: 1 point to Ann (2 now)" in o["events"]
     t.end(next="Bob")
     t.act(act="walk", freak="Kez", to=[705, 505])
@@ -240,12 +242,14 @@ def test_a_whole_game_with_every_drive_seen_by_the_webcam():
     o = t.act([5, 1, 6, 4, 4], ["left"], act="ram", freak="Zed", vehicle=10, target=12)     # Bob: left
     assert o["result"] == "won" and t.st.vehicles[12].pose.heading_deg == pytest.approx(-90, abs=1)  # rolled over
     t.end(next="Bob")
-    o = t.act([1, 1], act="forced", freak="Grub", vehicle=12)
-    assert o["result"] == "stopped" and o["distance_in"] == 2
+    # Rollover: 2 in "in its last direction of movement" (180 deg, not where it faces now), back
+    # into the Rhinocerator: a ram it loses (1 +1 -1 +2 = 3 against 4), a glancing 1 each.
+    o = t.act([1, 1, 1, 4, 1, 1], act="forced", freak="Grub", vehicle=12)
+    assert o["result"] == "stopped" and o["distance_in"] == 2 and o["hit"] == 10
     t.end(next="Ann")
     # Back out through Sky the wrong way: a crossing back, no point.
     o = t.act(act="drive", freak="Ix", vehicle=14,
-              path=[[700, 700, 0], [700, 700, -90], [700, 650, -90], [700, 650, 180], [520, 650, 180]])
+              path=[[700, 700, 0], [700, 700, -90], [700, 650, -90], [700, 650, 180], [560, 650, 180]])
     assert o["scored"] == [] and not any("Sky" in e for e in o["events"])
     assert _crossings(t.st, 14, t.drives[-1]["seen"], "Sky") == [-1]
     t.end(next="Bob")
@@ -262,7 +266,7 @@ def test_a_whole_game_with_every_drive_seen_by_the_webcam():
     o = t.act([1], act="shoot", freak="Zed", weapon="machine guns", target=12)
     assert o["result"] == "missed"
     t.end(next="Bob")
-    o = t.act(act="drive", freak="Grub", vehicle=12, path=[[600, 99.2, -90], [600, 99.2, 0], [760, 99.2, 0]])
+    o = t.act(act="drive", freak="Grub", vehicle=12, path=[[578, 150, -90], [578, 80, -90], [578, 80, 0], [580, 80, 0]])
     assert o["turning_in"] == 3.0 and len(o["turns_deg"]) == 1 and o["turns_deg"][0] == pytest.approx(90, abs=2)
     t.end(next="Ann")
     t.act(act="leave", freak="Mo", to=[700, 420])
@@ -270,7 +274,8 @@ def test_a_whole_game_with_every_drive_seen_by_the_webcam():
     t.end(next="Bob")
     t.act(act="activate", freak="Kez")
     t.end([6, 6, 6], next="Ann")
-    o = t.act(act="drive", freak="Ix", vehicle=14, path=[[520, 650, 180], [400, 650, 180]])
+    o = t.act(act="drive", freak="Ix", vehicle=14, path=[[560, 650, 180], [560, 650, 135], [515, 695, 135], [515, 695, 180],
+                                                          [400, 695, 180]])
     assert o["scored"] == [] and _crossings(t.st, 14, t.drives[-1]["seen"], "Sky") == []   # already back
     t.end()
     # Round 6
@@ -295,7 +300,7 @@ def test_a_whole_game_with_every_drive_seen_by_the_webcam():
     t.act(act="activate", freak="Ix")
     # The Horse scored on Sky last (the jump): through it again, forwards, is no point.
     assert t.st.vehicles[14].last_gate == "Sky"
-    o = t.act(act="drive", freak="Ix", vehicle=14, path=[[400, 650, 180], [400, 650, 0], [580, 650, 0]])
+    o = t.act(act="drive", freak="Ix", vehicle=14, path=[[400, 695, 180], [400, 695, 0], [580, 695, 0]])
     assert _crossings(t.st, 14, t.drives[-1]["seen"], "Sky") == [1]
     assert o["scored"] == [] and \
         "the Horse crosses Sky again: no point until it scores on another gate (alpha-destructicus.txt, " \

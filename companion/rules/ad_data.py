@@ -84,8 +84,9 @@ SAMPLES: dict[str, dict] = {
                    "components": ["engine", "horns"]},
     "velociraptor": {"name": "Velociraptor", "type": "cavalry", "armour": {},
                      "components": [{"weapon": "claws", "strength": 2, "range_in": 2}]},
-    # The appendix gives Waldo no armour figure; a small skimmer has "1 armor value all around".
-    "waldo": {"name": "Waldo", "type": "small_skimmer", "armour": {"all": 1},
+    # The appendix prints no armour for Waldo (a small skimmer has "only 1 armor value all around":
+    # one value, not given): the option waldo_armour sets it (0 as printed, or 1).
+    "waldo": {"name": "Waldo", "type": "small_skimmer", "armour": {},
               "components": [{"weapon": "strafe-o-matic", "strength": 1, "range_in": 12}]},
     "sarge": {"name": "Sarge", "type": "truck", "armour": {"front": 2, "side": 2, "back": 2, "top": 0},
               "components": ["engine", {"weapon": "flamethrower", "strength": 2, "range_in": 6, "ignites": True}]},

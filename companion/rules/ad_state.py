@@ -78,6 +78,12 @@ class Vehicle:
     burning: bool = False
     pending: int = 0                    # a glancing result waiting for the driver's next turn
     pending_table: str = ""             # which table it came from
+    # The activation in which the pending result was taken: it waits for "the driver's next turn",
+    # the first activation after that one in which the vehicle's driver moves ("Glancing Hit Table").
+    pending_since: int = 0
+    # Rollover / Rollover Wreck: the car moves "in its last direction of movement", not where it
+    # faces after the 90 degree turn: the heading it travelled along before it rolled.
+    pending_heading: float | None = None
     last_gate: str | None = None        # the gate it last scored on
     last_team: str | None = None        # the player whose freak last drove it
     last_driver: str | None = None
@@ -166,6 +172,8 @@ class GameState:
     bag: list[str] = field(default_factory=list)          # chips still in the bag
     chip: str | None = None             # the player whose chip was drawn
     acting: str | None = None           # the freak he is moving
+    activation: int = 0                 # activations begun this game (a pending result's clock)
+    drove_at_start: int | None = None   # the vehicle the acting freak was driving when his turn began
     # This activation: what the acting freak has done.
     walked_mm: float = 0.0
     drove: int | None = None
@@ -185,6 +193,9 @@ class GameState:
     blocked: bool = False               # a drive said it could go no further (Speed Freak)
     getting_up: bool = False            # down_gets_up="spends_turn": this turn is spent standing up
     paths: dict = field(default_factory=dict)              # marker -> poses driven this activation
+    # What the driven vehicle may not ram now: what it touched when its move began, and what it has
+    # rammed, until it has moved out of contact ("Ramming": a ram is a vehicle moving INTO contact).
+    no_ram: list = field(default_factory=list)
     scores: dict[str, int] = field(default_factory=dict)
     destroyed_by: dict[str, int] = field(default_factory=dict)
     over: bool = False
@@ -302,7 +313,7 @@ def _components(spec: list, where: str) -> list[Component]:
     return out
 
 
-def build_vehicle(spec: dict, where: str, sizes: dict, taken: set) -> Vehicle:
+def build_vehicle(spec: dict, where: str, sizes: dict, taken: set, waldo_armour: int = 0) -> Vehicle:
     marker = spec.get("marker")
     if not isinstance(marker, int) or isinstance(marker, bool):
         raise RulesError(f"{where}: a vehicle needs its roof 'marker' id")
@@ -316,6 +327,9 @@ def build_vehicle(spec: dict, where: str, sizes: dict, taken: set) -> Vehicle:
                              f"(samples: {', '.join(D.SAMPLES)}; {D.sec('Appendix 1: Sample Vehicles')})")
         base = D.SAMPLES[spec["sample"]]
     full = {**base, **{k: v for k, v in spec.items() if k != "sample"}}
+    if spec.get("sample") == "waldo" and "armour" not in spec:
+        # The appendix prints no armour for Waldo: the table's reading (option waldo_armour).
+        full["armour"] = {"all": int(waldo_armour)}
     name = str(full.get("name") or f"vehicle {marker}")
     w = f"{where}, {name}"
     vtype = full.get("type")
@@ -347,7 +361,7 @@ def build_vehicle(spec: dict, where: str, sizes: dict, taken: set) -> Vehicle:
     return Vehicle(marker, name, vtype, armour, comps, float(length), float(width))
 
 
-def build_game(rosters: list[dict], scene) -> GameState:
+def build_game(rosters: list[dict], scene, waldo_armour: int = 0) -> GameState:
     if len(rosters) < 2:
         raise RulesError("a game needs at least two rosters")
     cars = {c.id: c for c in scene.cars} if scene is not None else {}
@@ -361,7 +375,7 @@ def build_game(rosters: list[dict], scene) -> GameState:
             raise RulesError(f"two rosters for {player}")
         players.append(player)
         for n, spec in enumerate(roster.get("vehicles", []) or []):
-            v = build_vehicle(spec, f"roster of {player}, vehicle #{n + 1}", sizes, taken)
+            v = build_vehicle(spec, f"roster of {player}, vehicle #{n + 1}", sizes, taken, waldo_armour)
             if v.marker in cars:
                 v.pose = cars[v.marker].pose
             vehicles[v.marker] = v

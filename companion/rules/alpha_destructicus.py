@@ -109,6 +109,10 @@ OPTIONS = (
                'occupant". "culprit": the player whose freak is acting, unless he is the one excluded, else the '
                'next player round the table after the driver\'s; "next_player": always the next player round the '
                'table (the rosters\' order) after the driver\'s who is not excluded.'),
+    RuleOption("waldo_armour", 0, (0, 1), sec("Appendix 1: Sample Vehicles"),
+               'The appendix lists Waldo (small skimmer) with only its "Strafe-o-matic": no armour is printed, '
+               'and "A small skimmer has only 1 armor value all around" says it has one value, not which. '
+               '0: as printed, none; 1: one point all around. A roster that gives Waldo an "armour" keeps it.'),
     RuleOption("sight", "forest_and_buildings", ("forest_and_buildings", "forest_only"), sec("Terrain"),
                'Only "Forest" is said to block line of sight. "forest_and_buildings": forests and buildings '
                'block a shot; "forest_only": only forests do.'),
@@ -148,7 +152,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     def new_game(self, rosters: list[dict], scene) -> GameState:
         """Freaks and vehicles from rosters, placed at the scene's poses; terrain and gates from the scene."""
-        return build_game(rosters, scene)
+        return build_game(rosters, scene, int(self.option("waldo_armour")))
 
     def update_poses(self, state: GameState, poses: dict) -> None:
         """As the base's, but a destroyed vehicle's hulk follows the camera too: a wreck stays on
@@ -247,12 +251,19 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 state.freaks[fid].moved = True
                 events.append(f"{state.chip} passes: the chip goes on {fid}, who does nothing this round "
                               f"({sec('The Turn')})")
+                # It was his turn all the same: what waited for it is done or spent now.
+                state.acting = fid
+                state.activation += 1
+                f = state.freaks[fid]
+                state.drove_at_start = f.aboard if f.seat == "driver" else None
+                yield from self._drivers_turn_ends(state, state.freaks[fid], events, rolls)
             elif self.option("chip_draw") == "declared" and state.bag:
                 raise RulesError("no freak has moved: the player whose chip came up names the freak who moves "
                                  "(his first action, or 'activate')")
         else:
             f = state.freaks[state.acting]
             f.moved = True
+            yield from self._drivers_turn_ends(state, f, events, rolls)
             v = state.vehicles.get(state.drove) if state.drove is not None else None
             if v is not None and state.push_failed and v.in_play:
                 if v.type == "cavalry":
@@ -297,6 +308,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         state.since_turn_mm = None
         state.blocked = state.getting_up = False
         state.paths = {}
+        state.no_ram = []
+        state.drove_at_start = None
 
     # --- the end of the game ------------------------------------------------------------
 
@@ -336,7 +349,20 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     def _acting(self, state: GameState, action: dict, *, out_of_turn: bool = False,
                 getting_up_ok: bool = False) -> Freak:
-        """The freak doing it, checked against the chip drawn; the first action picks him."""
+        """The freak doing it, checked against the chip drawn; the first action picks him; a driver
+        whose vehicle must make a forced move makes it first ("at the beginning of the driver's next
+        turn", the hit tables), or bails out (the only way off, "Stunts")."""
+        f = self._acting_freak(state, action, out_of_turn=out_of_turn, getting_up_ok=getting_up_ok)
+        if f.id == state.acting and f.seat == "driver" and f.aboard == state.drove_at_start \
+                and action.get("act") not in ("forced", "activate", "stunt"):
+            v = state.vehicles[f.aboard]
+            if self._forced_due(state, v):
+                raise RulesError(f"the {v.name} must first make its forced move ({self._pending_words(v)}): "
+                                 f"act 'forced'")
+        return f
+
+    def _acting_freak(self, state: GameState, action: dict, *, out_of_turn: bool = False,
+                      getting_up_ok: bool = False) -> Freak:
         if state.over:
             raise RulesError(f"the game is over ({self._final_words(state)})")
         fid = action.get("freak") or state.acting
@@ -371,6 +397,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             state.bag.remove(f.player)
             state.chip = f.player
         state.acting = f.id
+        state.activation += 1
+        state.drove_at_start = f.aboard if f.seat == "driver" else None
         if f.down:
             f.down = False
             state.getting_up = self.option("down_gets_up") == "spends_turn"
@@ -486,7 +514,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         out = [(o.marker, f"the {o.name}", o.footprint().polygon) for o in self._others(state, v.marker)]
         if not v.kind.flies:
             out += [(t.name, t.name, t.polygon) for t in state.terrain.values()
-                    if t.kind in D.PATH_OBSTACLES and not (t.kind == "building" and t.breached)
+                    if (t.kind in D.PATH_OBSTACLES or t.kind == "ramp") and not (t.kind == "building" and t.breached)
                     and t.name != leap]
         return out
 
@@ -659,10 +687,12 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             state.direction = direction
             base = inches(D.REVERSE_IN if reverse else v.kind.base_move_in)
             state.budget_mm += base
-            if v.pending == 1 and v.pending_table == "glancing":
+            if self._shaken_due(state, v):
+                # "If the vehicle moves on the driver's next turn, it loses 6" of its base movement."
                 state.budget_mm -= inches(D.SHAKEN_LOSS_IN)
                 v.pending, v.pending_table = 0, ""
             v.last_team = f.player
+            state.no_ram = list(self._touching(state, v))
 
     def _check_driver(self, state: GameState, f: Freak, v: Vehicle) -> None:
         if f.aboard != v.marker or f.seat != "driver":
@@ -674,9 +704,46 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                              f"({sec('Vehicle Components')})")
         if state.stopped and state.drove == v.marker:
             raise RulesError(f"the {v.name} has stopped and may not move any more this turn")
-        if v.pending in (2, 3, 4, 6) or (v.pending and v.pending_table != "glancing"):
+        if self._forced_due(state, v):
             raise RulesError(f"the {v.name} must first make its forced move ({self._pending_words(v)}): "
                              f"act 'forced'")
+
+    # --- results waiting for the driver's next turn ----------------------------------------
+
+    def _set_pending(self, state: GameState, v: Vehicle, n: int, table: str) -> None:
+        """A hit table's result that waits for "the driver's next turn": taken now, it acts in the
+        first activation after this one in which the vehicle's driver moves (a hit taken during its
+        own driver's turn does not stop that move; "Glancing Hit Table")."""
+        v.pending, v.pending_table, v.pending_since = n, table, state.activation
+        v.pending_heading = None
+
+    def _due(self, state: GameState, v: Vehicle) -> bool:
+        """Its pending result acts now: it was taken before this activation began."""
+        return bool(v.pending) and v.pending_since < state.activation
+
+    def _forced_due(self, state: GameState, v: Vehicle) -> bool:
+        return self._due(state, v) and not (v.pending_table == "glancing" and v.pending == 1)
+
+    def _shaken_due(self, state: GameState, v: Vehicle) -> bool:
+        return self._due(state, v) and v.pending_table == "glancing" and v.pending == 1
+
+    def _drivers_turn_ends(self, state: GameState, f: Freak, events: list, rolls: list):
+        """The driver's turn is over (he moved, or his chip went on him as a pass): a forced move not
+        yet made is made now (it is not optional), and a Slightly Shaken that was waiting for this
+        turn is spent, whether the vehicle moved or not ("If the vehicle moves on the driver's next
+        turn, it loses 6\"")."""
+        if f.aboard is None or f.seat != "driver" or f.aboard not in (state.drove_at_start, state.drove):
+            return
+        v = state.vehicles[f.aboard]
+        if not v.in_play or not self._due(state, v):
+            return
+        if self._forced_due(state, v):
+            events.append(f"the {v.name}'s forced move ({self._pending_words(v)}) was not made: it is made now")
+            out = yield from self._forced_move(state, v, events, rolls)
+            return out
+        v.pending, v.pending_table = 0, ""
+        events.append(f"the {v.name}'s slightly shaken is over: it was for this turn of its driver "
+                      f"({sec('Glancing Hit Table')})")
 
     def _pending_words(self, v: Vehicle) -> str:
         if v.pending_table == "glancing":
@@ -702,7 +769,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             budget = state.budget_mm
         else:
             budget = inches(D.REVERSE_IN if reverse else v.kind.base_move_in)
-            if v.pending == 1 and v.pending_table == "glancing":
+            if self._shaken_due(state, v):
                 budget -= inches(D.SHAKEN_LOSS_IN)
         spent = state.spent_mm + ground + cost
         verdict = judge("movement spent", spent, budget, math.hypot(start.axis_sigma_mm, to.axis_sigma_mm))
@@ -743,6 +810,15 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if leap is not None:
             self._check_leap(state, v, poses, str(leap))
         contact = self._path_contact(state, v, poses, None if leap is None else str(leap))
+        jump_off = None
+        start_ramps = [t.name for t in state.terrain.values() if t.kind == "ramp"
+                       and float(shapely.distance(v.footprint(poses[0]).polygon, t.polygon)) <= float(self.option("contact_mm"))]
+        if contact is not None and isinstance(contact["thing"], str) and state.terrain[contact["thing"]].kind == "ramp" \
+                and self._at_ramp_foot(state, v, state.terrain[contact["thing"]], contact["poses"][-1]):
+            # "A non-flying vehicle that reaches the bottom of a ramp will jump into the air" ("Jumping").
+            jump_off = state.terrain[contact["thing"]]
+            poses = contact["poses"]
+            contact = None
         if contact is not None:
             x, y = contact["at_mm"]
             met = (f"the {v.name}'s path runs into {contact['name']} at ({x:.0f}, {y:.0f}) mm, after "
@@ -780,6 +856,10 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             state.blocked = True
         v.pose = poses[-1]
         scored = self._crossings(state, v, poses, events)
+        if jump_off is None and contact is None and not v.kind.flies:
+            # A drive that ends at the foot of a ramp (touching, not into it) has reached it too.
+            jump_off = next((t for t in state.terrain.values() if t.kind == "ramp" and t.name not in start_ramps
+                             and self._at_ramp_foot(state, v, t, v.pose)), None)
         result = {"act": "drive", "vehicle": v.marker, "result": "moved", "rolls": rolls, "events": events,
                   "moved_in": round(ground / MM_PER_IN, 2), "turning_in": round(turn_cost / MM_PER_IN, 2),
                   "turns_deg": turns, "spent": verdict.to_json(),
@@ -790,6 +870,11 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if leap is not None:
             events.append(f"the {v.name} leaps over {leap} ({sec('Terrain')})")
             result["leapt"] = str(leap)
+        if jump_off is not None and v.in_play:
+            result["result"] = "jumped"
+            declared = action.get("jump_in")
+            result["jump"] = yield from self._jump(state, f, v, jump_off, None if declared is None else float(declared),
+                                                   events, rolls, action)
         rammed = []
         if contact is not None:
             events.append(f"{met}: it stops there and rams it ({sec('Ramming')})")
@@ -800,6 +885,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             rammed.append(contact["thing"])
             result["ram"] = yield from self._ram(state, v, contact["thing"], events, rolls)
         result["touching"] = self._touching(state, v) if v.in_play else []
+        state.no_ram = [x for x in state.no_ram if x in result["touching"] or x in rammed]
         if contact is None and result["touching"] and v.kind.flies and v.in_play:
             # "A skimmer that ends its move in contact with an obstacle rams that obstacle": the drive
             # that ends touching ends its move; it rams each thing it touches, then stops.
@@ -810,6 +896,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             for thing in result["touching"]:
                 if not v.in_play:
                     break
+                if thing in state.no_ram:           # touching since before this drive, or rammed already
+                    continue
                 rammed.append(thing)
                 result["rams"][str(thing)] = yield from self._ram(state, v, thing, events, rolls)
             state.stopped = True
@@ -901,49 +989,77 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         v = state.vehicle(action.get("vehicle", f.aboard if f.aboard is not None else -1))
         if f.aboard != v.marker or f.seat != "driver":
             raise RulesError(f"{f.id} is not driving the {v.name}")
-        if not v.pending or (v.pending_table == "glancing" and v.pending == 1):
+        if v.pending and not self._due(state, v):
+            raise RulesError(f"the {v.name}'s {self._pending_words(v)} waits for its driver's next turn "
+                             f"({sec('Glancing Hit Table')})")
+        if not self._forced_due(state, v):
             raise RulesError(f"the {v.name} has no forced move waiting")
         events, rolls = [], []
+        out = yield from self._forced_move(state, v, events, rolls)
+        return {"act": "forced", "vehicle": v.marker, **out, "rolls": rolls, "events": events}
+
+    def _forced_move(self, state: GameState, v: Vehicle, events: list, rolls: list):
+        """The move a hit table forces: 6" straight ahead (Badly Shaken, Spinout, Rattled), or 2d6"
+        and stop (Severely Shaken; Rollover and Rollover Wreck "in its last direction of movement",
+        the way it travelled before it was turned 90 degrees)."""
         what = self._pending_words(v)
         stop = (v.pending_table == "glancing" and v.pending in (3, 6)) or v.pending_table == "penetrating"
         if stop:
-            dist_in = yield from self._2d6(f"{what}: inches straight ahead", v.name)
+            dist_in = yield from self._2d6(f"{what}: inches it moves", v.name)
         else:
             dist_in = D.FORCED_AHEAD_IN
-        v.pending, v.pending_table = 0, ""
-        state.drove, state.direction = v.marker, "forward"
+        heading = v.pending_heading
+        v.pending, v.pending_table, v.pending_heading = 0, "", None
+        if state.drove is None:
+            state.drove, state.direction = v.marker, "forward"
+            state.no_ram = list(self._touching(state, v))
         state.budget_mm = max(state.budget_mm, inches(v.kind.base_move_in))
-        events.append(f"{what}: the {v.name} moves {dist_in:g} in straight ahead"
-                      + (" and stops" if stop else ""))
-        hit = yield from self._surge(state, v, inches(dist_in), events, rolls, rams=True)
+        way = "straight ahead" if heading is None else f"sideways, the way it was travelling ({heading:g} deg)"
+        events.append(f"{what}: the {v.name} moves {dist_in:g} in {way}" + (" and stops" if stop else ""))
+        hit = yield from self._surge(state, v, inches(dist_in), events, rolls, rams=True, heading_deg=heading)
         state.spent_mm += inches(dist_in)
         if stop:
             state.stopped = True
-        return {"act": "forced", "vehicle": v.marker, "result": "stopped" if stop else "moved",
-                "distance_in": dist_in, "hit": hit, "rolls": rolls, "events": events}
+        return {"result": "stopped" if stop else "moved", "distance_in": dist_in, "hit": hit}
 
     def _surge(self, state: GameState, v: Vehicle, dist_mm: float, events: list, rolls: list, rams: bool = True,
-               reverse: bool = False):
-        """Straight ahead until the distance is gone or something is in the way (which it rams)."""
+               reverse: bool = False, heading_deg: float | None = None):
+        """Straight ahead (or along `heading_deg`, its facing kept) until the distance is gone or
+        something is in the way, which it rams: the ram counts all the vehicle moved this turn."""
         start = v.pose
         step = 2.0
         moved = 0.0
         hit = None
+        # Moved before the surge, this turn ("If the ramming vehicle moved more than 12" before ramming").
+        before = 0.0
+        if state.drove == v.marker:
+            before = state.spent_mm if self.option("ram_distance") == "spent" else state.ground_mm
         others = [o for o in self._others(state, v.marker) if o.in_play]
         walls = [] if v.kind.flies else self._blocking(state)
         sign = -1.0 if reverse else 1.0
+
+        def at(d: float) -> Pose:
+            if heading_deg is None:
+                return start.moved(sign * d)
+            t = math.radians(heading_deg)
+            return Pose(start.x_mm + d * math.cos(t), start.y_mm + d * math.sin(t), start.heading_deg,
+                        start.sigma_mm, start.sigma_deg)
+
         while moved < dist_mm:
             nxt = min(moved + step, dist_mm)
-            fp = v.footprint(start.moved(sign * nxt))
+            fp = v.footprint(at(nxt))
             o = next((o for o in others if shapely.intersects(fp.polygon, o.footprint().polygon)), None)
             t = next((t for t in walls if shapely.intersects(fp.polygon, t.polygon)), None)
             if o is not None or t is not None:
                 hit = o.marker if o is not None else t.name
                 break
             moved = nxt
-        end = start.moved(sign * moved)
+        end = at(moved)
         self._crossings(state, v, [start, end], events)
         v.pose = end
+        if state.drove == v.marker:
+            touching = self._touching(state, v)
+            state.no_ram = [x for x in state.no_ram if x in touching]
         # Where it went, for a freak grabbing hold as it passes.
         state.paths.setdefault(v.marker, []).extend([[p.x_mm, p.y_mm, p.heading_deg] for p in (start, end)])
         state.ground_mm += moved if state.drove == v.marker else 0.0
@@ -953,7 +1069,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 events.append(f"the {v.name} stops at the {name} after {_fmt_in(moved)}")
             elif rams:
                 events.append(f"the {v.name} runs into the {name} after {_fmt_in(moved)}: a ram")
-                yield from self._ram(state, v, hit, events, rolls, moved_mm=moved)
+                yield from self._ram(state, v, hit, events, rolls, moved_mm=before + moved)
         return hit
 
     # --- on foot -------------------------------------------------------------------------
@@ -1061,7 +1177,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if f.aboard is None:
             raise RulesError(f"{f.id} is not aboard anything")
         v = state.vehicles[f.aboard]
-        if f.seat == "driver" and v.pending:
+        if f.seat == "driver" and self._forced_due(state, v):
             raise RulesError(f"the {v.name} must make its forced move; bailing out is the only way off "
                              f"({sec('Stunts')})")
         events = []
@@ -1153,15 +1269,17 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         return result
 
     def _bail_out(self, state: GameState, f: Freak, v: Vehicle, ok: bool, events, rolls, action):
+        """ "At some point during movement, the driver ... leaps out ... The vehicle continues to move
+        straight ahead for the remainder of its movement" ("Stunts"): it is still the vehicle moving this
+        turn (its ram counts all it moved, and it rams unoccupied)."""
+        if state.drove is None and v.functional:
+            self._start_driving(state, f, v, False)
         at = action.get("to")
         self._put_on_foot(state, f, None if at is None else at[:2])
         events.append(f"{f.id} jumps out of the {v.name}")
         if not ok:
             yield from self._wound(state, f, events, rolls, "a bad landing")
-        if state.drove == v.marker:
-            left = max(state.budget_mm - state.spent_mm, 0.0)
-        else:
-            left = inches(v.kind.base_move_in) if v.functional else 0.0
+        left = max(state.budget_mm - state.spent_mm, 0.0) if state.drove == v.marker and v.functional else 0.0
         if left > 0:
             events.append(f"the {v.name} carries on {_fmt_in(left)} straight ahead")
             yield from self._surge(state, v, left, events, rolls, rams=True)
@@ -1202,10 +1320,32 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- jumping --------------------------------------------------------------------------
 
+    def _ramp_into(self, ramp) -> np.ndarray:
+        """The way a vehicle drives up the ramp: across its bottom edge (its first two points), into it."""
+        (ax, ay), (bx, by) = ramp.points[0], ramp.points[1]
+        into = np.array([-(by - ay), bx - ax], float)
+        centre = np.asarray(ramp.polygon.centroid.coords[0])
+        if (centre - np.array([ax, ay])) @ into < 0:
+            into = -into
+        return into / np.linalg.norm(into)
+
+    def _at_ramp_foot(self, state: GameState, v: Vehicle, ramp, pose: Pose) -> bool:
+        """The vehicle at `pose` has reached the bottom of the ramp: it touches the ramp (within
+        contact_mm), the ramp's nearest edge to it is the bottom edge, and it is heading up the ramp
+        (from any other side the ramp "is considered a fixed barrier", "Terrain")."""
+        poly = v.footprint(pose).polygon
+        if float(shapely.distance(poly, ramp.polygon)) > float(self.option("contact_mm")):
+            return False
+        near = np.asarray(shapely.shortest_line(ramp.polygon, poly).coords[0])
+        if poly.intersects(ramp.polygon):
+            near = np.asarray(shapely.intersection(poly, ramp.polygon).centroid.coords[0])
+        return ramp.wall_near(near) == 0 and float(pose.forward @ self._ramp_into(ramp)) > 0
+
     @action("jump")
     def _act_jump(self, state: GameState, action: dict):
         """Off a ramp: up to the distance moved so far (+6" if pushing it); at least half of that
-        declared; half the declared on a failed stunt roll ("Jumping")."""
+        declared; half the declared on a failed stunt roll ("Jumping").  A drive that reaches a ramp's
+        bottom jumps by itself; this is for a vehicle that stands at the bottom of one."""
         f = self._acting(state, action)
         v = state.vehicle(action.get("vehicle", f.aboard if f.aboard is not None else -1))
         self._check_driver(state, f, v)
@@ -1218,24 +1358,36 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if float(shapely.distance(fp.polygon, ramp.polygon)) > float(self.option("contact_mm")):
             raise RulesError(f"the {v.name} is {_fmt_in(float(shapely.distance(fp.polygon, ramp.polygon)))} "
                              f"from {ramp.name}; it must reach the ramp")
-        (ax, ay), (bx, by) = ramp.points[0], ramp.points[1]
-        into = np.array([-(by - ay), bx - ax])
-        centre = np.asarray(ramp.polygon.centroid.coords[0])
-        if (centre - np.array([ax, ay])) @ into < 0:
-            into = -into
-        into = into / np.linalg.norm(into)
-        if float(v.pose.forward @ into) <= 0:
+        if float(v.pose.forward @ self._ramp_into(ramp)) <= 0:
             raise RulesError(f"the {v.name} meets {ramp.name} from the wrong side: that is a fixed barrier "
                              f"({sec('Terrain')})")
+        events, rolls = [], []
+        declared = action.get("distance_in")
+        out = yield from self._jump(state, f, v, ramp, None if declared is None else float(declared),
+                                    events, rolls, action)
+        return {"act": "jump", "vehicle": v.marker, **out, "rolls": rolls, "events": events}
+
+    def _jump(self, state: GameState, f: Freak, v: Vehicle, ramp, declared_in: float | None, events, rolls, action):
+        """The flight ("Jumping"): the most is what it moved this turn before the ramp, turning included
+        (+6" when pushing it); the driver states a distance from half the most to the most (asked of
+        his player when not given); a failed stunt roll flies half of it."""
         moved = state.ground_mm + state.turn_cost_mm
         most = moved + (inches(D.PUSH_IT_IN) if state.pushing else 0.0)
-        declared = inches(float(action["distance_in"]))
         if most <= 0:
             raise RulesError(f"the {v.name} has not moved this turn: it cannot jump")
+        if declared_in is None:
+            lo, hi = most / 2 / MM_PER_IN, most / MM_PER_IN
+            picks = sorted({round(hi, 2)} | {float(k) for k in range(math.ceil(lo - 1e-6), math.floor(hi + 1e-6) + 1)})
+            declared_in = picks[0] if len(picks) == 1 else (yield ChoiceRequest(
+                f.player, f"how far the {v.name} jumps off {ramp.name} (from {lo:.2f} to {hi:.2f} in)",
+                tuple({"value": d, "label": f"{d:g} in"} for d in picks), v.name))
+            declared_in = float(declared_in)
+        declared = inches(declared_in)
         if declared > most + 1e-6 or declared < most / 2 - 1e-6:
             raise RulesError(f"declare between {_fmt_in(most / 2)} and {_fmt_in(most)} (it moved {_fmt_in(moved)}"
                              + (" and is pushing it" if state.pushing else "") + f"; {sec('Jumping')})")
-        events, rolls = [], []
+        events.append(f"the {v.name} reaches the bottom of {ramp.name} and jumps: {f.id} states {declared_in:g} in "
+                      f"(most {_fmt_in(most)}; {sec('Jumping')})")
         roll = yield from self._skill(state, f, f"the jump off {ramp.name}", stunt_on=v)
         rolls.append(roll.to_json())
         yield from self._clingers(state, v, "the jump", events, rolls)
@@ -1249,8 +1401,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         state.paths.setdefault(v.marker, []).extend([[p.x_mm, p.y_mm, p.heading_deg] for p in steps])
         events.append(f"the {v.name} flies {_fmt_in(dist)}" + ("" if roll.total >= D.SKILL else
                                                                  " (half: the stunt roll failed)"))
-        result = {"act": "jump", "vehicle": v.marker, "result": "landed", "distance_in": round(dist / MM_PER_IN, 2),
-                  "max_in": round(most / MM_PER_IN, 2), "rolls": rolls, "events": events}
+        result = {"result": "landed", "ramp": ramp.name, "declared_in": round(declared_in, 2),
+                  "distance_in": round(dist / MM_PER_IN, 2), "max_in": round(most / MM_PER_IN, 2)}
         under = next((o for o in self._others(state, v.marker)
                       if o.in_play and shapely.intersects(v.footprint().polygon, o.footprint().polygon)), None)
         if under is not None:
@@ -1261,6 +1413,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             if t.kind == "lava" and shapely.intersects(v.footprint().polygon, t.polygon):
                 events.append(f"the {v.name} lands in the lava of {t.name}")
                 yield from self._lava(state, v, events, rolls, action)
+        if state.drove == v.marker:
+            touching = self._touching(state, v)
+            state.no_ram = [x for x in state.no_ram if x in touching]
         return result
 
     # --- jacking ---------------------------------------------------------------------------
@@ -1506,7 +1661,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             if v.pending_table in ("", "glancing") and n >= v.pending:
                 if v.pending:
                     events.append(f"it supersedes the pending {D.GLANCING[v.pending]}")
-                v.pending, v.pending_table = n, "glancing"
+                self._set_pending(state, v, n, "glancing")
             elif v.pending_table == "glancing":
                 events.append(f"the pending {D.GLANCING[v.pending]} is higher and stands")
         if n == 4:
@@ -1525,6 +1680,10 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             yield from self._roll_over(state, v, events, rolls, action, wound=False)
 
     def _roll_over(self, state: GameState, v: Vehicle, events, rolls, action, wound: bool):
+        # It will move "in its last direction of movement": the way it travelled before the turn.
+        travel = v.pose.heading_deg + (180.0 if state.drove == v.marker and state.direction == "reverse" else 0.0)
+        if (v.pending_table, v.pending) in (("glancing", 6), ("penetrating", 4)) and v.pending_since == state.activation:
+            v.pending_heading = normalize_deg(travel)
         side = yield ChoiceRequest(self._driver_player(state, v), f"which way the {v.name} rolls over "
                                    f"(90 deg to its direction of travel)",
                                    ({"value": "left", "label": "to the left"}, {"value": "right", "label": "to the right"}),
@@ -1582,7 +1741,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                     c.status = "damaged"
                     events.append(f"the {v.name}'s {c.name} is broken")
         elif n == 4:
-            v.pending, v.pending_table = 4, "penetrating"
+            self._set_pending(state, v, 4, "penetrating")
             yield from self._roll_over(state, v, events, rolls, action, wound=True)
         elif n == 5:
             yield from self._burning_wreck(state, v, events, rolls, action)
@@ -1661,7 +1820,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         elif n == 2:
             spin = yield from self._choose_turn(state, v, self._other_player(state, v), "is turned (Rattled)")
             v.pose = v.pose.moved(turn_deg=spin)
-            v.pending, v.pending_table = 2, "bike"
+            self._set_pending(state, v, 2, "bike")
             events.append(f"the {v.name} is turned {spin:+g} deg and must move 6 in straight ahead next")
         else:
             if driver is not None:
@@ -1750,6 +1909,14 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             raise RulesError(f"{f.id} is not driving the {v.name}")
         if state.stopped and state.drove == v.marker:
             raise RulesError(f"the {v.name} has stopped and may not move any more this turn")
+        # "A ram is initiated when a vehicle moves into contact with another vehicle or a barrier":
+        # the vehicle must be moving this turn, and the contact must be one its move made.
+        if not v.functional and v.in_play:
+            raise RulesError(f"the {v.name} cannot move (its engine is not working), so it cannot ram "
+                             f"({sec('Ramming')})")
+        if state.drove != v.marker or state.ground_mm <= 0.5:
+            raise RulesError(f"the {v.name} has not moved this turn: a ram is a vehicle moving into contact "
+                             f"({sec('Ramming')}); drive it into what it rams")
         target = action.get("target")
         if target is not None and action.get("terrain") is not None:
             raise RulesError("ram one thing: a vehicle ('target') or a piece of terrain ('terrain'), not both")
@@ -1760,6 +1927,10 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             raise RulesError("ram what? say 'target' (a vehicle) or 'terrain' (a piece's name)")
         else:
             target = state.vehicle(target).marker
+        if target in state.no_ram:
+            what = state.vehicles[target].name if isinstance(target, int) else target
+            raise RulesError(f"the {v.name} has not moved into contact with {what}: it was touching it already, "
+                             f"or has rammed it, and has not moved away since ({sec('Ramming')})")
         events, rolls = [], []
         result = {"act": "ram", "vehicle": v.marker, "target": target, "rolls": rolls, "events": events}
         out = yield from self._ram(state, v, target, events, rolls, result=result)
@@ -1833,6 +2004,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             vm.append(Modifier(D.RAM_FAST_BONUS, f"moved {_fmt_in(moved_mm)}, more than 12 in"))
         elif slow.margin_mm < 0:
             vm.append(Modifier(D.RAM_SLOW_PENALTY, f"moved {_fmt_in(moved_mm)}, less than 6 in"))
+        if not state.inside(v.marker):
+            vm.append(Modifier(D.RAM_INERT_PENALTY, "unoccupied"))
         vm += self._ram_own_mods(state, v)
         tm = []
         if is_vehicle:
@@ -1847,6 +2020,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             if t_armour > v_armour:
                 tm.append(Modifier(D.RAM_ARMOUR_BONUS, f"more armour where they meet ({t_armour} against {v_armour})"))
             tm.append(Modifier(D.RAM_INERT_PENALTY, "a piece of terrain"))
+        if state.drove == v.marker and target not in state.no_ram:
+            state.no_ram.append(target)
         req = DiceRequest(("d6",), f"ram roll for the {v.name} (rammer)", v.name)
         vr = Roll(req, (yield req).faces[0], tuple(vm))
         req2 = DiceRequest(("d6",), f"ram roll for the {tname}", tname)
