@@ -1621,3 +1621,35 @@ def test_every_scenario_step_goes_through_the_pages_spec(path):
             assert out is not None, f"step {n + 1}: waiting for {session.waiting_for()}"
     plain = run_scenario(data, str(path))
     assert rules.state_json(session.state) == plain["state"] and dice.remaining == plain["dice_left"]
+
+
+def test_option_bomb_victims_spares_max_side_only_when_chosen():
+    """Step 7, "any vehicles ... in a square selected as a petrol bomb location": by default Max's
+    own jeep in a bomb square is bombed (st-11); option bomb_victims gang_only spares it."""
+    path = next(p for p in SCENARIOS if p.stem.startswith("st-11"))
+    data = load_scenario(path)
+    data["options"]["bomb_victims"] = "gang_only"
+    data["dice"], data["steps"] = [], data["steps"][:10]
+    out = run_scenario(data, str(path))
+    assert out["state"]["phase"] == "shooting" and out["state"]["vehicles"]["7"]["structure"] == 9
+
+
+def test_the_page_offers_the_gang_a_vehicle_on_max_side():
+    """The auto-gyro and a vehicle on Max's side are targets the gang's shoot form offers (st-09)."""
+    path = next(p for p in SCENARIOS if p.stem.startswith("st-09"))
+    data = load_scenario(path)
+    data["dice"], data["steps"] = [], data["steps"][:11]
+    rules = rule_system(data["rules"], data.get("options"))
+    state = rules.new_game(data["rosters"], parse_scene(data, str(path)))
+    session = GameSession(rules, state, FixedDice([]), FixedChoices([]))
+    for step in data["steps"]:
+        if "round" in step:
+            session.start_round({})
+        else:
+            session.act({k: v for k, v in step.items() if k != "expect_error"})
+    shoot = next(s.to_json() for s in rules.action_specs(state, 3) if s.act == "shoot")
+    at = next(f for f in shoot["fields"] if f["name"] == "at")
+    assert "vehicle" in [c["value"] for c in at["choices"]]
+    target = next(f for f in shoot["fields"] if f["name"] == "target")
+    # The gyro ahead, and Max's jeep level with it (its front half in the Stock Car's forward 180).
+    assert [c["value"] for c in target["choices_by"]["vehicle"]] == [9, 7]
