@@ -76,9 +76,10 @@ OPTIONS = (
                'sheet\'s table and rhythm, "for two turns ... After two turns [it] goes to sleep ... It will wake up on a '
                'roll of 1 on a d10 ... and then be active for two turns".'),
     RuleOption("sequence", "typed", ("typed", "sheet"), f'{R}, "Move sequence" and "TURN SEQUENCE"',
-               'The steps after moving. "typed" (Move sequence): driving rolls, collisions, the truck sideways, petrol '
-               'bombs, the auto-gyro, shooting; "sheet" (TURN SEQUENCE): "Move Truck sideways" before the driving rolls '
-               'and the ramming damage.'),
+               'The steps after moving; the book gives both orders. "typed" (the "Move sequence" rules): driving rolls, '
+               'collisions, the truck sideways, petrol bombs, the auto-gyro, shooting; "sheet" (the typed "TURN SEQUENCE" '
+               'list and the hand sheets\' sequences): "Move Truck sideways" before the driving rolls and the ramming '
+               'damage.'),
     RuleOption("tyre_pull", "per_two", ("per_two", "per_three"), f'{R}, "The Truck Template" and the truck sheet',
                '"For every imbalance of two burst tyres on a side the truck pulls one square in that direction every '
                'turn" (typed, "per_two"); the sheet: "For every 3 tyres more burst on one side more than the other truck '
