@@ -350,6 +350,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 f' ({D.RULEBOOK}, "A Combat Round")')
         events: list[str] = []
         rolls: list[dict] = []
+        state.actor = None              # the rolls here are nobody's chosen action
         self._clear_wrecks(state, events)
         if v.in_play:
             if v.cls == "rig" and v.hp["trailer"] <= 0 < v.hp["tractor"] and not v.decoupled:
@@ -1263,8 +1264,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             raise RulesError(f"the {v.name}'s {weapon.mount} gun is jammed")
         target = state.vehicle(action["target"])
         if not target.in_play:
-            raise RulesError(f"the {target.name} is not in play (a wreck is removed from the play space, "
-                             f'{D.RULEBOOK}, "Destroyed!")')
+            raise RulesError(f"the {target.name} is not in play" + (
+                f' (a wreck is removed from the play space, {D.RULEBOOK}, "Destroyed!")' if target.destroyed else ""))
         shooter, aimed = v.footprint(), target.footprint()
         # "within 2 template sections (6") of their vehicle", "in the 180 degree arc"
         dist = closest_distance(shooter, aimed)
