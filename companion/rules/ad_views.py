@@ -269,7 +269,7 @@ class AlphaDestructicusViews:
         """What the driver (the acting one, or one of the drawn player's) can do with his vehicle."""
         specs = []
         marker = v.marker
-        if v.pending and not (v.pending_table == "glancing" and v.pending == 1):
+        if self._forced_due(state, v):
             specs.append(ActionSpec("forced", f"Forced move ({self._pending_words(v)})", (pick, fixed), "freak",
                                     D.sec("Glancing Hit Table"), "The companion says where the car goes: "
                                     "put it there."))
@@ -302,9 +302,11 @@ class AlphaDestructicusViews:
         if ramps and not v.kind.flies:
             specs.append(ActionSpec("jump", "Jump", (
                 pick, fixed, Field("ramp", "choice", "off the ramp", choices=ramps),
-                Field("distance_in", "number", "declared distance (in)", minimum=0.0, maximum=60.0, step=0.1)),
-                "freak", D.sec("Jumping"), "Drive to the ramp's foot first; declare at least half of what it "
-                                           "may jump."))
+                Field("distance_in", "number", "declared distance (in)", minimum=0.0, maximum=60.0, step=0.1,
+                      optional=True)),
+                "freak", D.sec("Jumping"), "A drive that reaches a ramp's foot jumps by itself; this is for a car "
+                                           "standing at the foot. Declare at least half of what it may jump "
+                                           "(left empty, the driver's player is asked)."))
         walls = tuple({"value": t.name, "label": t.name} for t in self._blocking(state))
         if others or walls:
             fields = [pick, fixed]
