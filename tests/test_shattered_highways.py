@@ -582,3 +582,15 @@ def test_hand_to_hand_does_not_reach_between_a_rigs_tractor_and_trailer():
     session = GameSession(rules, st, FixedDice([]))
     with pytest.raises(RulesError, match="on the rig's tractor"):
         session.act({"act": "attack", "warrior": "Max:10:P1", "target": "Joe:20:W1"})
+
+
+def test_option_wreck_veer_fumble():
+    """A 1 on the Move to veer round a wreck: clipped (1d6) and out of control, or only clipped."""
+    data = json.loads((Path(__file__).resolve().parents[1] / "examples" / "scenarios"
+                       / "41-veering-round-a-wreck-on-a-1.json").read_text())
+    out = run_scenario(data)
+    assert out["state"]["vehicles"]["21"]["pose"][:2] == pytest.approx([414.2, 450.8])
+    data.update(options={"wreck_veer_fumble": "clip_only"}, dice=data["dice"][:-1])
+    out = run_scenario(data)
+    assert out["state"]["vehicles"]["21"]["pose"][:2] == [528.5, 400.0] and out["dice_left"] == 0
+    assert out["state"]["vehicles"]["21"]["hp"]["body"] == 9

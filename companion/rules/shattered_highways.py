@@ -80,6 +80,12 @@ OPTIONS = (
                '(a wreck made as an activation ends, through the next one); whoever is still aboard then is '
                'gone with the wreck. "any_time": they wait on the wreck, out of reach of every gun, and leap '
                'whenever they like (the wreck never goes).'),
+    RuleOption("wreck_veer_fumble", "clip_and_lose_control", ("clip_and_lose_control", "clip_only"),
+               f'{D.RULEBOOK}, "Move" and "Destroyed!"',
+               '"Move": a vehicle veering round a wreck in front of it rolls "as per above" (where "On a 1 they '
+               'have Lost Control"); "Destroyed!": "Vehicles that fail the Move take 1d6 hit points as they clip '
+               'the wreck, then move to one side". "clip_and_lose_control": a 1 clips the wreck (1d6) and then '
+               'loses control; "clip_only": a 1 is only a failure, 1d6 and aside.'),
     RuleOption("game_end", "last_fleet_running", ("last_fleet_running", "table_decides"),
                f'{D.RULEBOOK}, "How to Play"',
                'The book gives no end of the game (no turn limit, no victory condition). '
@@ -537,6 +543,9 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                     dmg = yield from self._d(D.WRECK_DAMAGE_DIE, f"damage clipping the {name}'s wreck", other.name)
                     events.append(f"the {other.name} clips the wreck")
                     yield from self._hurt_vehicle(state, other, dmg, None, events, rolls)
+                    if roll.face == D.FUMBLE and other.in_play and \
+                            self.option("wreck_veer_fumble") == "clip_and_lose_control":
+                        yield from self._lost_control(state, other, events, rolls)
                 else:
                     events.append(f"the {other.name} veers clear of the wreck")
 
