@@ -308,6 +308,42 @@ def test_option_waldo_armour():
     assert session({"waldo_armour": 1}, rosters=rosters).state.vehicles[14].armour["top"] == 2
 
 
+def test_option_forced_six_counts():
+    """Badly shaken: 6 in straight ahead first; then 6 in of its 12 are left, or all 12 ("extra")."""
+    def prep(state):
+        working(10)(state)
+        state.vehicles[10].pending, state.vehicles[10].pending_table = 2, "glancing"
+    for reading, left in (("part_of_move", 6.0), ("extra", 12.0)):
+        s = session({"forced_six_counts": reading}, [], prep)
+        s.act({"act": "forced", "freak": "Zed", "vehicle": 10})
+        out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [400, 200, 0]})   # 47.6 mm more
+        assert out["left_in"] == pytest.approx(left - 47.6 / 25.4, abs=0.01)
+
+
+def test_option_after_jump():
+    """The landing ends the move ("stops"), or it drives what it had left ("drive_on")."""
+    for reading, stopped in (("stops", True), ("drive_on", False)):
+        out = _jump({"after_jump": reading})
+        assert out["state"]["activation"]["stopped"] is stopped
+
+
+def test_a_drive_that_reaches_a_ramp_asks_its_driver_how_far_to_jump():
+    """ "the driver must state how many inches, up to the maximum possible jump" ("Jumping"): asked of
+    Ann (Zed's player), from half of what it drove to all of it: the path runs on over the ramp, so the
+    car stops at its foot (within the 2 mm the path is checked in), 298 mm (11.73 in) on."""
+    def prep(state):
+        working(10)(state)
+        state.vehicles[10].pose = Pose(540, 320, 0)
+    s = session({}, [4], prep)
+    s.choices = None
+    assert s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [900, 320, 0]]}) is None
+    assert s.pending.player == "Ann" and [o["value"] for o in s.pending.options] == [6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 11.73]
+    s.choose("Ann", 7.0)
+    out = s.log[-1].outcome
+    assert out["result"] == "jumped" and out["jump"]["distance_in"] == 7.0 and out["moved_in"] == 11.73
+    assert s.state.vehicles[10].pose.x_mm == pytest.approx(838 + 7 * 25.4)
+
+
 def test_option_other_chooser():
     """Ann's machine guns spin out Bob's King Rhino (glancing 4) in a three-player game: "culprit" asks
     Ann, who caused it; "next_player" asks Cy, next round the table after Bob."""
@@ -475,6 +511,32 @@ def test_a_badly_shaken_car_makes_its_forced_move_first():
     assert out["distance_in"] == 6 and s.state.vehicles[10].pose.x_mm == pytest.approx(352.4)
     out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [500, 200, 0]})
     assert out["left_in"] == pytest.approx(0.19, abs=0.01)       # 6 forced + 5.81 of 12
+
+
+def test_a_forced_move_comes_first_and_is_made_even_if_the_turn_ends_without_it():
+    """ "must move 6\" straight ahead at the beginning of the driver's next turn": nothing else of the
+    driver's first (he may bail out); a turn ended without it makes it then."""
+    def prep(state):
+        working(10)(state)
+        state.vehicles[10].pending, state.vehicles[10].pending_table = 2, "glancing"
+    s = session({}, [], prep)
+    with pytest.raises(RulesError, match=r"must first make its forced move \(badly shaken\)"):
+        s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12})
+    s.act({"act": "activate", "freak": "Zed"})
+    s.dice = FixedDice([1])                                   # the next chip: Ann's
+    end = s.end_turn()
+    assert "the Rhinocerator's forced move (badly shaken) was not made: it is made now" in end["events"]
+    assert s.state.vehicles[10].pose.x_mm == pytest.approx(200 + 152.4) and not s.state.vehicles[10].pending
+
+
+def test_a_pass_is_the_drivers_turn_too():
+    """The chip put on a driver who does nothing is his turn: a slightly shaken waiting for it is spent."""
+    def prep(state):
+        state.vehicles[12].pending, state.vehicles[12].pending_table = 1, "glancing"
+    s = session({}, [3, 1], prep, choices=["Zed", "Grub"])
+    s.end_turn()                                              # Ann passes (Zed); Bob's chip is drawn (3rd of 5)
+    end = s.end_turn()                                        # Bob passes: the chip on Grub
+    assert any("slightly shaken is over" in e for e in end["events"]) and not s.state.vehicles[12].pending
 
 
 def test_fire_burns_at_the_end_of_the_drivers_turn():

@@ -113,6 +113,14 @@ OPTIONS = (
                'The appendix lists Waldo (small skimmer) with only its "Strafe-o-matic": no armour is printed, '
                'and "A small skimmer has only 1 armor value all around" says it has one value, not which. '
                '0: as printed, none; 1: one point all around. A roster that gives Waldo an "armour" keeps it.'),
+    RuleOption("forced_six_counts", "part_of_move", ("part_of_move", "extra"), sec("Glancing Hit Table"),
+               'Badly Shaken "must move 6\" straight ahead at the beginning of the driver\'s next turn" (so do Spinout '
+               'and Rattled); the book does not say whether the car may still make its own move. "part_of_move": the '
+               'forced 6" are the first 6" of its move (6" of its 12" are left); "extra": they come on top of it.'),
+    RuleOption("after_jump", "stops", ("stops", "drive_on"), sec("Jumping"),
+               'The book does not say whether a vehicle moves on after landing. "stops": the landing ends its move '
+               '(the flight already reaches as far as it had moved, or 6" more when pushing it); "drive_on": it may '
+               'drive what it had left before the ramp.'),
     RuleOption("sight", "forest_and_buildings", ("forest_and_buildings", "forest_only"), sec("Terrain"),
                'Only "Forest" is said to block line of sight. "forest_and_buildings": forests and buildings '
                'block a shot; "forest_only": only forests do.'),
@@ -1014,6 +1022,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             state.drove, state.direction = v.marker, "forward"
             state.no_ram = list(self._touching(state, v))
         state.budget_mm = max(state.budget_mm, inches(v.kind.base_move_in))
+        if not stop and self.option("forced_six_counts") == "extra":
+            state.budget_mm += inches(dist_in)
         way = "straight ahead" if heading is None else f"sideways, the way it was travelling ({heading:g} deg)"
         events.append(f"{what}: the {v.name} moves {dist_in:g} in {way}" + (" and stops" if stop else ""))
         hit = yield from self._surge(state, v, inches(dist_in), events, rolls, rams=True, heading_deg=heading)
@@ -1416,6 +1426,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if state.drove == v.marker:
             touching = self._touching(state, v)
             state.no_ram = [x for x in state.no_ram if x in touching]
+            if self.option("after_jump") == "stops" and v.in_play:
+                state.stopped = state.blocked = True
+                events.append(f"the {v.name} lands: its move is over (after_jump=stops)")
         return result
 
     # --- jacking ---------------------------------------------------------------------------
