@@ -882,6 +882,23 @@ def test_a_spectacular_explosion_hits_everything_within_6_inches():
     assert tank.pending == 1 and s.dice.remaining == 0
 
 
+def test_kablooie_wounds_the_driver_once():
+    """ "The driver is wounded and everyone within 3\" takes a S0 hit" ("Bike and Cavalry Hit Table"):
+    the thrown rider rolls once (1: a wound), not again for the blast he is in."""
+    rosters = copy.deepcopy(BASE["rosters"])
+    rosters[0]["vehicles"][2] = {"marker": 14, "name": "Zoom", "type": "bike", "armour": {"all": 1},
+                                 "components": ["engine"]}
+    rosters[0]["freaks"][2] = {"name": "Ix", "aboard": 14, "seat": "driver"}
+
+    def prep(state):
+        state.vehicles[14].engine.status = "working"
+        state.vehicles[14].pose = Pose(420, 200, 0)          # 6.5 in from the tank, clear of the 3 in blast
+    s = session({}, [6, 6, 1], prep, rosters=rosters)       # a natural 6; the bike table 6; Ix rolls 1
+    out = s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 14})
+    assert "bike hit 6: kablooie" in out["events"] and s.state.freaks["Ix"].wounds == 2
+    assert s.state.vehicles[14].removed and s.dice.remaining == 0
+
+
 def test_a_bike_hit_throws_the_rider_and_the_horse_surges_on():
     def prep(state):
         state.vehicles[14].pose = state.vehicles[14].pose.__class__(200, 300, 0)

@@ -1783,7 +1783,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             self._destroy(state, v, events, self._culprit(state), "a burning wreck")
 
     def _explode(self, state: GameState, v: Vehicle, radius_mm: float, strength: int, events, rolls, action,
-                 remove: bool = True):
+                 remove: bool = True, spare: tuple = ()):
         """Everything within the radius takes a hit; freaks inside take one; the wreck goes."""
         centre = v.pose.xy
         zone = shapely.Point(*centre).buffer(radius_mm, quad_segs=32)
@@ -1799,7 +1799,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 yield from self._hit(state, o, strength, None, events, rolls, {}, f"the {v.name}'s blast",
                                      point=centre)
         for f in list(state.freaks.values()):
-            if f.on_foot and f.pos is not None and shapely.intersects(zone, shapely.points(np.asarray(f.pos))):
+            if f.on_foot and f.pos is not None and f.id not in spare and \
+                    shapely.intersects(zone, shapely.points(np.asarray(f.pos))):
                 yield from self._wound(state, f, events, rolls, f"the {v.name}'s blast")
 
     def _bike_hit(self, state: GameState, v: Vehicle, events, rolls, action, who: str):
@@ -1848,8 +1849,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                     self._destroy(state, v, events, self._culprit(state), "removed from play")
                     v.removed = True
                 else:
+                    # "The driver is wounded and everyone within 3" takes a S0 hit": the driver once.
                     yield from self._explode(state, v, inches(D.KABLOOIE_IN), D.KABLOOIE_STRENGTH, events, rolls,
-                                             action)
+                                             action, spare=(driver.id,) if driver is not None else ())
                 return
             if n == 3 and v.type == "jetpack":
                 self._destroy(state, v, events, self._culprit(state), "the jetpack is ditched")
