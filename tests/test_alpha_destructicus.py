@@ -882,6 +882,42 @@ def test_a_spectacular_explosion_hits_everything_within_6_inches():
     assert tank.pending == 1 and s.dice.remaining == 0
 
 
+def test_penetrating_side_blown_off_and_rollover_wreck_ask_the_driver():
+    """Penetrating 1 on back armour 1: "one component (chosen by driver) is destroyed"; penetrating 4:
+    turned 90 deg (driver's choice), 2d6 in its last direction next turn, 1-3 breaks, freaks injured."""
+    def prep(state):
+        working(12)(state)
+        state.vehicles[12].pose = Pose(500, 400, 0)
+        state.vehicles[10].pose = Pose(400, 400, 0)             # behind it: the back, armour 1
+    s = session({}, [6, 1], prep, choices=["horns"])          # a natural 6; table 1; Bob picks the horns
+    out = s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12})
+    king = s.state.vehicles[12]
+    assert "penetrating hit 1: side blown off" in out["events"] and king.armour["back"] == 0
+    assert king.component("horns").status == "destroyed" and king.engine.status == "working"
+    assert s.log[-1].choices[0]["player"] == "Bob"
+    s = session({}, [6, 4, 5, 2, 1], prep, choices=["left"])  # table 4; engine 5 holds, horns 2 breaks; Grub 1
+    out = s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12})
+    king = s.state.vehicles[12]
+    assert (king.pending, king.pending_table) == (4, "penetrating") and king.pose.heading_deg == 90
+    assert king.pending_heading == 0 and king.component("horns").status == "damaged"
+    assert s.state.freaks["Grub"].down and s.state.freaks["Grub"].wounds == 2
+
+
+def test_bike_table_rattled_is_turned_by_another_player_and_a_riderless_horse_goes():
+    def prep(state):
+        state.vehicles[14].pose = Pose(300, 200, 0)
+    rosters = copy.deepcopy(BASE["rosters"])
+    rosters[0]["freaks"][2] = {"name": "Ix", "aboard": 14, "seat": "driver"}
+    s = session({}, [6, 2], prep, choices=[30], rosters=rosters)   # Zed shoots his own team's Horse
+    out = s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 14})
+    horse = s.state.vehicles[14]
+    assert "bike hit 2: rattled" in out["events"] and (horse.pending, horse.pending_table) == (2, "bike")
+    assert horse.pose.heading_deg == 30 and s.log[-1].choices[0]["player"] == "Bob"   # not the driver's player
+    s = session({}, [4], prep)                                      # nobody on the Horse: 4 + 1 > 0
+    out = s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 14})
+    assert s.state.vehicles[14].removed and "the Horse is destroyed (a hit with nobody aboard)" in " ".join(out["events"])
+
+
 def test_kablooie_wounds_the_driver_once():
     """ "The driver is wounded and everyone within 3\" takes a S0 hit" ("Bike and Cavalry Hit Table"):
     the thrown rider rolls once (1: a wound), not again for the blast he is in."""
