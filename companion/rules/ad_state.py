@@ -193,8 +193,8 @@ class GameState:
     blocked: bool = False               # a drive said it could go no further (Speed Freak)
     getting_up: bool = False            # down_gets_up="spends_turn": this turn is spent standing up
     paths: dict = field(default_factory=dict)              # marker -> poses driven this activation
-    # What the driven vehicle may not ram now: what it touched when its move began, and what it has
-    # rammed, until it has moved out of contact ("Ramming": a ram is a vehicle moving INTO contact).
+    # What the driven vehicle may not ram again now: what it has rammed this turn, until it has moved
+    # out of contact ("Ramming": a ram is a vehicle moving INTO contact; one contact, one ram).
     no_ram: list = field(default_factory=list)
     scores: dict[str, int] = field(default_factory=dict)
     destroyed_by: dict[str, int] = field(default_factory=dict)

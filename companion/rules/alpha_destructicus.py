@@ -700,7 +700,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 state.budget_mm -= inches(D.SHAKEN_LOSS_IN)
                 v.pending, v.pending_table = 0, ""
             v.last_team = f.player
-            state.no_ram = list(self._touching(state, v))
+            state.no_ram = []
 
     def _check_driver(self, state: GameState, f: Freak, v: Vehicle) -> None:
         if f.aboard != v.marker or f.seat != "driver":
@@ -904,7 +904,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             for thing in result["touching"]:
                 if not v.in_play:
                     break
-                if thing in state.no_ram:           # touching since before this drive, or rammed already
+                if thing in state.no_ram:           # rammed already, and not moved out of contact since
                     continue
                 rammed.append(thing)
                 result["rams"][str(thing)] = yield from self._ram(state, v, thing, events, rolls)
@@ -1020,7 +1020,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         v.pending, v.pending_table, v.pending_heading = 0, "", None
         if state.drove is None:
             state.drove, state.direction = v.marker, "forward"
-            state.no_ram = list(self._touching(state, v))
+            state.no_ram = []
         state.budget_mm = max(state.budget_mm, inches(v.kind.base_move_in))
         if not stop and self.option("forced_six_counts") == "extra":
             state.budget_mm += inches(dist_in)
@@ -1944,8 +1944,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             target = state.vehicle(target).marker
         if target in state.no_ram:
             what = state.vehicles[target].name if isinstance(target, int) else target
-            raise RulesError(f"the {v.name} has not moved into contact with {what}: it was touching it already, "
-                             f"or has rammed it, and has not moved away since ({sec('Ramming')})")
+            raise RulesError(f"the {v.name} has not moved into contact with {what}: it has rammed it already and "
+                             f"has not moved out of contact since ({sec('Ramming')})")
         events, rolls = [], []
         result = {"act": "ram", "vehicle": v.marker, "target": target, "rolls": rolls, "events": events}
         out = yield from self._ram(state, v, target, events, rolls, result=result)
