@@ -277,6 +277,13 @@ def test_option_gate_reset():
     s = session({"gate_reset": "any_new_driver"}, [], prep)
     s.act(*steps)
     assert s.state.vehicles[14].last_gate is None
+    # "If the driver abandons the vehicle and acquires another, the new vehicle may also score on any
+    # gate": Mo (Ann) leaves the Dragster he drove for the Horse, which Ann's team last scored with.
+    s = session({}, [], prep)
+    s.act({"act": "leave", "freak": "Mo", "to": [260, 420]})
+    s.state.freaks["Mo"].pos = (380.0, 600.0)                 # (walked over: within 6 in of the Horse)
+    out = s.act({"act": "board", "freak": "Mo", "vehicle": 14, "seat": "driver"})
+    assert s.state.vehicles[14].last_gate is None and "may score on any gate again" in " ".join(out["events"])
 
 
 def _jump(options):

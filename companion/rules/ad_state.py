@@ -41,6 +41,7 @@ class Freak:
     down: bool = False                  # "Don't know when to quit": lies still, cannot be harmed
     moved: bool = False                 # his chip is on him this round
     out: bool = False
+    drove_before: int | None = None     # the vehicle he last drove ("Winning": a driver who acquires another)
 
     @property
     def on_foot(self) -> bool:
@@ -408,6 +409,8 @@ def build_game(rosters: list[dict], scene, waldo_armour: int = 0) -> GameState:
                 f.aboard, f.seat = v.marker, seat
                 if seat == "driver":
                     v.last_team = player
+                    v.last_driver = fid
+                    f.drove_before = v.marker
             else:
                 at = fs.get("at")
                 if not (isinstance(at, list) and len(at) == 2 and all(isinstance(x, (int, float)) for x in at)):

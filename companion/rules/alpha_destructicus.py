@@ -89,8 +89,9 @@ OPTIONS = (
                'hulk); False: it is only broken and burning, and can be repaired.'),
     RuleOption("gate_reset", "other_player", ("other_player", "any_new_driver"), sec("Winning"),
                '"If the vehicle is abandoned and then taken by another player, it may once again score on any '
-               'gate." "other_player": only a freak of another player resets it; "any_new_driver": any other '
-               'freak taking the wheel does.'),
+               'gate. If the driver abandons the vehicle and acquires another, the new vehicle may also score on any '
+               'gate." "other_player": a freak of another player resets it, and so does a driver who left another '
+               'vehicle for it; "any_new_driver": any other freak taking the wheel does.'),
     RuleOption("airborne_scores", True, (True, False), sec("Winning"),
                'A gate "moves complete across ... in the correct direction". True: a jump that carries the '
                'vehicle through a gate scores; False: only driving through does.'),
@@ -1168,14 +1169,21 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         return result
 
     def _new_driver(self, state: GameState, v: Vehicle, f: Freak, events: list) -> None:
-        """ "Winning": a vehicle taken by another player (or any new driver) may score on any gate again."""
-        reset = (v.last_team != f.player) if self.option("gate_reset") == "other_player" \
-            else (v.last_driver != f.id)
+        """ "Winning": "If the vehicle is abandoned and then taken by another player, it may once again score
+        on any gate. If the driver abandons the vehicle and acquires another, the new vehicle may also score
+        on any gate": a vehicle taken by another player, or by a driver who left another vehicle for it (or,
+        option any_new_driver, by any other freak) may score on any gate again."""
+        switched = f.drove_before is not None and f.drove_before != v.marker
+        if self.option("gate_reset") == "other_player":
+            reset = v.last_team != f.player or switched
+        else:
+            reset = v.last_driver != f.id
         if reset and v.last_gate is not None:
-            events.append(f"the {v.name} has a new team: it may score on any gate again")
+            events.append(f"the {v.name} has a new driver: it may score on any gate again ({sec('Winning')})")
             v.last_gate = None
         v.last_team = f.player
         v.last_driver = f.id
+        f.drove_before = v.marker
 
     @action("leave")
     def _act_leave(self, state: GameState, action: dict):
@@ -2051,8 +2059,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if is_vehicle:
             yield from self._ram_damage(state, t, t_face, vr.total, f"the {v.name}'s ram", events, rolls)
         elif t.kind == "building":
-            if vr.total > 0:
-                t.wall_armour[int(t_face.split()[1])] = max(t_armour - 1, 0)
+            # "If the number is equal to or less than the armor rating, the other ... loses one point of
+            # armor. If it is higher, ... in addition to losing one point of armor": a point either way.
+            t.wall_armour[int(t_face.split()[1])] = max(t_armour - 1, 0)
             if v.burning:
                 yield from self._touch_fire(state, v, t.name, events, rolls)
         yield from self._ram_damage(state, v, v_face, tr.total, f"the {tname}", events, rolls)
