@@ -925,6 +925,20 @@ def test_bike_table_rattled_is_turned_by_another_player_and_a_riderless_horse_go
     assert s.state.vehicles[14].removed and "the Horse is destroyed (a hit with nobody aboard)" in " ".join(out["events"])
 
 
+def test_a_bailed_out_cars_lost_component_is_chosen_by_the_other_side():
+    """The empty tank runs into the King Rhino and loses: the King's 6 + 2 = 8 > front 4, a glancing hit on
+    an unoccupied car: "One component, chosen by a player other than a current occupant". Nobody is in
+    it; the hit came from Bob's roll, so Bob chooses, not Ann whose freak bailed out."""
+    def prep(state):
+        working(10)(state)
+        state.vehicles[12].pose = Pose(420, 200, 90)              # its side 163 mm beyond the tank's nose
+    s = session({}, [4, 1, 6], prep, choices=["machine guns"])
+    out = s.act({"act": "stunt", "freak": "Zed", "vehicle": 10, "stunt": "bail_out", "to": [200, 260]})
+    tank = s.state.vehicles[10]
+    assert out["rolls"][1]["total"] == 1 + 1 + 1 - 1 and out["rolls"][2]["total"] == 8     # turn, armour, empty
+    assert tank.component("machine guns").status == "destroyed" and s.log[-1].choices[0]["player"] == "Bob"
+
+
 def test_kablooie_wounds_the_driver_once():
     """ "The driver is wounded and everyone within 3\" takes a S0 hit" ("Bike and Cavalry Hit Table"):
     the thrown rider rolls once (1: a wound), not again for the blast he is in."""

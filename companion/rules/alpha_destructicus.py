@@ -107,8 +107,9 @@ OPTIONS = (
     RuleOption("other_chooser", "culprit", ("culprit", "next_player"), sec("Glancing Hit Table"),
                'Spinout: "chosen by a player other than the driver (typically the player who caused the glancing '
                'hit)"; an unoccupied vehicle\'s lost component is "chosen by a player other than a current '
-               'occupant". "culprit": the player whose freak is acting, unless he is the one excluded, else the '
-               'next player round the table after the driver\'s; "next_player": always the next player round the '
+               'occupant". "culprit": the player whose freak is acting, unless he is the one excluded or the hit is on '
+               'the vehicle his own freak is moving (an empty car he bailed out of: the other side\'s roll caused '
+               'it), else the next player round the table after the driver\'s; "next_player": always the next player round the '
                'table (the rosters\' order) after the driver\'s who is not excluded.'),
     RuleOption("waldo_armour", 0, (0, 1), sec("Appendix 1: Sample Vehicles"),
                'The appendix lists Waldo (small skimmer) with only its "Strafe-o-matic": no armour is printed, '
@@ -1626,7 +1627,11 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         first player who is not."""
         excluded = {f.player for f in (state.inside(v.marker) if occupants else state.aboard(v.marker, "driver"))}
         culprit = self._culprit(state)
-        if self.option("other_chooser") == "culprit" and culprit is not None and culprit not in excluded:
+        # The acting player did not cause a hit on a vehicle his own team is moving (an empty car he bailed
+        # out of, his own car hurt by the other's ram roll): the other side did.
+        own = v.last_team == culprit and state.drove == v.marker and len(state.players) > 1
+        if self.option("other_chooser") == "culprit" and culprit is not None and culprit not in excluded \
+                and not own:
             return culprit
         # The next player round the table (the rosters' order) after the driver's.
         first = self._driver_player(state, v)
