@@ -23,7 +23,28 @@ DICTIONARY_SIZES: dict[str, int] = {
 }
 DICTIONARY_SIZES.update({"DICT_ARUCO_ORIGINAL": 1024, "DICT_APRILTAG_16H5": 30,
                          "DICT_APRILTAG_25H9": 35, "DICT_APRILTAG_36H10": 2320,
-                         "DICT_APRILTAG_36H11": 587})
+                         "DICT_APRILTAG_36H11": 587, "DICT_ARUCO_MIP_36H12": 250})
+
+#: The names as OpenCV's documentation spells them (cv2.aruco.DICT_APRILTAG_36h11);
+#: a table file may use these, the upper-case names above, or any case of either.
+OPENCV_SPELLINGS: dict[str, str] = {
+    name: re.sub(r"_(\d+)H(\d+)$", r"_\1h\2", name) for name in DICTIONARY_SIZES}
+
+
+def dictionary_name(text: object) -> str | None:
+    """The canonical (upper-case) name of an ArUco dictionary as a person or
+    OpenCV spells it ("DICT_APRILTAG_36h11", "dict_4x4_50"), or None if unknown."""
+    if not isinstance(text, str):
+        return None
+    key = text.strip().upper()
+    if not key.startswith("DICT_"):
+        key = "DICT_" + key
+    return key if key in DICTIONARY_SIZES else None
+
+
+def accepted_dictionaries() -> str:
+    """Every dictionary a table may name, as OpenCV spells them, for an error message."""
+    return ", ".join(OPENCV_SPELLINGS[n] for n in DICTIONARY_SIZES)
 
 
 class TableFileError(ValueError):
@@ -32,21 +53,30 @@ class TableFileError(ValueError):
 
 @dataclass(frozen=True)
 class AnchorSpec:
-    """A marker lying flat on the table, upright for a player on the near side."""
+    """A marker lying flat on the table, upright for a player on the near side,
+    or turned by `rotation_deg` from upright (anticlockwise seen from above, as
+    headings are: 90 puts its top edge towards -x, the left)."""
 
     id: int
     x_mm: float
     y_mm: float
     size_mm: float
+    rotation_deg: float = 0.0
 
     def corners_mm(self) -> tuple[tuple[float, float], ...]:
         """Its four corners in OpenCV's order (top-left first, clockwise seen from above).
 
-        The marker's top edge (corner 0 to corner 1) faces +y (DESIGN.md).
+        Upright, the marker's top edge (corner 0 to corner 1) faces +y (DESIGN.md);
+        turned, the corners turn with it about the marker's centre.
         """
         h = self.size_mm / 2.0
         x, y = self.x_mm, self.y_mm
-        return ((x - h, y + h), (x + h, y + h), (x + h, y - h), (x - h, y - h))
+        offsets = ((-h, h), (h, h), (h, -h), (-h, -h))
+        if self.rotation_deg % 360.0 == 0.0:
+            return tuple((x + dx, y + dy) for dx, dy in offsets)
+        a = math.radians(self.rotation_deg)
+        c, s = math.cos(a), math.sin(a)
+        return tuple((x + c * dx - s * dy, y + s * dx + c * dy) for dx, dy in offsets)
 
 
 @dataclass(frozen=True)
@@ -224,11 +254,11 @@ class _Where:
 
 
 _TABLE_KEYS = {"width_mm": float, "depth_mm": float, "dictionary": str, "roof_sigma_mm": float}
-_ANCHOR_KEYS = {"id": int, "x_mm": float, "y_mm": float, "size_mm": float}
+_ANCHOR_KEYS = {"id": int, "x_mm": float, "y_mm": float, "size_mm": float, "rotation_deg": float}
 _CAR_KEYS = {"id": int, "name": str, "length_mm": float, "width_mm": float,
              "roof_mm": float, "marker_mm": float, "offset_mm": list}
 _TERRAIN_KEYS = {"name": str, "kind": str, "points": list}
-_OPTIONAL = {"dictionary", "offset_mm", "roof_sigma_mm", "kind"}
+_OPTIONAL = {"dictionary", "offset_mm", "roof_sigma_mm", "kind", "rotation_deg"}
 _TOP_LEVEL = {"table", "anchor", "car", "dice", "terrain", "gate"}
 _GATE_KEYS = ("name", "role", "a_mm", "b_mm", "markers", "marker_mm")
 _DICE_KEYS = {"source": str, "port": str, "baud": int, "seed": int}
@@ -298,10 +328,12 @@ def parse_table(text: str, path: str = "<table>") -> TableSpec:
     _check_keys(table_raw, _TABLE_KEYS, top)
     width = _number(table_raw, "width_mm", top, at_most=_MAX_TABLE_MM)
     depth = _number(table_raw, "depth_mm", top, at_most=_MAX_TABLE_MM)
-    dictionary = table_raw.get("dictionary", "DICT_4X4_50")
-    if dictionary not in DICTIONARY_SIZES:
-        raise top.error(f"unknown ArUco dictionary '{dictionary}'"
-                        f"{_suggest(str(dictionary), set(DICTIONARY_SIZES))}", "dictionary")
+    written = table_raw.get("dictionary", "DICT_4X4_50")
+    dictionary = dictionary_name(written)
+    if dictionary is None:
+        raise top.error(f"unknown ArUco dictionary {written!r}"
+                        f"{_suggest(str(written), set(OPENCV_SPELLINGS.values()))}; "
+                        f"the accepted ones are {accepted_dictionaries()} (in any case)", "dictionary")
 
     roof_sigma = 0.5
     if "roof_sigma_mm" in table_raw:
@@ -467,19 +499,42 @@ def _parse_anchors(value: Any, path: str, text: str, dictionary: str,
         size = _number(raw, "size_mm", where, at_most=min(width, depth))
         x = _number(raw, "x_mm", where, positive=False)
         y = _number(raw, "y_mm", where, positive=False)
-        half = size / 2
-        if not (half <= x <= width - half and half <= y <= depth - half):
-            raise where.error(f"the marker (centre {x:g}, {y:g}, side {size:g} mm) does not lie "
+        rotation = 0.0
+        if "rotation_deg" in raw:
+            value = raw["rotation_deg"]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise where.error(f"must be a number of degrees (anticlockwise from upright), not {value!r}",
+                                  "rotation_deg")
+            if not -360.0 <= value <= 360.0:
+                raise where.error(f"{value:g} degrees is more than a whole turn; say it between -360 and 360",
+                                  "rotation_deg")
+            rotation = float(value)
+        anchor = AnchorSpec(marker_id, x, y, size, rotation)
+        corners = anchor.corners_mm()
+        if not all(-1e-9 <= cx <= width + 1e-9 and -1e-9 <= cy <= depth + 1e-9 for cx, cy in corners):
+            turned = f", turned {rotation:g} deg" if rotation else ""
+            raise where.error(f"the marker (centre {x:g}, {y:g}, side {size:g} mm{turned}) does not lie "
                               f"wholly on the {width:g} x {depth:g} mm table")
-        anchor = AnchorSpec(marker_id, x, y, size)
         for other in anchors:
             if other.id == marker_id:
                 raise where.error(f"anchor id {marker_id} appears twice", "id")
-            gap = max(abs(other.x_mm - x), abs(other.y_mm - y)) - (other.size_mm + size) / 2
-            if gap < 0:
+            if _squares_overlap(corners, other.corners_mm()):
                 raise where.error(f"overlaps anchor {other.id}")
         anchors.append(anchor)
     return tuple(anchors)
+
+
+def _squares_overlap(a: tuple[tuple[float, float], ...], b: tuple[tuple[float, float], ...]) -> bool:
+    """True when two convex outlines share area (touching edges do not count):
+    no edge of either separates them."""
+    for poly in (a, b):
+        for (x0, y0), (x1, y1) in zip(poly, poly[1:] + poly[:1]):
+            nx, ny = y1 - y0, x0 - x1
+            pa = [nx * px + ny * py for px, py in a]
+            pb = [nx * px + ny * py for px, py in b]
+            if max(pa) <= min(pb) + 1e-9 or max(pb) <= min(pa) + 1e-9:
+                return False
+    return True
 
 
 def _parse_cars(value: Any, path: str, text: str, dictionary: str) -> tuple[CarSpec, ...]:
@@ -493,7 +548,10 @@ def _parse_cars(value: Any, path: str, text: str, dictionary: str) -> tuple[CarS
             raise where.error("must be a non-empty name", "name")
         length = _number(raw, "length_mm", where, at_most=2000.0)
         width = _number(raw, "width_mm", where, at_most=2000.0)
-        roof = _number(raw, "roof_mm", where, at_most=_MAX_ROOF_MM)
+        # 0 is a flat token: a marker lying on the table itself.
+        roof = _number(raw, "roof_mm", where, positive=False, at_most=_MAX_ROOF_MM)
+        if roof < 0:
+            raise where.error(f"must be 0 mm (a marker lying on the table) or more, not {roof:g}", "roof_mm")
         marker = _number(raw, "marker_mm", where, at_most=min(length, width))
         offset_raw = raw.get("offset_mm", [0.0, 0.0])
         if (not isinstance(offset_raw, list) or len(offset_raw) != 2
@@ -527,7 +585,8 @@ def table_to_json(table: TableSpec) -> dict:
     """The table as plain JSON (what a game file keeps of it)."""
     return {"width_mm": table.width_mm, "depth_mm": table.depth_mm, "dictionary": table.dictionary,
             "roof_sigma_mm": table.roof_sigma_mm,
-            "anchors": [{"id": a.id, "x_mm": a.x_mm, "y_mm": a.y_mm, "size_mm": a.size_mm} for a in table.anchors],
+            "anchors": [{"id": a.id, "x_mm": a.x_mm, "y_mm": a.y_mm, "size_mm": a.size_mm,
+                         "rotation_deg": a.rotation_deg} for a in table.anchors],
             "cars": [{"id": c.id, "name": c.name, "length_mm": c.length_mm, "width_mm": c.width_mm,
                       "roof_mm": c.roof_mm, "marker_mm": c.marker_mm, "offset_mm": list(c.offset_mm)}
                      for c in table.cars],
@@ -553,7 +612,8 @@ def _gate_spec_from_json(g: dict) -> GateSpec:
 
 def table_from_json(data: dict, source: str = "<game file>") -> TableSpec:
     return TableSpec(data["width_mm"], data["depth_mm"], data["dictionary"],
-                     tuple(AnchorSpec(a["id"], a["x_mm"], a["y_mm"], a["size_mm"]) for a in data["anchors"]),
+                     tuple(AnchorSpec(a["id"], a["x_mm"], a["y_mm"], a["size_mm"], a.get("rotation_deg", 0.0))
+                           for a in data["anchors"]),
                      tuple(CarSpec(c["id"], c["name"], c["length_mm"], c["width_mm"], c["roof_mm"], c["marker_mm"],
                                    tuple(c["offset_mm"])) for c in data["cars"]),
                      source=source, roof_sigma_mm=data["roof_sigma_mm"],

@@ -72,7 +72,7 @@ def _with(old: str, new: str) -> str:
     (_with("width_mm = 1000", "width_mm = -5"), ["[table] width_mm", "must be more than 0 mm"]),
     (_with("depth_mm = 800", "depth_mm = 80000"), ["[table] depth_mm", "impossible"]),
     (_with("width_mm = 1000", 'width_mm = "wide"'), ["[table] width_mm", "must be a number"]),
-    (_with("roof_mm = 30", "roof_mm = 0"), ["[[car]] #1", "roof_mm", "more than 0"]),
+    (_with("roof_mm = 30", "roof_mm = -2"), ["[[car]] #1", "roof_mm", "must be 0 mm (a marker lying on the table) or more"]),
     (_with("marker_mm = 20", "marker_mm = 40"), ["[[car]] #1", "marker_mm", "impossible"]),
     (_with("x_mm = 950\ny_mm = 750", "x_mm = 990\ny_mm = 750"), ["[[anchor]] #3 (id 2)", "does not lie wholly on"]),
     (_with("id = 1\n", "id = 0\n"), ["[[anchor]] #2", "appears twice"]),
