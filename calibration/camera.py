@@ -127,6 +127,59 @@ class CameraModel:
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
+    # --- fitting the frames -----------------------------------------------------
+
+    def scaled_to(self, size: tuple[int, int]) -> "CameraModel":
+        """The same camera at another resolution of the same field of view: focal
+        lengths and principal point scale with the frame (pixel centres kept:
+        OpenCV's pixel (0, 0) is the centre of the first pixel); the lens
+        distortion, in normalised coordinates, is unchanged."""
+        if self.image_size is None:
+            raise CameraFileError(f"{self.source}: the file gives no image size to scale from")
+        w0, h0 = self.image_size
+        w, h = int(size[0]), int(size[1])
+        sx, sy = w / w0, h / h0
+        k = np.array(self.camera_matrix, dtype=np.float64)
+        k[0, 0] *= sx
+        k[0, 1] *= sx
+        k[1, 1] *= sy
+        k[0, 2] = (k[0, 2] + 0.5) * sx - 0.5
+        k[1, 2] = (k[1, 2] + 0.5) * sy - 0.5
+        return CameraModel(k, self.dist_coeffs, (w, h), estimated=self.estimated,
+                           focal_rel_sigma=self.focal_rel_sigma,
+                           source=f"{self.source} (scaled from {w0} x {h0} to {w} x {h})")
+
+    def fitted_to(self, size: tuple[int, int], where: str = "frame") -> tuple["CameraModel", str | None]:
+        """This camera for frames of `size` (width, height), and a warning to show
+        when it had to be changed to fit them (None when it fits as it is).
+
+        A file calibrated at another resolution of the same aspect ratio is
+        scaled, and the warning says so: most webcams scale the whole sensor
+        between such modes, but some crop, and then only a calibration at this
+        resolution is right. A file of another aspect ratio cannot be scaled (the
+        camera crops its sensor differently) and is refused with a
+        CameraFileError; so is a file without a size whose principal point is far
+        from the middle of the frames."""
+        w, h = int(size[0]), int(size[1])
+        if self.image_size is None:
+            self.check_frame(np.zeros((h, w), np.uint8), where)
+            return self, None
+        w0, h0 = self.image_size
+        if (w, h) == (w0, h0):
+            return self, None
+        if abs((w / h) / (w0 / h0) - 1.0) > 0.01:
+            raise CameraFileError(
+                f"{self.source}: calibrated for {w0} x {h0} pixels, but the {where} is {w} x {h}, "
+                f"another shape ({_aspect(w0, h0)} against {_aspect(w, h)}): another shape of frame is "
+                f"another crop of the sensor, so the file cannot be scaled to it; calibrate the camera "
+                f"at {w} x {h} (companion calibrate camera) or set the camera to {w0} x {h0}")
+        scaled = self.scaled_to((w, h))
+        note = (f"camera file {self.source} was calibrated at {w0} x {h0} pixels but the {where} is "
+                f"{w} x {h}: its focal length and centre are scaled by {w / w0:.3g} to fit (same "
+                f"aspect ratio); if the camera crops at this resolution, positions will be off, so "
+                f"calibrate at {w} x {h} to be sure")
+        return scaled, note
+
     # --- use -------------------------------------------------------------------
 
     def check_frame(self, image: np.ndarray, where: str = "frame") -> None:
@@ -160,6 +213,12 @@ class CameraModel:
         out, _ = cv2.projectPoints(pts, np.asarray(rvec, np.float64), np.asarray(tvec, np.float64),
                                    self.camera_matrix, self.dist_coeffs)
         return out.reshape(-1, 2)
+
+
+def _aspect(w: int, h: int) -> str:
+    g = math.gcd(int(w), int(h))
+    a, b = w // g, h // g
+    return f"{a}:{b}" if a < 100 else f"{w / h:.3f}:1"
 
 
 def _first_line(exc: Exception) -> str:

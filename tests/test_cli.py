@@ -97,3 +97,4 @@ def test_locate_with_a_camera_file_for_another_resolution(capsys, rendered, tmp_
     wrong.write_text(text)
     code, _, err = run(capsys, "locate", str(image), "--table", "vision/data/demo_table.toml", "--camera", str(wrong))
     assert code == 2 and "calibrated for 1280 x 1080 pixels, but the frame is 1920 x 1080" in err
+    assert "another shape" in err

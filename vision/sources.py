@@ -281,6 +281,78 @@ class PrefetchSource(FrameSource):
         self.inner.close()
 
 
+class PeekedSource(FrameSource):
+    """Another source whose first frame has been read already, to learn the
+    frames' size before anything is set up for them; that frame is still the
+    first `read()` gives."""
+
+    def __init__(self, inner: FrameSource) -> None:
+        super().__init__(inner.description)
+        self.inner = inner
+        self.fps = inner.fps
+        self.live = inner.live
+        self._first: Frame | None = inner.read()
+        self._started = False
+
+    @property
+    def frame_size(self) -> tuple[int, int] | None:
+        """(width, height) of the first frame, or None when the source gave none."""
+        if self._first is None:
+            return None
+        h, w = self._first.image.shape[:2]
+        return int(w), int(h)
+
+    def read(self) -> Frame | None:
+        if not self._started:
+            self._started = True
+            return self._first
+        return self.inner.read()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class LoopingSource(FrameSource):
+    """A video file or a folder of images played again and again: when it ends,
+    it is opened afresh with `reopen()` and goes on where it left off in frame
+    numbers and time, so a tracker sees one continuous stream."""
+
+    def __init__(self, first: FrameSource, reopen) -> None:
+        super().__init__(f"{first.description} (looped)")
+        self._source = first
+        self._reopen = reopen
+        self.fps = first.fps
+        self.live = first.live
+        self.loops = 0
+        self._index = 0
+        self._time_offset = 0.0
+        self._last_time = 0.0
+
+    def read(self) -> Frame | None:
+        if self._source is None:
+            return None
+        frame = self._source.read()
+        if frame is None:
+            self._source.close()
+            self._source = self._reopen()
+            self.loops += 1
+            step = 1.0 / self.fps if self.fps else 1.0
+            self._time_offset = self._last_time + step
+            frame = self._source.read()
+            if frame is None:          # an empty file: nothing to loop
+                return None
+        time_s = frame.time_s + self._time_offset
+        self._last_time = time_s
+        out = Frame(self._index, frame.image, time_s, frame.name, frame.truth, frame.captured_at)
+        self._index += 1
+        return out
+
+    def close(self) -> None:
+        if self._source is not None:
+            self._source.close()
+            self._source = None
+
+
 def open_source(spec: str, table: TableSpec | None = None, **synthetic_kwargs) -> FrameSource:
     """Open a source from what a player types: `demo`, a camera index, a folder,
     an image or a video file."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from calibration.tablefile import load_table
 
@@ -28,17 +29,42 @@ def cmd_locate(args: argparse.Namespace) -> int:
     camera = load_camera(args.camera)
     source = open_source(args.input, table)
     single = isinstance(source, ImageSource)
+    video = isinstance(source, VideoSource)
+    folder = isinstance(source, ImageFolderSource)
+    source, camera, note = fit_camera_to_source(source, camera)
+    if note:
+        print(f"warning: {note}", file=sys.stderr, flush=True)
     # A video is one table over time: track it. Images in a folder may be
     # anything: look at each whole.
     pipeline = TablePipeline(table, camera,
-                             full_scan_every=15 if isinstance(source, VideoSource) else 1)
+                             full_scan_every=15 if video else 1)
     with source:
         for frame in source:
             tracked = pipeline.process(frame.image, frame.index, frame.time_s)
             if single and tracked.located.table_pose is None:
                 raise CommandError(f"{args.input}: {tracked.located.error}")
             out = tracked.to_json()
-            if isinstance(source, ImageFolderSource) and not single:
+            if folder and not single:
                 out["image"] = frame.name
             print(json.dumps(out), flush=True)
     return 0
+
+
+def fit_camera_to_source(source, camera):
+    """The source (its first frame read ahead, still to come), the camera file
+    fitted to its frames' size, and a warning when the file had to be scaled to
+    fit (CameraModel.fitted_to; a file that cannot fit is refused there)."""
+    from vision.sources import PeekedSource
+
+    if camera is None:
+        return source, None, None
+    peeked = PeekedSource(source)
+    size = peeked.frame_size
+    if size is None:
+        return peeked, camera, None
+    try:
+        camera, note = camera.fitted_to(size)
+    except Exception:
+        peeked.close()
+        raise
+    return peeked, camera, note

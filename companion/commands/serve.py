@@ -39,6 +39,9 @@ def register(sub) -> None:
     p.add_argument("--camera", help="the camera's calibration (OpenCV YAML); without it the camera is estimated from the anchors")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port to serve on (default {DEFAULT_PORT}; 0 picks a free one)")
+    p.add_argument("--loop", action="store_true",
+                   help="play a video file or a folder of images again and again (by default it is played "
+                        "once, and the page then says it ended, as it says a camera stopped)")
     _lan_args(p)
     _game_arg(p)
     p.set_defaults(func=cmd_serve)
@@ -80,9 +83,10 @@ def _open_tray(table):
 
 
 def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_rules: str | None = None,
-           game_file: str | None = None, demo_cars=None) -> int:
+           game_file: str | None = None, demo_cars=None, warnings: tuple[str, ...] = ()) -> int:
     """Serve the page for `live`. On the demo: `demo_rules` is the game to start (None: none),
-    `demo_cars` the playable cars players move from the page (None: the scripted convoy)."""
+    `demo_cars` the playable cars players move from the page (None: the scripted convoy).
+    `warnings` (a camera file scaled to fit, ...) are printed and put on the page's notes."""
     import secrets
 
     from waitress import create_server
@@ -107,6 +111,7 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
         except (ReplayError, StoreError) as exc:
             raise CommandError(f"{game_file}: cannot resume the game: {exc}") from None
         resumed = True
+    note_warnings(game, warnings)
     if demo_cars is not None:
         game.demo_mover = demo_cars.move
         if resumed:
@@ -131,6 +136,8 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
         _start_demo_game(game, demo_rules)
     print(f"Table companion: {address}", flush=True)
     print(f"  showing {live.description} on {live.table.source}; Ctrl+C stops it", flush=True)
+    for text in warnings:
+        print(f"  warning: {text}", flush=True)
     if store is not None:
         what = f"resumed at event {len(store)}" if resumed else "recording"
         print(f"  game file {game_file}: {what}; the audit page is {address}audit", flush=True)
@@ -149,6 +156,12 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
         if store is not None:
             store.close()
     return 0
+
+
+def note_warnings(game, warnings) -> None:
+    """Put each setup warning (a camera file scaled to fit, ...) on the page's notes."""
+    for text in warnings:
+        game.note(text, "warn")
 
 
 def _start_demo_game(game, rules: str) -> None:
@@ -214,18 +227,53 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from vision.sources import open_source
+    live, warnings = live_for_serving(args)
+    return _serve(live, args.port, lan=args.lan, pin=args.pin, game_file=args.game, warnings=warnings)
 
+
+def live_for_serving(args: argparse.Namespace):
+    """The live table `serve` shows (not started yet), and the warnings to say
+    on the page: (LiveTable, (text, ...))."""
     from ..live import LiveTable
+    from .locate import fit_camera_to_source
 
     table = load_table(args.table)
     camera = load_camera(args.camera)
-    # Open it once now, so a wrong path or a missing camera is said at once;
-    # later, when it stops, the live table opens it again with back-off.
-    first = [open_source(args.source, table)]
+    # Open it once now, so a wrong path or a missing camera is said at once, and
+    # its first frame tells whether the camera file fits the frames.
+    source = open_source_for_serving(args.source, table, loop=args.loop)
+    source, camera, note = fit_camera_to_source(source, camera)
+    if _plays_once(source):
+        # A video or a folder of images is played once: when it ends the page
+        # says so ("ended"), as it says a camera stopped, and the game goes on.
+        from vision.sources import PrefetchSource
+        live = LiveTable(PrefetchSource(source), table, camera, paced=True)
+    else:
+        # A camera (or the demo's synthetic table) that stops is opened again
+        # with back-off; so is a looped file that fails.
+        first = [source]
 
-    def opener():
-        return first.pop() if first else open_source(args.source, table)
+        def opener():
+            return first.pop() if first else open_source_for_serving(args.source, table, loop=args.loop)
 
-    live = LiveTable(opener, table, camera, paced=True)
-    return _serve(live, args.port, lan=args.lan, pin=args.pin, game_file=args.game)
+        live = LiveTable(opener, table, camera, paced=True)
+    return live, ((note,) if note else ())
+
+
+def open_source_for_serving(spec: str, table, *, loop: bool = False):
+    """The source `serve` plays: as open_source opens it, a video file or a folder
+    of images looped when `loop` says so."""
+    from vision.sources import ImageFolderSource, LoopingSource, VideoSource, open_source
+
+    source = open_source(spec, table)
+    if loop and isinstance(source, (VideoSource, ImageFolderSource)):
+        return LoopingSource(source, lambda: open_source(spec, table))
+    return source
+
+
+def _plays_once(source) -> bool:
+    """True for a video file or a folder of images that is not looped."""
+    from vision.sources import ImageFolderSource, PeekedSource, VideoSource
+
+    inner = source.inner if isinstance(source, PeekedSource) else source
+    return isinstance(inner, (VideoSource, ImageFolderSource))
