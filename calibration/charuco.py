@@ -27,6 +27,7 @@ import numpy as np
 
 from .camera import CameraModel
 from .dictionaries import probe_dictionaries
+from .patterns import pattern_hint
 
 #: Names of the standard deviations calibrateCameraExtended returns, in its order.
 INTRINSIC_NAMES = ("fx", "fy", "cx", "cy", "k1", "k2", "p1", "p2", "k3", "k4", "k5", "k6",
@@ -78,6 +79,9 @@ class CharucoBoardSpec:
     dictionary: str = DEFAULT_DICTIONARY
     legacy: bool = False
 
+    kind = "charuco"
+    corner_word = "ChArUco"
+
     def __post_init__(self) -> None:
         if self.squares_x < 2 or self.squares_y < 2:
             raise CalibrationError(f"a ChArUco board needs at least 2 x 2 squares, not "
@@ -105,6 +109,12 @@ class CharucoBoardSpec:
         return (f"{self.squares_x} x {self.squares_y} ChArUco board of {self.dictionary} "
                 f"({self.square_mm:g} mm squares, {self.marker_mm:g} mm markers"
                 f"{', legacy layout' if self.legacy else ''})")
+
+    def not_found(self) -> str:
+        return f"no {self.dictionary} markers"
+
+    def finder(self) -> "BoardFinder":
+        return BoardFinder(self)
 
     def build(self) -> cv2.aruco.CharucoBoard:
         """OpenCV's board, in millimetres."""
@@ -236,14 +246,16 @@ class ViewCollector:
     with a CalibrationError, since one camera model fits one resolution.
     """
 
-    def __init__(self, spec: CharucoBoardSpec, *, grid: tuple[int, int] = (8, 6),
+    def __init__(self, spec, *, grid: tuple[int, int] = (8, 6),
                  min_corners: int = 6, duplicate_px: float | None = None,
                  new_angle_deg: float = 10.0, max_views: int | None = None) -> None:
         if min_corners < 4:
             # The rough pose that judges orientation needs four points.
             raise CalibrationError("a view needs at least 4 corners")
+        #: What was printed: a CharucoBoardSpec, or a chessboard or circle grid
+        #: (calibration.patterns), each found whole or not at all.
         self.spec = spec
-        self.finder = BoardFinder(spec)
+        self.finder = spec.finder()
         self.grid = (int(grid[0]), int(grid[1]))  # cells across, down
         self.min_corners = int(min_corners)
         self.duplicate_px = duplicate_px
@@ -289,9 +301,9 @@ class ViewCollector:
             return ViewDecision(False, f"already {len(self.views)} views", 0)
 
         found = self.finder.find(image)
-        if len(found.marker_ids) == 0:
+        if len(found.marker_ids) == 0 and len(found.corner_ids) == 0:
             self._keep_blank_sample(image)
-            return ViewDecision(False, f"no {self.spec.dictionary} markers", 0)
+            return ViewDecision(False, self.spec.not_found(), 0)
         self.tally.with_markers += 1
         self.tally.foreign_ids.update(int(i) for i in found.marker_ids if i >= self.spec.marker_count)
         n = len(found.corner_ids)
@@ -299,7 +311,7 @@ class ViewCollector:
             self.tally.with_corners += 1
         if n < self.min_corners:
             self.tally.few_corners += 1
-            return ViewDecision(False, f"{n} ChArUco corners (at least {self.min_corners} needed)", n)
+            return ViewDecision(False, f"{n} {self.spec.corner_word} corners (at least {self.min_corners} needed)", n)
         if _collinear(found.object_points_mm[:, :2]):
             self.tally.collinear += 1
             return ViewDecision(False, "the corners seen lie on one line", n)
@@ -381,7 +393,8 @@ class ViewCollector:
         if t.frames == 0:
             raise CalibrationError("the source gave no frames")
         if t.with_markers == 0:
-            raise CalibrationError(f"no ChArUco board found in any of {what}: "
+            board = "ChArUco board" if self.spec.kind == "charuco" else self.spec.describe()
+            raise CalibrationError(f"no {board} found in any of {what}: "
                                    f"{self._dictionary_hint()}")
         if t.with_corners == 0:
             hint = (f"markers with ids up to {max(t.foreign_ids)} were seen, but a "
@@ -407,20 +420,20 @@ class ViewCollector:
                 f"needed; show the board in more places and at more tilts")
 
     def _dictionary_hint(self) -> str:
-        found = _probe_dictionaries(self._blank_samples, exclude=self.spec.dictionary)
-        if found:
-            return f"no {self.spec.dictionary} markers, but the frames show {found}"
-        return (f"no {self.spec.dictionary} markers (nor of any other predefined dictionary); "
-                f"is the board in view, lit and in focus?")
+        """Which pattern the frames show instead (another dictionary, a chessboard
+        shown to the ChArUco calibrator, a ChArUco board shown to the chessboard's)."""
+        return pattern_hint(self.spec, self._blank_samples)
 
 
 def view_from_image(spec: CharucoBoardSpec, image: np.ndarray, name: str = "image",
                     index: int = 0, min_corners: int = 6) -> BoardView:
     """The board's view in one image, without the collector's judgement of
     whether it adds anything; a CalibrationError when the board is not there."""
-    found = BoardFinder(spec).find(image)
+    found = spec.finder().find(image)
     n = len(found.corner_ids)
     if n < min_corners:
+        if spec.kind != "charuco":
+            raise CalibrationError(f"{name}: {spec.not_found()}")
         markers = (f"{len(found.marker_ids)} {spec.dictionary} markers" if len(found.marker_ids)
                    else f"no {spec.dictionary} markers")
         raise CalibrationError(f"{name}: {n} ChArUco corners ({markers}); at least {min_corners} "

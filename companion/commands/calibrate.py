@@ -1,5 +1,6 @@
 """`companion calibrate camera`: the camera's intrinsics and lens distortion from
-views of a printed ChArUco board, written as OpenCV's calibration YAML."""
+views of a printed ChArUco board (or OpenCV's chessboard or circle grid),
+written as OpenCV's calibration YAML."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from calibration.charuco import (
     CharucoBoardSpec,
     ViewCollector,
 )
+from calibration.patterns import PATTERNS, ChessboardSpec, CircleGridSpec, PatternError
 
 from . import CommandError
 
@@ -25,26 +27,38 @@ _STATUS_EVERY_S = 3.0
 
 
 def register(sub) -> None:
-    p = sub.add_parser("calibrate", help="calibrate the camera from views of a ChArUco board",
+    p = sub.add_parser("calibrate", help="calibrate the camera from views of a ChArUco board or a chessboard",
                        description="Calibration: measure the camera so table positions come out in "
                                    "true millimetres.")
     kinds = p.add_subparsers(dest="what", metavar="WHAT", title="what to calibrate")
     p.set_defaults(func=lambda args: _print_help(p))
 
     cam = kinds.add_parser(
-        "camera", help="intrinsics and lens distortion from views of a ChArUco board",
+        "camera", help="intrinsics and lens distortion from views of a ChArUco board or a chessboard",
         description="Show the printed ChArUco board (companion markers board) to the camera in many "
                     "places and tilts, reaching the frame's edges and corners. Views that add "
                     "coverage of the frame or a new orientation are taken; then the camera is "
                     "calibrated and written as OpenCV's calibration YAML. From a live camera, "
-                    "press Ctrl+C to finish early.")
+                    "press Ctrl+C to finish early. OpenCV's chessboard or circle grid works too "
+                    "(--pattern chessboard --cols 9 --rows 6 --square-mm 25): each view must then "
+                    "show the whole pattern.")
     cam.add_argument("--source", required=True,
                      help="a camera number (0), a video file, a folder of photos or one photo")
     cam.add_argument("--out", required=True, help="the camera file to write (OpenCV YAML), e.g. camera.yml")
+    cam.add_argument("--pattern", choices=PATTERNS, default="charuco",
+                     help="what was printed: a ChArUco board (default; `companion markers board`), "
+                          "OpenCV's chessboard, or its circle grid (circles, asymmetric-circles)")
+    cam.add_argument("--cols", type=int,
+                     help="chessboard: inner corners across (squares minus one: 9 for OpenCV's 10 x 7 "
+                          "squares); circle grid: circles across")
+    cam.add_argument("--rows", type=int, help="chessboard: inner corners down (6 for OpenCV's board); "
+                                              "circle grid: circles down")
     cam.add_argument("--squares", type=_squares, default=DEFAULT_SQUARES, metavar="XxY",
                      help=f"squares across x down (default {DEFAULT_SQUARES[0]}x{DEFAULT_SQUARES[1]})")
     cam.add_argument("--square-mm", type=float, default=DEFAULT_SQUARE_MM,
-                     help=f"side of a chessboard square, measured on the print (default {DEFAULT_SQUARE_MM:g})")
+                     help=f"side of a chessboard square, measured on the print (default {DEFAULT_SQUARE_MM:g}); "
+                          f"for a circle grid, the spacing of the circles' centres (an asymmetric grid: "
+                          f"half the step along a row, as OpenCV's sample)")
     cam.add_argument("--marker-mm", type=float, default=DEFAULT_MARKER_MM,
                      help=f"side of a marker's black square (default {DEFAULT_MARKER_MM:g})")
     cam.add_argument("--dictionary", default=DEFAULT_DICTIONARY,
@@ -83,11 +97,7 @@ def cmd_calibrate_camera(args: argparse.Namespace) -> int:
     if args.source.strip() == "demo":
         raise CommandError("the synthetic table shows no calibration board; give a camera number, "
                            "a video or a folder of photos of the board")
-    try:
-        spec = CharucoBoardSpec(args.squares[0], args.squares[1], args.square_mm, args.marker_mm,
-                                args.dictionary, args.legacy)
-    except CalibrationError as exc:
-        raise CommandError(str(exc)) from None
+    spec = _pattern_spec(args)
 
     source = open_source(args.source)
     # Photos were taken one by one on purpose: a smaller turn counts as new, and
@@ -136,6 +146,27 @@ def cmd_calibrate_camera(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     print(f"wrote {written}", flush=True)
     return 0
+
+
+def _pattern_spec(args: argparse.Namespace):
+    """What was printed, from the options, or a CommandError naming the one missing or wrong."""
+    pattern = getattr(args, "pattern", "charuco")
+    try:
+        if pattern == "charuco":
+            if args.cols is not None or args.rows is not None:
+                raise CommandError("--cols and --rows describe a chessboard or a circle grid; a ChArUco "
+                                   "board takes --squares XxY (or give --pattern chessboard)")
+            return CharucoBoardSpec(args.squares[0], args.squares[1], args.square_mm, args.marker_mm,
+                                    args.dictionary, args.legacy)
+        if args.cols is None or args.rows is None:
+            example = "--cols 9 --rows 6" if pattern == "chessboard" else "--cols 4 --rows 11"
+            raise CommandError(f"--pattern {pattern} needs --cols and --rows ({example}"
+                               f"{': inner corners, squares minus one' if pattern == 'chessboard' else ''})")
+        if pattern == "chessboard":
+            return ChessboardSpec(args.cols, args.rows, args.square_mm)
+        return CircleGridSpec(args.cols, args.rows, args.square_mm, asymmetric=pattern == "asymmetric-circles")
+    except (CalibrationError, PatternError) as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _report(result: CalibrationResult) -> None:
