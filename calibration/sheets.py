@@ -425,6 +425,17 @@ def table_car_sheets(table: TableSpec, *, paper: str = "a4",
                         title=f"Car roof markers, {table.dictionary}", instruction=_CAR_INSTRUCTION)
 
 
+def _anchor_top(rotation_deg: float) -> str:
+    """Where an anchor's top edge faces: the far side, or turned from it as the
+    table file's rotation_deg says (anticlockwise seen from above)."""
+    r = ((rotation_deg + 180.0) % 360.0) - 180.0
+    if r == 0:
+        return "top: far side (+y)"
+    if r == -180.0:
+        return "top: near side (turned 180 deg)"
+    return f"top: far side turned {abs(r):g} deg {'left' if r > 0 else 'right'}"
+
+
 def anchor_sheets(table: TableSpec, *, paper: str = "a4",
                   quiet_cells: int = DEFAULT_ANCHOR_QUIET_CELLS) -> list[str]:
     """A table's anchor markers, each at its size_mm, with where it goes; one SVG per page.
@@ -434,13 +445,14 @@ def anchor_sheets(table: TableSpec, *, paper: str = "a4",
     """
     if not table.anchors:
         raise SheetError(f"{table.source}: the table file has no [[anchor]] entries to print")
-    markers = [SheetMarker(a.id, a.size_mm, f"anchor {a.id}", "top: far side (+y)",
+    markers = [SheetMarker(a.id, a.size_mm, f"anchor {a.id}", _anchor_top(a.rotation_deg),
                            f"centre at x {a.x_mm:g} mm, y {a.y_mm:g} mm")
                for a in table.anchors]
     return marker_pages(markers, table.dictionary, paper=paper, quiet_cells=quiet_cells, what="anchor",
                         font_mm=3.5, title=f"Anchor markers, {table.dictionary}",
                         instruction="Cut along the grey lines, keeping the white margin. Lay each flat "
-                                    "with its arrow towards the table's far side (+y).")
+                                    "with its arrow towards the table's far side (+y), or turned as "
+                                    "its arrow's note says (rotation_deg in the table file).")
 
 
 _CAR_INSTRUCTION = ("Cut along the grey lines, keeping the white margin. Stick each on the roof "

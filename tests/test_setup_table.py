@@ -256,3 +256,13 @@ def test_the_same_view_with_the_rotations_left_out_of_the_file_does_not_fit():
     assert good is not None
     assert good.reprojection_px < 1.0
     assert bad is None or bad.reprojection_px > 5.0 or len(bad.anchors_used) < 4
+
+
+def test_anchor_sheets_say_which_way_a_turned_anchor_faces():
+    from calibration.sheets import anchor_sheets
+
+    pages = "".join(anchor_sheets(parse_table(_table())))
+    assert "top: far side turned 30 deg left" in pages        # rotation_deg = 30 (anticlockwise)
+    assert "top: far side turned 90 deg right" in pages       # rotation_deg = -90
+    assert "top: near side (turned 180 deg)" in pages
+    assert "top: far side (+y)" in pages                      # the upright one
