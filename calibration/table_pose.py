@@ -46,6 +46,11 @@ class TablePose:
     anchors_rejected: tuple[int, ...] = ()   # seen, but disagreeing with the rest
     #: Covariance (6 x 6) of (rvec, tvec) from the anchors' residuals, or None.
     covariance: np.ndarray | None = None
+    #: The anchors' corner noise (px, RMS over both axes), corrected for the six
+    #: degrees of freedom the fit takes: on a real table (a lens not quite its
+    #: model, anchors not quite where the file says) every marker's corners are
+    #: this far off, cars' too.
+    corner_noise_px: float = 0.0
 
     @cached_property
     def rotation(self) -> np.ndarray:
@@ -150,10 +155,30 @@ def solve_table_pose(anchor_corners: Mapping[int, np.ndarray], table: TableSpec,
         img = img.reshape(-1, 4, 2)[keep].reshape(-1, 2)
     residual_px = pose.image_from_table(obj) - img
     residual_mm = pose.table_from_image(img) - obj[:, :2]
+    dof = max(residual_px.size - 6, 1)
     return TablePose(camera, pose.rvec, pose.tvec, tuple(ids),
                      float(np.sqrt(np.mean(np.sum(residual_px ** 2, axis=1)))),
                      float(np.sqrt(np.mean(np.sum(residual_mm ** 2, axis=1)))),
-                     tuple(sorted(rejected)), _pose_covariance(obj, residual_px, pose))
+                     tuple(sorted(rejected)), _pose_covariance(obj, residual_px, pose),
+                     float(np.sqrt(2 * np.sum(residual_px ** 2) / dof)))
+
+
+def pose_disagreement_px(pose: TablePose, anchor_corners: Mapping[int, np.ndarray], table: TableSpec) -> float:
+    """RMS distance (px) between anchors' corners as seen and where `pose` puts them."""
+    ids = sorted(i for i in anchor_corners if table.anchor(i) is not None)
+    if not ids:
+        return float("nan")
+    img = np.concatenate([np.asarray(anchor_corners[i], dtype=np.float64).reshape(4, 2) for i in ids])
+    return float(np.sqrt(np.mean(np.sum((pose.image_from_table(anchor_object_points(table, ids)) - img) ** 2,
+                                        axis=1))))
+
+
+def pose_shift_px(a: TablePose, b: TablePose, table: TableSpec) -> float:
+    """Largest distance (px) between where two poses put any anchor corner: how far the view moved."""
+    obj = anchor_object_points(table, list(table.anchor_ids))
+    if len(obj) == 0:
+        return 0.0
+    return float(np.max(np.linalg.norm(a.image_from_table(obj) - b.image_from_table(obj), axis=1)))
 
 
 #: Floor on the anchors' corner noise when judging the pose's doubt: a handful

@@ -131,9 +131,12 @@ def test_a_poor_outline_cannot_move_a_car_alone_but_two_that_agree_can(demo_tabl
     assert moved.x_mm == pytest.approx(340.1) and moved.seen
 
 
-def test_a_clean_sighting_elsewhere_is_followed_and_a_first_poor_one_is_not_believed(demo_table):
+def test_a_clean_sighting_elsewhere_is_followed_and_a_first_poor_one_is_taken_with_its_sigma(demo_table):
     tracker = Tracker(demo_table)
-    assert tracker.update(_frame(_measure(300.0, 300.0, edge=0.9)), 0.0) == ()
+    # A car seen only poorly is still a car on the table: dropping it left it in
+    # neither `cars` nor `missing` (issue 17).
+    first = tracker.update(_frame(_measure(300.0, 300.0, edge=0.9, sigma=1.5)), 0.0)
+    assert [(c.id, c.seen, c.sigma_mm) for c in first] == [(10, True, pytest.approx(1.5))]
     tracker.update(_frame(_measure(300.0, 300.0)), 0.1)
     assert tracker.update(_frame(_measure(500.0, 200.0, 90.0)), 0.2)[0].x_mm == 500.0
 

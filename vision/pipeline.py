@@ -1,9 +1,11 @@
 """The per-frame pipeline: detect, locate, track, as fast as the frames come.
 
-Most frames are searched only where the cars were (a few small regions, the
-table's pose kept from the last full look); every `full_scan_every` frames, and
-at once after a car goes missing from its region, the whole frame is scanned,
-the table's pose solved again and new cars found.
+Most frames are searched only where the cars and the anchors were (a few small
+regions); the table's pose is solved again from the anchors found there every
+frame, so a knocked camera is noticed at once.  Every `full_scan_every` frames,
+at once after a car or an anchor goes missing from its region, and whenever
+the regions do not show enough anchors to check the table's pose, the whole
+frame is scanned.
 """
 
 from __future__ import annotations
@@ -29,18 +31,44 @@ class TrackedFrame:
     cars: tuple[TrackedCar, ...]
     located: FrameLocation
     full_scan: bool
+    #: Every configured car's id (the table file's order).
+    _car_ids: tuple[int, ...] = ()
 
     @property
     def missing(self) -> tuple[int, ...]:
-        """Cars never seen yet."""
+        """Configured cars with no pose (never believed seen yet): every car is in
+        `cars` or here."""
         known = {c.id for c in self.cars}
-        return tuple(i for i in self.located.missing if i not in known)
+        ids = self._car_ids or self.located.missing + tuple(c.id for c in self.located.cars)
+        return tuple(i for i in ids if i not in known)
+
+    @property
+    def missing_why(self) -> dict[int, str]:
+        """Why each missing car has no pose."""
+        loc = self.located
+        located = {c.id for c in loc.cars}
+        out = {}
+        for i in self.missing:
+            if i in loc.duplicate_ids:
+                out[i] = "seen twice: two markers carry this id"
+            elif loc.table_pose is None:
+                out[i] = "the table is not found yet (too few anchors in view)"
+            elif i in located:
+                out[i] = "seen, but the table's pose could not be checked on this frame"
+            else:
+                out[i] = "not seen"
+        return out
+
+    @property
+    def stale(self) -> tuple[int, ...]:
+        return tuple(c.id for c in self.cars if c.stale)
 
     def to_json(self) -> dict:
         out = self.located.to_json()
         out["cars"] = [c.to_json() for c in self.cars]
         out["missing"] = list(self.missing)
-        out["stale"] = [c.id for c in self.cars if c.stale]
+        out["missing_why"] = {str(k): v for k, v in self.missing_why.items()}
+        out["stale"] = list(self.stale)
         out["scan"] = "full" if self.full_scan else "regions"
         return out
 
@@ -70,22 +98,26 @@ class TablePipeline:
             self.locator.camera.check_frame(image)
         full = (self._full_next or self._since_full >= self.full_scan_every
                 or self.locator.table_pose is None or not self._regions)
+        if not full:
+            detections = self.locator.detector.detect_regions(image, merge_regions(list(self._regions.values())))
+            located = self.locator.locate_detections(detections, (w, h), frame)
+            # Too few anchors in the regions to check the table: look at the whole
+            # frame before calling the pose unchecked.
+            full = not located.pose_checked or located.table_pose is None
+            self._since_full += 1
         if full:
             located = self.locator.locate(image, frame, look_again={
                 car_id: region_around(corners) for car_id, (corners, _, _) in self._last_seen.items()})
             self._since_full = 1
-        else:
-            detections = self.locator.detector.detect_regions(image, merge_regions(list(self._regions.values())))
-            located = self.locator.locate_detections(detections, (w, h), frame, solve_pose=False)
-            self._since_full += 1
         cars = self.tracker.update(located, time_s)
         self._plan(located, full)
-        return TrackedFrame(frame, time_s, cars, located, full)
+        return TrackedFrame(frame, time_s, cars, located, full, self.table.car_ids)
 
     def _plan(self, located: FrameLocation, full: bool) -> None:
         """Where to look next frame: around each car seen, wide enough for it to
         move; around a car lost lately, wider each frame it stays lost."""
-        seen = {d.id: d for d in located.detections if self.table.car(d.id) is not None}
+        seen = {d.id: d for d in located.detections
+                if self.table.car(d.id) is not None or self.table.anchor(d.id) is not None}
         newly_lost = [i for i in self._regions if i not in seen]
         for car_id, det in seen.items():
             self._last_seen[car_id] = (det.corners_px, det.side_px, 0)
@@ -100,6 +132,14 @@ class TablePipeline:
             # A car at a brisk 0.5 m/s moves about 20 px between frames at 30 fps.
             margin = min(max(2.0 * side, 40.0) + 20.0 * lost, 300.0)
             self._regions[car_id] = region_around(corners, margin)
+        # Anchors too, every frame: the table's pose is checked from them.  One
+        # not seen for a while is looked for where the pose puts it.
+        pose = located.table_pose
+        if pose is not None:
+            for anchor in self.table.anchors:
+                if anchor.id not in self._regions:
+                    corners = pose.image_from_table(np.array([(x, y, 0.0) for x, y in anchor.corners_mm()]))
+                    self._regions[anchor.id] = region_around(corners, 2.0 * float(np.linalg.norm(corners[0] - corners[1])))
         # A car that slipped out of its region (lifted, fast, covered) is also
         # looked for over the whole frame next time, as is any frame that lost the table.
         self._full_next = (bool(newly_lost) and not full) or located.table_pose is None

@@ -6,9 +6,14 @@
   still-standing gate replaces the average.
 - A car not seen keeps its last pose, marked stale with its age; nothing moves
   a car but seeing it.
-- A poor measurement (an outline that would not refine: blurred, or half under
-  a hand) may refine a standing car's pose a little, but cannot move it: a move
-  it reports waits for the next frame to agree.
+- A poor measurement (an outline that would not refine: blurred, a thin margin,
+  half under a hand) may refine a standing car's pose a little, but cannot move
+  it: a move it reports waits for the next frame to agree.  A car's first
+  sighting is taken even when poor (with the larger sigma it carries): a car
+  seen is never left out.
+- A frame whose table pose could not be checked (too few anchors in view)
+  believes no car: every car is stale, and its sigma grows with the time since
+  the pose was last checked (a knocked camera moves every car at once).
 """
 
 from __future__ import annotations
@@ -34,6 +39,9 @@ class TrackerSettings:
     max_frames: int = 60
     #: An outline noisier than this (pixels of edge scatter) is poor: it cannot move a car alone.
     poor_edge_sigma_px: float = 0.3
+    #: How fast a car's doubt grows while the table's pose cannot be checked.
+    unchecked_mm_per_s: float = 10.0
+    unchecked_deg_per_s: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,8 @@ class TrackedCar:
     seen: bool           # found (and believed) in the latest frame
     age_s: float         # since it was last believed
     frames: int          # frames in its current average (1 after a move)
+    #: Why it is stale: "" when seen; "not seen", "table pose unchecked", "poor outline".
+    why_stale: str = ""
 
     @property
     def stale(self) -> bool:
@@ -59,7 +69,8 @@ class TrackedCar:
         return {"id": self.id, "name": self.name, "x_mm": round(self.x_mm, 2),
                 "y_mm": round(self.y_mm, 2), "heading_deg": round(self.heading_deg, 2),
                 "sigma_mm": round(self.sigma_mm, 3), "sigma_deg": round(self.sigma_deg, 3),
-                "stale": self.stale, "age_s": round(self.age_s, 2), "frames": self.frames}
+                "stale": self.stale, "age_s": round(self.age_s, 2), "frames": self.frames,
+                **({"why_stale": self.why_stale} if self.why_stale else {})}
 
 
 @dataclass
@@ -70,7 +81,8 @@ class _Track:
     heading: float
     random_var: float       # (sigma_mm of the random part)^2 of the average
     fixed_var: float        # (sigma_mm)^2 that averaging does not remove
-    heading_var: float
+    heading_var: float          # (sigma_deg)^2 of the random part of the average
+    fixed_heading_var: float    # (sigma_deg)^2 that averaging does not remove
     frames: int
     seen_s: float
     pending: CarLocation | None = None
@@ -78,12 +90,22 @@ class _Track:
     @classmethod
     def start(cls, m: CarLocation, t: float) -> "_Track":
         random_var = m.random_sigma_mm ** 2
+        heading_var = _random_deg(m) ** 2
         return cls(m.name, m.x_mm, m.y_mm, m.heading_deg, random_var,
-                   max(m.sigma_mm ** 2 - random_var, 0.0), m.sigma_deg ** 2, 1, t)
+                   max(m.sigma_mm ** 2 - random_var, 0.0), heading_var,
+                   max(m.sigma_deg ** 2 - heading_var, 0.0), 1, t)
 
     @property
     def sigma_mm(self) -> float:
         return math.sqrt(self.random_var + self.fixed_var)
+
+    @property
+    def sigma_deg(self) -> float:
+        return math.sqrt(self.heading_var + self.fixed_heading_var)
+
+
+def _random_deg(m: CarLocation) -> float:
+    return m.sigma_deg if m.random_sigma_deg is None else m.random_sigma_deg
 
 
 def _heading_gap(a: float, b: float) -> float:
@@ -97,20 +119,35 @@ class Tracker:
         self.table = table
         self.settings = settings
         self._tracks: dict[int, _Track] = {}
+        self._checked_s: float | None = None
 
     def update(self, located: FrameLocation, time_s: float) -> tuple[TrackedCar, ...]:
-        believed = set()
-        for m in located.cars:
-            if self._take(m, time_s):
-                believed.add(m.id)
+        believed, poor = set(), set()
+        if located.pose_checked:
+            self._checked_s = time_s
+            for m in located.cars:
+                if self._take(m, time_s):
+                    believed.add(m.id)
+                else:
+                    poor.add(m.id)
+        checked_s = time_s if self._checked_s is None else self._checked_s
+        unchecked = max(time_s - checked_s, 0.0) if not located.pose_checked else 0.0
+        s = self.settings
         out = []
         for spec in self.table.cars:
             track = self._tracks.get(spec.id)
             if track is None:
                 continue
+            seen = spec.id in believed
+            why = ("" if seen else "table pose unchecked" if not located.pose_checked
+                   else "poor outline" if spec.id in poor else "not seen")
+            # While the pose cannot be checked every car may be off by the view's
+            # move: the doubt grows from the last frame that checked it.
+            sigma_mm = track.sigma_mm + s.unchecked_mm_per_s * unchecked
+            sigma_deg = track.sigma_deg + s.unchecked_deg_per_s * unchecked
             out.append(TrackedCar(spec.id, track.name, track.x, track.y, track.heading,
-                                  track.sigma_mm, math.sqrt(track.heading_var),
-                                  spec.id in believed, max(time_s - track.seen_s, 0.0), track.frames))
+                                  sigma_mm, sigma_deg, seen, max(time_s - track.seen_s, 0.0),
+                                  track.frames, why))
         return tuple(out)
 
     def _poor(self, m: CarLocation) -> bool:
@@ -127,12 +164,12 @@ class Tracker:
         """Fold a measurement into its car's track; True if the car is believed seen."""
         track = self._tracks.get(m.id)
         if track is None:
-            if self._poor(m):
-                return False            # a first sighting must be clean
+            # Even a poor first sighting: its sigma says how poor, and a car
+            # seen but left out of the snapshot would be silently lost.
             self._tracks[m.id] = _Track.start(m, t)
             return True
         gate_mm = math.hypot(track.sigma_mm, m.sigma_mm)
-        gate_deg = math.hypot(math.sqrt(track.heading_var), m.sigma_deg)
+        gate_deg = math.hypot(track.sigma_deg, m.sigma_deg)
         if self._still(track.x, track.y, track.heading, m, gate_mm, gate_deg):
             self._average(track, m, t)
             return True
@@ -158,7 +195,7 @@ class Tracker:
         k = w_m / (w_track + w_m)
         track.x += k * (m.x_mm - track.x)
         track.y += k * (m.y_mm - track.y)
-        m_heading_var = max(m.sigma_deg, 1e-4) ** 2
+        m_heading_var = max(_random_deg(m), 1e-4) ** 2
         track_heading_var = max(track.heading_var, m_heading_var / self.settings.max_frames)
         kh = (1 / m_heading_var) / (1 / track_heading_var + 1 / m_heading_var)
         delta = (m.heading_deg - track.heading + 180.0) % 360.0 - 180.0
@@ -166,6 +203,7 @@ class Tracker:
         track.random_var = 1.0 / (w_track + w_m)
         track.heading_var = 1.0 / (1 / track_heading_var + 1 / m_heading_var)
         track.fixed_var = max(m.sigma_mm ** 2 - m.random_sigma_mm ** 2, 0.0)
+        track.fixed_heading_var = max(m.sigma_deg ** 2 - _random_deg(m) ** 2, 0.0)
         track.frames = min(track.frames + 1, self.settings.max_frames)
         track.seen_s = t
         track.pending = None
