@@ -1797,10 +1797,13 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     def _explode(self, state: GameState, v: Vehicle, radius_mm: float, strength: int, events, rolls, action,
                  remove: bool = True, spare: tuple = ()):
-        """Everything within the radius takes a hit; freaks inside take one; the wreck goes."""
+        """Everything within the radius takes a hit; freaks inside take one (that one only: thrown out
+        into the blast, they are not hit again by it); the wreck goes."""
         centre = v.pose.xy
         zone = shapely.Point(*centre).buffer(radius_mm, quad_segs=32)
-        for f in state.aboard(v.marker):
+        inside = state.aboard(v.marker)
+        spare = tuple(spare) + tuple(f.id for f in inside)
+        for f in inside:
             yield from self._wound(state, f, events, rolls, f"the {v.name}'s explosion")
             self._put_on_foot(state, f, centre)
         self._destroy(state, v, events, self._culprit(state), "it explodes")
@@ -1855,7 +1858,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 events.append(f"{driver.id} is thrown")
                 yield from self._wound(state, driver, events, rolls, f"being thrown from the {v.name}")
             if n == 6:
-                for f in state.aboard(v.marker):
+                riders = state.aboard(v.marker)
+                for f in riders:
                     yield from self._wound(state, f, events, rolls, f"the {v.name}'s end")
                     self._put_on_foot(state, f, v.pose.xy)
                 if v.type == "cavalry":
@@ -1864,7 +1868,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 else:
                     # "The driver is wounded and everyone within 3" takes a S0 hit": the driver once.
                     yield from self._explode(state, v, inches(D.KABLOOIE_IN), D.KABLOOIE_STRENGTH, events, rolls,
-                                             action, spare=(driver.id,) if driver is not None else ())
+                                             action, spare=((driver.id,) if driver is not None else ())
+                                             + tuple(f.id for f in riders))
                 return
             if n == 3 and v.type == "jetpack":
                 self._destroy(state, v, events, self._culprit(state), "the jetpack is ditched")
