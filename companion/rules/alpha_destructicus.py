@@ -1785,9 +1785,11 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         for c in v.components:
             if c.status == "working":
                 c.status = "damaged"
-        v.burning = True
+        # "all freaks inside take a hit, and the vehicle is set on fire": the hit comes first (their
+        # resilience is not yet at the burning vehicle's -1).
         for f in state.inside(v.marker):
             yield from self._wound(state, f, events, rolls, f"the {v.name}'s wreck")
+        v.burning = True
         for o in self._others(state, v.marker):
             if o.in_play and shapely.intersects(v.footprint().polygon, o.footprint().polygon):
                 events.append(f"the {v.name} lands on the {o.name}: a strength 4 hit")
