@@ -69,6 +69,7 @@ class LiveTable:
         self._status = "starting"
         self._error: str | None = None
         self._last: TrackedFrame | None = None
+        self._moved_at: tuple[int, float] | None = None
         self._fps = 0.0
         self._reopens = 0
         self._annex: dict = {}
@@ -157,6 +158,9 @@ class LiveTable:
                 log.exception("a frame listener failed")
         with self._cond:
             self._last = tracked
+            if tracked.located.table_moved:
+                # Kept, not just this frame's flag: a page that polls may miss the one frame.
+                self._moved_at = (tracked.frame, time_s)
             self._gates = gates
             self._last_image = image
             self._captured_at = captured
@@ -183,6 +187,7 @@ class LiveTable:
         with self._cond:
             self.table = table
             self.pipeline = TablePipeline(table, self.camera_file)
+            self._moved_at = None
             self.gate_locator = GateLocator(table)
             self._gates = self.gate_locator.gates()
             self._rectifier = None
@@ -270,6 +275,14 @@ class LiveTable:
             "time_s": round(last.time_s, 3) if last else 0.0,
             "cars": cars,
             "missing": list(last.missing) if last else list(self.table.car_ids),
+            "missing_why": ({str(k): v for k, v in last.missing_why.items()} if last
+                            else {str(i): "no frame yet" for i in self.table.car_ids}),
+            # Whether this frame's anchors checked the table's pose (False: every car
+            # is stale and its doubt grows), and when the camera or table last moved.
+            "pose_checked": bool(last.located.pose_checked) if last else False,
+            "table_moved": bool(last.located.table_moved) if last else False,
+            "table_moved_at": (None if self._moved_at is None else
+                               {"frame": self._moved_at[0], "time_s": round(self._moved_at[1], 3)}),
             "anchors": list(last.located.anchors) if last else [],
             # As a scene file's gates ({"name", "a", "b", "role"}), a marker gate's posts
             # as last seen (None before they are).
