@@ -26,7 +26,6 @@ import cv2
 import numpy as np
 
 from .camera import CameraModel
-from .dictionaries import probe_dictionaries
 from .patterns import pattern_hint
 
 #: Names of the standard deviations calibrateCameraExtended returns, in its order.
@@ -464,16 +463,6 @@ def _collinear(points_mm: np.ndarray) -> bool:
     s = np.linalg.svd(centred, compute_uv=False)
     # On a board's grid, points on one line have an exactly zero second spread.
     return bool(s[0] == 0 or s[1] / s[0] < 0.05)
-
-
-def _probe_dictionaries(images: list[np.ndarray], exclude: str) -> str | None:
-    """Which other dictionary's markers the images show, as the rest of a
-    sentence ("DICT_6X6 markers (ids up to 16): is the board's dictionary
-    DICT_6X6_50 or a larger DICT_6X6 one?")."""
-    guess = probe_dictionaries(images, exclude)
-    if guess is None:
-        return None
-    return f"{guess.family} markers (ids up to {guess.top_id}): is the board's dictionary {guess.which}?"
 
 
 # --- calibration ----------------------------------------------------------------
