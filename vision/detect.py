@@ -69,14 +69,14 @@ def detector_parameters() -> cv2.aruco.DetectorParameters:
     # benchmark tables from 95.2 % to 100 %.
     p.perspectiveRemoveIgnoredMarginPerCell = 0.3
     p.perspectiveRemovePixelPerCell = 8
-    # Threshold windows 3, 14, 25 px.  The smallest is OpenCV's own: a smallest
-    # window of 5 px (tuned on renders alone) lost real markers that touch at
-    # their corners (8.3 a frame found against OpenCV's 13.5, issue 17).  The
-    # largest, 25 px, finds a small dim roof on the hard renders that OpenCV's
-    # 23 misses.  Three windows, as before: the same cost.
+    # Threshold windows 3, 10, 17, 24 px.  The smallest is OpenCV's own: a
+    # smallest window of 5 px (tuned on renders alone) lost real markers that
+    # touch at their corners (8.3 a frame found against OpenCV's 13.5, issue
+    # 17).  OpenCV's own three (3, 13, 23), or 3, 14, 25, miss 2 of 960 dim
+    # roofs on the hard benchmark tables; a fourth window finds them all.
     p.adaptiveThreshWinSizeMin = 3
-    p.adaptiveThreshWinSizeMax = 25
-    p.adaptiveThreshWinSizeStep = 11
+    p.adaptiveThreshWinSizeMax = 24
+    p.adaptiveThreshWinSizeStep = 7
     return p
 
 
@@ -154,7 +154,7 @@ class MarkerDetector:
         if ids is None:
             return np.zeros((0, 4, 2)), np.zeros(0, dtype=int)
         corners = np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2)
-        keep = plausible_quads(corners)
+        keep = plausible_quads(corners) if len(corners) else np.zeros(0, bool)
         return corners[keep], ids.reshape(-1)[keep]
 
     def _finish(self, gray: np.ndarray, corners: np.ndarray, ids: np.ndarray) -> list[MarkerDetection]:

@@ -129,8 +129,14 @@ class TablePipeline:
                     del self._last_seen[car_id]     # the regular full scans will find it
                     continue
                 self._last_seen[car_id] = (corners, side, lost)
-            # A car at a brisk 0.5 m/s moves about 20 px between frames at 30 fps.
-            margin = min(max(2.0 * side, 40.0) + 20.0 * lost, 300.0)
+            if self.table.anchor(car_id) is not None:
+                # An anchor does not drive: a knock of a few pixels stays inside (a
+                # larger one leaves too few anchors, and the frame is scanned whole).
+                # OpenCV needs about half a side of context round a marker to find it.
+                margin = min(max(0.6 * side, 20.0) + 20.0 * lost, 300.0)
+            else:
+                # A car at a brisk 0.5 m/s moves about 20 px between frames at 30 fps.
+                margin = min(max(2.0 * side, 40.0) + 20.0 * lost, 300.0)
             self._regions[car_id] = region_around(corners, margin)
         # Anchors too, every frame: the table's pose is checked from them.  One
         # not seen for a while is looked for where the pose puts it.
@@ -139,7 +145,7 @@ class TablePipeline:
             for anchor in self.table.anchors:
                 if anchor.id not in self._regions:
                     corners = pose.image_from_table(np.array([(x, y, 0.0) for x, y in anchor.corners_mm()]))
-                    self._regions[anchor.id] = region_around(corners, 2.0 * float(np.linalg.norm(corners[0] - corners[1])))
+                    self._regions[anchor.id] = region_around(corners, 0.8 * float(np.linalg.norm(corners[0] - corners[1])))
         # A car that slipped out of its region (lifted, fast, covered) is also
         # looked for over the whole frame next time, as is any frame that lost the table.
         self._full_next = (bool(newly_lost) and not full) or located.table_pose is None
