@@ -70,6 +70,8 @@ class FrameLocation:
     #: This frame's anchors put the table somewhere else than the last frame's
     #: (the camera or the table was moved).
     table_moved: bool = False
+    #: The detection each car in `cars` came from, in the same order.
+    car_detections: tuple[MarkerDetection, ...] = field(default=(), repr=False)
 
     def to_json(self) -> dict:
         out: dict = {"frame": self.frame, "cars": [c.to_json() for c in self.cars],
@@ -222,10 +224,10 @@ class Locator:
         by_id: dict[int, list[MarkerDetection]] = {}
         for d in detections:
             by_id.setdefault(d.id, []).append(d)
-        # A marker seen twice is a mistake somewhere (a reflection, a spare car): trust neither.
-        duplicates = tuple(sorted(i for i, ds in by_id.items() if len(ds) > 1))
-        single = {i: ds[0] for i, ds in by_id.items() if len(ds) == 1}
-        anchors_seen = tuple(sorted(i for i in single if self.table.anchor(i) is not None))
+        anchor_det, car_det = self._sort_out(by_id)
+        duplicates = tuple(sorted(i for i, ds in by_id.items() if len(ds) > 1
+                                  and not (i in anchor_det and (i in car_det or len(ds) == 1))))
+        anchors_seen = tuple(sorted(anchor_det))
         gate_posts = set(self.table.gate_marker_ids)
         unknown = tuple(sorted(i for i in by_id if self.table.anchor(i) is None
                                and self.table.car(i) is None and i not in gate_posts))
@@ -234,11 +236,11 @@ class Locator:
         if solve_pose or self.table_pose is None:
             # An anchor whose outline would not refine is partly covered or smudged:
             # leave it out while enough clean ones remain.
-            clean = [i for i in anchors_seen if single[i].edge_sigma_px is not None]
+            clean = [i for i in anchors_seen if anchor_det[i].edge_sigma_px is not None]
             use = clean if len(clean) >= MIN_ANCHORS else list(anchors_seen)
             last = self.table_pose
             try:
-                pose = solve_table_pose({i: single[i].corners_px for i in use}, self.table,
+                pose = solve_table_pose({i: anchor_det[i].corners_px for i in use}, self.table,
                                         self.camera, image_size=image_size)
                 if self.camera is None:
                     self.camera = pose.camera
@@ -248,19 +250,55 @@ class Locator:
                 if last is None:
                     return FrameLocation(frame, (), self.table.car_ids, anchors_seen, None, unknown,
                                          duplicates, tuple(detections), str(exc), pose_checked=False)
-                checked, moved, pose = self._check_with_few(last, {i: single[i].corners_px for i in anchors_seen})
+                checked, moved, pose = self._check_with_few(last, {i: anchor_det[i].corners_px
+                                                                   for i in anchors_seen})
                 if pose is not None:
                     self.table_pose = pose
                 else:
                     error = f"{exc}; using the table's last known pose, unchecked"
         pose = self.table_pose
-        seen = [spec for spec in self.table.cars if spec.id in single]
-        cars = locate_cars(seen, [single[spec.id] for spec in seen], pose, self.table.roof_sigma_mm,
-                           model_noise_px(pose, [single[i] for i in pose.anchors_used if i in single]))
+        if any(self.table.anchor(i) is not None for i in duplicates):
+            # The pose just solved (without them) tells an anchor from its namesake.
+            anchor_det, car_det = self._sort_out(by_id)
+            duplicates = tuple(i for i in duplicates if not (i in anchor_det and i in car_det))
+        seen = [spec for spec in self.table.cars if spec.id in car_det]
+        cars = locate_cars(seen, [car_det[spec.id] for spec in seen], pose, self.table.roof_sigma_mm,
+                           model_noise_px(pose, [anchor_det[i] for i in pose.anchors_used if i in anchor_det]))
         found = {c.id for c in cars}
         missing = tuple(i for i in self.table.car_ids if i not in found)
         return FrameLocation(frame, tuple(cars), missing, anchors_seen, pose, unknown, duplicates,
-                             tuple(detections), error, checked, moved)
+                             tuple(detections), error, checked, moved,
+                             tuple(car_det[spec.id] for spec in seen))
+
+    def _sort_out(self, by_id: dict[int, list[MarkerDetection]]
+                  ) -> tuple[dict[int, MarkerDetection], dict[int, MarkerDetection]]:
+        """Which detection is each anchor, which each car.
+
+        A marker seen twice is a mistake somewhere (a reflection, a spare car):
+        trust neither, unless the table's last pose tells them apart: the one
+        where an anchor lies is that anchor (a spare copy elsewhere, or a car
+        given an anchor's id, cannot drag the table's pose away; region scans
+        see only one of the two and would never know)."""
+        anchors, cars = {}, {}
+        last = self.table_pose
+        for i, ds in by_id.items():
+            anchor, car = self.table.anchor(i), self.table.car(i)
+            at_anchor = ([d for d in ds if _where_anchor_is(last, anchor, d)]
+                         if anchor is not None and last is not None else [])
+            if len(ds) == 1 and (last is None or anchor is None or car is None):
+                if anchor is not None:
+                    anchors[i] = ds[0]
+                if car is not None:
+                    cars[i] = ds[0]
+            elif len(at_anchor) == 1:
+                anchors[i] = at_anchor[0]
+                rest = [d for d in ds if d is not at_anchor[0]]
+                if car is not None and len(rest) == 1:
+                    cars[i] = rest[0]
+            elif len(ds) == 1 and car is not None and not at_anchor:
+                cars[i] = ds[0]
+        return anchors, cars
+
 
     def _check_with_few(self, last: TablePose, anchors: dict[int, np.ndarray]
                         ) -> tuple[bool, bool, TablePose | None]:
@@ -282,6 +320,13 @@ class Locator:
             except TablePoseError:
                 pass
         return False, True, None
+
+
+def _where_anchor_is(pose: TablePose, anchor, d: MarkerDetection) -> bool:
+    """Is detection `d` where `pose` puts `anchor` (within most of a side: a knock moves it less)?"""
+    corners = pose.image_from_table(np.array([(x, y, 0.0) for x, y in anchor.corners_mm()]))
+    side = float(np.linalg.norm(corners[0] - corners[1]))
+    return float(np.linalg.norm(corners.mean(axis=0) - d.centre_px)) < max(0.75 * side, 20.0)
 
 
 #: The view has moved when the anchors' corners move by more than this many

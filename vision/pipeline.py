@@ -84,7 +84,7 @@ class TablePipeline:
         self.tracker = Tracker(table, tracker)
         self.full_scan_every = max(int(full_scan_every), 1)
         self._since_full = self.full_scan_every          # the first frame is a full scan
-        self._regions: dict[int, tuple[float, float, float, float]] = {}
+        self._regions: dict[int | tuple[str, int], tuple[float, float, float, float]] = {}
         self._last_seen: dict[int, tuple[np.ndarray, float, int]] = {}   # corners, side, frames lost
         self._full_next = True
 
@@ -116,9 +116,8 @@ class TablePipeline:
     def _plan(self, located: FrameLocation, full: bool) -> None:
         """Where to look next frame: around each car seen, wide enough for it to
         move; around a car lost lately, wider each frame it stays lost."""
-        seen = {d.id: d for d in located.detections
-                if self.table.car(d.id) is not None or self.table.anchor(d.id) is not None}
-        newly_lost = [i for i in self._regions if i not in seen]
+        seen = {d.id: d for d in located.car_detections}
+        newly_lost = [i for i in self._regions if i not in seen and not isinstance(i, tuple)]
         for car_id, det in seen.items():
             self._last_seen[car_id] = (det.corners_px, det.side_px, 0)
         self._regions = {}
@@ -129,23 +128,21 @@ class TablePipeline:
                     del self._last_seen[car_id]     # the regular full scans will find it
                     continue
                 self._last_seen[car_id] = (corners, side, lost)
-            if self.table.anchor(car_id) is not None:
-                # An anchor does not drive: a knock of a few pixels stays inside (a
-                # larger one leaves too few anchors, and the frame is scanned whole).
-                # OpenCV needs about half a side of context round a marker to find it.
-                margin = min(max(0.6 * side, 20.0) + 20.0 * lost, 300.0)
-            else:
-                # A car at a brisk 0.5 m/s moves about 20 px between frames at 30 fps.
-                margin = min(max(2.0 * side, 40.0) + 20.0 * lost, 300.0)
+            # A car at a brisk 0.5 m/s moves about 20 px between frames at 30 fps.
+            margin = min(max(2.0 * side, 40.0) + 20.0 * lost, 300.0)
             self._regions[car_id] = region_around(corners, margin)
-        # Anchors too, every frame: the table's pose is checked from them.  One
-        # not seen for a while is looked for where the pose puts it.
+        # Anchors too, every frame, where the pose just solved puts them: the
+        # table's pose is checked from them.  An anchor does not drive: a knock of
+        # a few pixels stays inside (a larger one leaves too few anchors, and the
+        # frame is scanned whole).  OpenCV needs about half a side of context
+        # round a marker to find it.  (Keyed apart from cars: a table may give a
+        # car an anchor's id.)
         pose = located.table_pose
         if pose is not None:
             for anchor in self.table.anchors:
-                if anchor.id not in self._regions:
-                    corners = pose.image_from_table(np.array([(x, y, 0.0) for x, y in anchor.corners_mm()]))
-                    self._regions[anchor.id] = region_around(corners, 0.8 * float(np.linalg.norm(corners[0] - corners[1])))
+                corners = pose.image_from_table(np.array([(x, y, 0.0) for x, y in anchor.corners_mm()]))
+                side = float(np.linalg.norm(corners[0] - corners[1]))
+                self._regions[("anchor", anchor.id)] = region_around(corners, max(0.6 * side, 20.0))
         # A car that slipped out of its region (lifted, fast, covered) is also
         # looked for over the whole frame next time, as is any frame that lost the table.
         self._full_next = (bool(newly_lost) and not full) or located.table_pose is None
