@@ -107,6 +107,14 @@ class StopTheTruckViews:
                                     "polygons": polygon_rings(sec.polygon(_ARC_MM))})
         return out
 
+    def _vehicle_target(self, state, v, o) -> dict:
+        """A vehicle `v` could shoot as a whole ("at": "vehicle"), with its arc and square."""
+        arc = self.in_arc(state, v, o.footprint())
+        return {"marker": o.marker, "name": o.name, "label": f"{o.name} ({o.owner})", "at": "vehicle",
+                "arc": arc.to_json() if arc else None, "arc_text": arc.describe("mm") if arc else "",
+                "square": None if o.square is None else _sq_label(o.square),
+                "shootable": arc is not None and arc.outcome != "out"}
+
     def targets(self, state, marker: int, terrain=()) -> list[dict]:
         """What it could shoot at: each target's arc verdict from the tracked poses."""
         v = state.vehicle(marker)
@@ -119,11 +127,7 @@ class StopTheTruckViews:
             for o in state.on_board():
                 if self.truck_side(state, o) or o.pose is None:
                     continue
-                arc = self.in_arc(state, v, o.footprint())
-                out.append({"marker": o.marker, "name": o.name, "label": f"{o.name} ({o.owner})", "at": "vehicle",
-                            "arc": arc.to_json() if arc else None, "arc_text": arc.describe("mm") if arc else "",
-                            "square": None if o.square is None else _sq_label(o.square),
-                            "shootable": arc is not None and arc.outcome != "out"})
+                out.append(self._vehicle_target(state, v, o))
             return out
         if v.is_truck:
             for shooter in ("max", "gunner"):
@@ -149,11 +153,7 @@ class StopTheTruckViews:
         for o in state.on_board():
             if o.is_truck or not self.truck_side(state, o) or o.pose is None:
                 continue
-            arc = self.in_arc(state, v, o.footprint())
-            out.append({"marker": o.marker, "name": o.name, "label": f"{o.name} ({o.owner})", "at": "vehicle",
-                        "arc": arc.to_json() if arc else None, "arc_text": arc.describe("mm") if arc else "",
-                        "square": None if o.square is None else _sq_label(o.square),
-                        "shootable": arc is not None and arc.outcome != "out"})
+            out.append(self._vehicle_target(state, v, o))
         for o in state.on_board():
             if o.snake is not None:
                 own = o.marker == v.marker
