@@ -249,7 +249,7 @@ class TableRenderer:
             canvas = canvas * (1 - alpha) + (_TABLE_BGR * texture[..., None]) * alpha
         for anchor in t.anchors:
             sticker = self.sticker(anchor.id, anchor.size_mm)
-            self._draw_plane_rect(canvas, 0.0, (anchor.x_mm, anchor.y_mm), 90.0,
+            self._draw_plane_rect(canvas, 0.0, (anchor.x_mm, anchor.y_mm), 90.0 + anchor.rotation_deg,
                                   sticker.side_mm / 2 + sticker.margin_mm,
                                   sticker.side_mm / 2 + sticker.margin_mm,
                                   lambda f, l, s=sticker: s.colour(f, l))
