@@ -14,18 +14,10 @@ import pytest
 from calibration.camera import CameraFileError, CameraModel
 from companion.cli import main
 from companion.commands.serve import live_for_serving
+from tests.test_cli import rendered  # noqa: F401 (a fixture: one rendered frame, its camera file and truth)
 from vision.sources import ImageFolderSource, LoopingSource, PeekedSource, open_source
 
 TABLE = "vision/data/demo_table.toml"
-
-
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
-    """One rendered frame of the demo table with its camera file and the truth."""
-    folder = tmp_path_factory.mktemp("render")
-    image, camera, truth = folder / "table.png", folder / "webcam.yml", folder / "truth.jsonl"
-    assert main(["render", str(image), "--start", "4.0", "--camera-out", str(camera), "--truth", str(truth)]) == 0
-    return image, camera, json.loads(truth.read_text().splitlines()[0])
 
 
 @pytest.fixture(scope="module")
