@@ -302,7 +302,10 @@ def test_a_demo_game_resumed_from_its_file_has_its_cars_where_the_game_left_them
         proc.wait(10)
         proc, base, said = _start("--game", game_file)
         p = Player(base)
-        assert p.get("api/game")["game"]["state"]["vehicles"]["10"]["pose"] == recorded
+        # Where the game left it (the camera's frames then follow it, to within their jitter).
+        resumed = p.get("api/game")["game"]["state"]["vehicles"]["10"]["pose"]
+        assert math.hypot(resumed[0] - recorded[0], resumed[1] - recorded[1]) < 0.5, (resumed, recorded)
+        assert abs(turn_deg(resumed[2], recorded[2])) < 0.5
         # The synthetic camera renders the car where the game had it, not where the game began.
         deadline = time.monotonic() + 20
         while not any(c["id"] == 10 for c in p.get("api/state")["cars"]):   # a resumed game waits for no frame
