@@ -23,7 +23,7 @@ def register(sub) -> None:
 
 def cmd_locate(args: argparse.Namespace) -> int:
     from vision.pipeline import TablePipeline
-    from vision.sources import ImageFolderSource, ImageSource, VideoSource, open_source
+    from vision.sources import ImageFolderSource, ImageSource, PrefetchSource, VideoSource, open_source
 
     table = load_table(args.table)
     camera = load_camera(args.camera)
@@ -38,6 +38,10 @@ def cmd_locate(args: argparse.Namespace) -> int:
     # anything: look at each whole.
     pipeline = TablePipeline(table, camera,
                              full_scan_every=15 if video else 1)
+    # Decoded on a thread of its own, as `serve` does: the next frame is read
+    # while this one is located.
+    if not single:
+        source = PrefetchSource(source)
     with source:
         for frame in source:
             tracked = pipeline.process(frame.image, frame.index, frame.time_s)
