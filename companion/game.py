@@ -118,7 +118,9 @@ class TableGame:
 
     def on_frame(self, tracked) -> None:
         """A frame tracked: the paths grow, and the game's poses follow the camera (but for
-        held cars), under the lock that orders resolutions: a pose never lands inside one."""
+        held cars), under the lock that orders resolutions: a pose never lands inside one.
+        It is the session's own lock too (see `start`), so a throw the tray delivers on its
+        thread, and the commit it leads to, never meet a frame half way."""
         with self._lock:
             for c in tracked.cars:
                 if not c.stale:
@@ -247,7 +249,7 @@ class TableGame:
         with self._lock:
             if self.session is not None and self.session.pending is not None:
                 self.session.cancel()
-            self.session = GameSession(system, state, self.dice)
+            self.session = GameSession(system, state, self.dice, lock=self._lock)
             self.session.on_commit = self._committed
             self.setup = {"rules": rules, "options": system.settings, "rosters": copy.deepcopy(rosters)}
             if self.store is not None:
@@ -274,6 +276,7 @@ class TableGame:
             session = replayed.session
             session.dice = self.dice
             session.choices = None
+            session.lock = self._lock
             session.on_commit = self._committed
             self.session = session
             b = replayed.setup.body

@@ -47,7 +47,7 @@ class Event:
 
 class GameSession:
     def __init__(self, rules: RuleSystem, state: Any, dice: DiceSource | None = None,
-                 choices: FixedChoices | None = None) -> None:
+                 choices: FixedChoices | None = None, lock=None) -> None:
         self.rules = rules
         self.state = state
         self.dice = dice
@@ -61,8 +61,10 @@ class GameSession:
         #: Told of every event as it is committed (a resolution finished, an undo):
         #: the game store records it there.
         self.on_commit = None
-        # A waiting source (the tray) delivers from its own thread.
-        self._lock = threading.RLock()
+        #: Orders everything that changes the game: a waiting source (the tray) delivers from
+        #: its own thread. The table game shares its own lock here, so the camera's poses
+        #: enter the state under the same lock and never land inside a resolution.
+        self.lock = lock if lock is not None else threading.RLock()
 
     # --- doing things -------------------------------------------------------------------
 
@@ -77,7 +79,7 @@ class GameSession:
         return self._start("end_turn", {}, lambda st: self.rules.end_activation(st))
 
     def _start(self, kind: str, detail: dict, make) -> dict | None:
-        with self._lock:
+        with self.lock:
             return self._start_locked(kind, detail, make)
 
     def _start_locked(self, kind: str, detail: dict, make) -> dict | None:
@@ -107,7 +109,7 @@ class GameSession:
 
     def answer(self, throw: DiceThrow) -> dict | None:
         """Hand the awaited request a throw (the tray's, typed in, or virtual)."""
-        with self._lock:
+        with self.lock:
             if self._running is None:
                 raise RulesError("no dice are awaited")
             if isinstance(self.pending, ChoiceRequest):
@@ -121,7 +123,7 @@ class GameSession:
     def choose(self, player: str, value: Any) -> dict | None:
         """The awaited choice, made by `player`; refused (nothing changes) if the choice is
         another player's, or not one of its options."""
-        with self._lock:
+        with self.lock:
             if self._running is None or not isinstance(self.pending, ChoiceRequest):
                 raise DiceError("no choice is awaited" + (f": waiting for {self.waiting_for()}"
                                                           if self._running is not None else ""))
@@ -188,7 +190,7 @@ class GameSession:
 
     def cancel(self) -> None:
         """Abandon a resolution waiting for dice; nothing it did stays."""
-        with self._lock:
+        with self.lock:
             if self._running is not None:
                 self.state = self._running[2]
                 asked_dice = isinstance(self.pending, DiceRequest)
@@ -199,7 +201,7 @@ class GameSession:
     def void(self, throw: DiceThrow) -> dict | None:
         """A throw turned out void (the tray says a die was moved after it settled): the
         resolution that used it is taken back and played again, asking for dice anew."""
-        with self._lock:
+        with self.lock:
             def used_in(event: Event) -> bool:
                 return any(d.get("seq") == throw.detail.get("seq") and d.get("boot") == throw.detail.get("boot")
                            and d.get("source") == throw.source for d in event.dice)
@@ -219,6 +221,10 @@ class GameSession:
 
     def undo(self) -> dict:
         """Undo the last resolution: its state is restored, and the undo logged."""
+        with self.lock:
+            return self._undo_locked()
+
+    def _undo_locked(self) -> dict:
         if self._running is not None:
             raise RulesError("finish or cancel the resolution waiting for dice first")
         if not self._undo:
