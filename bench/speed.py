@@ -73,7 +73,7 @@ def pipeline_loop(path: Path, table, camera) -> tuple[float, int, int]:
     start = time.perf_counter()
     with PrefetchSource(VideoSource(path)) as source:
         for frame in source:
-            tracked = pipeline.process(frame.image, frame.index, frame.time_s)
+            tracked = pipeline.process(frame.image, frame.index, frame.time_s, gray=frame.gray)
             n += 1
             full += tracked.full_scan
             cars_seen += sum(c.seen for c in tracked.cars)

@@ -68,7 +68,11 @@ class TablePose:
         Each pixel's ray leaves the camera centre; where it meets the plane
         z = height is the point.  `height_mm` may be one value or one per point.
         """
-        rays = self.camera.rays_from_pixels(points_px)
+        return self.table_from_rays(self.camera.rays_from_pixels(points_px), height_mm)
+
+    def table_from_rays(self, rays: np.ndarray, height_mm: float | np.ndarray = 0.0) -> np.ndarray:
+        """`table_from_image` for rays already undistorted (CameraModel.rays_from_pixels):
+        the lens's part does not depend on the pose, so it is done once for many poses."""
         dirs = np.column_stack([rays, np.ones(len(rays))]) @ self.rotation  # = (R.T @ d).T
         centre = self.camera_centre_mm
         heights = np.broadcast_to(np.asarray(height_mm, dtype=np.float64), (len(rays),))
@@ -76,19 +80,28 @@ class TablePose:
             lam = (heights - centre[2]) / dirs[:, 2]
         return centre[:2] + lam[:, None] * dirs[:, :2]
 
+    def table_jacobian(self, points_px: np.ndarray, height_mm: float | np.ndarray = 0.0
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """`table_from_image` (N, 2) and its derivative (N, 2, 6) by the pose's
+        (rvec, tvec), by finite steps."""
+        rays = self.camera.rays_from_pixels(points_px)
+        base = self.table_from_rays(rays, height_mm)
+        jac = np.empty((len(rays), 2, 6))
+        params = np.concatenate([np.ravel(self.rvec), np.ravel(self.tvec)])
+        for k in range(6):
+            step = 1e-6 if k < 3 else 1e-3           # radians, millimetres
+            p = params.copy()
+            p[k] += step
+            moved = TablePose(self.camera, p[:3], p[3:], self.anchors_used, 0.0, 0.0)
+            jac[:, :, k] = (moved.table_from_rays(rays, height_mm) - base) / step
+        return base, jac
+
     def table_covariance(self, points_px: np.ndarray, height_mm: np.ndarray) -> np.ndarray:
         """Covariance (N, 2, 2) of `table_from_image` that comes from the pose's own doubt."""
         n = len(points_px)
         if self.covariance is None or n == 0:
             return np.zeros((n, 2, 2))
-        base = self.table_from_image(points_px, height_mm)
-        jac = np.empty((n, 2, 6))
-        for k in range(6):
-            step = 1e-6 if k < 3 else 1e-3           # radians, millimetres
-            params = np.concatenate([self.rvec, self.tvec])
-            params[k] += step
-            moved = TablePose(self.camera, params[:3], params[3:], self.anchors_used, 0.0, 0.0)
-            jac[:, :, k] = (moved.table_from_image(points_px, height_mm) - base) / step
+        _, jac = self.table_jacobian(points_px, height_mm)
         return jac @ self.covariance @ jac.transpose(0, 2, 1)
 
     def image_from_table(self, points_xyz: np.ndarray) -> np.ndarray:

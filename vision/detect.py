@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .refine import refine_outlines
+from .refine import _bilinear, refine_outlines
 
 
 class DetectionError(ValueError):
@@ -94,6 +94,16 @@ MIN_AREA_RATIO = 0.2
 MIN_SIDE_PX = 5.0
 
 
+#: A followed marker whose refitted outline moved more than this (px) from
+#: last frame's is moving: it is left to the region search, which finds it afresh.
+FOLLOW_MAX_SHIFT_PX = 1.5
+#: Least grey levels between a followed marker's black and white cells.
+FOLLOW_MIN_CONTRAST = 20.0
+#: Each cell's mean must lie this fraction of the black-white contrast beyond
+#: the middle, on its own side (a cell half covered or misread sits near it).
+FOLLOW_CELL_MARGIN = 0.15
+
+
 def plausible_quads(corners: np.ndarray) -> np.ndarray:
     """(N,) bool: which (N, 4, 2) quads could be a square marker seen by a table camera."""
     c = np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2)
@@ -143,6 +153,78 @@ class MarkerDetector:
         if not all_ids:
             return []
         return self._finish(gray, np.concatenate(all_corners), np.concatenate(all_ids))
+
+    def follow(self, image: np.ndarray, expected: list[tuple[int, np.ndarray]]
+               ) -> tuple[list[MarkerDetection | None], np.ndarray]:
+        """Markers that stayed where they were last frame, found without a search.
+
+        Most markers on a table stand still from one frame to the next (the
+        anchors always, most cars most of the time).  For each (id, corners) in
+        `expected`, the outline is fitted again to the edges around where it
+        was, and then every cell of the marker, its black border too, is read
+        where the fitted outline puts it and must match that id's pattern: a
+        moved, lifted, covered or swapped marker fails one or the other and is
+        left to the region search.  Returns one detection (or None) per entry
+        and the grey frame."""
+        gray = to_gray(image)
+        n = len(expected)
+        out: list[MarkerDetection | None] = [None] * n
+        if n == 0:
+            return out, gray
+        seeds = np.array([c for _, c in expected], dtype=np.float64).reshape(n, 4, 2)
+        outlines = refine_outlines(gray, seeds, self.cells, iterations=1)
+        ok = outlines.ok & (np.linalg.norm(outlines.corners_px - seeds, axis=-1).max(axis=1) < FOLLOW_MAX_SHIFT_PX)
+        if ok.any():
+            idx = np.flatnonzero(ok)
+            ids = np.array([expected[i][0] for i in idx])
+            ok[idx] = self._cells_match(gray, outlines.corners_px[idx], ids)
+        for i in np.flatnonzero(ok):
+            out[i] = MarkerDetection(int(expected[i][0]), outlines.corners_px[i], float(outlines.edge_sigma_px[i]))
+        return out, gray
+
+    def _pattern(self, marker_id: int) -> np.ndarray | None:
+        """The (cells, cells) bits of a marker id with its black border, white = 1."""
+        cache = self.__dict__.setdefault("_patterns", {})
+        if marker_id not in cache:
+            d = dictionary(self.dictionary_name)
+            if not 0 <= marker_id < len(d.bytesList):
+                cache[marker_id] = None
+            else:
+                bits = cv2.aruco.Dictionary.getBitsFromByteList(d.bytesList[marker_id:marker_id + 1], d.markerSize)
+                pattern = np.zeros((self.cells, self.cells), bool)
+                pattern[1:-1, 1:-1] = bits.astype(bool)
+                cache[marker_id] = pattern
+        return cache[marker_id]
+
+    def _cells_match(self, gray: np.ndarray, corners: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """(N,) bool: does each outline hold its id's cells, every one of them, clearly?"""
+        k = self.cells
+        patterns = [self._pattern(int(i)) for i in ids]
+        good = np.array([p is not None for p in patterns])
+        if not good.any():
+            return good
+        # Cell-centre samples (3 x 3 in the middle of each cell) in marker units.
+        sub = np.array([0.3, 0.5, 0.7])
+        u = (np.arange(k)[:, None] + sub[None, :]).ravel()                  # (3k,)
+        uu, vv = np.meshgrid(u, u)                                           # row = v (y), col = u (x)
+        unit = np.stack([uu.ravel(), vv.ravel(), np.ones(uu.size)], axis=0)  # (3, 9k^2)
+        square = np.array([[0, 0], [k, 0], [k, k], [0, k]], dtype=np.float32)
+        idx = np.flatnonzero(good)
+        hs = np.array([cv2.getPerspectiveTransform(square, corners[j].astype(np.float32)) for j in idx])
+        p = hs @ unit                                                         # (M, 3, 9k^2)
+        xy = np.moveaxis(p[:, :2] / p[:, 2:3], 1, -1)                         # (M, 9k^2, 2)
+        v = _bilinear(gray, xy).reshape(len(idx), k, 3, k, 3).mean(axis=(2, 4))   # cell means
+        pattern = np.array([patterns[j] for j in idx])                        # (M, k, k)
+        n_light = pattern.sum(axis=(1, 2))
+        light = (v * pattern).sum(axis=(1, 2)) / np.maximum(n_light, 1)
+        dark = (v * ~pattern).sum(axis=(1, 2)) / (k * k - n_light)
+        contrast = light - dark
+        # Every cell on its own side of the middle, by a clear margin.
+        score = (v - ((light + dark) / 2)[:, None, None]) / np.maximum(contrast, 1e-6)[:, None, None]
+        clear = np.all(np.where(pattern, score, -score) > FOLLOW_CELL_MARGIN, axis=(1, 2))
+        result = np.zeros(len(ids), bool)
+        result[idx] = clear & (contrast > FOLLOW_MIN_CONTRAST)
+        return result
 
     def _raw(self, gray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         size = max(gray.shape[:2])

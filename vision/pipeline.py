@@ -17,7 +17,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from calibration.tablefile import TableSpec
 
-from .detect import MarkerDetector
+from .detect import MarkerDetection, MarkerDetector, to_gray
 from .locate import FrameLocation, Locator, merge_regions, region_around
 from .track import TrackedCar, Tracker, TrackerSettings
 
@@ -87,24 +87,33 @@ class TablePipeline:
         self._regions: dict[int | tuple[str, int], tuple[float, float, float, float]] = {}
         self._last_seen: dict[int, tuple[np.ndarray, float, int]] = {}   # corners, side, frames lost
         self._full_next = True
+        #: Markers seen last frame, to follow where they were: key to (id, corners).
+        self._follow: dict[int | tuple[str, int], tuple[int, np.ndarray]] = {}
 
     @property
     def camera(self) -> CameraModel | None:
         return self.locator.camera
 
-    def process(self, image: np.ndarray, frame: int = 0, time_s: float = 0.0) -> TrackedFrame:
+    def process(self, image: np.ndarray, frame: int = 0, time_s: float = 0.0,
+                gray: np.ndarray | None = None) -> TrackedFrame:
+        """Track one frame.  `gray`, when given, is the same image in 8-bit grey
+        (made on a reader thread): all the detector reads."""
+        if gray is not None:
+            image = gray
         h, w = image.shape[:2]
         if self.locator.camera is not None:
             self.locator.camera.check_frame(image)
         full = (self._full_next or self._since_full >= self.full_scan_every
                 or self.locator.table_pose is None or not self._regions)
         if not full:
-            detections = self.locator.detector.detect_regions(image, merge_regions(list(self._regions.values())))
+            gray = to_gray(image)
+            detections = self._follow_and_search(gray)
             located = self.locator.locate_detections(detections, (w, h), frame)
             # Too few anchors in the regions to check the table: look at the whole
             # frame before calling the pose unchecked.
             full = not located.pose_checked or located.table_pose is None
             self._since_full += 1
+            image = gray
         if full:
             located = self.locator.locate(image, frame, look_again={
                 car_id: region_around(corners) for car_id, (corners, _, _) in self._last_seen.items()})
@@ -112,6 +121,26 @@ class TablePipeline:
         cars = self.tracker.update(located, time_s)
         self._plan(located, full)
         return TrackedFrame(frame, time_s, cars, located, full, self.table.car_ids)
+
+    def _follow_and_search(self, gray: np.ndarray) -> list[MarkerDetection]:
+        """This frame's markers: those that stood still, followed where they were
+        (MarkerDetector.follow, a fraction of a millisecond); the rest searched
+        for in their regions."""
+        keys = [k for k in self._follow if k in self._regions]
+        followed, _ = self.locator.detector.follow(gray, [self._follow[k] for k in keys])
+        found = [d for d in followed if d is not None]
+        search = [self._regions[k] for k, d in zip(keys, followed) if d is None]
+        search += [r for k, r in self._regions.items() if k not in self._follow]
+        if not search:
+            return found
+        # A merged region may hold a marker already followed: the same id within
+        # a few pixels is that marker, not a second copy.
+        kept = list(found)
+        for d in self.locator.detector.detect_regions(gray, merge_regions(search)):
+            if not any(f.id == d.id and np.linalg.norm(f.centre_px - d.centre_px) < 0.5 * f.side_px
+                       for f in found):
+                kept.append(d)
+        return kept
 
     def _plan(self, located: FrameLocation, full: bool) -> None:
         """Where to look next frame: around each car seen, wide enough for it to
@@ -121,6 +150,7 @@ class TablePipeline:
         for car_id, det in seen.items():
             self._last_seen[car_id] = (det.corners_px, det.side_px, 0)
         self._regions = {}
+        self._follow = {car_id: (car_id, det.corners_px) for car_id, det in seen.items()}
         for car_id, (corners, side, lost) in list(self._last_seen.items()):
             if car_id not in seen:
                 lost += 1
@@ -143,6 +173,14 @@ class TablePipeline:
                 corners = pose.image_from_table(np.array([(x, y, 0.0) for x, y in anchor.corners_mm()]))
                 side = float(np.linalg.norm(corners[0] - corners[1]))
                 self._regions[("anchor", anchor.id)] = region_around(corners, max(0.6 * side, 20.0))
+                # Followed from where it was seen, if it was seen where the pose puts it.
+                if anchor.id in pose.anchors_used:
+                    centre = corners.mean(axis=0)
+                    near = [d for d in located.detections if d.id == anchor.id
+                            and not any(d is c for c in located.car_detections)
+                            and np.linalg.norm(d.centre_px - centre) < 0.5 * side]
+                    if len(near) == 1:
+                        self._follow[("anchor", anchor.id)] = (anchor.id, near[0].corners_px)
         # A car that slipped out of its region (lifted, fast, covered) is also
         # looked for over the whole frame next time, as is any frame that lost the table.
         self._full_next = (bool(newly_lost) and not full) or located.table_pose is None

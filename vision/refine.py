@@ -42,12 +42,19 @@ def _bilinear(gray: np.ndarray, xy: np.ndarray) -> np.ndarray:
     h, w = gray.shape
     x = np.clip(xy[..., 0], 0, w - 1.001)
     y = np.clip(xy[..., 1], 0, h - 1.001)
-    x0 = x.astype(np.int32)
-    y0 = y.astype(np.int32)
+    x0 = x.astype(np.intp)
+    y0 = y.astype(np.intp)
     fx, fy = x - x0, y - y0
-    top = gray[y0, x0] * (1 - fx) + gray[y0, x0 + 1] * fx
-    bottom = gray[y0 + 1, x0] * (1 - fx) + gray[y0 + 1, x0 + 1] * fx
-    return top * (1 - fy) + bottom * fy
+    # Four gathers from the flat frame: a fraction of what 2-D fancy indexing costs.
+    flat = gray.ravel() if gray.flags.c_contiguous else np.ascontiguousarray(gray).ravel()
+    i = y0 * w + x0
+    a = flat.take(i).astype(np.float64)
+    b = flat.take(i + 1)
+    c = flat.take(i + w).astype(np.float64)
+    d = flat.take(i + w + 1)
+    top = a + (b - a) * fx
+    bottom = c + (d - c) * fx
+    return top + (bottom - top) * fy
 
 
 def _fit_lines(pts: np.ndarray, weight: np.ndarray):

@@ -22,6 +22,7 @@ def register(sub) -> None:
 
 
 def cmd_locate(args: argparse.Namespace) -> int:
+    from vision.locate import frame_checks
     from vision.pipeline import TablePipeline
     from vision.sources import ImageFolderSource, ImageSource, PrefetchSource, VideoSource, open_source
 
@@ -42,16 +43,37 @@ def cmd_locate(args: argparse.Namespace) -> int:
     # while this one is located.
     if not single:
         source = PrefetchSource(source)
+    said: set[str] = set()
     with source:
-        for frame in source:
-            tracked = pipeline.process(frame.image, frame.index, frame.time_s)
+        for n, frame in enumerate(source):
+            tracked = pipeline.process(frame.image, frame.index, frame.time_s, gray=frame.gray)
             if single and tracked.located.table_pose is None:
-                raise CommandError(f"{args.input}: {tracked.located.error}")
+                # The size and sharpness check still says why, when it can tell.
+                quality = frame_checks(frame.image, tracked.located, table, camera)[0]
+                hint = "".join(f"; {a}" for a in quality.get("advice", []))
+                raise CommandError(f"{args.input}: {tracked.located.error}{hint}")
             out = tracked.to_json()
             if folder and not single:
                 out["image"] = frame.name
+            # Every image of a folder; a video's first frame and every CHECK_EVERY_FRAMES
+            # after (the checks cost 10-25 ms, a frame's whole budget).
+            if not video or n % CHECK_EVERY_FRAMES == 0:
+                quality, setup = frame_checks(frame.image, tracked.located, table, camera)
+                out["quality"] = quality
+                if setup is not None:
+                    out["setup"] = setup
+                news = [*(setup or {}).get("warnings", []),
+                        *(quality["advice"] if quality["verdict"] != "ok" else [])]
+                for line in news:
+                    if line not in said:           # a video says each once, not every frame
+                        said.add(line)
+                        print(f"warning: {line}", file=sys.stderr, flush=True)
             print(json.dumps(out), flush=True)
     return 0
+
+
+#: A video's size, sharpness and setup checks are made on every this many frames.
+CHECK_EVERY_FRAMES = 30
 
 
 def fit_camera_to_source(source, camera):
