@@ -23,6 +23,7 @@ from calibration.camera import CameraFileError, CameraModel
 from calibration.tablefile import TableSpec
 from vision.detect import DetectionError
 from vision.gates import GateLocator, GatePosts
+from vision.locate import frame_checks
 from vision.pipeline import TablePipeline, TrackedFrame
 from vision.sources import FrameSource, PrefetchSource, SourceError
 
@@ -33,6 +34,9 @@ log = logging.getLogger(__name__)
 
 #: Pauses before reopening a stopped source, in seconds; the last repeats.
 REOPEN_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
+#: The size, sharpness and setup checks are made at most this often (s), and at
+#: once when the camera or the table moved.
+CHECK_EVERY_S = 1.0
 
 
 class LiveTable:
@@ -75,6 +79,11 @@ class LiveTable:
         self._annex: dict = {}
         self._listeners: list[Callable[[TrackedFrame], None]] = []
         self._last_image = None
+        # The marker size and sharpness check and the setup check (vision.locate.frame_checks),
+        # made at most every CHECK_EVERY_S (they cost 10-25 ms a frame).
+        self._quality: dict | None = None
+        self._setup: dict | None = None
+        self._checked_at = -float("inf")
         self._snapshot = self._build_snapshot()
 
     # --- running -------------------------------------------------------------------
@@ -150,6 +159,14 @@ class LiveTable:
         """Track one frame and publish the new snapshot."""
         captured = captured_at if captured_at is not None else time.time()
         tracked = self.pipeline.process(image, frame_index, time_s)
+        checks = self._checks_due(tracked)
+        if checks:
+            # Outside the lock: the checks cost 10-25 ms, and pages read the snapshot meanwhile.
+            try:
+                checks = frame_checks(image, tracked.located, self.table, self.camera_file)
+            except Exception:       # a check's bug must not stop the camera
+                log.exception("the frame checks failed")
+                checks = None
         gates = self.gate_locator.update(tracked.located)
         for listener in self._listeners:
             try:
@@ -165,10 +182,19 @@ class LiveTable:
             self._last_image = image
             self._captured_at = captured
             self._error = tracked.located.error
+            if checks:
+                self._quality, self._setup = checks
             self._publish()
         if self._on_frame is not None:
             self._on_frame(tracked)
         return tracked
+
+    def _checks_due(self, tracked: TrackedFrame) -> bool:
+        now = time.monotonic()
+        if now - self._checked_at >= CHECK_EVERY_S or tracked.located.table_moved:
+            self._checked_at = now
+            return True
+        return False
 
     def add_frame_listener(self, listener: Callable[[TrackedFrame], None]) -> None:
         """Call `listener` with every tracked frame, before its snapshot is published."""
@@ -188,6 +214,8 @@ class LiveTable:
             self.table = table
             self.pipeline = TablePipeline(table, self.camera_file)
             self._moved_at = None
+            self._quality = self._setup = None
+            self._checked_at = -float("inf")
             self.gate_locator = GateLocator(table)
             self._gates = self.gate_locator.gates()
             self._rectifier = None
@@ -284,12 +312,19 @@ class LiveTable:
             "table_moved_at": (None if self._moved_at is None else
                                {"frame": self._moved_at[0], "time_s": round(self._moved_at[1], 3)}),
             "anchors": list(last.located.anchors) if last else [],
+            # Whether the markers are big and sharp enough ({"verdict", "advice", ...}), and
+            # anchors that disagree with the table file or a camera file that does not fit
+            # ({"anchors", "warnings"}): made about once a second.
+            "quality": self._quality,
+            "setup": self._setup,
             # As a scene file's gates ({"name", "a", "b", "role"}), a marker gate's posts
             # as last seen (None before they are).
             "gates": [g.to_json() for g in self._gates],
             "table": {"width_mm": self.table.width_mm, "depth_mm": self.table.depth_mm,
                       "anchors": [{"id": a.id, "x_mm": a.x_mm, "y_mm": a.y_mm, "size_mm": a.size_mm}
                                   for a in self.table.anchors],
+                      # Every configured car's name, so the page names a missing one.
+                      "cars": [{"id": c.id, "name": c.name} for c in self.table.cars],
                       "terrain": [{"name": t.name, "kind": t.kind, "points": [list(pt) for pt in t.points]}
                                   for t in self.table.terrain]},
             "camera": None if pose is None else {

@@ -494,3 +494,175 @@ def _radius_95(cov: np.ndarray) -> float:
     if major == 0:
         return 0.0
     return major * (1.96 + 0.488 * minor / major)
+
+
+# --- setup checks: the table file and the camera file against what is seen -------------
+
+#: An anchor is named when it is seen more than this far (mm) from where the
+#: table file puts it, by the pose fitted to the other anchors.  Measured on
+#: rendered tables (the demo's six anchors, noise 2, JPEG 85, blur 0.6-1.5 px) a
+#: correct file leaves every anchor within 0.2 mm (0.1 mm with the camera
+#: file); a sheet laid by hand is within a millimetre or two; 5 mm is a mistake
+#: in the file or a marker moved.
+ANCHOR_OFF_MM = 5.0
+#: The camera file does not fit when the anchors' corners reproject with its
+#: intrinsics this many times worse than with intrinsics estimated from the
+#: same corners, and by more than CAMERA_MISFIT_MIN_PX.  Measured on the demo
+#: table rendered (blur 0.6 and 1.5 px): the right file gives 0.9 times the
+#: estimate's residual (0.16 against 0.18 px); a file with the focal 1.3 times
+#: too long, 14 times (2.5 px); k1 -0.3 where the lens has -0.05, 96 times.
+CAMERA_MISFIT_RATIO = 3.0
+CAMERA_MISFIT_MIN_PX = 0.5
+
+
+@dataclass(frozen=True)
+class AnchorCheck:
+    """Where one anchor is seen (table mm, by the pose fitted to the other anchors)."""
+
+    id: int
+    seen_x_mm: float
+    seen_y_mm: float
+    file_x_mm: float
+    file_y_mm: float
+
+    @property
+    def off_mm(self) -> float:
+        return math.hypot(self.seen_x_mm - self.file_x_mm, self.seen_y_mm - self.file_y_mm)
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "off_mm": round(self.off_mm, 1), "seen_mm": [round(self.seen_x_mm, 1),
+                round(self.seen_y_mm, 1)], "file_mm": [self.file_x_mm, self.file_y_mm]}
+
+
+@dataclass(frozen=True)
+class SetupCheck:
+    """What the anchors say about the table file and the camera file."""
+
+    anchors: tuple[AnchorCheck, ...] = ()
+    #: Anchors' corner residual (px RMS) with the camera file, and with intrinsics
+    #: estimated from the same corners (None: no camera file, or too few anchors).
+    camera_file_px: float | None = None
+    camera_estimated_px: float | None = None
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        out: dict = {"anchors": [a.to_json() for a in self.anchors], "warnings": list(self.warnings)}
+        if self.camera_file_px is not None:
+            out["camera_fit"] = {"file_px": round(self.camera_file_px, 2),
+                                 "estimated_px": round(self.camera_estimated_px, 2)}
+        return out
+
+
+def check_setup(located: FrameLocation, table: TableSpec, camera_file: CameraModel | None) -> SetupCheck:
+    """Each anchor seen, placed by the pose the OTHER anchors give (leave one out),
+    against the table file; and whether the camera file fits the anchors' corners.
+
+    One wrong anchor bends every pose it takes part in, so the culprit is the
+    anchor whose leaving out makes the others agree best; it is named when it
+    is off by more than ANCHOR_OFF_MM, left out, and the search repeated on the
+    rest while enough remain.  The camera file is judged first: a wrong lens
+    moves every anchor a little, which is no anchor's fault."""
+    dets = {d.id: d for d in located.detections if table.anchor(d.id) is not None}
+    ids = sorted(i for i in dets if i in located.anchors)
+    pose = located.table_pose
+    if pose is None or len(ids) < MIN_ANCHORS:
+        return SetupCheck()
+    corners = {i: dets[i].corners_px for i in ids}
+    size = pose.camera.image_size
+    camera: CameraModel | None = pose.camera if not pose.camera.estimated else None
+    warnings: list[str] = []
+    file_px = est_px = None
+    if camera_file is not None and camera is not None and size is not None:
+        try:
+            estimated = solve_table_pose(corners, table, None, image_size=size)
+            fitted = solve_table_pose(corners, table, camera)
+            file_px = pose_disagreement_px(fitted, corners, table)
+            est_px = pose_disagreement_px(estimated, corners, table)
+        except (TablePoseError, ValueError):
+            pass
+        if file_px is not None and file_px > max(CAMERA_MISFIT_RATIO * est_px, CAMERA_MISFIT_MIN_PX):
+            warnings.append(
+                f"the camera file ({camera.source}) does not fit this camera: the anchors' corners are "
+                f"{file_px:.1f} px off with it, {est_px:.1f} px with the lens estimated from the anchors "
+                f"alone; is it another camera's file, or were the zoom or focus changed? Calibrate again "
+                f"(companion calibrate) or leave --camera out")
+            camera = None            # judge the anchors with the lens that fits them
+    clean, named = list(ids), []
+    trials: dict[int, tuple[np.ndarray, float]] = {}
+    while len(clean) > MIN_ANCHORS:
+        trials = _leave_one_out(clean, corners, table, camera, size)
+        if not trials:
+            break
+        culprit = min(trials, key=lambda i: trials[i][1])
+        if _off_mm(table, culprit, trials[culprit][0]) <= ANCHOR_OFF_MM:
+            break
+        named.append((culprit, trials[culprit][0]))
+        clean.remove(culprit)
+        trials = {}
+    if len(clean) > MIN_ANCHORS and not trials:
+        trials = _leave_one_out(clean, corners, table, camera, size)
+    checks = [_anchor_check(table, i, seen) for i, (seen, _) in trials.items()]
+    checks += [_anchor_check(table, i, seen) for i, seen in named]
+    checks.sort(key=lambda c: -c.off_mm)
+    warnings += [_anchor_warning(c) for c in checks if c.id in {i for i, _ in named}]
+    return SetupCheck(tuple(checks), file_px, est_px, tuple(warnings))
+
+
+def _leave_one_out(ids: list[int], corners: dict[int, np.ndarray], table: TableSpec,
+                   camera: CameraModel | None, size) -> dict[int, tuple[np.ndarray, float]]:
+    """Per anchor: where the pose fitted to the others puts it (table mm), and how well
+    the others agree with that pose (px RMS)."""
+    out = {}
+    for i in ids:
+        others = {j: corners[j] for j in ids if j != i}
+        try:
+            alone = solve_table_pose(others, table, camera, image_size=size)
+        except (TablePoseError, ValueError):
+            continue
+        seen = alone.table_from_image(np.asarray(corners[i], np.float64).reshape(4, 2), 0.0).mean(axis=0)
+        out[i] = (seen, pose_disagreement_px(alone, others, table))
+    return out
+
+
+def _off_mm(table: TableSpec, anchor_id: int, seen: np.ndarray) -> float:
+    a = table.anchor(anchor_id)
+    return math.hypot(float(seen[0]) - a.x_mm, float(seen[1]) - a.y_mm)
+
+
+def _anchor_check(table: TableSpec, anchor_id: int, seen: np.ndarray) -> AnchorCheck:
+    a = table.anchor(anchor_id)
+    return AnchorCheck(anchor_id, float(seen[0]), float(seen[1]), a.x_mm, a.y_mm)
+
+
+def _anchor_warning(c: AnchorCheck) -> str:
+    return (f"anchor {c.id} is seen {c.off_mm:.0f} mm from where the table file puts it "
+            f"(file x={c.file_x_mm:g}, y={c.file_y_mm:g}; seen at x={c.seen_x_mm:.0f}, y={c.seen_y_mm:.0f}): "
+            f"measure it again or fix the table file")
+
+
+def expected_roof_side_px(pose: TablePose | None, table: TableSpec) -> float | None:
+    """How many pixels across the smallest roof marker looks where the camera sees
+    it smallest (the table's far corners): the size check's yardstick when no roof
+    marker is found."""
+    if pose is None or not table.cars:
+        return None
+    spec = min(table.cars, key=lambda c: c.marker_mm)
+    corners = [(0.0, 0.0), (table.width_mm, 0.0), (table.width_mm, table.depth_mm), (0.0, table.depth_mm),
+               (table.width_mm / 2, table.depth_mm / 2)]
+    return min(spec.marker_mm / pose.mm_per_px(x, y, spec.roof_mm) for x, y in corners)
+
+
+def frame_checks(image: np.ndarray, located: FrameLocation, table: TableSpec,
+                 camera_file: CameraModel | None) -> tuple[dict, dict | None]:
+    """One frame's marker size and sharpness check ("quality", vision.quality) and
+    setup check ("setup": the anchors against the table file, the camera file
+    against the anchors; None without a table pose), as JSON.  They cost 10-25 ms:
+    made on single images, and now and then on a video or a live camera."""
+    from .detect import dictionary
+    from .quality import assess
+
+    cells = dictionary(table.dictionary).markerSize + 2
+    quality = assess(to_gray(image), located.detections, cells, table.car_ids,
+                     expected_roof_side_px(located.table_pose, table)).to_json()
+    setup = None if located.table_pose is None else check_setup(located, table, camera_file).to_json()
+    return quality, setup

@@ -157,7 +157,7 @@
       setText(cells[2], fmt(c.y_mm));
       setText(cells[3], `${fmt(c.heading_deg)}°`);
       setText(cells[4], `${fmt(c.sigma_mm)} mm`);
-      setText(cells[5], c.stale ? `unseen ${fmt(c.age_s)} s` : "seen");
+      setText(cells[5], c.stale ? `unseen ${fmt(c.age_s)} s${c.why_stale ? `: ${staleWords(c.why_stale)}` : ""}` : "seen");
     }
     for (const [id, car] of cars) {
       if (!present.has(id)) { car.group.remove(); car.label.remove(); car.row.remove(); cars.delete(id); }
@@ -168,7 +168,8 @@
     setText($("camera"), s.camera
       ? `camera ${s.camera.calibrated ? "calibrated" : "estimated"}, anchors ±${fmt(s.camera.reprojection_mm, 2)} mm`
       : "looking for the anchors…");
-    setText($("missing"), s.missing.length ? `Not seen yet: ${s.missing.join(", ")}` : "");
+    setText($("missing"), missingText(s));
+    showVisionStatus(s);
     setText($("error"), s.error || "");
     wake();
     if (s.game_version !== undefined && s.game_version !== state.gameVersion) refreshGame();
@@ -179,6 +180,51 @@
         `${fmt(s.camera.reprojection_px, 2)} px = ${fmt(s.camera.reprojection_mm, 2)} mm on the table. Camera ` +
         `${s.camera.calibrated ? "from its calibration file" : "estimated from the anchors (no calibration file)"}.`);
     }
+  }
+
+  // --- what the camera says about itself: moved, unchecked, too small or soft, a wrong file ----
+  const STALE_WORDS = {
+    "not seen": "not seen by the camera",
+    "table pose unchecked": "the table's position could not be checked (anchors hidden?)",
+    "poor outline": "its roof marker is seen too poorly to trust",
+  };
+  const staleWords = (why) => STALE_WORDS[why] || why;
+  function carName(s, id) {
+    const named = (s.table && s.table.cars || []).find((c) => c.id === id);
+    return named ? named.name : `car ${id}`;
+  }
+  function missingText(s) {
+    if (!s.missing.length) return "";
+    const why = s.missing_why || {};
+    return "Not seen yet: " + s.missing.map((id) => why[id] ? `${carName(s, id)} (${why[id]})` : carName(s, id)).join("; ");
+  }
+  //: How long after the camera or table moved the page keeps saying so (seconds of video time).
+  const MOVED_SHOWN_S = 3;
+  function showVisionStatus(s) {
+    const lines = [];
+    const movedAt = s.table_moved_at;
+    if (s.table_moved || (movedAt && s.time_s - movedAt.time_s <= MOVED_SHOWN_S && s.time_s >= movedAt.time_s)) {
+      lines.push({ kind: "moved", text: "The camera or table moved: cars are being re-checked." });
+    }
+    if (s.camera && !s.pose_checked) {
+      lines.push({ kind: "unchecked", text: "The table's position could not be checked on this frame (too few anchors in view): cars are held where last seen, marked stale, and their doubt grows." });
+    }
+    const q = s.quality;
+    if (q && q.verdict !== "ok" && q.verdict !== "unknown") {
+      for (const a of q.advice || []) lines.push({ kind: `quality ${q.verdict}`, text: `Camera picture ${q.verdict}: ${a}` });
+    }
+    for (const w of (s.setup && s.setup.warnings) || []) lines.push({ kind: "setup", text: `Setup: ${w}` });
+    const stale = s.cars.filter((c) => c.stale && c.why_stale);
+    if (stale.length) {
+      lines.push({ kind: "stale", text: "Held, not seen now: " + stale.map((c) => `${c.name} (${staleWords(c.why_stale)})`).join("; ") });
+    }
+    const box = $("vision-status");
+    if (!box) return;
+    const text = lines.map((l) => l.text).join("\n");
+    if (box.dataset.text === text) return;
+    box.dataset.text = text;
+    box.replaceChildren(...lines.map((l) => html("span", { class: `vision-line ${l.kind}`, text: l.text })));
+    box.hidden = !lines.length;
   }
 
   // Glide towards the newest pose; a big jump (a car lifted and put down) snaps. The glide's
