@@ -92,26 +92,75 @@ class StoredEvent:
         return {"seq": self.seq, "t": self.t, "kind": self.kind, "body": self.body, "hash": self.hash}
 
 
-class GameStore:
-    """One game's file. Appending is safe from several threads (one lock, one connection)."""
+_TABLES = ("meta", "events", "evidence")
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+
+def _check_readable(db, path: Path) -> None:
+    """A file SQLite can read through, with a game file's tables; a StoreError saying what
+    is wrong otherwise (a file cut short, a copy of the .db made without its -wal file
+    before the companion checkpointed it, something else altogether)."""
+    try:
+        quick = db.execute("PRAGMA quick_check").fetchone()[0]
+        if quick != "ok":
+            raise StoreError(f"{path}: the file is damaged ({quick})")
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: not a readable game file ({exc})") from None
+    missing = [t for t in _TABLES if t not in tables]
+    if missing:
+        raise StoreError(f"{path}: not a game file (no {', '.join(missing)} table"
+                         f"{'s' if len(missing) > 1 else ''}; a copy made without its -wal file, or another "
+                         f"kind of file)")
+
+
+class GameStore:
+    """One game's file. Appending is safe from several threads (one lock, one connection).
+
+    `create=False`: the file must already be a game file. `readonly=True` (the audit
+    commands): nothing is written to it, not even the journal mode."""
+
+    def __init__(self, path: str | Path, *, create: bool = True, readonly: bool = False) -> None:
         self.path = Path(path)
-        if not create and not self.path.exists():
+        self.readonly = readonly
+        if (not create or readonly) and not self.path.exists():
             raise StoreError(f"{self.path}: no such game file")
         try:
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            if readonly:
+                self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False,
+                                           isolation_level=None)
+            else:
+                self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a readable game file ({exc})") from None
+        self._lock = threading.Lock()
+        if readonly or not create:
+            try:
+                _check_readable(self._db, self.path)
+            except StoreError:
+                self._db.close()
+                raise
+            if readonly:
+                return
+        try:
             self._db.execute("PRAGMA journal_mode=WAL")
             # FULL: an event the companion has said is committed survives a power cut too.
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
+            self._db.close()
             raise StoreError(f"{self.path}: not a game file ({exc})") from None
-        self._lock = threading.Lock()
         if self.meta("schema") is None:
             self._set_meta("schema", str(SCHEMA_VERSION))
             self._set_meta("created", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
             self._set_meta("companion", __version__)
+        self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        """Copy what the WAL holds into the .db file itself, so the .db alone is the whole
+        game as far as its last committed event (a copy of it made during a game, or after
+        a crash, is whole). PASSIVE: it never waits; should a reader elsewhere hold an old
+        snapshot, the next commit's checkpoint catches up."""
+        self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
 
     def close(self) -> None:
         self._db.close()
@@ -146,11 +195,13 @@ class GameStore:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+            self._checkpoint()
         return StoredEvent(seq, t, kind, json.loads(text), digest)
 
     def head(self) -> str:
-        """The newest event's number and hash ("N:HASH"): keep it elsewhere, and `verify`
-        with it shows that no event was cut off the end since."""
+        """The newest event's number and hash ("N:HASH"). Keep it elsewhere: `verify` with it
+        later proves event N still has that hash, so nothing up to it was changed, removed
+        or cut off, however far the game went on after it."""
         return self.meta("head") or f"0:{GENESIS}"
 
     def add_evidence(self, jpeg: bytes | None, detections: list[dict], table_pose: dict) -> dict:
@@ -191,25 +242,46 @@ class GameStore:
         return self._db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
 
 
+def parse_head(text: str) -> tuple[int, str]:
+    """A kept head "N:HASH" as (N, HASH); a StoreError saying what is wrong with it."""
+    n, sep, digest = str(text).strip().partition(":")
+    if not sep or not n.isdigit() or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest.lower()):
+        raise StoreError(f"a head is an event's number and its hash, N:HASH (64 hex digits), as the audit page "
+                         f"shows it; not {text!r}")
+    return int(n), digest.lower()
+
+
 def verify(path: str | Path, expect_head: str | None = None) -> tuple[bool, str, int]:
     """Check a game file's chain: (ok, what was found, events checked). `expect_head`
-    ("N:HASH", as `GameStore.head()` gave it earlier) also proves nothing was cut off."""
+    ("N:HASH", as `GameStore.head()` gave it earlier) also proves event N still has that
+    hash: nothing up to it was changed, and nothing was cut off before the game reached it.
+    Events after N (the game went on) are checked by the chain alone."""
     p = Path(path)
     if not p.exists():
         return False, f"{p}: no such game file", 0
+    if expect_head is not None:
+        try:
+            kept_n, kept_hash = parse_head(expect_head)
+        except StoreError as exc:
+            return False, str(exc), 0
     try:
         db = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
-        quick = db.execute("PRAGMA quick_check").fetchone()[0]
-        if quick != "ok":
-            db.close()
-            return False, f"{p}: the file is damaged ({quick})", 0
+    except sqlite3.DatabaseError as exc:
+        return False, f"{p}: not a readable game file ({exc})", 0
+    try:
+        _check_readable(db, p)
         rows = db.execute("SELECT seq, t, kind, body, prev, hash FROM events ORDER BY rowid").fetchall()
         head_row = db.execute("SELECT value FROM meta WHERE key = 'head'").fetchone()
         ev = {i: (b, d, pose, h) for i, b, d, pose, h in
               db.execute("SELECT id, jpeg, detections, table_pose, sha256 FROM evidence").fetchall()}
-        db.close()
+    except StoreError as exc:
+        return False, str(exc), 0
     except sqlite3.DatabaseError as exc:
         return False, f"{p}: not a readable game file ({exc})", 0
+    finally:
+        db.close()
+    if not rows:
+        return False, f"{p}: holds no events (no game was started in it)", 0
     prev = GENESIS
     expected_seq = 1
     for n, (seq, t, kind, body, stored_prev, digest) in enumerate(rows):
@@ -240,11 +312,16 @@ def verify(path: str | Path, expect_head: str | None = None) -> tuple[bool, str,
         n_head = stored_head.split(":")[0]
         return False, (f"event {len(rows) + 1}: missing: the file's head says the game reached event {n_head}, "
                        f"the events stop at {len(rows)} (cut off the end?)"), len(rows)
-    if expect_head is not None and expect_head != last:
-        n_head = expect_head.split(":")[0]
-        return False, (f"event {min(len(rows) + 1, int(n_head) if n_head.isdigit() else 0)}: the head you kept "
-                       f"({expect_head[:20]}...) is not this file's ({last[:20]}...)"), len(rows)
-    return True, f"{p}: {len(rows)} events, chain intact, evidence intact, head {last[:16]}", len(rows)
+    if expect_head is not None:
+        if kept_n > len(rows):
+            return False, (f"event {len(rows) + 1}: missing: the head you kept says the game reached event "
+                           f"{kept_n}, the events stop at {len(rows)} (cut off the end?)"), len(rows)
+        had = GENESIS if kept_n == 0 else rows[kept_n - 1][5]
+        if had != kept_hash:
+            return False, (f"event {kept_n}: its hash is not the one you kept ({kept_hash[:16]}... kept, "
+                           f"{had[:16]}... in the file): the file was rewritten up to there"), len(rows)
+    kept = f", event {kept_n} as kept" if expect_head is not None else ""
+    return True, f"{p}: {len(rows)} events, chain intact, evidence intact{kept}, head {last[:16]}", len(rows)
 
 
 def _evidence_refs(body: Any):

@@ -131,7 +131,7 @@ def test_a_refused_new_game_leaves_the_waiting_roll_where_it_was(demo_table, ren
     refusals = [("no_such_rules", {}, [], "no_such_rules"),
                 ("shattered_highways", {}, "Max", "rosters must be a list"),
                 ("shattered_highways", {"arc_edge": "sideways"}, game.starter_rosters(), "arc_edge"),
-                ("shattered_highways", {}, [{"player": "Max", "vehicles": [{"marker": 99}]}], "")]
+                ("shattered_highways", {}, [{"player": "Max", "vehicles": [{"marker": 99}]}], "two rosters")]
     if recorded:              # a game file holds one game: a start that would do is refused too
         refusals = [(r, o, ro, None) for r, o, ro, _ in refusals]
         refusals.append(("shattered_highways", {}, game.starter_rosters(), "already holds a game"))
@@ -183,3 +183,125 @@ def test_poses_from_the_camera_never_land_inside_a_resolution_answered_by_the_tr
             camera.stop()
         link.stop()
         emu.stop()
+
+
+# --- the game file on its own ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory, demo_table, renderer):
+    """A game recorded into its file and still being played (the store open, as during
+    a game): a shot, a round, a pass. The head after each event."""
+    path = tmp_path_factory.mktemp("whole") / "game.db"
+    game = new_game(demo_table, renderer, path)
+    heads = {len(game.store): game.store.head()}
+    for step in (lambda: game.act(SHOT), lambda: game.answer_typed([5]), lambda: game.answer_typed([4]),
+                 lambda: game.start_round(ORDERS), lambda: game.answer_typed([6]), lambda: game.answer_typed([2]),
+                 lambda: game.act({"act": "pass", "warrior": "Max:10:P1"})):
+        step()
+        heads[len(game.store)] = game.store.head()
+    return path, game, heads
+
+
+def test_a_copy_of_the_db_alone_made_mid_game_is_the_whole_game(recorded, tmp_path):
+    path, game, heads = recorded
+    assert path.with_name(path.name + "-wal").exists()          # WAL mode, the game still open
+    copy = tmp_path / "copy.db"
+    shutil.copy(path, copy)                                      # the .db only, as a person copies it
+    ok, message, n = verify(copy)
+    assert ok and n == len(game.store), message
+    replayed = resume(GameStore(copy, create=False))
+    assert without_poses(state_json(replayed.session.state)) == without_poses(state_json(game.session.state))
+
+
+def test_a_kept_head_means_this_event_had_this_hash(recorded, tmp_path):
+    path, game, heads = recorded
+    last = len(game.store)
+    for n, head in heads.items():                                # kept mid-game; the game went on
+        ok, message, _ = verify(path, head)
+        assert ok, (n, message)
+        result = audit("verify", path, "--head", head)
+        assert result.returncode == 0 and f"event {n} as kept" in result.stdout, result.stderr
+    k = sorted(heads)[1]                                         # a head kept early in the game
+    assert k < last
+    digest = heads[k].split(":")[1]
+    ok, message, _ = verify(path, f"{k}:{'0' * 64}")
+    assert not ok and message.startswith(f"event {k}: its hash is not the one you kept"), message
+    ok, message, _ = verify(path, f"{last + 5}:{digest}")
+    assert not ok and f"the head you kept says the game reached event {last + 5}" in message, message
+    for bad in (str(k), "three:abc", f"{k}:{digest[:10]}", f"{k}:{'g' * 64}"):
+        result = audit("verify", path, "--head", bad)
+        assert result.returncode == 1 and "a head is an event's number and its hash" in result.stderr, bad
+    # The chain rewritten from event k on (the triggers dropped, every hash made again): the
+    # file alone looks whole; a head kept before the rewrite shows it.
+    from companion.store import event_hash
+    forged = tmp_path / "forged.db"
+    shutil.copy(path, forged)
+    db = sqlite3.connect(forged)
+    db.executescript("DROP TRIGGER events_append_only_u; DROP TRIGGER events_append_only_d;")
+    rows = db.execute("SELECT seq, t, kind, body FROM events ORDER BY seq").fetchall()
+    prev = db.execute("SELECT hash FROM events WHERE seq = ?", (k - 1,)).fetchone()[0]
+    for seq, t, kind, body in rows[k - 1:]:
+        t = t + 0.5 if seq == k else t                           # the time of event k "corrected"
+        digest = event_hash(prev, seq, t, kind, body)
+        db.execute("UPDATE events SET t = ?, prev = ?, hash = ? WHERE seq = ?", (t, prev, digest, seq))
+        prev = digest
+    db.execute("UPDATE meta SET value = ? WHERE key = 'head'", (f"{len(rows)}:{prev}",))
+    db.commit()
+    db.close()
+    assert verify(forged)[0]
+    ok, message, _ = verify(forged, heads[k])
+    assert not ok and f"event {k}: its hash is not the one you kept" in message, message
+    assert verify(forged, heads[k - 1])[0]                       # before the rewrite: as kept
+
+
+def test_a_file_that_cannot_be_read_is_an_error_never_empty_output(recorded, tmp_path):
+    path, _, _ = recorded
+    data = path.read_bytes()
+    half = tmp_path / "half.db"
+    half.write_bytes(data[: len(data) // 2])
+    page = tmp_path / "page.db"
+    page.write_bytes(data[:4096])                                # the first page only
+    empty = tmp_path / "empty.db"
+    GameStore(empty).close()                                    # a game file no game was started in
+    text = tmp_path / "notes.db"
+    text.write_text("not a database at all\n" * 400)
+    for bad, says in [(half, "game file"), (page, "game file"), (text, "not a readable game file"),
+                      (empty, "holds no events"), (tmp_path / "none.db", "no such game file")]:
+        before = bad.read_bytes() if bad.exists() else None
+        for command in ("show", "verify"):
+            result = audit(command, bad)
+            assert result.returncode != 0 and result.stdout == "", (bad.name, command, result)
+            assert says in result.stderr and "Traceback" not in result.stderr, (bad.name, command, result.stderr)
+        result = audit("remeasure", bad, 2)
+        assert result.returncode != 0 and says in result.stderr and "Traceback" not in result.stderr
+        assert (bad.read_bytes() if bad.exists() else None) == before     # reading never writes
+
+
+def test_audit_verify_plays_the_game_back_and_names_an_event_that_would_not_resume(recorded, tmp_path):
+    """A chain written whole by the store itself, but one resolution's recorded state is
+    not what its poses and dice give (what a pose landing inside a resolution made): the
+    chain alone says intact, verify says the game would not resume, and from where."""
+    path, _, _ = recorded
+    source = GameStore(path, create=False)
+    events = source.events()
+    k = next(e.seq for e in events if e.kind == "resolution" and e.body["kind"] == "round")
+    broken = tmp_path / "broken.db"
+    store = GameStore(broken)
+    n_frames = source._db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0]
+    for i in range(1, n_frames + 1):                             # the same frames, the same ids
+        ev = source.evidence(i)
+        assert store.add_evidence(ev["jpeg"], ev["detections"], ev["table_pose"])["id"] == i
+    for e in events:
+        body = json.loads(json.dumps(e.body))
+        if e.seq == k:
+            body["state"]["vehicles"]["12"]["pose"][0] += 3.0   # the War Rig 3 mm off in the state
+        store.append(e.kind, body, e.t)
+    store.close()
+    assert verify(broken)[0]                                     # the chain holds
+    result = audit("verify", broken)
+    assert result.returncode == 1
+    assert f"event {k} (resolution): playing it back gives a different state" in result.stderr
+    assert "would not resume" in result.stderr
+    good = audit("verify", path)
+    assert good.returncode == 0 and "plays back to its last event" in good.stdout
+    assert "resolutions measured again" in good.stdout

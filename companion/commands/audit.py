@@ -1,6 +1,6 @@
 """`companion audit`: check a game file, list its events, measure a verdict again, export one.
 
-    companion audit verify GAME.db [--head N:HASH]   exit 0: untouched; 1: the first event that fails
+    companion audit verify GAME.db [--head N:HASH]   exit 0: untouched and it resumes; 1: the first event that fails
     companion audit show GAME.db                     one JSON line per event
     companion audit remeasure GAME.db EVENT          the verdicts of a resolution, measured again
     companion audit export GAME.db EVENT --out F.html   one verdict as a self-contained page
@@ -21,9 +21,12 @@ def register(sub) -> None:
                        description="A game file (serve --game, scenario run --game) records every event in a "
                                    "hash chain, with the camera frames its verdicts were measured from.")
     kinds = p.add_subparsers(dest="audit_command", metavar="WHAT", required=True)
-    v = kinds.add_parser("verify", help="check the chain: exit 0 when untouched, 1 naming the first event that fails")
+    v = kinds.add_parser("verify", help="check the chain and play the game back: exit 0 when untouched and it "
+                                        "resumes, 1 naming the first event that fails")
     v.add_argument("game", metavar="GAME.db")
-    v.add_argument("--head", metavar="N:HASH", help="the head shown during the game (proves nothing was cut off)")
+    v.add_argument("--head", metavar="N:HASH",
+                   help="a head shown during the game (the audit page's, an export's): event N must still have "
+                        "that hash, so nothing up to it was changed or cut off")
     v.set_defaults(func=cmd_verify)
     s = kinds.add_parser("show", help="every event as a JSON line")
     s.add_argument("game", metavar="GAME.db")
@@ -40,17 +43,31 @@ def register(sub) -> None:
 
 
 def _open(path: str):
+    """The game file, read only; a clear error when it cannot be read as one."""
     from ..store import GameStore, StoreError
     try:
-        return GameStore(path, create=False)
+        store = GameStore(path, readonly=True)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
+    if not len(store):
+        raise CommandError(f"{path}: holds no events (no game was started in it)")
+    return store
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from ..record import check_playback
     from ..store import verify
     ok, message, _ = verify(args.game, args.head)
-    print(message if ok else f"{args.game}: {message}", file=sys.stdout if ok else sys.stderr)
+    if ok:
+        # The chain is whole; it must also play back (resume) and measure again.
+        played, said, _ = check_playback(_open(args.game))
+        if not played:
+            ok, message = False, said
+        else:
+            message = f"{message}; {said}"
+    if not ok and not message.startswith(str(args.game)):
+        message = f"{args.game}: {message}"
+    print(message, file=sys.stdout if ok else sys.stderr)
     return 0 if ok else 1
 
 
