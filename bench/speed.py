@@ -32,16 +32,26 @@ from vision.pipeline import TablePipeline
 from vision.render import TableRenderer
 from vision.sources import PrefetchSource, VideoSource
 
-from .scenes import EASY, bench_table
+from vision.render import RenderOptions
+
+from .scenes import bench_table
+
+#: A webcam's picture: sensor noise of a few grey levels, fresh every frame (the
+#: renderer reads it from a noise bank at a random offset), a little blur and
+#: light falling off across the table; then the video writer's JPEG at a
+#: webcam's quality (WEBCAM_JPEG_QUALITY) for every frame of the MJPEG stream.
+WEBCAM = RenderOptions(noise_sigma=4.0, blur_sigma=0.8, light_gradient=0.25, jpeg_quality=None)
+WEBCAM_JPEG_QUALITY = 80
 
 
 def write_video(path: Path, frames: int, cars: int, codec: str, fps: float = 30.0):
     table = bench_table(cars, np.random.default_rng(7))
-    renderer = TableRenderer.overhead(table, options=EASY, seed=7)
+    renderer = TableRenderer.overhead(table, options=WEBCAM, seed=7)
     script = DemoScript(table)
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*codec), fps, renderer.camera.image_size)
     if not writer.isOpened():
         raise SystemExit(f"cannot write {codec} video here")
+    writer.set(cv2.VIDEOWRITER_PROP_QUALITY, WEBCAM_JPEG_QUALITY)
     for i in range(frames):
         writer.write(renderer.render(script.poses_at(i / fps)).image)
     writer.release()

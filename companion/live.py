@@ -143,7 +143,7 @@ class LiveTable:
                     delay = start + frame.time_s - first_time - time.monotonic()
                     if delay > 0:
                         time.sleep(delay)
-                self.process(frame.image, frame.index, frame.time_s, frame.captured_at)
+                self.process(frame.image, frame.index, frame.time_s, frame.captured_at, gray=frame.gray)
                 recent += 1
                 now = time.monotonic()
                 if now - frames_at >= 1.0:
@@ -155,10 +155,12 @@ class LiveTable:
             log.exception("the live table's source failed")
             return f"{type(exc).__name__}: {exc}"
 
-    def process(self, image, frame_index: int, time_s: float, captured_at: float | None = None) -> TrackedFrame:
-        """Track one frame and publish the new snapshot."""
+    def process(self, image, frame_index: int, time_s: float, captured_at: float | None = None,
+                gray=None) -> TrackedFrame:
+        """Track one frame and publish the new snapshot (`gray`: the same image in
+        grey, when the reader thread made it)."""
         captured = captured_at if captured_at is not None else time.time()
-        tracked = self.pipeline.process(image, frame_index, time_s)
+        tracked = self.pipeline.process(image, frame_index, time_s, gray=gray)
         checks = self._checks_due(tracked)
         if checks:
             # Outside the lock: the checks cost 10-25 ms, and pages read the snapshot meanwhile.
