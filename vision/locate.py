@@ -383,15 +383,12 @@ def _pose_heading_variance(pose: TablePose, corners_px: np.ndarray, roofs: np.nd
     if pose.covariance is None or n == 0:
         return np.zeros(n)
     flat, heights = corners_px.reshape(-1, 2), np.repeat(roofs, 4)
-    base = headings_from_corners(pose.table_from_image(flat, heights).reshape(n, 4, 2))
+    corners_mm, corners_jac = pose.table_jacobian(flat, heights)          # (4N, 2), (4N, 2, 6)
+    base = headings_from_corners(corners_mm.reshape(n, 4, 2))
     jac = np.empty((n, 6))
-    params = np.concatenate([pose.rvec, pose.tvec])
     for k in range(6):
         step = 1e-6 if k < 3 else 1e-3
-        p = params.copy()
-        p[k] += step
-        moved = TablePose(pose.camera, p[:3], p[3:], pose.anchors_used, 0.0, 0.0)
-        h = headings_from_corners(moved.table_from_image(flat, heights).reshape(n, 4, 2))
+        h = headings_from_corners((corners_mm + step * corners_jac[:, :, k]).reshape(n, 4, 2))
         jac[:, k] = np.radians((h - base + 180.0) % 360.0 - 180.0) / step
     return np.einsum("ni,ij,nj->n", jac, pose.covariance, jac)
 
@@ -488,9 +485,11 @@ def _radius_95(cov: np.ndarray) -> float:
 
     1.96 sigma for a line-like spread, 2.448 sigma for a round one; between the
     two, interpolated on the ratio of the axes (within a few per cent)."""
-    evals = np.linalg.eigvalsh(cov)
-    major = math.sqrt(max(evals[1], 0.0))
-    minor = math.sqrt(max(evals[0], 0.0))
+    a, b, d = float(cov[0, 0]), float(cov[0, 1]), float(cov[1, 1])
+    # The eigenvalues of a symmetric 2 x 2, in closed form (eigvalsh costs more per call).
+    half_trace, root = (a + d) / 2, math.hypot((a - d) / 2, b)
+    major = math.sqrt(max(half_trace + root, 0.0))
+    minor = math.sqrt(max(half_trace - root, 0.0))
     if major == 0:
         return 0.0
     return major * (1.96 + 0.488 * minor / major)
