@@ -48,6 +48,8 @@ def timeline(store: GameStore) -> list[dict]:
             text = f"undo of resolution {b['undid']}"
         elif e.kind == "hold":
             text = f"{names.get(b['vehicle'], b['vehicle'])} held where its turn began"
+        elif e.kind == "table":
+            text = f"table file loaded mid-game: {'; '.join(b.get('changes', [])) or 'the same table'}"
         else:
             text = e.kind
         verdicts = verdicts_in(b.get("outcome") or {}) if e.kind == "resolution" else []

@@ -34,6 +34,8 @@ import threading
 import time
 from collections import deque
 
+from calibration.tablefile import table_to_json
+
 from .activation import Activations
 from .dice import ChoiceRequest, DiceError, DiceThrow, VirtualDice
 from .game_evidence import EvidenceTrail
@@ -72,6 +74,9 @@ class TableGame:
         self.last_outcome: dict | None = None
         self._lock = threading.RLock()
         self._moving: list[int] = []          # the cars the action being resolved moved
+        #: The table file the game is played on (JSON, as the game file keeps it): its size,
+        #: terrain, gates and cars' footprints cannot change mid-game (see `load_table`).
+        self._game_table: dict | None = None
         #: On the synthetic demo table only: a callable(marker, x_mm, y_mm, heading_deg) that
         #: puts a car there in the rendered frames (players move the demo's cars from the page).
         #: On a real table it stays None: cars are moved by hand, and the camera sees them.
@@ -253,12 +258,11 @@ class TableGame:
             self.session.on_commit = self._committed
             self.setup = {"rules": rules, "options": system.settings, "rosters": copy.deepcopy(rosters)}
             if self.store is not None:
-                from calibration.tablefile import table_to_json
-
                 from .record import setup_body
                 self.store.append("setup", setup_body(system, copy.deepcopy(rosters), scene, state,
                                                       calibration=self.evidence.calibration(),
                                                       table_file=table_to_json(self.table)))
+            self._game_table = table_to_json(self.table)
             self.activations = Activations()
             self._begin_activation(self.session)
             self.last_outcome = None
@@ -290,6 +294,14 @@ class TableGame:
                 self.activations.hold(active, True)
             self.note(f"resumed from {self.store.path}: {len(replayed.events)} events played back, "
                       f"every state as recorded")
+            last = next((e for e in reversed(replayed.events)
+                         if e.kind in ("setup", "table") and e.body.get("table_file")), None)
+            here = table_to_json(self.table)
+            self._game_table = last.body["table_file"] if last is not None else here
+            if last is not None and last.body["table_file"] != here:
+                why, changes = self._table_change(self._game_table, here)
+                self.note(f"the table file given is not the game's last one (event {last.seq}): "
+                          f"{why or '; '.join(changes)}; load the game's table file to play on it", "warn")
             return self.game_json()
 
     def starter_rosters(self, rules: str = DEFAULT_SYSTEM) -> list[dict]:
@@ -300,15 +312,74 @@ class TableGame:
             raise GameError(str(exc)) from None
 
     def load_table(self, table) -> None:
-        """Play on another table file: the camera uses it from the next frame. Refused while
-        a game is being played: its cars and table would no longer hold."""
+        """Play on another table file: the camera uses it from the next frame.
+
+        Mid-game, a file that keeps the game's table (its size, terrain and gates, and every
+        car in the game with its footprint) is taken, and recorded in the game file as a
+        `table` event: anchors moved or measured again, a marker's place on a roof corrected.
+        One that would change the game's table is refused, saying what it changes; so is any
+        while a resolution waits for dice (it is measured on the table it began on)."""
         with self._lock:
-            if self.session is not None:
-                raise GameError("a game is being played on this table: finish it (or start the companion "
-                                "again) before loading another table file")
+            session = self.session
+            if session is None:
+                self.layout.load(table)
+                self.note(f"table file loaded: {table.width_mm:g} x {table.depth_mm:g} mm, "
+                          f"{len(table.anchors)} anchors, {len(table.cars)} cars")
+                return
+            if session.pending is not None:
+                raise GameError(f"cannot load a table file now: waiting for {session.waiting_for()} "
+                                f"(answer it, or call it off, first)")
+            new = table_to_json(table)
+            why, changes = self._table_change(self._game_table or table_to_json(self.table), new)
+            if why:
+                raise GameError(f"a game is being played on this table, and this table file {why}: finish the "
+                                f"game (a new game file for a new table) or load one that keeps the game's table")
             self.layout.load(table)
-            self.note(f"table file loaded: {table.width_mm:g} x {table.depth_mm:g} mm, "
-                      f"{len(table.anchors)} anchors, {len(table.cars)} cars")
+            self._game_table = new
+            if not changes:
+                self.note("table file loaded again: nothing the game or the camera uses changed")
+                return
+            if self.store is not None:
+                self.store.append("table", {"table_file": new, "changes": changes})
+            self.note(f"table file loaded mid-game{' and recorded' if self.store is not None else ''}: "
+                      f"{'; '.join(changes)}")
+
+    def _table_change(self, old: dict, new: dict) -> tuple[str | None, list[str]]:
+        """Whether a table file (JSON, as a game file keeps it) may replace the game's own
+        mid-game: (why not, or None; what it changes)."""
+        if (old["width_mm"], old["depth_mm"]) != (new["width_mm"], new["depth_mm"]):
+            return (f"is {new['width_mm']:g} x {new['depth_mm']:g} mm, the game's table "
+                    f"{old['width_mm']:g} x {old['depth_mm']:g} mm"), []
+        if old["terrain"] != new["terrain"]:
+            return "has other terrain than the game's (the rules judge the game's)", []
+        if old.get("gates", []) != new.get("gates", []):
+            return "has other gates than the game's (the rules judge the game's)", []
+        old_cars = {c["id"]: c for c in old["cars"]}
+        new_cars = {c["id"]: c for c in new["cars"]}
+        in_game = self.session.rules.pieces(self.session.state)
+        changes = []
+        for m in sorted(in_game):
+            if m not in old_cars:
+                continue
+            was, now = old_cars[m], new_cars.get(m)
+            name = in_game[m].name
+            if now is None:
+                return f"has no car with marker {m} (the {name}, in the game)", []
+            if (now["length_mm"], now["width_mm"]) != (was["length_mm"], was["width_mm"]):
+                return (f"makes the {name} (marker {m}) {now['length_mm']:g} x {now['width_mm']:g} mm, in the game "
+                        f"{was['length_mm']:g} x {was['width_mm']:g} mm"), []
+            if any(now[k] != was[k] for k in ("roof_mm", "marker_mm", "offset_mm")):
+                changes.append(f"the {name}'s marker (roof {now['roof_mm']:g} mm, side {now['marker_mm']:g} mm, "
+                               f"offset {now['offset_mm']})")
+        if old["anchors"] != new["anchors"]:
+            changes.append(f"anchors ({len(new['anchors'])}: {', '.join(str(a['id']) for a in new['anchors'])})")
+        others = sorted(set(old_cars) ^ set(new_cars))
+        if others:
+            changes.append(f"cars not in the game ({', '.join(map(str, others))})")
+        for key, what in (("dictionary", "marker dictionary"), ("roof_sigma_mm", "roof heights' doubt")):
+            if old.get(key) != new.get(key):
+                changes.append(f"{what} {new.get(key)}")
+        return None, changes
 
     def place_gate(self, name, a, b, role="") -> dict:
         """A gate placed on the page (two posts picked on the table): it counts from now on,

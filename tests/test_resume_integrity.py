@@ -305,3 +305,89 @@ def test_audit_verify_plays_the_game_back_and_names_an_event_that_would_not_resu
     good = audit("verify", path)
     assert good.returncode == 0 and "plays back to its last event" in good.stdout
     assert "resolutions measured again" in good.stdout
+
+
+# --- a table file loaded mid-game ---------------------------------------------------------
+
+def test_a_table_file_loaded_mid_game_is_recorded_when_it_keeps_the_game_and_refused_otherwise(
+        demo_table, renderer, tmp_path):
+    path = tmp_path / "table.db"
+    game = new_game(demo_table, renderer, path)
+    game.act(SHOT)
+    with pytest.raises(GameError, match="waiting for dice"):
+        game.load_table(demo_table)                           # a resolution measured on the old one waits
+    game.answer_typed([5])
+    game.answer_typed([4])
+    n = len(game.store)
+    # What would change the game's table is refused, saying what, and nothing changes.
+    interceptor = demo_table.car(10)
+    refused = [
+        (dataclasses.replace(demo_table, width_mm=1500.0), "is 1500 x 812.8 mm"),
+        (dataclasses.replace(demo_table, terrain=demo_table.terrain[1:]), "other terrain"),
+        (dataclasses.replace(demo_table, gates=()), "other gates"),
+        (dataclasses.replace(demo_table, cars=tuple(c for c in demo_table.cars if c.id != 12)),
+         "no car with marker 12"),
+        (dataclasses.replace(demo_table, cars=tuple(dataclasses.replace(c, length_mm=90.0) if c.id == 10 else c
+                                                    for c in demo_table.cars)), "(marker 10) 90 x"),
+    ]
+    assert demo_table.terrain and demo_table.gates and interceptor is not None
+    for table, says in refused:
+        with pytest.raises(GameError, match=r"a game is being played.*" + says.replace("(", r"\(").replace(")", r"\)")):
+            game.load_table(table)
+        assert game.table is demo_table and len(game.store) == n
+    # Anchors measured again and the Interceptor's marker put right: taken, and recorded.
+    anchors = tuple(dataclasses.replace(a, x_mm=a.x_mm + 0.5) for a in demo_table.anchors)
+    cars = tuple(dataclasses.replace(c, roof_mm=c.roof_mm + 1.0) if c.id == 10 else c for c in demo_table.cars)
+    fixed = dataclasses.replace(demo_table, anchors=anchors, cars=cars)
+    game.load_table(fixed)
+    assert game.table is fixed and len(game.store) == n + 1
+    loaded = game.store.event(n + 1)
+    assert loaded.kind == "table" and loaded.body["table_file"]["cars"][0]["roof_mm"] == interceptor.roof_mm + 1.0
+    assert any("anchors" in c for c in loaded.body["changes"]) and any("Interceptor" in c
+                                                                        for c in loaded.body["changes"])
+    assert "recorded" in game.notes[-1]["text"]
+    # The game goes on: a round, an undo; then it resumes and verifies.
+    for k in range(1, 5):
+        game.live.process(renderer.render(POSES, np.random.default_rng(60 + k)).image, k, k / 15)
+    game.start_round(ORDERS)
+    game.answer_typed([6])
+    game.answer_typed([2])
+    game.undo()
+    game.start_round(ORDERS)
+    game.answer_typed([3])
+    game.answer_typed([4])
+    game.store.close()
+    resumes_as_played(path, game)
+    lines = [json.loads(x) for x in audit("show", path).stdout.splitlines()]
+    assert [x["kind"] for x in lines].count("table") == 1
+    # Resumed on the table file given on the command line: the game's own is remembered.
+    source = SyntheticSource(demo_table, paced=False)
+    live = LiveTable(source, demo_table, source.camera)
+    again = TableGame(live, store=GameStore(path, create=False))
+    again.resume()
+    assert "not the game's last one" in again.notes[-1]["text"]
+    kept = len(again.store)
+    again.load_table(fixed)
+    assert len(again.store) == kept and "nothing the game or the camera uses changed" in again.notes[-1]["text"]
+    again.store.close()
+
+
+def test_a_resolution_measured_after_a_table_change_is_measured_again_on_that_table(
+        demo_table, renderer, tmp_path):
+    """remeasure locates the cars with the table file in force at the event: a marker's
+    roof put right mid-game moves where its car is read from the same corners."""
+    from companion.record import remeasure
+    path = tmp_path / "remeasure.db"
+    game = new_game(demo_table, renderer, path)
+    cars = tuple(dataclasses.replace(c, roof_mm=c.roof_mm + 4.0) if c.id in (10, 11) else c for c in demo_table.cars)
+    game.load_table(dataclasses.replace(demo_table, cars=cars))
+    for k in range(1, 12):                                   # the camera reads the cars with their new roofs
+        game.live.process(renderer.render(POSES, np.random.default_rng(80 + k)).image, k, k / 15)
+    game.act(SHOT)
+    game.answer_typed([5])
+    game.answer_typed([4])
+    shot = len(game.store)
+    assert game.store.event(shot).body["detail"]["act"] == "shoot"
+    again = remeasure(GameStore(path, create=False), shot)
+    assert again["same"], again
+    assert audit("verify", path).returncode == 0
