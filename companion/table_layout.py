@@ -6,13 +6,41 @@ and the table-file lines to keep them are given back.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+import re
 
 from .geometry import Terrain
 
 
 class LayoutError(ValueError):
     """A layout change that cannot be; the message says why."""
+
+
+#: The longest gate name taken: it is shown on the board and in every verdict that names it.
+MAX_GATE_NAME_CHARS = 40
+#: A gate's name: letters (any script), digits, spaces and - ' . # ( ); no quotes or line breaks.
+_GATE_NAME = re.compile(r"[^\W_][\w .'#()-]*", re.UNICODE)
+#: A gate's role is one word of lowercase letters, digits and underscores.
+_GATE_ROLE = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+
+def gate_name(name) -> str:
+    """A gate name as given on the page, checked; LayoutError says what is wrong with it."""
+    if not isinstance(name, str) or not name.strip():
+        raise LayoutError("name the gate")
+    name = name.strip()
+    if len(name) > MAX_GATE_NAME_CHARS:
+        raise LayoutError(f"a gate's name is at most {MAX_GATE_NAME_CHARS} characters, not {len(name)}")
+    if not _GATE_NAME.fullmatch(name):
+        raise LayoutError(f"a gate's name is letters, digits, spaces and - ' . # ( ), starting with a letter "
+                          f"or digit, not {name!r}")
+    return name
+
+
+def toml_text(text: str) -> str:
+    """`text` as a TOML basic string: JSON's escapes are TOML's for every character a name holds."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 class TableLayout:
@@ -47,24 +75,23 @@ class TableLayout:
     def place_gate(self, name, a, b, role="") -> tuple[dict, str]:
         """A gate from two posts picked on the table: (the gate, the table-file lines)."""
         from calibration.tablefile import MIN_GATE_WIDTH_MM, GateSpec
-        if not isinstance(name, str) or not name.strip():
-            raise LayoutError("name the gate")
-        name = name.strip()
+        name = gate_name(name)
         posts = [tuple(round(v, 1) for v in self.point(post, f"post {label}"))
                  for label, post in (("A", a), ("B", b))]
         width = math.hypot(posts[1][0] - posts[0][0], posts[1][1] - posts[0][1])
         if width < MIN_GATE_WIDTH_MM:
             raise LayoutError(f"its posts are {width:.0f} mm apart, too narrow for a car "
                               f"(at least {MIN_GATE_WIDTH_MM:g} mm)")
-        if not isinstance(role, str):
-            raise LayoutError("a gate's role is a word (start_finish, checkpoint, ...)")
+        if not isinstance(role, str) or not (role.strip() == "" or _GATE_ROLE.fullmatch(role.strip())):
+            raise LayoutError(f"a gate's role is one lowercase word (start_finish, checkpoint, ...), "
+                              f"not {str(role)[:40]!r}")
         if self.table.gate(name) is not None:
             raise LayoutError(f"there is already a gate named '{name}'")
         gate = GateSpec(name, role.strip(), posts[0], posts[1])
         table = dataclasses.replace(self.table, gates=self.table.gates + (gate,))
         self.live.set_gates(table)
         self.table = table
-        toml = (f'[[gate]]\nname = "{name}"\n' + (f'role = "{role.strip()}"\n' if role.strip() else "")
+        toml = (f"[[gate]]\nname = {toml_text(name)}\n" + (f"role = {toml_text(role.strip())}\n" if role.strip() else "")
                 + f"a_mm = [{posts[0][0]}, {posts[0][1]}]\nb_mm = [{posts[1][0]}, {posts[1][1]}]\n")
         return ({"name": name, "a": list(posts[0]), "b": list(posts[1]), "role": role.strip(),
                  "width_mm": round(width, 1)}, toml)

@@ -58,6 +58,9 @@ def _lan_args(p) -> None:
                    help="listen on every network interface, so phones on the same network can join; "
                         "prints the join address and a table PIN (without it, visitors can only watch)")
     p.add_argument("--pin", help="the table PIN for --lan (default: a new random one each time)")
+    p.add_argument("--host-name", action="append", default=[], metavar="NAME",
+                   help="with --lan, another name players may open the page at (this machine's own names "
+                        "and addresses are known already); other names are refused (DNS rebinding)")
 
 
 def _lan_address() -> str:
@@ -82,8 +85,17 @@ def _open_tray(table):
     return link, TrayDice(link)
 
 
+def _check_pin(pin: str) -> str:
+    from ..web.security import MAX_PIN_CHARS
+    pin = pin.strip()
+    if not (4 <= len(pin) <= MAX_PIN_CHARS and pin.isascii() and pin.isalnum()):
+        raise CommandError(f"--pin {pin!r}: a table PIN is 4 to {MAX_PIN_CHARS} ASCII letters and digits")
+    return pin
+
+
 def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_rules: str | None = None,
-           game_file: str | None = None, demo_cars=None, warnings: tuple[str, ...] = ()) -> int:
+           game_file: str | None = None, demo_cars=None, warnings: tuple[str, ...] = (),
+           host_names: tuple[str, ...] = ()) -> int:
     """Serve the page for `live`. On the demo: `demo_rules` is the game to start (None: none),
     `demo_cars` the playable cars players move from the page (None: the scripted convoy).
     `warnings` (a camera file scaled to fit, ...) are printed and put on the page's notes."""
@@ -92,8 +104,11 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
     from waitress import create_server
 
     from ..game import TableGame
-    from ..web import create_app
+    from ..web import API_THREADS, MAX_BODY_BYTES, create_app
+    from ..web.security import LOCAL_HOSTS, lan_hosts
 
+    if lan and pin:
+        pin = _check_pin(pin)
     store = None
     if game_file:
         from ..store import GameStore, StoreError
@@ -126,10 +141,19 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
     elif pin:
         print("--pin only applies with --lan", flush=True)
         pin = None
-    app = create_app(game, {"PIN": pin if lan else None})
+    app = create_app(game, {"PIN": pin if lan else None,
+                            "ALLOWED_HOSTS": lan_hosts(host_names) if lan else LOCAL_HOSTS})
+    app.extensions["host_alarms"].append(lambda text: print(f"  WARNING: {text}", flush=True))
     host = "0.0.0.0" if lan else "127.0.0.1"
-    # Each open page holds one thread for its event stream.
-    server = create_server(app, host=host, port=port, threads=32, ident="table-companion")
+    # Each open stream holds a thread while it is open; the API keeps threads of its own.
+    server = create_server(app, host=host, port=port, ident="table-companion",
+                           threads=app.config["STREAM_MAX_TOTAL"] + API_THREADS,
+                           # Pages beyond the streams poll; each keeps a connection (poll() has no 1024 cap).
+                           connection_limit=1000, asyncore_use_poll=True,
+                           # A larger body is refused (413) before waitress spools it to disk.
+                           max_request_body_size=MAX_BODY_BYTES,
+                           # A client that stopped reading is dropped, freeing its stream's thread.
+                           channel_timeout=60)
     address = f"http://{'127.0.0.1' if not lan else _lan_address()}:{server.effective_port}/"
     live.start()
     if demo_rules and not resumed:
@@ -223,12 +247,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     live = LiveTable(lambda: source, source.table, source.camera)
     live.description = source.description
     return _serve(live, args.port, lan=args.lan, pin=args.pin, demo_rules=None if args.no_game else args.rules,
-                  game_file=args.game, demo_cars=cars)
+                  game_file=args.game, demo_cars=cars, host_names=tuple(args.host_name))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     live, warnings = live_for_serving(args)
-    return _serve(live, args.port, lan=args.lan, pin=args.pin, game_file=args.game, warnings=warnings)
+    return _serve(live, args.port, lan=args.lan, pin=args.pin, game_file=args.game, warnings=warnings,
+                  host_names=tuple(args.host_name))
 
 
 def live_for_serving(args: argparse.Namespace):

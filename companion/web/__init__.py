@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import secrets
 
-from flask import Flask
+from flask import Flask, jsonify, request
+from werkzeug.exceptions import HTTPException
 
 from ..game import TableGame
 from ..live import LiveTable
+from . import security
+
+#: The largest request body the companion takes, in bytes.
+MAX_BODY_BYTES = 1_000_000
+#: Server threads kept for everything but streams (`serve` adds STREAM_MAX_TOTAL to it).
+API_THREADS = 16
 
 
 def create_app(game: TableGame | LiveTable, test_config: dict | None = None) -> Flask:
@@ -24,27 +31,49 @@ def create_app(game: TableGame | LiveTable, test_config: dict | None = None) -> 
         STREAM_KEEPALIVE_S=5.0,
         # The most snapshots a second the stream sends one page.
         STREAM_MAX_RATE_HZ=30.0,
-        # Stop a stream after this many seconds (None: when the page goes away).
-        STREAM_MAX_S=None,
+        # Stop a stream after this many seconds (None: when the page goes away): the browser
+        # opens it again at once, and a client gone without a word does not keep its slot.
+        STREAM_MAX_S=300.0,
+        # Each open stream holds one of the server's threads for as long as it is open, so
+        # they are bounded per client address and in all, well under the server's threads
+        # (`serve` gives it STREAM_MAX_TOTAL + API_THREADS); past it a page polls /api/state.
+        STREAM_MAX_PER_CLIENT=4,
+        STREAM_MAX_TOTAL=24,
+        # The Host names answered (None: any); `serve --lan` adds this machine's own.
+        ALLOWED_HOSTS=security.LOCAL_HOSTS,
         # The table's PIN: None lets anyone who can reach the page change the game
         # (127.0.0.1 only); with a PIN, visitors without it may watch but not change.
         PIN=None,
         # Wrong PINs from one address before it must wait, and how long.
         PIN_TRIES=5,
         PIN_LOCKOUT_S=30.0,
+        # Wrong PINs from all addresses together within the window before every new login
+        # waits (and the host is told): 20 a minute leave a 6-digit PIN months of guessing.
+        PIN_TOTAL_TRIES=20,
+        PIN_TOTAL_WINDOW_S=60.0,
         SECRET_KEY=secrets.token_hex(32),
         SESSION_COOKIE_SAMESITE="Strict",
         SESSION_COOKIE_HTTPONLY=True,
-        MAX_CONTENT_LENGTH=1_000_000,
+        # The largest body taken (a table file is a few kB); `serve` tells waitress the
+        # same, so a larger one is refused before it is spooled to disk.
+        MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
     )
     if test_config:
         app.config.update(test_config)
     app.extensions["table_game"] = game
     app.extensions["live_table"] = game.live
 
-    from . import api, audit, pages, security
+    from . import api, audit, pages
     security.init_app(app)
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(audit.bp)
+
+    @app.errorhandler(HTTPException)
+    def api_error(exc):
+        # A path or method no route takes: programs under /api/ get JSON saying so, too.
+        if request.path.startswith("/api/"):
+            return jsonify({"error": f"{exc.name}: {exc.description}"}), exc.code
+        return exc
+
     return app

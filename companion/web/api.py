@@ -9,16 +9,19 @@ cannot take a 409 saying why, and never a traceback.
 from __future__ import annotations
 
 import logging
+import re
+import threading
 import time
 
 import cv2
-from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
+from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from calibration.tablefile import TableFileError, parse_table
 
 from ..game import GameError, TableGame
 from ..rules.base import DEFAULT_SYSTEM, RulesError
+from .security import BadInput, refuse, strict_json
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 log = logging.getLogger(__name__)
@@ -32,27 +35,34 @@ def live_table():
     return current_app.extensions["live_table"]
 
 
-class BadRequest(ValueError):
-    pass
+BadRequest = BadInput
 
 
 def body() -> dict:
-    data = request.get_json(silent=True)
+    """The request's JSON object, read strictly (see security.strict_json)."""
+    if not request.is_json:
+        raise BadRequest("send a JSON object (Content-Type: application/json)")
+    data = strict_json(request.get_data(cache=True))
     if not isinstance(data, dict):
         raise BadRequest("send a JSON object (Content-Type: application/json)")
     return data
 
 
+_WHOLE = re.compile(r"-?[0-9]{1,15}")
+
+
 def _int(value, what: str) -> int:
-    if isinstance(value, bool):
-        raise BadRequest(f"{what} must be a whole number, not {value!r}")
-    try:
+    """A marker or count: a JSON whole number, or its digits (a query string's); never 4.9 or true."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
         return int(value)
-    except (TypeError, ValueError):
-        raise BadRequest(f"{what} must be a whole number, not {value!r}") from None
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:40] + "..."
+    raise BadRequest(f"{what} must be a whole number, not {shown}")
 
 
-@bp.errorhandler(BadRequest)
+@bp.errorhandler(BadInput)
 def bad_request(exc):
     return jsonify({"error": str(exc)}), 400
 
@@ -83,32 +93,105 @@ def state():
     return jsonify(live_table().snapshot())
 
 
+class StreamSlots:
+    """Open streams per client address and in all: each holds a server thread while open.
+
+    The host's own browser (127.0.0.1, ::1) is bounded only by the total: the host may
+    keep many pages open (a TV, the audit, the page tests), and a visitor cannot come from there."""
+
+    def __init__(self, per_client: int, total: int, unbounded=("127.0.0.1", "::1")) -> None:
+        self.per_client, self.total, self.unbounded = per_client, total, frozenset(unbounded)
+        self.lock = threading.Lock()
+        self.open: dict[str, int] = {}
+
+    def take(self, who: str) -> tuple[int, str] | None:
+        """A slot for `who` (None), or why not: (HTTP status, reason)."""
+        with self.lock:
+            if who not in self.unbounded and self.open.get(who, 0) >= self.per_client:
+                return 429, (f"{self.per_client} live streams are already open from {who}; "
+                             f"this page polls /api/state instead")
+            if sum(self.open.values()) >= self.total:
+                return 503, (f"the companion is already streaming to {self.total} pages; "
+                             f"this page polls /api/state instead")
+            self.open[who] = self.open.get(who, 0) + 1
+            return None
+
+    def give_back(self, who: str) -> None:
+        with self.lock:
+            left = self.open.get(who, 0) - 1
+            if left > 0:
+                self.open[who] = left
+            else:
+                self.open.pop(who, None)
+
+    def count(self) -> int:
+        with self.lock:
+            return sum(self.open.values())
+
+
+def stream_slots() -> StreamSlots:
+    app = current_app
+    slots = app.extensions.get("stream_slots")
+    if slots is None:
+        slots = app.extensions.setdefault("stream_slots", StreamSlots(
+            app.config["STREAM_MAX_PER_CLIENT"], app.config["STREAM_MAX_TOTAL"]))
+    return slots
+
+
+#: Seconds a refused page waits before it asks for a stream again (it polls meanwhile).
+STREAM_RETRY_AFTER_S = {429: 60, 503: 20}
+
+
 @bp.get("/stream")
 def stream():
-    """Server-sent events: every new snapshot, as it is made (throttled per page)."""
+    """Server-sent events: every new snapshot, as it is made (throttled per page).
+
+    A stream lasts STREAM_MAX_S at most (the browser opens it again), and only so many
+    are open per client and in all: past that the answer is 429 or 503 with Retry-After,
+    and the page polls /api/state meanwhile."""
     live = live_table()
     keepalive = current_app.config["STREAM_KEEPALIVE_S"]
     min_gap = 1.0 / current_app.config["STREAM_MAX_RATE_HZ"]
     max_s = current_app.config["STREAM_MAX_S"]
+    slots = stream_slots()
+    who = request.remote_addr or "?"
+    refused = slots.take(who)
+    if refused is not None:
+        status, reason = refused
+        return refuse(status, reason, STREAM_RETRY_AFTER_S[status])
+    released = threading.Event()
+
+    def release():
+        if not released.is_set():
+            released.set()
+            slots.give_back(who)
 
     def events():
-        started = time.monotonic()
-        version, text = live.snapshot_text()
-        yield f"retry: 1000\ndata: {text}\n\n"
-        while max_s is None or time.monotonic() - started < max_s:
-            # At most one snapshot a tick, on ticks of one clock for every page: the pages
-            # then ask for the same newest snapshot, serialised once for all of them.
-            time.sleep(min_gap - time.monotonic() % min_gap)
-            live.wait_for(version, keepalive)
-            newest, text = live.snapshot_text()
-            if newest == version:
-                yield ": keep-alive\n\n"
-                continue
-            version = newest
-            yield f"data: {text}\n\n"
+        try:
+            started = time.monotonic()
+            version, text = live.snapshot_text()
+            yield f"retry: 1000\ndata: {text}\n\n"
+            while max_s is None or time.monotonic() - started < max_s:
+                # At most one snapshot a tick, on ticks of one clock for every page: the pages
+                # then ask for the same newest snapshot, serialised once for all of them.
+                time.sleep(min_gap - time.monotonic() % min_gap)
+                wait_s = keepalive if max_s is None else max(0.0, min(keepalive, max_s - (time.monotonic() - started)))
+                live.wait_for(version, wait_s)
+                newest, text = live.snapshot_text()
+                if newest == version:
+                    yield ": keep-alive\n\n"
+                    continue
+                version = newest
+                yield f"data: {text}\n\n"
+        finally:
+            release()
 
-    return Response(stream_with_context(events()), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    # No request context is kept: the generator needs only what it closed over.
+    response = Response(events(), mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    # The server closes the response when the page goes away, even before the first event.
+    response.call_on_close(release)
+    return response
 
 
 def _jpeg(image) -> Response:
@@ -209,11 +292,19 @@ def end_turn():
     return jsonify(game().end_turn())
 
 
+#: More dice than any roll of any rule system throws at once.
+MAX_TYPED_DICE = 100
+
+
 @bp.post("/dice/typed")
 def typed_dice():
     faces = body().get("faces")
-    if not isinstance(faces, list) or not faces:
-        raise BadRequest("send the faces as a list of numbers, e.g. {\"faces\": [4, 2]}")
+    if not isinstance(faces, list) or not faces or len(faces) > MAX_TYPED_DICE:
+        raise BadRequest("send the faces as a list of whole numbers, e.g. {\"faces\": [4, 2]}")
+    for face in faces:
+        # 4.9, "4" and true are not a die's face (int() would take them as 4, 4 and 1).
+        if isinstance(face, bool) or not isinstance(face, int):
+            raise BadRequest(f"a die's face is a whole number, not {face!r}")
     return jsonify(game().answer_typed(faces))
 
 
@@ -243,7 +334,10 @@ def undo():
 @bp.post("/hold")
 def hold():
     b = body()
-    return jsonify(game().hold(_int(b.get("vehicle"), "vehicle"), bool(b.get("held", True))))
+    held = b.get("held", True)
+    if not isinstance(held, bool):
+        raise BadRequest(f"'held' is true or false, not {held!r}")
+    return jsonify(game().hold(_int(b.get("vehicle"), "vehicle"), held))
 
 
 @bp.post("/gates")

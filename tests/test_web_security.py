@@ -1,0 +1,355 @@
+"""The server on a hostile LAN (issue 18): names it answers to, bodies it takes, PIN
+guessing from many addresses, streams that cannot take every thread, strict types.
+
+Flask's test client for the rules; a real `companion demo` under waitress for what only
+the real server does (the body limit before spooling, streams holding threads)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import socket
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.game import TableGame
+from companion.live import LiveTable
+from companion.store import GameStore
+from companion.web import create_app
+from companion.web.security import LOCAL_HOSTS, lan_hosts
+from vision.render import CarTruth
+from vision.sources import SyntheticSource
+
+POSES = (CarTruth(10, 300.0, 200.0, 0.0), CarTruth(11, 420.0, 200.0, 0.0), CarTruth(12, 900.0, 650.0, 0.0),
+         CarTruth(13, 700.0, 520.0, 0.0), CarTruth(14, 1000.0, 200.0, 0.0))
+SHOT = {"act": "shoot", "warrior": "Max:10:W1", "target": 11, "at": "vehicle"}
+
+
+@pytest.fixture
+def table_game(demo_table, renderer):
+    source = SyntheticSource(demo_table, paced=False)
+    live = LiveTable(source, demo_table, source.camera)
+    live.process(renderer.render(POSES, np.random.default_rng(3)).image, 0, 0.0)
+    return TableGame(live, seed=7)
+
+
+def make_client(game, remote_addr="127.0.0.1", **config):
+    app = create_app(game, {"TESTING": True, **config})
+    client = app.test_client()
+    client.environ_base["REMOTE_ADDR"] = remote_addr
+    token = client.get("/api/session").get_json()["csrf"]
+    return app, client, {"X-CSRF-Token": token}
+
+
+def waiting_for_dice(game):
+    _, c, h = make_client(game)
+    c.post("/api/game", json={"rules": "shattered_highways", "rosters": c.get("/api/rosters/starter").get_json()},
+           headers=h)
+    g = c.post("/api/act", json=SHOT, headers=h).get_json()
+    assert g["pending"]["dice"]
+    return c, h
+
+
+# --- the names the server answers to ------------------------------------------------------
+
+def test_only_this_machines_names_are_answered(table_game):
+    _, c, h = make_client(table_game)
+    for host in ("localhost", "127.0.0.1:8765", "[::1]:8765", "LOCALHOST."):
+        assert c.get("/api/state", headers={"Host": host}).status_code == 200, host
+    # A rebinding page's own name, pointed at 127.0.0.1: refused, reading included.
+    r = c.get("/api/state", headers={"Host": "evil.example:8765"})
+    assert r.status_code == 421 and "evil.example" in r.get_json()["error"]
+    r = c.post("/api/undo", headers={**h, "Host": "evil.example", "Origin": "http://evil.example"})
+    assert r.status_code == 421
+    assert c.get("/", headers={"Host": "attacker.test"}).status_code == 421
+
+
+def test_with_lan_the_machines_own_addresses_are_answered_and_others_not(table_game):
+    names = lan_hosts(["table.example"])
+    assert LOCAL_HOSTS <= names and "table.example" in names
+    lan_address = next(n for n in names if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", n))
+    _, c, _ = make_client(table_game, ALLOWED_HOSTS=names)
+    assert c.get("/api/state", headers={"Host": f"{lan_address}:8765"}).status_code == 200
+    assert c.get("/api/state", headers={"Host": "table.example"}).status_code == 200
+    assert c.get("/api/state", headers={"Host": "evil.example"}).status_code == 421
+
+
+# --- strict input -------------------------------------------------------------------------
+
+def test_malformed_json_is_a_400_naming_the_problem(table_game):
+    c, h = waiting_for_dice(table_game)
+    before = c.get("/api/game").get_json()
+    post = lambda path, raw: c.post(path, data=raw, headers={**h, "Content-Type": "application/json"})
+    cases = [
+        ("nested", "[" * 100_000 + "]" * 100_000),
+        ("nested", '{"faces": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+        ("nested", '{"faces": ' + "[" * 40 + "]" * 40 + "}"),
+        ("finite", '{"faces": [Infinity]}'),
+        ("finite number", '{"faces": [-Infinity]}'),
+        ("finite number", '{"faces": [NaN]}'),
+        ("too large", '{"faces": [1e400]}'),
+        ("too large", '{"faces": [1' + "0" * 30 + "]}"),
+        ("not valid JSON", '{"faces": [4'),
+        ("broken character", '{"faces": [4], "x": "\\ud800"}'),
+    ]
+    for said, raw in cases:
+        r = post("/api/dice/typed", raw)
+        assert r.status_code == 400 and said.strip() in r.get_json()["error"], (said, r.get_json())
+    for raw in ('{"vehicle": 10, "x_mm": Infinity, "y_mm": 1, "heading_deg": 0}',
+                '{"vehicle": 10, "x_mm": 1e400, "y_mm": 1, "heading_deg": 0}',
+                '{"vehicle": 10, "x_mm": 5, "y_mm": NaN, "heading_deg": 0}'):
+        assert post("/api/demo/move", raw).status_code == 400
+    r = c.post("/api/dice/typed", data=b'{"faces": [4]}\xff', headers={**h, "Content-Type": "application/json"})
+    assert r.status_code == 400
+    assert c.get("/api/game").get_json() == before
+
+
+@pytest.mark.parametrize("face", [4.9, "4", True, None, [4], {"face": 4}])
+def test_a_dies_face_is_a_whole_number_and_nothing_else(table_game, face):
+    c, h = waiting_for_dice(table_game)
+    before = c.get("/api/game").get_json()
+    r = c.post("/api/dice/typed", json={"faces": [face]}, headers=h)
+    assert r.status_code == 400 and "whole number" in r.get_json()["error"]
+    assert c.get("/api/game").get_json() == before           # still waiting for the same roll
+    r = c.post("/api/dice/typed", json={"faces": [5]}, headers=h)
+    assert r.status_code == 200 and r.get_json()["version"] != before["version"]
+
+
+def test_held_is_true_or_false(table_game):
+    c, h = waiting_for_dice(table_game)
+    r = c.post("/api/hold", json={"vehicle": 10, "held": "false"}, headers=h)
+    assert r.status_code == 400 and "true or false" in r.get_json()["error"]
+    assert c.post("/api/hold", json={"vehicle": 10.5, "held": True}, headers=h).status_code == 400
+
+
+def test_non_ascii_token_and_pin_are_400s_not_crashes(table_game):
+    _, c, h = make_client(table_game, PIN="482913")
+    r = c.post("/api/login", json={"pin": "482913"}, headers={"X-CSRF-Token": "tökén"})
+    assert r.status_code == 400 and "ASCII" in r.get_json()["error"]
+    r = c.post("/api/login", json={"pin": "４８２９１３"}, headers=h)          # full-width digits
+    assert r.status_code == 400 and "ASCII" in r.get_json()["error"]
+    r = c.post("/api/login", json={"pin": 482913}, headers=h)
+    assert r.status_code == 400 and "text" in r.get_json()["error"]
+    assert c.post("/api/login", json={"pin": "482913"}, headers=h).get_json() == {"can_change": True}
+
+
+def test_gate_names_are_bounded_and_cannot_write_other_table_file_lines(table_game):
+    _, c, h = make_client(table_game)
+    post = lambda **b: c.post("/api/gates", json={"a": [500, 300], "b": [500, 150], **b}, headers=h)
+    for bad in ('x"\n[[car]]\nid = 99\nname = "evil', "A" * 41, "gate\\", "", "  ", "\x00gate", "[[gate]]"):
+        r = post(name=bad)
+        assert r.status_code == 409 and "gate" in r.get_json()["error"], bad
+    r = post(name="Bus", role='checkpoint"\n[table]')
+    assert r.status_code == 409 and "role" in r.get_json()["error"]
+    assert c.get("/api/state").get_json()["gates"] == table_game.live.snapshot()["gates"]
+    name = "Tom's Bridge (Nº 2) - ügy"
+    r = post(name=name, role="checkpoint")
+    assert r.status_code == 200, r.get_json()
+    snippet = tomllib.loads(r.get_json()["table_file"])
+    assert snippet["gate"] == [{"name": name, "role": "checkpoint", "a_mm": [500.0, 300.0], "b_mm": [500.0, 150.0]}]
+
+
+# --- PIN guessing from many addresses -----------------------------------------------------
+
+def test_pin_guessing_is_limited_across_all_addresses_and_the_host_is_told(table_game):
+    app, player, ph = make_client(table_game, remote_addr="192.168.1.20", PIN="482913",
+                                  PIN_TOTAL_TRIES=20, PIN_TOTAL_WINDOW_S=600)
+    told = []
+    app.extensions["host_alarms"].append(told.append)
+    assert player.post("/api/login", json={"pin": "482913"}, headers=ph).status_code == 200
+    guesses = 0
+    for k in range(60):                        # one guess from each of 60 addresses
+        c = app.test_client()
+        c.environ_base["REMOTE_ADDR"] = f"192.168.1.{100 + k}"
+        h = {"X-CSRF-Token": c.get("/api/session").get_json()["csrf"]}
+        r = c.post("/api/login", json={"pin": f"{k:06d}"}, headers=h)
+        if r.status_code == 403:
+            guesses += 1
+        else:
+            assert r.status_code == 429 and "all addresses" in r.get_json()["error"]
+            assert int(r.headers["Retry-After"]) > 0
+    assert guesses == 20
+    # Even the right PIN waits now, from a new address; the player already in plays on.
+    c = app.test_client()
+    c.environ_base["REMOTE_ADDR"] = "192.168.1.250"
+    h = {"X-CSRF-Token": c.get("/api/session").get_json()["csrf"]}
+    assert c.post("/api/login", json={"pin": "482913"}, headers=h).status_code == 429
+    assert player.post("/api/undo", headers=ph).status_code == 409          # through the PIN: no game yet
+    assert len(told) == 1 and "guessing the table PIN" in told[0]
+    assert any("guessing the table PIN" in n["text"] for n in table_game.game_json()["notes"])
+
+
+def test_per_address_lockout_still_holds(table_game):
+    _, c, h = make_client(table_game, remote_addr="10.0.0.5", PIN="482913", PIN_TRIES=3)
+    for _ in range(3):
+        assert c.post("/api/login", json={"pin": "000000"}, headers=h).status_code == 403
+    r = c.post("/api/login", json={"pin": "482913"}, headers=h)
+    assert r.status_code == 429 and "Retry-After" in r.headers
+
+
+# --- streams ------------------------------------------------------------------------------
+
+def test_streams_are_bounded_per_address_and_in_all(table_game):
+    app, _, _ = make_client(table_game, STREAM_MAX_PER_CLIENT=2, STREAM_MAX_TOTAL=5)
+    open_streams = []
+
+    def stream_from(addr):
+        c = app.test_client()
+        c.environ_base["REMOTE_ADDR"] = addr
+        r = c.get("/api/stream", buffered=False)
+        if r.status_code == 200:
+            open_streams.append(r)
+        return r
+
+    assert stream_from("10.0.0.1").status_code == 200 and stream_from("10.0.0.1").status_code == 200
+    r = stream_from("10.0.0.1")
+    assert r.status_code == 429 and "10.0.0.1" in r.get_json()["error"] and int(r.headers["Retry-After"]) > 0
+    assert [stream_from(a).status_code for a in ("10.0.0.2", "10.0.0.2", "10.0.0.3")] == [200, 200, 200]
+    r = stream_from("10.0.0.4")
+    assert r.status_code == 503 and "polls /api/state" in r.get_json()["error"] and "Retry-After" in r.headers
+    # Everything else is answered meanwhile.
+    assert app.test_client().get("/api/state").status_code == 200
+    # A page going away gives its slot back.
+    open_streams.pop().close()
+    assert stream_from("10.0.0.4").status_code == 200
+    assert app.extensions["stream_slots"].count() == 5
+    for r in open_streams:
+        r.close()
+    assert app.extensions["stream_slots"].count() == 0
+
+
+def test_the_hosts_own_browser_is_bounded_by_the_total_only(table_game):
+    app, _, _ = make_client(table_game, STREAM_MAX_PER_CLIENT=1, STREAM_MAX_TOTAL=3)
+    c = app.test_client()
+    got = [c.get("/api/stream", buffered=False) for _ in range(4)]
+    assert [r.status_code for r in got] == [200, 200, 200, 503]
+    for r in got:
+        r.close()
+
+
+def test_a_stream_ends_after_its_lifetime_and_gives_its_slot_back(table_game):
+    app, c, _ = make_client(table_game, STREAM_MAX_S=0.3, STREAM_KEEPALIVE_S=0.05)
+    body = c.get("/api/stream").get_data(as_text=True)         # returns only because the stream ended
+    assert body.startswith("retry: 1000\ndata: ")
+    assert app.extensions["stream_slots"].count() == 0
+
+
+def test_the_page_polls_when_its_stream_is_refused():
+    js = (REPO_STATIC / "table.js").read_text()
+    connect = js[js.index("function connectStream"):]
+    assert "EventSource.CLOSED" in connect and "pollState" in connect and "setTimeout(connectStream" in connect
+
+
+# --- export.html is not replayed on every request -----------------------------------------
+
+def test_the_export_is_made_once_per_head(tmp_path, demo_table, renderer):
+    source = SyntheticSource(demo_table, paced=False)
+    live = LiveTable(source, demo_table, source.camera)
+    live.process(renderer.render(POSES, np.random.default_rng(3)).image, 0, 0.0)
+    game = TableGame(live, store=GameStore(tmp_path / "g.db"), seed=3)
+    game.start("shattered_highways", {}, game.starter_rosters())
+    game.act(SHOT)
+    game.answer_typed([5])
+    game.answer_typed([4])
+    app, c, _ = make_client(game)
+    first = c.get("/api/audit/2/export.html")
+    assert first.status_code == 200 and b"data:image/jpeg" in first.data
+    assert c.get("/api/audit/2/export.html").data == first.data
+    cache = app.extensions["audit_cache"]
+    assert cache.made == 1
+    game.act({"act": "pass", "warrior": "Max:10:P1"})             # a new event: a new head
+    assert c.get("/api/audit/2/export.html").status_code == 200 and cache.made == 2
+    assert c.get(f"/api/audit/{2 ** 40}/export.html").status_code == 404
+    assert c.get("/api/audit/99/export.html").status_code == 404
+    game.store.close()
+
+
+# --- the real server ----------------------------------------------------------------------
+
+REPO_STATIC = Path(__file__).resolve().parents[1] / "companion" / "web" / "static"
+
+
+@pytest.fixture(scope="module")
+def served():
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--scripted", "--port", "0", "--no-game"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert match, f"no address printed: {line!r}"
+        yield int(match.group(1))
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def raw_request(port: int, head: bytes, body: bytes = b"", source: str = "127.0.0.1") -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=20, source_address=(source, 0)) as s:
+        s.sendall(head + body)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        return data
+
+
+def test_a_huge_body_is_refused_before_it_is_sent(served):
+    # Only the headers go: the 413 comes back without waiting for (or spooling) 300 MB.
+    head = (b"POST /api/table HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 300000000\r\n\r\n")
+    assert raw_request(served, head).startswith(b"HTTP/1.1 413")
+    # Chunked, with no length said: cut off once past the limit.
+    chunk = b"x" * 65536
+    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(20))
+    head = (b"POST /api/table HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")
+    assert raw_request(served, head, body).startswith(b"HTTP/1.1 413")
+
+
+def test_the_real_server_refuses_other_names(served):
+    reply = raw_request(served, b"GET /api/state HTTP/1.1\r\nHost: rebound.example:80\r\n\r\n")
+    assert reply.startswith(b"HTTP/1.1 421")
+
+
+def test_streams_cannot_take_every_thread_of_the_real_server(served):
+    streams = []
+
+    def open_stream(source):
+        conn = http.client.HTTPConnection("127.0.0.1", served, timeout=20, source_address=(source, 0))
+        conn.request("GET", "/api/stream")
+        r = conn.getresponse()
+        if r.status == 200:
+            assert r.readline().startswith(b"retry:")
+            streams.append(conn)
+        else:
+            json.loads(r.read())
+            conn.close()
+        return r.status
+
+    try:
+        # Four from one visitor's address, then that address is refused.
+        assert [open_stream("127.0.0.2") for _ in range(5)] == [200, 200, 200, 200, 429]
+        # From many addresses: taken up to the total (24), then refused.
+        statuses = [open_stream(f"127.0.0.{3 + k // 4}") for k in range(40)]
+        assert statuses.count(200) == 20 and set(statuses[20:]) == {503}
+        # Every other request is answered while the streams are open.
+        for _ in range(20):
+            conn = http.client.HTTPConnection("127.0.0.1", served, timeout=20)
+            conn.request("GET", "/api/state")
+            r = conn.getresponse()
+            assert r.status == 200 and "cars" in json.loads(r.read())
+            conn.close()
+    finally:
+        for conn in streams:
+            conn.close()
