@@ -1141,9 +1141,29 @@
   onSnapshot(JSON.parse($("initial-state").textContent));
   state.updates = 0;
   session().then(refreshGame).catch((e) => { $("error").textContent = e.message; });
-  const stream = new EventSource("api/stream");
-  stream.onopen = () => { state.connected = true; };
-  stream.onmessage = (e) => { state.connected = true; onSnapshot(JSON.parse(e.data)); };
-  stream.onerror = () => { state.connected = false; };
+  // The live stream. A stream ends after a while and the browser opens it again by itself;
+  // when the companion refuses one (it streams to many pages already: 429/503) or it fails
+  // for good, the page polls api/state each second and asks for a stream again later.
+  let pollTimer = null;
+  function pollState() {
+    fetch("api/state").then((r) => (r.ok ? r.json() : Promise.reject(new Error(String(r.status)))))
+      .then((s) => { state.connected = true; onSnapshot(s); })
+      .catch(() => { state.connected = false; });
+  }
+  function connectStream() {
+    const stream = new EventSource("api/stream");
+    stream.onopen = () => {
+      state.connected = true;
+      if (pollTimer !== null) { clearInterval(pollTimer); pollTimer = null; }
+    };
+    stream.onmessage = (e) => { state.connected = true; onSnapshot(JSON.parse(e.data)); };
+    stream.onerror = () => {
+      if (stream.readyState !== EventSource.CLOSED) { state.connected = false; return; }
+      if (pollTimer === null) { pollState(); pollTimer = setInterval(pollState, 1000); }
+      // Spread out, so refused pages do not all ask again at once.
+      setTimeout(connectStream, 20000 + Math.random() * 20000);
+    };
+  }
+  connectStream();
   wake();
 })();
