@@ -167,3 +167,18 @@ PENDING_GLANCING = (1, 2, 3, 4, 6)
 # --- "Winning" --------------------------------------------------------------------------------
 ROUNDS = 6                       # "The game lasts 6 rounds"
 GATE_POINTS = 1
+
+
+# --- the templates and gauges players lay on the table (RuleSystem.templates) -------------
+TEMPLATES = (
+    dict(name="Spectacular explosion", shape="circle", radius_in=6.0, rule=f'{RULEBOOK}, "Penetrating Hit Table"',
+         quote='Everything within 6" of the vehicle takes a strength 2 hit', use="what a vehicle's explosion hits"),
+    dict(name="Kablooie!", shape="circle", radius_in=3.0, rule=f'{RULEBOOK}, "Bike and Cavalry Hit Table"',
+         quote='everyone within 3” takes a S0 hit', use="what an exploding bike hits"),
+    dict(name="Move", shape="gauge", length_in=BASE_MOVE_IN, marks_in=(3.0, 6.0, 9.0), rule=f'{RULEBOOK}, "Vehicles"',
+         quote='a base movement of 12"', use="a vehicle's move (6\" in reverse)"),
+    dict(name="Grab / cling range", shape="gauge", length_in=GRAB_IN, rule=f'{RULEBOOK}, "Stunts"',
+         quote='grabs a moving vehicle within 1"', use="how near a freak must be to grab or cling"),
+    dict(name="Flamethrower range", shape="gauge", length_in=6.0, rule=f'{RULEBOOK}, "Appendix 1: Sample Vehicles"',
+         quote='Flamethrower: strength 2, range 6"', use="a weapon's reach"),
+)

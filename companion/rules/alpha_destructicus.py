@@ -144,6 +144,11 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- the game -----------------------------------------------------------------
 
+
+    def templates(self) -> list[dict]:
+        """The templates and gauges of this book (see the data module's TEMPLATES)."""
+        from .base import template as table_template
+        return [table_template(**t) for t in D.TEMPLATES]
     def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
         """Two players, the table's cars shared out as the appendix's sample vehicles, three
         freaks each ("Freaks"): one driving each of their vehicles, the rest on foot."""

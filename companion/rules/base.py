@@ -19,7 +19,7 @@ The hooks, by who calls them:
   `judge_move`, `public_action`;
 - the table's poses: `pieces`, `update_poses`, `poses_of`, `set_poses`;
 - what the page shows: `card`, `overlays`, `targets`, `board`,
-  `may_premeasure`;
+  `may_premeasure`, `templates`;
 - the record: `state_json`, `evidence`.
 """
 
@@ -222,6 +222,14 @@ class RuleSystem:
         action? Some books forbid it; a system that does says so with an option."""
         return True
 
+    def templates(self) -> list[dict]:
+        """The templates and gauges players lay on the table in this system's games (blast and
+        explosion circles, move templates, range and boarding gauges), each as `template()`
+        makes it: name, shape, size in mm, what it is for, and the rule it comes from (file and
+        section, with the words that give its size). The page lets players place, move and
+        turn them over the live table."""
+        return []
+
     def state_json(self, state) -> dict:
         """The state as plain JSON (the record, the scenario runner, the page)."""
         return state.to_json()
@@ -346,6 +354,40 @@ class RuleSystem:
     def describe(self) -> dict:
         return {"name": self.name, "title": self.title, "rulebook": self.rulebook,
                 "options": [{**o.to_json(), "value": self.settings[o.name]} for o in self.options]}
+
+
+#: The shapes a template takes: a circle (its radius from the point where it is put), a
+#: rectangle (length along its heading, width across), a straight gauge (a length).
+TEMPLATE_SHAPES = ("circle", "rect", "gauge")
+
+
+def template(name: str, shape: str, *, rule: str, quote: str, use: str, radius_in: float | None = None,
+             length_in: float | None = None, width_in: float | None = None,
+             marks_in: tuple[float, ...] = ()) -> dict:
+    """One template as the page and `templates()` give it: its size in the book's inches and
+    in mm, section marks (inches from its rear end or centre) and its rule. Checked here, so a
+    system's table of templates cannot carry a shape without a size."""
+    from ..geometry.pose import MM_PER_IN
+    if shape not in TEMPLATE_SHAPES:
+        raise RulesError(f"template {name!r}: shape {shape!r} is not one of {', '.join(TEMPLATE_SHAPES)}")
+    need = {"circle": ("radius_in",), "rect": ("length_in", "width_in"), "gauge": ("length_in",)}[shape]
+    given = {"radius_in": radius_in, "length_in": length_in, "width_in": width_in}
+    for key in need:
+        v = given[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1000:
+            raise RulesError(f"template {name!r}: a {shape} needs {key} as a positive number of inches, not {v!r}")
+    extra = [k for k, v in given.items() if v is not None and k not in need]
+    if extra:
+        raise RulesError(f"template {name!r}: a {shape} has no {', '.join(extra)}")
+    if not rule.strip() or not quote.strip() or not use.strip():
+        raise RulesError(f"template {name!r}: say what it is for and cite its rule (file, section) and words")
+    size_in = {k[:-3]: float(given[k]) for k in need}
+    words = {"circle": lambda: f'{size_in["radius"]:g}" radius',
+             "rect": lambda: f'{size_in["length"]:g}" x {size_in["width"]:g}"',
+             "gauge": lambda: f'{size_in["length"]:g}"'}[shape]()
+    return {"name": name, "shape": shape, "use": use, "rule": rule, "quote": quote, "size_text": words,
+            "size_in": size_in, "size_mm": {f"{k}_mm": round(v * MM_PER_IN, 2) for k, v in size_in.items()},
+            "marks_mm": [round(m * MM_PER_IN, 2) for m in marks_in]}
 
 
 def polygon_rings(geom) -> list[list[list[list[float]]]]:

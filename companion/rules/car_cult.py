@@ -226,6 +226,11 @@ class CarCult(CarCultViews, RuleSystem):
 
     # --- setting up ---------------------------------------------------------------------
 
+
+    def templates(self) -> list[dict]:
+        """The templates and gauges of this book (see the data module's TEMPLATES)."""
+        from .base import template as table_template
+        return [table_template(**t) for t in D.TEMPLATES]
     def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
         """The table's cars in two cults, alternately: the first two of each player 11 AZ (a
         Straight Five, a Dangerous Driver, a Machine Gun, 2 AZ of armour), a third a lighter 8 AZ

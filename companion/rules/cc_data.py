@@ -121,3 +121,23 @@ WEAPONS: dict[str, WeaponType] = {w.key: w for w in (
 )}
 
 ARMOUR_NAME = "Armour"
+
+
+# --- the templates and gauges players lay on the table (RuleSystem.templates) -------------
+#: "Exploding Cars": the radius is the engine's AZ in inches; the engines' sizes go from 2 to 6 AZ,
+#: so the page offers the common ones.
+TEMPLATES = (
+    *(dict(name=f"Explosion, {n} AZ engine", shape="circle", radius_in=float(n), rule=f'{RULEBOOK}, "Exploding Cars"',
+           quote="each model within a number of inches equal to the number of AZ in the cars Engine",
+           use="what an exploding car hits (measured from the car)") for n in (2, 3, 4, 5)),
+    dict(name="Mine trigger", shape="circle", radius_in=4.0, rule=f'{RULEBOOK}, "Mines"',
+         quote='trigger when any model moves within Range ... Range – 4"', use="how near a car sets a mine off"),
+    dict(name="Machine gun range", shape="gauge", length_in=12.0, rule=f'{RULEBOOK}, "Machine Gun"',
+         quote='Range – 12"', use="a weapon's reach"),
+    dict(name="Cannon range", shape="gauge", length_in=24.0, rule=f'{RULEBOOK}, "Cannon"',
+         quote='Range – 24"', use="a weapon's reach"),
+    dict(name="Flamethrower range", shape="gauge", length_in=6.0, rule=f'{RULEBOOK}, "Flamethrower"',
+         quote='Range – 6"', use="a weapon's reach"),
+    dict(name="Rifle range", shape="gauge", length_in=18.0, rule=f'{RULEBOOK}, "Rifle"',
+         quote='Range – 18"', use="a weapon's reach"),
+)

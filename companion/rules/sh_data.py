@@ -101,3 +101,24 @@ UNMANNED_LOST_CONTROL_MAX = 3    # "on 1-3 the unmanned vehicle has Lost Control
 DESTROYED_BOARD_PENALTY = -1     # "Destroyed!": "a Board roll at -1"
 WRECK_DAMAGE_DIE = "d6"          # "Vehicles that fail the Move take 1d6 hit points"
 HIDDEN_BUGGY_DESTROYED_PENALTY = -1   # "the buggy driver can attempt to deploy it at a -1"
+
+
+# --- the templates and gauges players lay on the table (RuleSystem.templates) -------------
+TEMPLATES = (
+    dict(name="Move template", shape="rect", length_in=TEMPLATE_LENGTH_IN, width_in=4.0,
+         marks_in=(SECTION_IN, 2 * SECTION_IN), rule=f'{RULEBOOK}, "Things you will need to make or modify"',
+         quote='a 4"x 9" rectangle ... three 3" sections', use="held over a car for every move"),
+    dict(name="Rig move box", shape="rect", length_in=RIG_TEMPLATE_LENGTH_IN, width_in=4.0,
+         marks_in=(SECTION_IN,), rule=f'{RULEBOOK}, "Move"', quote='a 2x2 template section box (4" W x 6" L)',
+         use="where a rig's front bumper may end its move"),
+    dict(name="Machine gun range", shape="gauge", length_in=MACHINE_GUN_RANGE_IN, marks_in=(SECTION_IN,),
+         rule=f'{RULEBOOK}, "Vehicle Weapons"', quote='2 template sections length range(6") from edge of vehicle',
+         use="a mounted weapon's reach, from the shooter's edge"),
+    dict(name="Hero's ranged weapon", shape="gauge", length_in=HERO_RANGE_IN, rule=f'{RULEBOOK}, "Heroes"',
+         quote='1 template length(3") range from edge of vehicle', use="a hero's pistol or crossbow, from the edge"),
+    dict(name="Boarding range", shape="gauge", length_in=BOARD_RANGE_IN, rule=f'{RULEBOOK}, "Board"',
+         quote='within 1" of their vehicle', use="how near a vehicle must be to board it"),
+    dict(name="Drag chains strip", shape="rect", length_in=DRAG_CHAINS_LENGTH_IN, width_in=4.0,
+         rule=f'{RULEBOOK}, "Vehicle Weapons"', quote='overlaps a 1 template section directly behind',
+         use="the section behind a car with drag chains"),
+)

@@ -168,6 +168,11 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
 
     # --- the game -----------------------------------------------------------------
 
+
+    def templates(self) -> list[dict]:
+        """The templates and gauges of this book (see the data module's TEMPLATES)."""
+        from .base import template as table_template
+        return [table_template(**t) for t in D.TEMPLATES]
     def new_game(self, rosters: list[dict], scene) -> GameState:
         """Fleets from rosters, placed at the scene's poses (cars not in the scene wait off the table)."""
         if len(rosters) < 2:

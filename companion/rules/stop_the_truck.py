@@ -179,6 +179,20 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
     #: players select movement ... Truck selects movement and selects boxes for petrol bombs").
     SECRET_FIELDS = ("box", "bombs", "bomb1", "bomb2")
 
+
+    def templates(self) -> list[dict]:
+        """The board's squares as gauges (their size is option square_mm): one square, and the
+        truck's column of four ("Concept and Board Layout")."""
+        from ..geometry.pose import MM_PER_IN
+        from .base import template as table_template
+        side_in = float(self.option("square_mm")) / MM_PER_IN
+        rule = f'{R}, "Concept and Board Layout"'
+        return [table_template("One square", "rect", length_in=side_in, width_in=side_in, rule=rule,
+                               quote="distance/movement is by squares", use="a square of the board (option square_mm)"),
+                table_template("The truck's four squares", "rect", length_in=4 * side_in, width_in=side_in,
+                               marks_in=(side_in, 2 * side_in, 3 * side_in), rule=rule,
+                               quote="The truck begins the game occupying the central 4 squares of the board",
+                               use="the truck's column of squares")]
     def public_action(self, state, action: dict) -> dict:
         """A pick as the log shows it: who picked, not what; the boxes are shown when the truck
         declares and the bomb squares at step 7, from the state."""

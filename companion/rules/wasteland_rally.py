@@ -276,6 +276,11 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
     rulebook = D.RULEBOOK
     options = OPTIONS
 
+
+    def templates(self) -> list[dict]:
+        """The templates and gauges of this book (see the data module's TEMPLATES)."""
+        from .base import template as table_template
+        return [table_template(**t) for t in D.TEMPLATES]
     def terrain_kind(self, t) -> str:
         """How this game reads a terrain piece: exploding, barrier, impassable, slow, wreckage."""
         return _terrain_kind(self, t)

@@ -151,3 +151,21 @@ CAMPAIGN_MISSIONS = ((1, 3, "two_lap_race"), (4, 6, "arena_race"), (7, 9, "elimi
                      (10, 12, "battle_royale"))
 
 MISSIONS = ("two_lap_race", "arena_race", "elimination_race", "battle_royale", "scavengers", "outrun")
+
+
+# --- the templates and gauges players lay on the table (RuleSystem.templates) -------------
+TEMPLATES = (
+    dict(name="Explosion", shape="circle", radius_in=4.0, rule=f'{RULEBOOK}, "Exploding Terrain"',
+         quote="every vehicle within 4 inches must take a defence test", use="what exploding terrain hits"),
+    dict(name="Losing control", shape="circle", radius_in=1.0, rule=f'{RULEBOOK}, "Losing Control"',
+         quote="rotated up to 45 degrees in any direction and moved up to 1 inch",
+         use="where a car that lost control may be put"),
+    dict(name="Deployment spacing", shape="gauge", length_in=2.0, rule=f'{RULEBOOK}, "Deployment Areas"',
+         quote="at least 2 inches away from other vehicles", use="the gap between cars at deployment"),
+    dict(name="Boost", shape="gauge", length_in=9.0, rule=f'{RULEBOOK}, "Vehicle Upgrades"',
+         quote="moves directly forward 9 inches", use="a boost's move"),
+    dict(name="Flamethrower range", shape="gauge", length_in=8.0, rule=f'{RULEBOOK}, "Weapon Upgrades"',
+         quote="Flamethrower: range 8", use="a weapon's reach"),
+    dict(name="Minigun / rocket launcher range", shape="gauge", length_in=18.0, rule=f'{RULEBOOK}, "Weapon Upgrades"',
+         quote="Minigun, Rocket Launcher: range 18", use="a weapon's reach"),
+)
