@@ -1,7 +1,8 @@
 """Soak: 100,000 lines through a pseudo-terminal at full speed, a fifth of them
-faulty, with a cable pull and a power cycle: nothing lost, nothing invented.
+faulty (every fault the emulator has), with a cable pull and a power cycle:
+nothing lost, repeated, invented, or with the wrong dice.
 
-    python -m bench.tray [--lines 100000] [--faulty 0.2] [--baud 115200]
+    python -m bench.tray [--lines 100000] [--faulty 0.2] [--baud 115200] [--proto 2]
 
 The emulator writes as fast as the pty takes bytes (far faster than any serial
 line: the reader is the bottleneck and lines queue), or with --baud at a real
@@ -12,12 +13,20 @@ taken once and in order, the time from a line's last byte written to the
 throw reaching the session (median, p95), over the whole soak and over a
 paced phase (a throw every 2 ms, as a tray really sends), and the time from the
 port coming back after a cable pull to everything thrown meanwhile recovered.
+
+Faults mixed in (protocol version 2): noise, binary bytes, over-long lines, bad
+checks, duplicates, lost lines, crooked dice, a ROLL numbered far in the future,
+stray HELLOs naming a new boot and an old one, lines cut short keeping their
+newline, and the same bit flipped in two bytes.  Every ROLL the link takes is
+compared with what the tray issued, by boot and seq: lost, repeated, invented
+and wrong-dice throws are counted (target 0/0/0/0).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 import random
 import time
 
@@ -28,7 +37,10 @@ from companion.tray import TrayDice
 from hardware.emulator import TrayEmulator
 from hardware.link import TrayLink
 
-LINE_FAULTS = ("noise", "binary", "overlong", "bad_checksum", "duplicate", "lose", "crooked")
+LINE_FAULTS = ("noise", "binary", "overlong", "bad_checksum", "duplicate", "lose", "crooked", "forged_far",
+               "stray_hello_new", "stray_hello_old", "cut_line", "double_flip")
+#: Faults that damage the next throw's line rather than write one of their own.
+DAMAGE = ("cut_line", "double_flip")
 
 
 class Session:
@@ -63,13 +75,19 @@ def main() -> None:
     ap.add_argument("--paced", type=int, default=2000, help="throws in the paced phase")
     ap.add_argument("--baud", type=int, default=None,
                     help="send at this serial line rate (default: as fast as the pty takes bytes)")
+    ap.add_argument("--proto", type=int, default=2, choices=(1, 2),
+                    help="the tray's protocol version (1: an XOR check, no boot on events; "
+                         "the double bit flip is left out, as version 1's XOR cannot see it)")
     args = ap.parse_args()
+    faults = tuple(f for f in LINE_FAULTS if args.proto == 2 or f != "double_flip")
     rng = random.Random(5)
     # Written at full speed the emulator runs far ahead of the reader; a tray must
     # keep at least 64 events for RESEND, this one keeps 4096 so a line lost that
     # far back can still be asked for (a real tray, a throw every few seconds, never is).
-    emu = TrayEmulator(seed=5, keep=4096, baud=args.baud).start()
-    link = TrayLink(emu.path).start()
+    emu = TrayEmulator(seed=5, keep=4096, baud=args.baud, proto=args.proto).start()
+    taken: list = []                # every ROLL the link hands on: (boot, seq, dice)
+    link = TrayLink(emu.path, on_event=lambda e: taken.append((e.boot, e.seq, e.message.dice))
+                    if e.kind == "roll" else None).start()
     source = TrayDice(link)
     session = Session(source)
     assert wait(lambda: link.boot is not None, 5)
@@ -100,8 +118,9 @@ def main() -> None:
             emu.fault("power_cycle")
             lines += 1
         elif rng.random() < args.faulty:
-            emu.fault(rng.choice(LINE_FAULTS))
-            lines += 1
+            fault = rng.choice(faults)
+            emu.fault(fault)
+            lines += fault not in DAMAGE            # those damage the next throw's line
         else:
             emu.throw()
             lines += 1
@@ -116,6 +135,11 @@ def main() -> None:
     link.stop()
     emu.stop()
 
+    issued = {(r["boot"], r["seq"]): r["dice"] for r in emu.sent}
+    keys = [(b, s) for b, s, _ in taken]
+    tally = {"lost": len(set(issued) - set(keys)), "repeated": len(keys) - len(set(keys)),
+             "invented": len(set(keys) - set(issued)),
+             "wrong_dice": sum(1 for b, s, d in taken if (b, s) in issued and issued[(b, s)] != d)}
     sent = {(r["boot"], r["seq"]): r["at"] for r in sent_rolls()}
     got = [(b, s) for s, b, _ in session.arrived]
     in_order = got == [(r["boot"], r["seq"]) for r in sent_rolls()]
@@ -124,7 +148,9 @@ def main() -> None:
     if len(paced_lat) == 0:
         paced_lat = np.array([np.nan])
     print(json.dumps({
-        "lines": args.lines, "faulty_share": args.faulty, "baud": args.baud, "soak_seconds": round(soak_s, 2),
+        "lines": args.lines, "proto": args.proto, "faulty_share": args.faulty, "baud": args.baud, "soak_seconds": round(soak_s, 2),
+        "rolls_issued": len(issued), "rolls_taken_by_link": len(taken), "link_tally": tally,
+        "faults_injected": dict(sorted(Counter(emu.fault_log).items())),
         "throws_sent": len(sent), "throws_taken": len(got), "taken_once_in_order": in_order,
         "invented": len(set(got) - set(sent)), "lost": len(set(sent) - set(got)),
         "soak_throws_taken": soak_count,

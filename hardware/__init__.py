@@ -1,5 +1,4 @@
-"""Hardware: the electronic dice tray (see ../shared/dicetray-protocol.md).
-
-The parser, the serial link and the emulator arrive with the dice tray issue;
-until then dice are typed in or rolled virtually by the companion.
+"""Hardware: the electronic dice tray (see ../shared/dicetray-protocol.md, version 2;
+docs/dicetray.md): the line parser (`protocol`), the serial link (`link`) and an
+emulator that plays a tray on a real pseudo-terminal with faults (`emulator`).
 """

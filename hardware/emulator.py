@@ -5,9 +5,15 @@ across a cable pull: the pull closes the pty (the host's reads fail), and the
 plug-in makes a new one behind the same name.  It throws dice when asked or on
 a timer, answers HELLO?, RESEND, ACK, EXPECT and CANCEL, keeps its last 64
 events for RESEND, and injects: noise, binary bytes, over-long lines, bad
-checksums, duplicates, lost lines, a cable pull, a power cycle, crooked dice and
-a die nudged after settling.  The tests and the demo use it, through the real
-link, as a tray builder's terminal would.
+checksums, duplicates, lost lines, a cable pull, a power cycle, crooked dice, a
+die nudged after settling, and what a line can be forged or confused with: a
+far-future `seq` (`forged_far`), a stray HELLO naming a new boot or an old one
+(`stray_hello_new`, `stray_hello_old`), a line cut short that keeps its `\n`
+(`cut_line`) and the same bit flipped in two bytes (`double_flip`, which an XOR
+check misses).  It speaks protocol version 2 (a CRC-16 on every line, `boot=` on
+every event), or version 1 with `proto=1` (an XOR check, no `boot=` on events).
+The tests and the demo use it, through the real link, as a tray builder's
+terminal would.
 """
 
 from __future__ import annotations
@@ -22,23 +28,30 @@ import tty
 from collections import deque
 from pathlib import Path
 
-from .protocol import DICE_SIDES, checksum, with_checksum
+from .protocol import DICE_SIDES, crc16, with_checksum, xor_check
 
 FAULTS = ("noise", "binary", "overlong", "bad_checksum", "duplicate", "lose", "pull", "power_cycle",
-          "crooked", "nudge")
+          "crooked", "nudge", "forged_far", "stray_hello_new", "stray_hello_old", "cut_line", "double_flip")
+#: Faults that damage the next event's line on the wire (the tray keeps it whole for RESEND).
+DAMAGE = ("cut_line", "double_flip")
 
 
 class TrayEmulator:
     def __init__(self, path: str | Path | None = None, *, tray: str = "emulator", fw: str = "1.0",
-                 seed: int | None = None, keep: int = 64, baud: int | None = None) -> None:
+                 seed: int | None = None, keep: int = 64, baud: int | None = None, proto: int = 2) -> None:
         self._dir = None
         if path is None:
             self._dir = tempfile.mkdtemp(prefix="tray-")
             path = Path(self._dir) / "tray"
         self.path = str(path)
         self.tray, self.fw = tray, fw
+        if proto not in (1, 2):
+            raise ValueError(f"protocol version {proto} is not one this emulator speaks (1 or 2)")
+        self.proto = proto
         self.rng = random.Random(seed)
         self.boot = self._new_boot()
+        #: Boots before this one, with the last event number issued in each.
+        self.old_boots: list[tuple[str, int]] = []
         self.seq = 0
         self.keep = keep
         #: Pace the bytes as a serial line at this rate would (10 bits a byte); None: as
@@ -58,6 +71,10 @@ class TrayEmulator:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lose_next = 0
+        self.fault_log: list[str] = []          # every fault injected, in order
+        self._damage_next: list[str] = []       # DAMAGE faults waiting for the next event
+        #: Every line damaged on the wire: (fault, the line as sent, the whole line).
+        self.damaged: list[tuple[str, bytes, bytes]] = []
         #: Every ROLL issued: boot, seq, dice, when it was written, whether a MOVED voided it.
         self.sent: list[dict] = []
         self._cmd_buf = b""
@@ -182,10 +199,14 @@ class TrayEmulator:
         for raw in lines:
             text = raw.rstrip(b"\r").decode("ascii", "replace")
             if "*" in text:
+                # The check this tray's firmware reads: CRC-16 (version 2) or XOR (version 1).
                 body, _, given = text.rpartition("*")
-                if given.upper() != checksum(body):
+                want = crc16(body) if self.proto == 2 else xor_check(body)
+                if given.upper() != want:
                     continue
                 text = body
+            elif self.proto == 2:
+                continue
             if text:
                 out.append(text)
         return out
@@ -200,21 +221,27 @@ class TrayEmulator:
             try:
                 first = int(fields.get("from", "1"))
             except ValueError:
-                self._write(with_checksum("ERR cmd=RESEND code=bad_from"))
+                self._write(self._line("ERR cmd=RESEND code=bad_from"))
                 return
             with self._lock:
                 self._resend_next = first if self._resend_next is None else min(first, self._resend_next)
         elif words[0] == "ACK":
             pass
         elif words[0] in ("EXPECT", "CANCEL"):
-            self._write(with_checksum(f"OK cmd={words[0]}"))
+            self._write(self._line(f"OK cmd={words[0]}"))
         else:
-            self._write(with_checksum(f"ERR cmd={words[0][:12]} code=unknown"))
+            self._write(self._line(f"ERR cmd={words[0][:12]} code=unknown"))
 
     # --- being a tray -----------------------------------------------------------------
 
+    def _line(self, body: str) -> bytes:
+        return with_checksum(body, self.proto)
+
+    def _hello_line(self, boot: str, last: int) -> bytes:
+        return self._line(f"HELLO proto={self.proto} tray={self.tray} fw={self.fw} boot={boot} last={last}")
+
     def hello(self) -> None:
-        self._write(with_checksum(f"HELLO proto=1 tray={self.tray} fw={self.fw} boot={self.boot} last={self.seq}"))
+        self._write(self._hello_line(self.boot, self.seq))
 
     def _event(self, body: str) -> tuple[int, float | None]:
         with self._lock:
@@ -224,12 +251,39 @@ class TrayEmulator:
                 self._resent.wait(0.05)
             self.seq += 1
             seq = self.seq
-            line = with_checksum(body.format(seq=seq, t=int(time.monotonic() * 1000) % 10 ** 9))
+            text = body.format(seq=seq, t=int(time.monotonic() * 1000) % 10 ** 9)
+            if self.proto == 2:
+                # "A version 2 tray also puts boot=<id> on every ROLL, CROOKED and MOVED."
+                kind, _, rest = text.partition(" ")
+                text = f"{kind} boot={self.boot} {rest}"
+            line = self._line(text)
             self.events.append((seq, line))
             if self._lose_next:
                 self._lose_next -= 1
                 return seq, None                    # kept for RESEND, never sent
+            if self._damage_next:
+                kind = self._damage_next.pop(0)
+                damaged = self._damage(kind, line)
+                self.damaged.append((kind, damaged, line))
+                self._write(damaged)
+                return seq, None                    # kept whole for RESEND; what went was damaged
             return seq, self._write(line)
+
+    def _damage(self, kind: str, line: bytes) -> bytes:
+        """The line as a bad wire delivers it (never a right line again)."""
+        star = line.rindex(b"*")
+        if kind == "cut_line":
+            # Cut anywhere from the middle of the text to inside the check: the '\n' stays.
+            return line[:self.rng.randint(len(line) // 3, len(line) - 2)] + b"\n"
+        # The same bit flipped in two bytes before the check: their XOR stays the same.
+        body = bytearray(line[:star])
+        while True:
+            bit = 1 << self.rng.randrange(7)
+            i, j = sorted(self.rng.sample(range(len(body)), 2))
+            a, b = body[i] ^ bit, body[j] ^ bit
+            if all(32 <= c < 127 and c != ord("*") for c in (a, b)):
+                body[i], body[j] = a, b
+                return bytes(body) + line[star:]
 
     def throw(self, dice: tuple[str, ...] = ("d6", "d6"), faces: tuple[int, ...] | None = None) -> int:
         """A settled throw: a ROLL. Returns its number."""
@@ -243,6 +297,8 @@ class TrayEmulator:
 
     def fault(self, kind: str, seconds: float = 0.3) -> None:
         """Inject a fault (one of FAULTS)."""
+        if kind in FAULTS:
+            self.fault_log.append(kind)
         if kind == "noise":
             self._write(bytes(self.rng.choice(b"abcXYZ 0123=:*,") for _ in range(self.rng.randint(3, 40))) + b"\n")
         elif kind == "binary":
@@ -251,7 +307,10 @@ class TrayEmulator:
             self._write(b"ROLL seq=99999 t=1 dice=" + b"d6:1," * 60 + b"d6:1\n")
         elif kind == "bad_checksum":
             body = f"ROLL seq={self.seq + 1} t=1 dice=d6:6"
-            self._write(f"{body}*{(int(checksum(body), 16) ^ 0x5A):02X}\n".encode())
+            good = self._line(body)
+            star = good.rindex(b"*")
+            wrong = int(good[star + 1:-1], 16) ^ 0x5A
+            self._write(good[:star + 1] + f"{wrong:0{len(good) - star - 2}X}\n".encode())
         elif kind == "duplicate":
             if self.events:
                 self._write(self.events[-1][1])
@@ -264,6 +323,7 @@ class TrayEmulator:
         elif kind == "power_cycle":
             with self._lock:
                 self._resend_next = None            # powered off mid-stream: the rest is gone
+                self.old_boots.append((self.boot, self.seq))
                 self.boot = self._new_boot()
                 self.seq = 0
                 self.events.clear()
@@ -275,6 +335,23 @@ class TrayEmulator:
             self.throw()
             self.sent[-1]["voided"] = True
             self._event("MOVED seq={seq} t={t}")
+        elif kind == "forged_far":
+            # A right line (its check and all) numbered far beyond anything the tray issued.
+            far = self.seq + self.rng.randint(65, 1_000_000)
+            boot = f" boot={self.boot}" if self.proto == 2 else ""
+            self._write(self._line(f"ROLL seq={far} t=1{boot} dice=d20:20"))
+        elif kind == "stray_hello_new":
+            # A HELLO naming a boot this tray never had (an old line, another tray's, a forgery).
+            self._write(self._hello_line(self._new_boot(), self.seq))
+        elif kind == "stray_hello_old":
+            # A HELLO from the past: a boot before the last power cycle, or this boot's earlier `last`.
+            if self.old_boots:
+                boot, last = self.rng.choice(self.old_boots)
+            else:
+                boot, last = self.boot, max(0, self.seq - self.rng.randint(1, 20))
+            self._write(self._hello_line(boot, last))
+        elif kind in DAMAGE:
+            self._damage_next.append(kind)
         else:
             raise ValueError(f"unknown fault '{kind}' (one of {', '.join(FAULTS)})")
 

@@ -1,12 +1,23 @@
 """The serial link to a dice tray: any pyserial URL, a reader thread, every
-event once and in order, and a port that comes back by itself.
+event once and in order, and a port that comes back by itself (protocol version
+2, reading version 1 trays too; ../shared/dicetray-protocol.md).
 
-- Duplicates (an event number not above the last taken) are dropped; a gap is
-  answered with `RESEND from=<first missing>` and later events wait until it
-  fills, so events are handed on in order.
-- A HELLO with a new `boot` is a tray restart: numbering starts again (and any
-  events it has numbered meanwhile are asked for). The same `boot` with a `last`
-  beyond what the link holds means events were missed: they are asked for.
+- An event is known by its boot and its seq. The link remembers every boot it has
+  heard with the last event it took in it, so nothing is taken twice, whatever
+  HELLO came before (a version 2 event says its boot; a version 1 event belongs
+  to the boot the tray last said).
+- Duplicates are dropped; a gap is answered with `RESEND from=<first missing>`
+  and later events wait until it fills, so events are handed on in order.
+- A line far ahead (more than KEEP past anything believed in its boot) is not
+  believed: the link asks `HELLO?`, and the tray's `last` and a RESEND bring the
+  real events (the far line itself is never used, so a forged one is harmless).
+- A HELLO that changes the boot (a restart, or a stray line) is believed only
+  when the tray says it again in answer to `HELLO?`; events that cannot be placed
+  until then wait. A restart numbers from 1 again; what it numbered meanwhile is
+  asked for. The same boot with a `last` beyond what the link holds: asked for.
+- A gap the tray does not fill after three asks is checked with `HELLO?` before
+  anything is called lost: events past the tray's `last` never existed (they are
+  dropped as forged); missing ones at or below it are lost and said so.
 - When the port goes (cable pulled, device reset), the link says so, reopens it
   with growing pauses, sends `HELLO?` and recovers what was thrown meanwhile.
 """
@@ -28,14 +39,20 @@ from .protocol import (EVENTS, Batt, Crooked, Hello, LineParser, Moved, Rejectio
 REOPEN_BACKOFF_S = (0.05, 0.1, 0.2, 0.4, 0.8)
 #: Ask again for missing events when nothing fills the gap for this long.
 RESEND_AGAIN_S = 0.3
-#: Give a gap up (the tray no longer holds the events) after asking this many times
-#: and this long without progress.
+#: Check a gap with HELLO? (lost, or forged) after asking this many times and this
+#: long without progress.
 GAP_GIVE_UP_ASKS = 3
 GAP_GIVE_UP_S = 1.5
+#: Ask HELLO? again when the answer awaited has not come for this long.
+HELLO_AGAIN_S = 0.3
 #: Acknowledge what is held at most this often (or every ACK_EVERY events), so that
 #: a fast stream is not answered line for line.
 ACK_INTERVAL_S = 0.05
 ACK_EVERY = 256
+#: "A tray keeps at least its last 64 events": a jump past this is not believed from one line.
+KEEP = 64
+#: Events held while the boot they belong to is being confirmed (beyond: RESEND brings them).
+HOLD_MAX = 1024
 
 
 @dataclass(frozen=True)
@@ -49,11 +66,10 @@ class TrayEvent:
     received_s: float         # time.monotonic() when its line was read
 
     def to_json(self) -> dict:
-        if isinstance(self.message, Roll):
-            return self.message.to_json()
-        out = {"seq": self.seq, "event": self.kind}
+        out = self.message.to_json() if isinstance(self.message, Roll) else {"seq": self.seq, "event": self.kind}
         if isinstance(self.message, Crooked):
             out["die"] = self.message.die
+        out["boot"] = self.boot
         return out
 
 
@@ -68,46 +84,75 @@ class LinkStats:
     reopens: int = 0
     hellos: int = 0
     restarts: int = 0
-    lost: int = 0                   # events the tray no longer held when asked again
+    lost: int = 0                   # events the tray issued but no longer held when asked again
+    far: int = 0                    # lines too far ahead to believe (a HELLO? and RESEND fetch the real ones)
+    forged: int = 0                 # events past the tray's own `last`: they never existed
+    stray_hellos: int = 0           # HELLOs changing the boot that the tray did not confirm
     rejected: Counter = field(default_factory=Counter)
     log: list[tuple[str, bytes]] = field(default_factory=list)    # recent rejections with their lines
 
     def to_json(self) -> dict:
         return {"lines": self.lines, "rolls": self.rolls, "crooked": self.crooked, "moved": self.moved,
                 "duplicates": self.duplicates, "resends": self.resends, "reopens": self.reopens, "lost": self.lost,
-                "restarts": self.restarts, "rejected_lines": sum(self.rejected.values()),
+                "restarts": self.restarts, "far": self.far, "forged": self.forged,
+                "stray_hellos": self.stray_hellos, "rejected_lines": sum(self.rejected.values()),
                 "rejected_by_reason": dict(self.rejected)}
 
 
+@dataclass
+class BootState:
+    """What the link knows of one boot of the tray."""
+
+    last_taken: int = 0
+    hello_last: int = 0                     # the highest `last` its HELLOs said
+    waiting: dict[int, TrayEvent] = field(default_factory=dict)
+
+    @property
+    def believed(self) -> int:
+        """The highest event number believed in this boot."""
+        return max(self.last_taken, self.hello_last, max(self.waiting, default=0))
+
+
 class TrayLink:
-    """Reads a tray on a port (a pyserial URL) and hands on its events."""
+    """Reads a tray on a port (a pyserial URL) and hands on its events.
+
+    `allow_unchecked`: take a version 1 tray's lines that carry no check at all (a
+    person typing at a terminal); never from a version 2 tray."""
 
     def __init__(self, url: str, baud: int = 115200, *,
                  on_event: Callable[[TrayEvent], None] | None = None,
                  on_status: Callable[[str, str], None] | None = None,
                  on_line: Callable[[bytes, object], None] | None = None,
-                 backoff_s: tuple[float, ...] = REOPEN_BACKOFF_S, port: serial.SerialBase | None = None) -> None:
+                 backoff_s: tuple[float, ...] = REOPEN_BACKOFF_S, port: serial.SerialBase | None = None,
+                 allow_unchecked: bool = False) -> None:
         self.url = url
         self.baud = baud
         self.on_event = on_event
         self.on_status = on_status
         self.on_line = on_line
         self.backoff_s = backoff_s
+        self.allow_unchecked = allow_unchecked
         self.stats = LinkStats()
         self.status = "closed"
-        self.boot: str | None = None
+        self.boot: str | None = None            # the boot the tray is in, as it last confirmed
+        self.boots: dict[str, BootState] = {}   # every boot heard in this game
         self.tray: str | None = None
-        self.last_taken = 0
-        self._waiting: dict[int, TrayEvent] = {}
+        self._proposed: Hello | None = None     # a HELLO changing the boot, until the tray says it again
+        self._proposed_at = 0.0
+        self._held: list = []                   # events waiting for that answer
+        self._want_hello = False
+        self._hello_asked_at = 0.0
+        self._gap_check = False                 # a HELLO? was sent to judge a gap not filled
+        self._reopened = False                  # the port was (re)opened and no HELLO came since
+        self._refused_since_hello = False       # a line was refused since the last HELLO? (it may have been an event)
         self._asked_from: int | None = None     # the first missing event of the last RESEND
-        self._asked_seen = 0                    # the highest event seen when it was sent
+        self._asked_seen = 0                    # the highest event believed when it was sent
         self._asked_at = 0.0
         self._asks = 0                          # RESENDs since the events last moved on
         self._progress_at = 0.0                 # when an event was last handed on
-        self._max_seen = 0
         self._port = port
         self._given_port = port is not None
-        self._parser = LineParser()
+        self._parser = LineParser(allow_unchecked=allow_unchecked)
         self._write_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -116,9 +161,21 @@ class TrayLink:
         self.opened_at: float | None = None
         self.lost_at: float | None = None
 
+    @property
+    def last_taken(self) -> int:
+        """The last event taken in the current boot (0 before any)."""
+        return self.boots[self.boot].last_taken if self.boot in self.boots else 0
+
+    @property
+    def proto(self) -> int | None:
+        """The protocol version the tray's HELLO said (None before one)."""
+        return self._parser.proto
+
     # --- running ------------------------------------------------------------------
 
     def start(self) -> "TrayLink":
+        if self._port is not None:
+            self.send(cmd_hello(self.proto))
         self._thread = threading.Thread(target=self._run, name="tray-link", daemon=True)
         self._thread.start()
         return self
@@ -144,10 +201,12 @@ class TrayLink:
         except (serial.SerialException, OSError, ValueError) as exc:
             self._set_status("waiting", f"{self.url}: {exc}")
             return False
-        self._parser = LineParser()            # a half line from before is noise now
+        # A half line from before is noise now; the tray's version is kept until its HELLO says again.
+        self._parser = LineParser(proto=self._parser.proto, allow_unchecked=self.allow_unchecked)
         self.opened_at = time.monotonic()
+        self._reopened = True
         self._set_status("open", self.url)
-        self.send(cmd_hello())
+        self._ask_hello(time.monotonic())
         return True
 
     def _close(self) -> None:
@@ -200,12 +259,27 @@ class TrayLink:
             except (serial.SerialException, OSError):
                 return False
 
+    def _cmd_proto(self) -> int:
+        # Commands carry the check the tray reads: XOR for a version 1 tray, CRC-16 otherwise.
+        return 1 if self.proto == 1 else 2
+
     def expect(self, req: str, dice: tuple[str, ...]) -> bool:
         """Tell the tray a throw is awaited (it may light up or beep)."""
-        return self.send(cmd_expect(req, dice))
+        return self.send(cmd_expect(req, dice, self._cmd_proto()))
 
     def cancel(self, req: str) -> bool:
-        return self.send(cmd_cancel(req))
+        return self.send(cmd_cancel(req, self._cmd_proto()))
+
+    def _ask_hello(self, now: float) -> None:
+        self._want_hello = True
+        if self.send(cmd_hello(self.proto)):
+            self._hello_asked_at = now
+
+    def _need_hello(self, now: float) -> None:
+        """Ask HELLO? unless an answer is already on its way (a flood of lines is not
+        answered line for line)."""
+        if not self._want_hello or now - self._hello_asked_at > HELLO_AGAIN_S:
+            self._ask_hello(now)
 
     # --- reading ------------------------------------------------------------------
 
@@ -217,61 +291,125 @@ class TrayLink:
             self.stats.rejected[item.code] += 1
             self.stats.log.append((item.reason, item.line[:60]))
             del self.stats.log[:-200]
+            # A refused line may have been an event (cut short, a bit flipped): the tray's
+            # `last` says, and RESEND brings it whole. Once per HELLO_AGAIN_S, not per line.
+            self._refused_since_hello = True
             return
         if isinstance(item, Hello):
-            self._hello(item)
+            self._hello(item, now)
         elif isinstance(item, EVENTS):
             self._event(item, now)
         elif isinstance(item, (Batt, Reply)):
             pass
 
-    def _hello(self, hello: Hello) -> None:
+    def _hello(self, hello: Hello, now: float) -> None:
         self.stats.hellos += 1
-        self.tray = hello.tray
-        if self.boot is None:
-            # First contact: what was thrown before anyone listened is not this game's.
-            self.boot, self.last_taken = hello.boot, hello.last
-            self._max_seen = self._acked = hello.last
-            self._waiting.clear()
-            return
+        switched = False
         if hello.boot != self.boot:
-            # The tray restarted: numbering starts again; ask for what it numbered meanwhile.
-            self.stats.restarts += 1
-            self.boot, self.last_taken = hello.boot, 0
-            self._waiting.clear()
-            self._asked_from = None
-            self._max_seen = self._acked = 0
-        if hello.last > self.last_taken:
-            self._max_seen = max(self._max_seen, hello.last)
-            self._ask(self.last_taken + 1)
+            proposed = self._proposed
+            if proposed is None or proposed.boot != hello.boot or self._hello_asked_at < self._proposed_at:
+                # A HELLO changing the boot, from one line: a restart, or a stray (an old line,
+                # noise with a right check, a forgery). Believed when the tray says it again.
+                if proposed is not None and proposed.boot != hello.boot:
+                    self.stats.stray_hellos += 1
+                self._proposed, self._proposed_at = hello, now
+                self._ask_hello(now)
+                return
+            self._switch(hello, now)
+            switched = True
+        elif self._proposed is not None:
+            # The tray says it is still in the boot it was: the other HELLO was stray.
+            self.stats.stray_hellos += 1
+            self._proposed = None
+        self.tray = hello.tray
+        self._want_hello = False
+        st = self.boots[self.boot]
+        st.hello_last = max(st.hello_last, hello.last)
+        if self._gap_check:
+            self._judge_gap(st, hello.last, now)
+        held, self._held = self._held, []
+        for msg, at in held:
+            self._event(msg, at)
+        if st.waiting:
+            self._gap(st)
+        elif hello.last > st.last_taken and (switched or self._reopened):
+            # Back after a restart or a reopen: nothing is on its way, so ask at once. (Other
+            # HELLOs, e.g. after a refused line, leave it to _maintain: at full speed what the
+            # tray counts is mostly still in the line, and asking for it again only doubles it.)
+            self._ask(st.last_taken + 1)
+        self._reopened = False
+
+    def _switch(self, hello: Hello, now: float) -> None:
+        """The tray confirmed a boot other than the one the link was following."""
+        first_contact = self.boot is None
+        known = hello.boot in self.boots
+        proposed, self._proposed = self._proposed, None
+        if not known:
+            # First contact: what was thrown before anyone listened is not this game's.
+            # A later new boot is a restart: numbering starts again at 1.
+            start = proposed.last if first_contact else 0
+            self.boots[hello.boot] = BootState(last_taken=start, hello_last=start)
+            if not first_contact:
+                self.stats.restarts += 1
+        self.boot = hello.boot
+        self._asked_from = None
+        self._asks = 0
+        self._gap_check = False
+        self._acked = self.boots[hello.boot].last_taken
+        self._progress_at = now
 
     def _event(self, msg, now: float) -> None:
-        if self.boot is None:
-            # Events before any HELLO: ask who it is first; RESEND recovers them.
-            self.send(cmd_hello())
+        boot = msg.boot
+        if boot is None:
+            boot = self.boot                    # a version 1 event: the boot its tray last said
+            if self._proposed is not None or boot is None:
+                self._hold(msg, now)            # which boot it is in is being asked
+                return
+        st = self.boots.get(boot)
+        if st is None:
+            self._hold(msg, now)                # a boot not (yet) confirmed: the HELLO will say
             return
-        if msg.seq <= self.last_taken or msg.seq in self._waiting:
+        if msg.seq <= st.last_taken or msg.seq in st.waiting:
             self.stats.duplicates += 1
             return
-        self._max_seen = max(self._max_seen, msg.seq)
+        if msg.seq > st.believed + KEEP:
+            # Beyond what a tray can hold: not believed from one line. The tray's HELLO
+            # and a RESEND bring what really is there; this line is not used.
+            self.stats.far += 1
+            self._need_hello(now)
+            return
         kind = {Roll: "roll", Crooked: "crooked", Moved: "moved"}[type(msg)]
-        self._waiting[msg.seq] = TrayEvent(kind, msg.seq, self.boot, msg, now)
-        self._flush(now)
-        if not self._waiting:
+        st.waiting[msg.seq] = TrayEvent(kind, msg.seq, boot, msg, now)
+        self._flush(st, now)
+        if boot != self.boot:
+            # An event of another boot the link has heard: judged under its own boot; ask
+            # which boot the tray is in now (a stray HELLO may have moved the link off it).
+            self._need_hello(now)
+            return
+        self._gap(st)
+
+    def _hold(self, msg, now: float) -> None:
+        if len(self._held) < HOLD_MAX:
+            self._held.append((msg, now))
+        self._need_hello(now)
+
+    def _gap(self, st: BootState) -> None:
+        if not st.waiting:
             return
         # "RESEND from=<n>" brings back everything from n the tray holds, up to the newest
         # it had when it read the request, which is at least the newest seen when asking.
         # A gap inside that is on its way; ask only for one before it or beyond it.
-        first = self.last_taken + 1
+        first = st.last_taken + 1
         if self._asked_from is None or first < self._asked_from or first > self._asked_seen:
             self._ask(first)
 
-    def _flush(self, now: float) -> None:
-        while self.last_taken + 1 in self._waiting:
-            event = self._waiting.pop(self.last_taken + 1)
-            self.last_taken = event.seq
-            self._progress_at = now
-            self._asks = 0
+    def _flush(self, st: BootState, now: float) -> None:
+        while st.last_taken + 1 in st.waiting:
+            event = st.waiting.pop(st.last_taken + 1)
+            st.last_taken = event.seq
+            if event.boot == self.boot:
+                self._progress_at = now
+                self._asks = 0
             if event.kind == "roll":
                 self.stats.rolls += 1
             elif event.kind == "crooked":
@@ -280,34 +418,62 @@ class TrayLink:
                 self.stats.moved += 1
             if self.on_event is not None:
                 self.on_event(event)
-        if not self._waiting:
+        if not st.waiting and st is self.boots.get(self.boot):
             self._asked_from = None
 
+    def _judge_gap(self, st: BootState, last: int, now: float) -> None:
+        """The tray's `last` after a gap was asked for again and again: what lies beyond
+        it never existed; what is missing at or below it is lost."""
+        self._gap_check = False
+        for seq in [s for s in st.waiting if s > last]:
+            del st.waiting[seq]
+            self.stats.forged += 1
+        if st.waiting and self._asks >= GAP_GIVE_UP_ASKS:
+            first_waiting = min(st.waiting)
+            first, end = st.last_taken + 1, first_waiting - 1
+            self.stats.lost += end - first + 1
+            if self.on_status is not None:
+                which = f"event {first} is" if first == end else f"events {first} to {end} are"
+                self.on_status("gap", f"{which} lost: the tray no longer holds {'it' if first == end else 'them'}")
+            st.last_taken = end
+            self._asked_from = None
+            self._flush(st, now)
+        self._asks = 0
+        self._progress_at = now
+
     def _ask(self, first: int) -> None:
-        if self.send(cmd_resend(first)):
+        if self.send(cmd_resend(first, self._cmd_proto())):
             self.stats.resends += 1
-            self._asked_from, self._asked_seen = first, self._max_seen
+            st = self.boots.get(self.boot)
+            self._asked_from, self._asked_seen = first, st.believed if st else first
             self._asked_at = time.monotonic()
             self._asks += 1
 
     def _maintain(self, now: float) -> None:
-        if self._waiting:
+        if self._refused_since_hello and self.boot is not None and now - self._hello_asked_at > HELLO_AGAIN_S:
+            if self.send(cmd_hello(self.proto)):
+                self._hello_asked_at = now
+                self._refused_since_hello = False
+        if self._want_hello and now - self._hello_asked_at > HELLO_AGAIN_S:
+            self._ask_hello(now)            # the answer (or the question) was lost: ask again
+        st = self.boots.get(self.boot)
+        if st is None:
+            return
+        if st.waiting and not self._gap_check:
             if (self._asks >= GAP_GIVE_UP_ASKS and now - self._progress_at > GAP_GIVE_UP_S
                     and now - self._asked_at > RESEND_AGAIN_S):
-                # Asked again and again, and the tray no longer holds them: say so, and go on.
-                first_waiting = min(self._waiting)
-                self.stats.lost += first_waiting - self.last_taken - 1
-                if self.on_status is not None:
-                    first, last = self.last_taken + 1, first_waiting - 1
-                    which = f"event {first} is" if first == last else f"events {first} to {last} are"
-                    self.on_status("gap", f"{which} lost: the tray no longer holds {'it' if first == last else 'them'}")
-                self.last_taken = first_waiting - 1
-                self._asked_from = None
-                self._flush(now)
+                # Asked again and again: lost (the tray no longer holds them) or never there
+                # (a forged number)? The tray's `last` tells; until then nothing is called lost.
+                self._gap_check = True
+                self._ask_hello(now)
             elif now - self._asked_at > RESEND_AGAIN_S and now - self._progress_at > RESEND_AGAIN_S:
                 # Nothing moved since asking: the request or its answer was lost; ask again.
-                self._ask(self.last_taken + 1)
-        if self.last_taken > self._acked and (now - self._acked_at > ACK_INTERVAL_S
-                                              or self.last_taken - self._acked >= ACK_EVERY):
-            if self.send(cmd_ack(self.last_taken)):
-                self._acked, self._acked_at = self.last_taken, now
+                self._ask(st.last_taken + 1)
+        elif (st.hello_last > st.last_taken and now - self._asked_at > RESEND_AGAIN_S
+              and now - self._progress_at > RESEND_AGAIN_S):
+            # The tray said it issued more than has come, and nothing is coming: ask for it.
+            self._ask(st.last_taken + 1)
+        if self._proposed is None and st.last_taken > self._acked and (
+                now - self._acked_at > ACK_INTERVAL_S or st.last_taken - self._acked >= ACK_EVERY):
+            if self.send(cmd_ack(st.last_taken, self._cmd_proto())):
+                self._acked, self._acked_at = st.last_taken, now

@@ -19,16 +19,19 @@ from companion.tray import TrayDice, match
 from hardware.emulator import FAULTS, TrayEmulator
 from hardware.link import TrayLink
 from tests.conftest import wait_until
-from hardware.protocol import (Batt, Crooked, Hello, LineParser, Moved, Rejection, Reply, Roll, checksum,
-                               parse_line, with_checksum)
+from hardware.protocol import (Batt, Crooked, Hello, LineParser, Moved, Rejection, Reply, Roll, crc16,
+                               parse_line, with_checksum, xor_check)
 
 
 # --- the parser ----------------------------------------------------------------------
+# These lines are a version 1 tray's, typed at a terminal (no check, or an XOR one);
+# version 2's checks are in test_tray_v2.py.
 
 @pytest.mark.parametrize("line, expected", [
     (b"ROLL seq=1 t=100 dice=d6:4,d6:3", Roll(1, 100, (("d6", 4), ("d6", 3)))),
     (b"ROLL seq=7 t=5 dice=d10:10,d20:1 future=yes", Roll(7, 5, (("d10", 10), ("d20", 1)))),   # unknown keys ignored
-    (with_checksum("MOVED seq=3 t=9")[:-1], Moved(3, 9)),
+    (with_checksum("MOVED seq=3 t=9", 1)[:-1], Moved(3, 9)),
+    (with_checksum("MOVED seq=3 t=9", 2)[:-1], Moved(3, 9)),
     (b"CROOKED seq=4 t=10 die=2\r", Crooked(4, 10, 2)),
     (b"HELLO proto=1 tray=t1 fw=1.2 boot=77 last=12", Hello(1, "t1", "1.2", "77", 12)),
     (b"BATT pct=55 charging=0", Batt(55, False)),
@@ -36,7 +39,7 @@ from hardware.protocol import (Batt, Crooked, Hello, LineParser, Moved, Rejectio
     (b"ERR cmd=RESEND code=bad_from", Reply(False, "RESEND", "bad_from")),
 ])
 def test_messages_are_parsed(line, expected):
-    assert parse_line(line) == expected
+    assert parse_line(line, proto=1, allow_unchecked=True) == expected
 
 
 @pytest.mark.parametrize("line, code, words", [
@@ -50,7 +53,9 @@ def test_messages_are_parsed(line, expected):
     (b"ROLL seq=2 seq=3 t=5 dice=d6:3", "field", "given twice"),
     (b"ROLL  seq=2 t=5 dice=d6:3", "spacing", "single spaces"),
     (b"ROLL seq=2 t=5 dice=d6:3*00", "checksum", "wrong checksum"),
-    (b"ROLL seq=2 t=5 dice=d6:3*G1", "checksum", "malformed checksum"),
+    (b"ROLL seq=2 t=5 dice=d6:3*G1", "checksum", "malformed check"),
+    (b"ROLL seq=2 t=5 dice=d6:3*ABC", "checksum", "malformed check"),
+    (b"ROLL seq=2 t=5 dice=d6:3*0000", "checksum", "wrong CRC-16"),
     (b"\xff\xfe\x00ROLL", "binary", "not ASCII"),
     (b"ROLL seq=2\x07 t=5", "control", "control characters"),
     (b"WHAT is=this", "unknown_type", "unknown message type 'WHAT'"),
@@ -59,12 +64,12 @@ def test_messages_are_parsed(line, expected):
     (b"", "empty", "empty line"),
 ])
 def test_bad_lines_are_rejected_with_a_reason(line, code, words):
-    out = parse_line(line)
+    out = parse_line(line, proto=1, allow_unchecked=True)
     assert isinstance(out, Rejection) and out.code == code and words in out.reason
 
 
 def test_framing_across_reads_and_over_long_lines():
-    p = LineParser()
+    p = LineParser(proto=1, allow_unchecked=True)
     line = with_checksum("ROLL seq=1 t=1 dice=d6:2")
     assert p.feed(line[:7]) == []
     assert p.feed(line[7:] + b"ROLL seq=2 ") == [Roll(1, 1, (("d6", 2),))]
@@ -76,8 +81,9 @@ def test_framing_across_reads_and_over_long_lines():
     assert p.counts == {"overlong": 1}
 
 
-def test_checksum_is_the_xor_of_the_line():
-    assert checksum("HELLO?") == f"{0x48 ^ 0x45 ^ 0x4C ^ 0x4C ^ 0x4F ^ 0x3F:02X}"
+def test_the_checks_are_version_1s_xor_and_version_2s_crc16():
+    assert xor_check("HELLO?") == f"{0x48 ^ 0x45 ^ 0x4C ^ 0x4C ^ 0x4F ^ 0x3F:02X}"
+    assert crc16("123456789") == "29B1"                     # CRC-16/CCITT-FALSE's check value
 
 
 # --- the real link against the emulator on a pseudo-terminal -------------------------------
@@ -221,8 +227,12 @@ def test_the_link_against_loop():
     and the link's own commands, which it counts as lines that are not the tray's."""
     port = serial.serial_for_url("loop://", timeout=0.02)
     taken = []
-    link = TrayLink("loop://", on_event=taken.append, port=port).start()
+    # A version 1 tray typed at a terminal: no checks, which only a table allowing them takes.
+    link = TrayLink("loop://", on_event=taken.append, port=port, allow_unchecked=True).start()
     port.write(b"HELLO proto=1 tray=loop fw=1 boot=5 last=0\n")
+    assert wait_until(lambda: link.stats.hellos == 1)
+    assert link.boot is None                  # a boot is believed when the tray says it again...
+    port.write(b"HELLO proto=1 tray=loop fw=1 boot=5 last=0\n")     # ...in answer to HELLO?
     assert wait_until(lambda: link.boot == "5")
     port.write(with_checksum("ROLL seq=1 t=1 dice=d6:3") + b"ROLL seq=1 t=1 dice=d6:3\n"   # a duplicate
                + b"ROLL seq=3 t=3 dice=d6:5\n")                                          # a gap...

@@ -22,7 +22,12 @@ def register(sub) -> None:
     e.add_argument("--path", help="the port's path (a symlink to the pty; default: a new temporary one)")
     e.add_argument("--every", type=float, default=0.0, help="throw every S seconds (0: only when asked)")
     e.add_argument("--dice", default="2d6", help="what a timed throw holds (default 2d6)")
-    e.add_argument("--faults", default="", help="faults to mix into timed throws, e.g. noise,duplicate,lose")
+    from hardware.emulator import FAULTS
+    e.add_argument("--faults", default="", help="faults to mix into timed throws, comma-separated, of: "
+                                                + ", ".join(FAULTS))
+    e.add_argument("--proto", type=int, default=2, choices=(1, 2),
+                   help="the protocol version to speak (default 2: a CRC-16 on every line, the boot on "
+                        "every event; 1: an XOR check, as older trays)")
     e.add_argument("--seconds", type=float, default=0.0, help="stop after S seconds (0: at 'quit' or end of input)")
     e.add_argument("--seed", type=int, help="seed for the dice")
     e.set_defaults(func=cmd_emulate)
@@ -33,6 +38,9 @@ def register(sub) -> None:
         q.add_argument("port", metavar="PORT", help="a device path or pyserial URL (socket://, rfc2217://, loop://)")
         q.add_argument("--baud", type=int, default=115200)
         q.add_argument("--seconds", type=float, default=0.0, help="stop after S seconds")
+        q.add_argument("--unchecked", action="store_true",
+                       help="take a version 1 tray's lines that carry no check (typed at a terminal); "
+                            "never a version 2 tray's")
         if name == "listen":
             q.add_argument("--count", type=int, default=0, help="stop after N throws")
         q.set_defaults(func=cmd_listen if name == "listen" else cmd_monitor)
@@ -62,7 +70,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     for f in faults:
         if f not in FAULTS:
             raise CommandError(f"unknown fault '{f}' (one of {', '.join(FAULTS)})")
-    emu = TrayEmulator(args.path, seed=args.seed).start()
+    emu = TrayEmulator(args.path, seed=args.seed, proto=args.proto).start()
     print(emu.path, flush=True)
     stop = threading.Event()
 
@@ -127,7 +135,7 @@ def cmd_listen(args: argparse.Namespace) -> int:
         elif event.kind == "moved":
             voided.append(event.seq - 1)
 
-    link = TrayLink(args.port, args.baud, on_event=on_event,
+    link = TrayLink(args.port, args.baud, on_event=on_event, allow_unchecked=args.unchecked,
                     on_status=lambda s, d: print(f"tray: {s}: {d}", file=sys.stderr, flush=True)).start()
     try:
         done.wait(args.seconds if args.seconds > 0 else None)
@@ -154,7 +162,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     def on_event(event) -> None:
         print(f"  taken     {event.kind} seq={event.seq} {event.to_json()}", flush=True)
 
-    link = TrayLink(args.port, args.baud, on_event=on_event, on_line=on_line,
+    link = TrayLink(args.port, args.baud, on_event=on_event, on_line=on_line, allow_unchecked=args.unchecked,
                     on_status=lambda s, d: print(f"[{s}] {d}", flush=True)).start()
     start = time.monotonic()
     try:
