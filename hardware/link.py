@@ -5,7 +5,9 @@ event once and in order, and a port that comes back by itself (protocol version
 - An event is known by its boot and its seq. The link remembers every boot it has
   heard with the last event it took in it, so nothing is taken twice, whatever
   HELLO came before (a version 2 event says its boot; a version 1 event belongs
-  to the boot the tray last said).
+  to the boot the tray last said). An event of an earlier boot is judged under
+  that boot: a duplicate there, or (newer than what was taken there, yet after
+  the tray confirmed another boot) a stale line, never a new throw.
 - Duplicates are dropped; a gap is answered with `RESEND from=<first missing>`
   and later events wait until it fills, so events are handed on in order.
 - A line far ahead (more than KEEP past anything believed in its boot) is not
@@ -88,6 +90,7 @@ class LinkStats:
     far: int = 0                    # lines too far ahead to believe (a HELLO? and RESEND fetch the real ones)
     forged: int = 0                 # events past the tray's own `last`: they never existed
     stray_hellos: int = 0           # HELLOs changing the boot that the tray did not confirm
+    stale: int = 0                  # events of an earlier boot, newer than taken there, after the tray moved on
     rejected: Counter = field(default_factory=Counter)
     log: list[tuple[str, bytes]] = field(default_factory=list)    # recent rejections with their lines
 
@@ -95,7 +98,7 @@ class LinkStats:
         return {"lines": self.lines, "rolls": self.rolls, "crooked": self.crooked, "moved": self.moved,
                 "duplicates": self.duplicates, "resends": self.resends, "reopens": self.reopens, "lost": self.lost,
                 "restarts": self.restarts, "far": self.far, "forged": self.forged,
-                "stray_hellos": self.stray_hellos, "rejected_lines": sum(self.rejected.values()),
+                "stray_hellos": self.stray_hellos, "stale": self.stale, "rejected_lines": sum(self.rejected.values()),
                 "rejected_by_reason": dict(self.rejected)}
 
 
@@ -143,6 +146,7 @@ class TrayLink:
         self._want_hello = False
         self._hello_asked_at = 0.0
         self._gap_check = False                 # a HELLO? was sent to judge a gap not filled
+        self._last_check = False                # a HELLO? was sent to check a `last` nothing came for
         self._reopened = False                  # the port was (re)opened and no HELLO came since
         self._refused_since_hello = False       # a line was refused since the last HELLO? (it may have been an event)
         self._asked_from: int | None = None     # the first missing event of the last RESEND
@@ -324,6 +328,11 @@ class TrayLink:
         self.tray = hello.tray
         self._want_hello = False
         st = self.boots[self.boot]
+        if self._last_check:
+            self._last_check = False
+            self._asks = 0
+            if hello.last < st.hello_last:
+                st.hello_last = max(hello.last, st.last_taken)   # the higher `last` was not the tray's
         st.hello_last = max(st.hello_last, hello.last)
         if self._gap_check:
             self._judge_gap(st, hello.last, now)
@@ -372,6 +381,12 @@ class TrayLink:
         if msg.seq <= st.last_taken or msg.seq in st.waiting:
             self.stats.duplicates += 1
             return
+        if boot != self.boot:
+            # An event of an earlier boot not taken before: the tray has since confirmed
+            # another boot, and it sends its lines in order, so a real one would have come
+            # before that HELLO. Not taken (a forged or garbled line), nor called lost.
+            self.stats.stale += 1
+            return
         if msg.seq > st.believed + KEEP:
             # Beyond what a tray can hold: not believed from one line. The tray's HELLO
             # and a RESEND bring what really is there; this line is not used.
@@ -381,11 +396,6 @@ class TrayLink:
         kind = {Roll: "roll", Crooked: "crooked", Moved: "moved"}[type(msg)]
         st.waiting[msg.seq] = TrayEvent(kind, msg.seq, boot, msg, now)
         self._flush(st, now)
-        if boot != self.boot:
-            # An event of another boot the link has heard: judged under its own boot; ask
-            # which boot the tray is in now (a stray HELLO may have moved the link off it).
-            self._need_hello(now)
-            return
         self._gap(st)
 
     def _hold(self, msg, now: float) -> None:
@@ -469,10 +479,16 @@ class TrayLink:
             elif now - self._asked_at > RESEND_AGAIN_S and now - self._progress_at > RESEND_AGAIN_S:
                 # Nothing moved since asking: the request or its answer was lost; ask again.
                 self._ask(st.last_taken + 1)
-        elif (st.hello_last > st.last_taken and now - self._asked_at > RESEND_AGAIN_S
-              and now - self._progress_at > RESEND_AGAIN_S):
-            # The tray said it issued more than has come, and nothing is coming: ask for it.
-            self._ask(st.last_taken + 1)
+        elif (not st.waiting and st.hello_last > st.last_taken and now - self._asked_at > RESEND_AGAIN_S
+              and now - self._progress_at > RESEND_AGAIN_S and not self._last_check):
+            if self._asks >= GAP_GIVE_UP_ASKS:
+                # Asked and asked, and nothing came: was that `last` the tray's own (a stray
+                # HELLO may have claimed more)? Its answer to HELLO? is taken as it stands.
+                self._last_check = True
+                self._ask_hello(now)
+            else:
+                # The tray said it issued more than has come, and nothing is coming: ask for it.
+                self._ask(st.last_taken + 1)
         if self._proposed is None and st.last_taken > self._acked and (
                 now - self._acked_at > ACK_INTERVAL_S or st.last_taken - self._acked >= ACK_EVERY):
             if self.send(cmd_ack(st.last_taken, self._cmd_proto())):

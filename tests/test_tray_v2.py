@@ -307,3 +307,37 @@ def test_tray_emulate_names_an_unknown_fault():
     out = subprocess.run([sys.executable, "-m", "companion", "tray", "emulate", "--faults", "gremlins",
                           "--seconds", "1"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     assert out.returncode != 0 and "unknown fault 'gremlins'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_stray_hello_claiming_more_than_the_tray_issued_is_outlived(tray):
+    """A HELLO of this boot with a `last` the tray never reached: asked for, then the
+    tray's own answer is believed; nothing is lost, and later throws and far lines
+    are judged as before."""
+    emu, link, taken, statuses = tray
+    emu.throw()
+    emu._write(emu._hello_line(emu.boot, emu.seq + 40))
+    assert wait_until(lambda: link.boots[emu.boot].hello_last == emu.seq + 40)
+    assert wait_until(lambda: link.boots[emu.boot].hello_last == emu.seq, timeout=15)
+    emu._write(with_checksum(f"ROLL seq={emu.seq + 70} t=1 boot={emu.boot} dice=d20:20"))
+    emu.throw()
+    assert settled(emu, link, taken) == all_sent(emu)
+    assert link.stats.lost == 0 and link.stats.far == 1 and not [s for s in statuses if s[0] == "gap"]
+
+
+def test_a_line_of_an_earlier_boot_is_judged_under_that_boot(tray):
+    """After a power cycle, lines naming the boot before it (an old line replayed, a
+    forged one) are never taken as new throws, whatever their number."""
+    emu, link, taken, _ = tray
+    for _ in range(4):
+        emu.throw()
+    assert wait_until(lambda: len(rolls(taken)) == 4)
+    old_boot, old_lines = emu.boot, [line for _, line in emu.events]
+    emu.fault("power_cycle")
+    assert wait_until(lambda: link.boot == emu.boot)
+    emu.throw()
+    for line in old_lines:                                                  # replayed: duplicates
+        emu._write(line)
+    emu._write(with_checksum(f"ROLL seq=5 t=1 boot={old_boot} dice=d6:6"))   # never issued in that boot
+    emu.throw()
+    assert settled(emu, link, taken) == all_sent(emu)
+    assert link.stats.stale == 1 and link.stats.duplicates >= 4
