@@ -5,16 +5,18 @@ event once and in order, and a port that comes back by itself (protocol version
 - An event is known by its boot and its seq. The link remembers every boot it has
   heard with the last event it took in it, so nothing is taken twice, whatever
   HELLO came before (a version 2 event says its boot; a version 1 event belongs
-  to the boot the tray last said). An event of an earlier boot is judged under
-  that boot: a duplicate there, or (newer than what was taken there, yet after
-  the tray confirmed another boot) a stale line, never a new throw.
+  to the boot the tray last said). An event of another boot heard before is
+  judged under that boot, never taken as the current one's; once the tray has
+  thrown in a later boot, the earlier ones are over (a boot is chosen anew at
+  every power-up): their new-looking events are stale and HELLOs naming them stray.
 - Duplicates are dropped; a gap is answered with `RESEND from=<first missing>`
   and later events wait until it fills, so events are handed on in order.
 - A line far ahead (more than KEEP past anything believed in its boot) is not
   believed: the link asks `HELLO?`, and the tray's `last` and a RESEND bring the
   real events (the far line itself is never used, so a forged one is harmless).
 - A HELLO that changes the boot (a restart, or a stray line) is believed only
-  when the tray says it again in answer to `HELLO?`; events that cannot be placed
+  when the tray says it again in answer to `HELLO?` (a new event of the boot
+  followed refutes it: a tray sends in order); events that cannot be placed
   until then wait. A restart numbers from 1 again; what it numbered meanwhile is
   asked for. The same boot with a `last` beyond what the link holds: asked for.
 - A gap the tray does not fill after three asks is checked with `HELLO?` before
@@ -90,7 +92,7 @@ class LinkStats:
     far: int = 0                    # lines too far ahead to believe (a HELLO? and RESEND fetch the real ones)
     forged: int = 0                 # events past the tray's own `last`: they never existed
     stray_hellos: int = 0           # HELLOs changing the boot that the tray did not confirm
-    stale: int = 0                  # events of an earlier boot, newer than taken there, after the tray moved on
+    stale: int = 0                  # events of a boot the tray has left, newer than what was taken there
     rejected: Counter = field(default_factory=Counter)
     log: list[tuple[str, bytes]] = field(default_factory=list)    # recent rejections with their lines
 
@@ -139,6 +141,10 @@ class TrayLink:
         self.status = "closed"
         self.boot: str | None = None            # the boot the tray is in, as it last confirmed
         self.boots: dict[str, BootState] = {}   # every boot heard in this game
+        #: Boots the tray has left for good: a boot is chosen anew at every power-up, so once
+        #: the tray has thrown in a later boot it never sends a new event of an earlier one.
+        self.retired: set[str] = set()
+        self._retire_others = False             # on the next event taken in the current boot
         self.tray: str | None = None
         self._proposed: Hello | None = None     # a HELLO changing the boot, until the tray says it again
         self._proposed_at = 0.0
@@ -309,6 +315,9 @@ class TrayLink:
     def _hello(self, hello: Hello, now: float) -> None:
         self.stats.hellos += 1
         switched = False
+        if hello.boot in self.retired:
+            self.stats.stray_hellos += 1        # an old line: that boot is over
+            return
         if hello.boot != self.boot:
             proposed = self._proposed
             if proposed is None or proposed.boot != hello.boot or self._hello_asked_at < self._proposed_at:
@@ -360,6 +369,7 @@ class TrayLink:
             self.boots[hello.boot] = BootState(last_taken=start, hello_last=start)
             if not first_contact:
                 self.stats.restarts += 1
+        self._retire_others = self.boot is not None
         self.boot = hello.boot
         self._asked_from = None
         self._asks = 0
@@ -369,6 +379,13 @@ class TrayLink:
 
     def _event(self, msg, now: float) -> None:
         boot = msg.boot
+        if boot is not None and boot == self.boot and self._proposed is not None:
+            # A new event of the boot the link follows, after a HELLO naming another: the tray
+            # sends in order, so after a real restart none would come. The HELLO was stray.
+            st = self.boots[boot]
+            if msg.seq > st.last_taken and msg.seq not in st.waiting and msg.seq <= st.believed + KEEP:
+                self.stats.stray_hellos += 1
+                self._proposed = None
         if boot is None:
             boot = self.boot                    # a version 1 event: the boot its tray last said
             if self._proposed is not None or boot is None:
@@ -381,11 +398,8 @@ class TrayLink:
         if msg.seq <= st.last_taken or msg.seq in st.waiting:
             self.stats.duplicates += 1
             return
-        if boot != self.boot:
-            # An event of an earlier boot not taken before: the tray has since confirmed
-            # another boot, and it sends its lines in order, so a real one would have come
-            # before that HELLO. Not taken (a forged or garbled line), nor called lost.
-            self.stats.stale += 1
+        if boot in self.retired:
+            self.stats.stale += 1               # never taken: a replayed, garbled or forged line
             return
         if msg.seq > st.believed + KEEP:
             # Beyond what a tray can hold: not believed from one line. The tray's HELLO
@@ -396,6 +410,13 @@ class TrayLink:
         kind = {Roll: "roll", Crooked: "crooked", Moved: "moved"}[type(msg)]
         st.waiting[msg.seq] = TrayEvent(kind, msg.seq, boot, msg, now)
         self._flush(st, now)
+        if boot != self.boot:
+            # An event of another boot the link has heard: judged under its own boot, never
+            # as the current one's. The tray's HELLO says which boot it is in now (two stray
+            # HELLOs in a row may have moved the link off it; nothing is acknowledged for a
+            # boot until an event of it is taken, so that cannot make the tray forget).
+            self._need_hello(now)
+            return
         self._gap(st)
 
     def _hold(self, msg, now: float) -> None:
@@ -420,6 +441,10 @@ class TrayLink:
             if event.boot == self.boot:
                 self._progress_at = now
                 self._asks = 0
+                if self._retire_others:
+                    # The tray threw in this boot after the switch: the boots before are over.
+                    self.retired |= set(self.boots) - {self.boot}
+                    self._retire_others = False
             if event.kind == "roll":
                 self.stats.rolls += 1
             elif event.kind == "crooked":
