@@ -1034,12 +1034,12 @@ def test_option_path_contact():
     assert out["result"] == "rammed" and out["contact"]["with"] == 12 and out["contact"]["after_in"] == 8.58
     assert out["moved_in"] == 8.58 and s.state.vehicles[10].pose.x_mm == pytest.approx(418.0)
     assert out["ram"] == "won" and "ram: the Rhinocerator 7 against the King Rhino 3: the rammer wins" in out["events"]
-    assert out["events"][0].startswith("the Rhinocerator's path runs into the King Rhino at (462, 200) mm, "
-                                       "after 8.58 in (218 mm): it stops there and rams it")
-    # "refuse": nothing moves; the message says where, with what, in mm.
+    assert out["events"][0].startswith("the Rhinocerator's path runs into the King Rhino at (18.2, 7.9) in, "
+                                       "after 8.58 in: it stops there and rams it")
+    # "refuse": nothing moves; the message says where and with what, in the book's inches.
     s = session({"path_contact": "refuse"}, [], _king_at(500, 200, 180))
-    with pytest.raises(RulesError, match=r"path runs into the King Rhino at \(462, 200\) mm, after 8.58 in "
-                                         r"\(218 mm\): that is a ram"):
+    with pytest.raises(RulesError, match=r"path runs into the King Rhino at \(18.2, 7.9\) in, after 8.58 in"
+                                         r": that is a ram"):
         s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [560, 200, 0]})
     assert s.state.vehicles[10].pose.x_mm == 200
 
@@ -1048,7 +1048,7 @@ def test_a_path_through_a_building_stops_at_its_wall_and_rams_it():
     def prep(state):
         working(10)(state)
         state.vehicles[10].pose = state.vehicles[10].pose.__class__(490, 560, 90)    # 50 mm below the Bank
-    with pytest.raises(RulesError, match=r"path runs into Bank at \(490, 652\) mm, after 1.89 in \(48 mm\)"):
+    with pytest.raises(RulesError, match=r"path runs into Bank at \(19.3, 25.7\) in, after 1.89 in:"):
         session({"path_contact": "refuse"}, [], prep).act(
             {"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 700, 90]})
     s = session({}, [1, 4], prep)           # the tank 1 - 1 (slow) + 1 (turn) + 1 (armour) = 2; the Bank 4 - 1 = 3

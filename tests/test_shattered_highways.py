@@ -122,7 +122,7 @@ def test_option_wreck_leap_window():
     assert "Max:10:P1" not in out["state"]["warriors_out"]
     leap = {"act": "board", "warrior": "Max:10:P1", "target": 21, "desperate": True}
     assert play({"wreck_leap_window": "any_time"}, steps + [leap], dice + [6])["steps"][3]["result"] == "boarded"
-    with pytest.raises(Exception, match="Max:10:P1 is out of the fight"):
+    with pytest.raises(Exception, match=r"Max's cannon fodder \(the Interceptor's passenger 1\) is out of the fight"):
         play({}, steps + [leap], dice + [6])
 
 
@@ -215,7 +215,7 @@ def test_a_resolution_waits_for_dice_and_refuses_impossible_ones():
     rules, st = game()
     session = GameSession(rules, st, None)
     assert session.act({"act": "move", "vehicle": 10, "to": [700, 440, 0]}) is None
-    assert session.pending.describe() == "1d10 Move for Max's hero Max:10:D on the Interceptor"
+    assert session.pending.describe() == "1d10 Move for Max's hero on the Interceptor"
     with pytest.raises(DiceError, match="a d10 cannot show 11"):
         session.answer(DiceThrow((11,), ("d10",), "typed"))
     with pytest.raises(RulesError, match="waiting for dice"):

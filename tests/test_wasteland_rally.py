@@ -218,16 +218,16 @@ def test_deployment_as_close_as_possible_to_the_start_gate():
     with pytest.raises(RulesError) as err:
         game(cars=back)
     msg = str(err.value)
-    assert msg.startswith("the Dust Devil could have deployed 79.6 mm closer to the start gate start: it stands "
-                          "215.0 mm (8.46 in) from it, and [330, 348, 0] is free 135.4 mm (5.33 in) from it")
+    assert msg.startswith("the Dust Devil could have deployed 3.13 in closer to the start gate start: it stands "
+                          "8.46 in from it, and a spot at (13.0, 13.7) in, heading 0°, is free 5.33 in from it")
     assert "Gravedigger" not in msg and '"Deployment Areas"' in msg
     # the table as it stands: closer spots within the slack (half an inch) pass
     assert game()[1].vehicles[11].pose.x_mm == 320
-    with pytest.raises(RulesError, match="the Dust Devil could have deployed 9.6 mm closer"):
+    with pytest.raises(RulesError, match="the Dust Devil could have deployed 0.38 in closer"):
         game({"deploy_slack_mm": 5.0})
     # beside the gate's post counts too: a spot beside the Scrapjaw, 2.5 mm from the post
-    with pytest.raises(RulesError, match=r"the Dust Devil could have deployed 142.5 mm closer .* "
-                                         r"\[465, 117, 0\] is free 2.5 mm"):
+    with pytest.raises(RulesError, match=r"the Dust Devil could have deployed 5.61 in closer .* "
+                                         r"a spot at \(18.3, 4.6\) in, heading 0°, is free 0.10 in"):
         game({"deploy_zone": "behind_line"})
     # turned off, or with the whole deployment check off (a table part way through a game)
     assert game({"check_deploy_closest": False}, cars=back)[1].vehicles[11].pose.x_mm == 250

@@ -40,12 +40,23 @@ class Verdict:
         v, t, s = self.value_mm / scale, self.threshold_mm / scale, self.sigma_mm / scale
         digits = 2 if unit == "in" else 1
         head = {IN: "in", OUT: "out", TOO_CLOSE: "too close to call"}[self.outcome]
-        return f"{head}: {self.what} {v:.{digits}f} {unit} +/- {s:.{digits}f} against {t:g} {unit}"
+        if self.threshold_mm == 0.0 and self.value_mm == self.margin_mm:
+            # A depth judged against 0 (how far inside an arc or a sector): a signed number
+            # against 0 reads as a double negative, so say the side in words.
+            side = "inside" if self.margin_mm >= 0 else "outside"
+            return f"{head}: {self.what}, {abs(v):.{digits}f} {unit} {side} ± {s:.{digits}f} {unit}"
+        return (f"{head}: {self.what} {v:.{digits}f} {unit} ± {s:.{digits}f} against "
+                f"{_number(t, digits)} {unit}")
 
     def to_json(self) -> dict:
         return {"what": self.what, "value_mm": round(self.value_mm, 3),
                 "threshold_mm": round(self.threshold_mm, 3), "margin_mm": round(self.margin_mm, 3),
                 "sigma_mm": round(self.sigma_mm, 3), "outcome": self.outcome}
+
+
+def _number(value: float, digits: int) -> str:
+    """A threshold as the book says it: "6", "0.5", not "0.0787402"."""
+    return f"{value:.{digits}f}".rstrip("0").rstrip(".")
 
 
 def judge(what: str, value_mm: float, threshold_mm: float, sigma_mm: float, *,

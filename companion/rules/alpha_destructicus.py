@@ -836,8 +836,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             contact = None
         if contact is not None:
             x, y = contact["at_mm"]
-            met = (f"the {v.name}'s path runs into {contact['name']} at ({x:.0f}, {y:.0f}) mm, after "
-                   f"{_fmt_in(contact['after_mm'])} ({contact['after_mm']:.0f} mm)")
+            # Where, as a tape from the table's near-left corner reads it, in the book's inches.
+            met = (f"the {v.name}'s path runs into {contact['name']} at ({x / MM_PER_IN:.1f}, "
+                   f"{y / MM_PER_IN:.1f}) in, after {_fmt_in(contact['after_mm'])}")
             if self.option("path_contact") == "refuse":
                 raise RulesError(f"{met}: that is a ram; drive to the contact and 'ram' it ({sec('Ramming')})")
             poses = contact["poses"]

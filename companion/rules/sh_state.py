@@ -36,13 +36,34 @@ class Warrior:
     penalty: int = 0                # that one more action's penalty (Change, Cling)
     leapt: bool = False             # has made their one desperate leap from a wreck ("Destroyed!")
     cling_exempt_on: int | None = None   # reinforcements: no Cling rolls on the rig they started on
+    #: Where they started, in words ("the Interceptor's gunner 1"): players tell fodder apart
+    #: by it, never by the id (player:marker:seat), which is for the game's own records.
+    origin: str = ""
 
     @property
     def skill_die(self) -> str:
         return D.HERO_SKILL if self.kind == "hero" else D.FODDER_SKILL
 
     def label(self) -> str:
-        return f"{self.player}'s {'hero' if self.kind == 'hero' else 'cannon fodder'} {self.id}"
+        if self.kind == "hero":
+            return f"{self.player}'s hero"      # one a fleet: the name is enough
+        return f"{self.player}'s cannon fodder" + (f" ({self.origin})" if self.origin else "")
+
+
+def seat_words(seat: str | None) -> str:
+    """A seat as players say it: "the driver's seat", "gunner seat 1", "passenger seat 2"."""
+    if seat is None:
+        return "no seat (clinging on)"
+    if seat == "D":
+        return "the driver's seat"
+    kind = {"W": "gunner", "P": "passenger", "R": "reinforcement"}.get(seat[:1])
+    return f"{kind} seat {seat[1:]}" if kind and seat[1:].isdigit() else f"seat {seat}"
+
+
+def _origin(vehicle: str, seat: str) -> str:
+    """Where a cannon fodder started, for their label: "the Interceptor's gunner 1"."""
+    role = "driver" if seat == "D" else seat_words(seat).replace(" seat", "")
+    return f"the {vehicle}'s {role}"
 
 
 @dataclass
@@ -244,11 +265,12 @@ def build_fleet(roster: dict, weapons_included: bool, fleet_points: int | None,
                     float(length), float(width))
         vehicles.append(v)
         for seat, _ in seats:
-            warriors.append(Warrior(f"{player}:{marker}:{seat}", player, "fodder", marker, seat))
+            warriors.append(Warrior(f"{player}:{marker}:{seat}", player, "fodder", marker, seat,
+                                    origin=_origin(name, seat)))
         if "reinforcements" in addons:
             for i in range(D.REINFORCEMENTS):
                 warriors.append(Warrior(f"{player}:{marker}:R{i + 1}", player, "fodder", marker, None,
-                                        cling_exempt_on=marker))
+                                        cling_exempt_on=marker, origin=_origin(name, f"R{i + 1}")))
         if "hidden_buggy" in addons:
             hb = spec.get("hidden_buggy", {})
             hb_marker = hb.get("marker")
@@ -261,7 +283,8 @@ def build_fleet(roster: dict, weapons_included: bool, fleet_points: int | None,
             v.hidden_buggy = hb_marker
             vehicles.append(buggy)
             for seat, _ in buggy.seats:
-                warriors.append(Warrior(f"{player}:{hb_marker}:{seat}", player, "fodder", hb_marker, seat))
+                warriors.append(Warrior(f"{player}:{hb_marker}:{seat}", player, "fodder", hb_marker, seat,
+                                        origin=_origin(buggy.name, seat)))
     limit = fleet_points if fleet_points is not None else roster.get("points")
     if limit is not None and total > limit:
         raise RulesError(f"{where}: the fleet costs {total} creation points, over its {limit}")

@@ -15,6 +15,7 @@ from shapely.geometry import Polygon
 from ..geometry import FRONT, LEFT, REAR, RIGHT, Obstacles, around, closest_distance, inches
 from ..geometry.pose import MM_PER_IN
 from . import sh_data as D
+from .sh_state import seat_words
 from .actions import ActionSpec, Field
 from .base import polygon_rings
 
@@ -177,7 +178,7 @@ class ShatteredHighwaysViews:
         if not crew:
             return []
         def who(ws):
-            return tuple({"value": w.id, "label": w.label() + (f" ({w.seat})" if w.seat else " (clinging)")}
+            return tuple({"value": w.id, "label": w.label() + (f", in {seat_words(w.seat)}" if w.seat else ", clinging on")}
                          for w in ws)
         rule = lambda section: f'{D.RULEBOOK}, "{section}"'  # noqa: E731
         others = [o for o in state.vehicles.values() if o.marker != marker and o.in_play]
@@ -275,7 +276,7 @@ class ShatteredHighwaysViews:
             # "Moving between a Rig's tractor and trailer requires a Board roll."
             boardable.append({"value": marker, "label": f"the {v.name}'s other part (tractor or trailer)"})
             taken = {w.seat for w in crew}
-            seats[str(marker)] = tuple({"value": s, "label": f"{s} ({part})"} for s, part in v.seats if s not in taken)
+            seats[str(marker)] = tuple({"value": s, "label": f"{seat_words(s)} ({part})"} for s, part in v.seats if s not in taken)
         if boardable:
             acts.append(ActionSpec("board", "Board", (
                 Field("warrior", "choice", "who", choices=who(crew)),
@@ -284,7 +285,7 @@ class ShatteredHighwaysViews:
                       about="an empty seat to take (else they cling on)")),
                 actor="warrior", rule=rule("Board"), about="An uncontested roll: 4+ aboard, 2-3 stay, 1 falls."))
         my_taken = {w.seat for w in crew}
-        free = tuple({"value": s, "label": f"{s} ({part})"} for s, part in v.seats if s not in my_taken)
+        free = tuple({"value": s, "label": f"{seat_words(s)} ({part})"} for s, part in v.seats if s not in my_taken)
         if free:
             acts.append(ActionSpec("change", "Change seats", (
                 Field("warrior", "choice", "who", choices=who(crew)),
@@ -323,5 +324,5 @@ class ShatteredHighwaysViews:
         out = {}
         for o in vehicles:
             taken = {w.seat for w in state.crew(o.marker)}
-            out[str(o.marker)] = tuple({"value": s, "label": f"{s} ({part})"} for s, part in o.seats if s not in taken)
+            out[str(o.marker)] = tuple({"value": s, "label": f"{seat_words(s)} ({part})"} for s, part in o.seats if s not in taken)
         return out

@@ -22,13 +22,13 @@ from ..geometry.pose import MM_PER_IN
 from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
 from . import sh_data as D
 from .base import RuleOption, RulesError, RuleSystem, action, register
-from .sh_state import GameState, Vehicle, Warrior, build_fleet
+from .sh_state import GameState, Vehicle, Warrior, build_fleet, seat_words
 from .sh_views import ShatteredHighwaysViews
 
 OPTIONS = (
     RuleOption("arc_edge", "centre_line", ("centre_line", "bumper_line"), f'{D.RULEBOOK}, "Shoot"',
                'The rule: "any vehicle in the 180 degree arc Forward or Backwards". "centre_line": the arcs '
-               'split at the line through the shooter\'s centre square to its heading (DESIGN.md); '
+               'split at the line through the shooter\'s centre square to its heading (the companion\'s reading); '
                '"bumper_line": the forward arc starts at the front bumper, the rear arc at the rear bumper, '
                'and a target level with the car is in neither.'),
     RuleOption("template_keeps", "front_bumper", ("front_bumper", "whole_car"), f'{D.RULEBOOK}, "Move"',
@@ -437,14 +437,14 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             template = region.template.polygon
             outside = float(shapely.distance(template, shapely.points(bumper)))
             if outside > 0:
-                reasons.append(f"the front bumper ends {outside:.1f} mm ({outside / MM_PER_IN:.2f} in) outside "
+                reasons.append(f"the front bumper ends {outside / MM_PER_IN:.2f} in outside "
                                f"the move template")
             else:
                 hit = [o.name for o in self._others(state, marker, *ignore) if shapely.intersects(o.polygon, dest.polygon)]
                 if hit:
                     reasons.append(f"it would overlap the {', '.join(hit)}")
                 elif self.option("template_keeps") == "whole_car":
-                    reasons.append(f"part of the car ends {-margin:.1f} mm outside the move template")
+                    reasons.append(f"part of the car ends {-margin / MM_PER_IN:.2f} in outside the move template")
                 else:
                     reasons.append("there is no clear path to it inside the template (another vehicle is in the way)")
         return {"legal": not reasons, "reasons": reasons, "template": place,
@@ -604,7 +604,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             w = state.in_seat(marker, default_seat) if marker is not None else None
             if w is None:
                 raise RulesError(f"the {state.vehicle(marker).name if marker is not None else '?'} has no one "
-                                 f"in its {default_seat} seat")
+                                 f"in {seat_words(default_seat)}")
         else:
             w = state.warrior(wid)
         if w.out:
@@ -625,7 +625,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             waiting = [x for x in state.crew(active.marker) if x.player == first and not x.acted]
             if w.player != first and waiting:
                 raise RulesError(f"{first}'s warriors aboard the {active.name} act first (fewer markers aboard; "
-                                 f"{D.RULEBOOK}, \"Within a Round\"): {', '.join(x.id for x in waiting)} "
+                                 f"{D.RULEBOOK}, \"Within a Round\"): {', '.join(x.label() for x in waiting)} "
                                  f"still to act or pass")
         v = state.vehicles.get(w.vehicle)
         if v is not None and v.at_back_edge and action.get("act") != "move":
@@ -692,7 +692,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
         if w.seat != "D":
-            raise RulesError(f"{w.label()} is not driving (Change into the D seat first)")
+            raise RulesError(f"{w.label()} is not driving (Change into the driver's seat first)")
         to = self._pose(action["to"]) if action.get("to") is not None else None
         if to is not None and not v.at_back_edge and not self._moved(v.pose, to):
             to = None                   # left where it stood: a Move roll, and nowhere to judge
@@ -831,7 +831,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
         if w.seat != "D":
-            raise RulesError(f"{w.label()} is not driving (Change into the D seat first)")
+            raise RulesError(f"{w.label()} is not driving (Change into the driver's seat first)")
         at = self._pose(action["to"]) if action.get("to") is not None else None
         if at is not None and not self._moved(v.pose, at):
             at = None                   # left where it stood
@@ -899,8 +899,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         gap = closest_distance(fp, aim)
         if gap.within(CONTACT_MM, "contact").outcome == "out":
             raise RulesError(f"the {fp.name or 'rammer'} must end against the {target.name} to ram it (\"Move up until "
-                             f"they are against the target vehicle\"); it stands {gap.distance_mm:.0f} mm "
-                             f"({gap.distance_mm / MM_PER_IN:.2f} in) from it")
+                             f"they are against the target vehicle\"); it stands {gap.distance_mm / MM_PER_IN:.2f} in "
+                             f"from it")
         declared = declared or {}
         for key, mine, other in (("with", fp, aim), ("at", aim, fp)):
             said = declared.get(key)
@@ -1013,7 +1013,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
         if w.seat != "D":
-            raise RulesError(f"{w.label()} is not driving (Change into the D seat first)")
+            raise RulesError(f"{w.label()} is not driving (Change into the driver's seat first)")
         targets = self._targets(state, v, action)
         fields = ["push_to"] + [push for _, push in self.MORE_TARGETS]
         pushes = {t.marker: (self._pose(action[f]) if action.get(f) is not None else None)
@@ -1323,7 +1323,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 # "they can choose to do a bonus 1d6 damage to one warrior inside (defender chooses who)"
                 picked = yield ChoiceRequest(
                     target.controller, f"who inside the {target.name} takes the bonus 1d6 (bullets and shrapnel)",
-                    tuple({"value": c.id, "label": c.label() + (f" ({c.seat})" if c.seat else " (clinging)")}
+                    tuple({"value": c.id, "label": c.label() + (f", in {seat_words(c.seat)}" if c.seat else ", clinging on")}
                           for c in crew), target.name)
                 chosen = state.warrior(picked)
                 result["bonus_to"] = chosen.id
@@ -1412,10 +1412,10 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                              + (" (this one's trailer is gone)" if source.decoupled else ""))
         seat = action.get("seat")
         if seat is not None and (seat not in [s for s, _ in target.seats] or state.in_seat(target.marker, seat) is not None):
-            raise RulesError(f"the {target.name}'s {seat} seat is not free")
+            raise RulesError(f"{seat_words(seat)} on the {target.name} is not free")
         if moving_within_rig and seat is not None and w.seat is not None \
                 and dict(target.seats)[seat] == dict(target.seats)[w.seat]:
-            raise RulesError(f"the {seat} seat is on the {dict(target.seats)[seat]} with {w.label()}: that is a Change")
+            raise RulesError(f"{seat_words(seat)} is on the {dict(target.seats)[seat]} with {w.label()}: that is a Change")
         extra = (Modifier(D.DESTROYED_BOARD_PENALTY, "a desperate leap from the wreck"),) if desperate else ()
         roll = yield from self._skill(state, w, f"Board the {target.name}", extra)
         rolls.append(roll.to_json())
@@ -1427,7 +1427,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             self._done(w)
         if roll.total >= D.BOARD_SUCCESS:
             w.vehicle, w.seat = target.marker, seat
-            events.append(f"{w.label()} boards the {target.name}" + (f" into the {seat} seat" if seat else ", clinging on"))
+            events.append(f"{w.label()} boards the {target.name}" + (f" into {seat_words(seat)}" if seat else ", clinging on"))
             result["result"] = "boarded"
         elif roll.total >= D.HOLD_ON:
             events.append(f"{w.label()} stays aboard the {source.name}")
@@ -1444,9 +1444,9 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         seat = action["seat"]
         v = state.vehicle(w.vehicle)
         if seat not in [s for s, _ in v.seats]:
-            raise RulesError(f"the {v.name} has no seat {seat} (its seats: {', '.join(s for s, _ in v.seats)})")
+            raise RulesError(f"the {v.name} has no {seat_words(seat)} (its seats: {', '.join(seat_words(s) for s, _ in v.seats)})")
         if state.in_seat(v.marker, seat) is not None:
-            raise RulesError(f"the {v.name}'s {seat} seat is taken")
+            raise RulesError(f"{seat_words(seat)} on the {v.name} is taken")
         if v.cls == "rig" and w.seat is not None:
             parts = dict(v.seats)
             if parts[seat] != parts[w.seat]:
@@ -1454,7 +1454,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         w.seat = seat
         self._done(w, change=True)
         return {"act": "change", "warrior": w.id, "seat": seat, "rolls": [],
-                "events": [f"{w.label()} changes to the {seat} seat; one more action at -1"], "result": "changed"}
+                "events": [f"{w.label()} changes to {seat_words(seat)}; one more action at -1"], "result": "changed"}
 
     @action("attack")
     def _act_attack(self, state: GameState, action: dict):

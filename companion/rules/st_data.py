@@ -10,6 +10,13 @@ each saying which numbers are the rulebook's and which are reconstructed.
 
 from __future__ import annotations
 
+import re
+
+
+def part_words(part: str) -> str:
+    """A part of the truck as players say it: "bomber1" is "bomber 1", "tyre_left" "tyre left"."""
+    return re.sub(r"(?<=[a-z])(?=\d)", " ", part.replace("_", " "))
+
 from dataclasses import dataclass
 
 RULEBOOK = "stop-the-truck.txt"

@@ -1754,7 +1754,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             lateral = tv.width_mm / 4 * (1 if part == "tyre_left" else -1)
         c = fp.pose.to_table(mid_f, lateral)
         return Footprint(tv.marker, Pose(float(c[0]), float(c[1]), fp.pose.heading_deg, fp.pose.sigma_mm,
-                                         fp.pose.sigma_deg), length, width, f"the truck's {part.replace('_', ' ')}")
+                                         fp.pose.sigma_deg), length, width, f"the truck's {D.part_words(part)}")
 
     def shooter_sectors(self, state: GameState, v: Vehicle, shooter: str = "") -> list[Sector]:
         """The arcs a shooter fires in, from its tracked pose ("Shooting skill"; "Max ... can

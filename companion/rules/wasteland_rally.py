@@ -519,10 +519,10 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                     best = (gap, spot.x, spot.y, heading)
             if best is not None and best[0] < here - slack:
                 gap, x, y, heading = best
-                faults.append(f"the {v.name} could have deployed {here - gap:.1f} mm closer to the start gate "
-                              f"{start.name}: it stands {here:.1f} mm ({here / MM_PER_IN:.2f} in) from it, and "
-                              f"[{x:.0f}, {y:.0f}, {heading:.0f}] is free {gap:.1f} mm ({gap / MM_PER_IN:.2f} in) "
-                              f"from it")
+                faults.append(f"the {v.name} could have deployed {(here - gap) / MM_PER_IN:.2f} in closer to the "
+                              f"start gate {start.name}: it stands {here / MM_PER_IN:.2f} in from it, and a spot at "
+                              f"({x / MM_PER_IN:.1f}, {y / MM_PER_IN:.1f}) in, heading {heading:.0f}°, is free "
+                              f"{gap / MM_PER_IN:.2f} in from it")
         if faults:
             raise RulesError("; ".join(faults) + f" (cars deploy \"as close as possible to the starting gate\"; "
                              f"{R}, \"Deployment Areas\")")
@@ -1747,7 +1747,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         best = max((arcs[a] for a in allowed), key=lambda x: x.margin_mm)
         if best.outcome == "out":
             raise RulesError(f"the {o.name} is not in the {w.name}'s {' or '.join(allowed)} arc "
-                             f"({best.margin_mm / MM_PER_IN:.2f} in outside; {R}, \"Vehicle Weapons\")")
+                             f"({-best.margin_mm / MM_PER_IN:.2f} in outside; {R}, \"Vehicle Weapons\")")
         off_front = arcs[FRONT].outcome == "out"
         seen, hidden = self.sight(state, me, them)
         if seen.startswith("blocked"):
