@@ -270,7 +270,9 @@ class TrayEmulator:
             return seq, self._write(line)
 
     def _damage(self, kind: str, line: bytes) -> bytes:
-        """The line as a bad wire delivers it (never a right line again)."""
+        """The line as a bad wire delivers it. Version 2: never a right line again.
+        Version 1: a cut line has no check left, but a double flip keeps its XOR (why
+        version 2 has a CRC)."""
         star = line.rindex(b"*")
         if kind == "cut_line":
             # Cut anywhere from the middle of the text to inside the check: the '\n' stays.
