@@ -353,3 +353,38 @@ def test_streams_cannot_take_every_thread_of_the_real_server(served):
     finally:
         for conn in streams:
             conn.close()
+
+
+# --- the page when its stream is refused --------------------------------------------------
+
+@pytest.mark.browser
+def test_a_page_refused_a_stream_polls_and_follows_the_table(chromium, demo_table, renderer):
+    import threading
+
+    from waitress import create_server
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    source = SyntheticSource(demo_table, paced=False)
+    live = LiveTable(source, demo_table, source.camera)
+    live.process(renderer.render([CarTruth(10, 300.0, 250.0, 0.0)]).image, 0, 0.0)
+    app = create_app(live, {"STREAM_MAX_TOTAL": 0})          # every stream refused
+    server = create_server(app, host="127.0.0.1", port=0, threads=4)
+    threading.Thread(target=server.run, daemon=True).start()
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page()
+            refused = []
+            page.on("response", lambda r: refused.append(r.status) if r.url.endswith("/api/stream") else None)
+            page.goto(f"http://127.0.0.1:{server.effective_port}/")
+            page.wait_for_function("window.companion.last && window.companion.last.frame === 0", timeout=20000)
+            live.process(renderer.render([CarTruth(10, 400.0, 250.0, 0.0)]).image, 1, 0.1)
+            live.process(renderer.render([CarTruth(10, 400.0, 250.0, 0.0)]).image, 2, 0.2)
+            # No stream: the page's polls bring the new frame.
+            page.wait_for_function("window.companion.last.frame === 2", timeout=20000)
+            x = page.evaluate("window.companion.last.cars[0].x_mm")
+            assert x == pytest.approx(400.0, abs=1.0)
+            assert refused and set(refused) == {503}
+            browser.close()
+    finally:
+        server.close()
