@@ -13,7 +13,8 @@ import importlib
 from calibration.camera import CameraModel
 
 #: Subcommand modules, in the order `companion --help` lists them.
-MODULES = ("serve", "locate", "render", "markers", "calibrate", "measure", "rules", "scenario", "tray", "audit")
+MODULES = ("serve", "locate", "render", "markers", "calibrate", "measure", "rules", "scenario", "tray", "audit",
+           "doctor")
 
 
 class CommandError(Exception):
