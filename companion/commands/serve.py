@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 
 from calibration.tablefile import load_table
 
@@ -146,14 +147,26 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
     app.extensions["host_alarms"].append(lambda text: print(f"  WARNING: {text}", flush=True))
     host = "0.0.0.0" if lan else "127.0.0.1"
     # Each open stream holds a thread while it is open; the API keeps threads of its own.
-    server = create_server(app, host=host, port=port, ident="table-companion",
-                           threads=app.config["STREAM_MAX_TOTAL"] + API_THREADS,
-                           # Pages beyond the streams poll; each keeps a connection (poll() has no 1024 cap).
-                           connection_limit=1000, asyncore_use_poll=True,
-                           # A larger body is refused (413) before waitress spools it to disk.
-                           max_request_body_size=MAX_BODY_BYTES,
-                           # A client that stopped reading is dropped, freeing its stream's thread.
-                           channel_timeout=60)
+    try:
+        server = create_server(app, host=host, port=port, ident="table-companion",
+                               threads=app.config["STREAM_MAX_TOTAL"] + API_THREADS,
+                               # Pages beyond the streams poll; each keeps a connection (poll() has no 1024 cap).
+                               connection_limit=1000, asyncore_use_poll=True,
+                               # A larger body is refused (413) before waitress spools it to disk.
+                               max_request_body_size=MAX_BODY_BYTES,
+                               # A client that stopped reading is dropped, freeing its stream's thread.
+                               channel_timeout=60)
+    except OSError as exc:
+        # A port already taken (another companion left running) is the usual cause: one line, no traceback.
+        if link is not None:
+            link.stop()
+        if store is not None:
+            store.close()
+        busy = exc.errno == errno.EADDRINUSE
+        raise CommandError(f"port {port} on {host} " + ("is already in use (another companion or program listens "
+                                                         "there)" if busy else f"cannot be opened: {exc.strerror or exc}")
+                           + f"; stop that program, or choose another port with --port N (--port 0 picks a free "
+                             f"one)") from None
     address = f"http://{'127.0.0.1' if not lan else _lan_address()}:{server.effective_port}/"
     live.start()
     if demo_rules and not resumed:

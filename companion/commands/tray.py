@@ -157,10 +157,10 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         if isinstance(item, Rejection):
             print(f"  rejected  {item.reason}: {item.line[:60]!r}", flush=True)
         else:
-            print(f"  line      {type(item).__name__} {item}", flush=True)
+            print(f"  line      {say_message(item)}", flush=True)
 
     def on_event(event) -> None:
-        print(f"  taken     {event.kind} seq={event.seq} {event.to_json()}", flush=True)
+        print(f"  taken     {say_message(event.message)} (boot {event.boot})", flush=True)
 
     link = TrayLink(args.port, args.baud, on_event=on_event, on_line=on_line, allow_unchecked=args.unchecked,
                     on_status=lambda s, d: print(f"[{s}] {d}", flush=True)).start()
@@ -176,3 +176,23 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         pass
     link.stop()
     return 0
+
+
+def say_message(item) -> str:
+    """A tray's line in plain words, for people watching the monitor (never a Python repr)."""
+    from hardware.protocol import Batt, Crooked, Hello, Moved, Reply, Roll
+
+    if isinstance(item, Hello):
+        return (f"HELLO from tray '{item.tray}' (firmware {item.fw}, protocol {item.proto}), boot {item.boot}, "
+                f"last event {item.last}")
+    if isinstance(item, Roll):
+        return f"throw {item.seq}: " + ", ".join(f"{face} on a {die}" for die, face in item.dice)
+    if isinstance(item, Crooked):
+        return f"event {item.seq}: die {item.die} is crooked (throw it again)"
+    if isinstance(item, Moved):
+        return f"event {item.seq}: a die was moved after it settled (the throw is taken back)"
+    if isinstance(item, Batt):
+        return f"battery {item.pct} %" + (", charging" if item.charging else "")
+    if isinstance(item, Reply):
+        return f"{item.cmd}: " + ("done" if item.ok else f"refused ({item.code or 'no reason given'})")
+    return type(item).__name__
