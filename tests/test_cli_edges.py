@@ -63,3 +63,21 @@ def test_scenario_run_check_says_it_passed():
     done = companion("scenario", "run", "examples/scenarios/01-move.json", "--check")
     assert done.returncode == 0, done.stderr
     assert re.search(r"passed: (\d+) of \1 expectations held", done.stdout + done.stderr), done.stdout[-500:]
+
+
+def test_no_help_text_cites_a_file_users_do_not_have():
+    """DESIGN.md is the developers' (outside the repository): help says what it means instead."""
+    import argparse
+
+    from companion.cli import build_parser
+
+    def helps(parser: argparse.ArgumentParser):
+        yield parser.format_help()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    yield from helps(sub)
+
+    texts = list(helps(build_parser()))
+    assert len(texts) > 15
+    assert not [t.splitlines()[0] for t in texts if "DESIGN.md" in t]

@@ -14,7 +14,8 @@ from . import CommandError, load_camera
 def register(sub) -> None:
     p = sub.add_parser("locate", help="print each car's table position in an image or video as JSON",
                        description="Print one JSON object for an image, or one per line for a video or folder "
-                                   "(DESIGN.md, outside contracts).")
+                                   "with each car's id, name, x_mm, y_mm, heading_deg, sigma_mm and sigma_deg, "
+                                   "and the cars missing and anchors seen.")
     p.add_argument("input", metavar="IMAGE_OR_VIDEO", help="an image, a video file or a folder of images")
     p.add_argument("--table", required=True, help="the table file (TOML)")
     p.add_argument("--camera", help="the camera's calibration (OpenCV YAML); without it the camera is estimated from the anchors")

@@ -8,7 +8,8 @@ import json
 
 def register(sub) -> None:
     p = sub.add_parser("measure", help="measure every pair of cars in a scene file (distances, arcs, sight) as JSON",
-                       description="Read a table snapshot (DESIGN.md, outside contracts) and print the "
+                       description="Read a table snapshot (a scene file: rules, table, cars with their poses and "
+                                   "footprints, terrain; examples/scenes/ holds some) and print the "
                                    "measurements between every pair of cars.")
     p.add_argument("scene", metavar="SCENE.json", help="the scene file")
     p.add_argument("--sight", choices=("any", "centre"), default="any",
