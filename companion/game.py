@@ -639,9 +639,7 @@ class TableGame:
             session = self._need_game()
             self._refuse_while_waiting(session, "act")
             filled, moving = self._fill(action)
-            self._sync_from_frame(session.state, moving)
-            self._moving = moving
-            return self._run(lambda: session.act(filled))
+            return self._resolve(session, lambda: session.act(filled), moving)
 
     def start_round(self, orders: dict) -> dict:
         with self._lock:
@@ -657,15 +655,28 @@ class TableGame:
                     clean[str(player)] = [None if m in (None, "") else int(m) for m in order]
                 except (TypeError, ValueError, OverflowError):
                     raise GameError(f"{player}'s play order: {order!r} holds something that is not a marker") from None
-            self._sync_from_frame(session.state)
-            return self._run(lambda: session.start_round(clean))
+            return self._resolve(session, lambda: session.start_round(clean))
 
     def end_turn(self) -> dict:
         with self._lock:
             session = self._need_game()
             self._refuse_while_waiting(session, "end the turn")
-            self._sync_from_frame(session.state)
-            return self._run(session.end_turn)
+            return self._resolve(session, session.end_turn)
+
+    def _resolve(self, session, start, moving: list[int] = ()) -> dict:
+        """Set the cars where the resolution judges them from, and start it. Refused by the
+        rules, it changes nothing: the game is put back as it was before the cars were set."""
+        saved, logged = copy.deepcopy(session.state), len(session.log)
+        self._sync_from_frame(session.state, moving)
+        self._moving = list(moving)
+        try:
+            return self._run(start)
+        except BaseException:
+            if session._running is None and len(session.log) == logged:     # nothing began, nothing committed
+                session.state = saved
+                self._moving = []
+                self.evidence.measuring_from(None, ())
+            raise
 
     def answer_choice(self, player, value) -> dict:
         """A choice the rules asked of one player, made by that player on the page."""

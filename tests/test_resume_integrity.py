@@ -391,3 +391,21 @@ def test_a_resolution_measured_after_a_table_change_is_measured_again_on_that_ta
     again = remeasure(GameStore(path, create=False), shot)
     assert again["same"], again
     assert audit("verify", path).returncode == 0
+
+
+def test_an_action_the_rules_refuse_leaves_every_car_where_the_game_had_it(demo_table, renderer, tmp_path):
+    """Refused by the rules themselves (not this car's turn), after the cars were set where
+    a resolution would judge them from: the game is as it was, poses and all."""
+    game = new_game(demo_table, renderer, tmp_path / "refused-act.db")
+    game.start_round(ORDERS)
+    game.answer_typed([2])
+    game.answer_typed([5])                                   # Furiosa first: the War Rig is up
+    for k, frame in enumerate(frames_with_the_war_rig_moving(renderer, 3)):
+        # Every car seen elsewhere by the latest frame, the Interceptor's pose unsynced yet.
+        game.live.process(frame, 10 + k, (10 + k) / 15)
+    before = state_json(game.session.state)
+    n = len(game.store)
+    with pytest.raises(GameError):
+        game.act({"act": "pass", "warrior": "Max:10:P1"})    # not the Interceptor's turn
+    assert state_json(game.session.state) == before and len(game.store) == n
+    assert game.session.pending is None
