@@ -73,13 +73,14 @@ def _event(store: GameStore, seq: int):
 _ROLE_COLOUR = {"measure": _LINE, "arc": _ARC, "template": _TEMPLATE, "actor": _ACTOR, "target": _TARGET}
 
 
-def drawing(store: GameStore, seq: int) -> tuple[list[dict], dict]:
+def drawing(store: GameStore, seq: int, replayed=None) -> tuple[list[dict], dict]:
     """What to draw for a resolution, in table mm: every car's footprint (the actor's and
     the target's marked), and what the rule system says its verdicts were measured on
     (the closest-point line, an arc's edge, a move template...)."""
     events = store.events()
     e = _event(store, seq)
-    replayed = replay(events, upto=seq)
+    if replayed is None:
+        replayed = replay(events, upto=seq)
     rules, state = replayed.rules, replayed.session.state
     poses = poses_from_json(e.body["poses"])
     rules.set_poses(state, poses)
@@ -109,7 +110,7 @@ def drawing(store: GameStore, seq: int) -> tuple[list[dict], dict]:
     return shapes, info
 
 
-def drawn_frame(store: GameStore, seq: int, zoom: bool = False) -> bytes:
+def drawn_frame(store: GameStore, seq: int, zoom: bool = False, drawn=None) -> bytes:
     """The resolution's camera frame (JPEG) with its measurement drawn on it; `zoom`:
     only the part around the cars it is about, enlarged."""
     import cv2
@@ -124,7 +125,7 @@ def drawn_frame(store: GameStore, seq: int, zoom: bool = False) -> bytes:
     image = decode_jpeg(ev["jpeg"])
     if image is None:
         raise StoreError(f"event {seq}: its stored frame cannot be read")
-    shapes, info = drawing(store, seq)
+    shapes, info = drawn if drawn is not None else drawing(store, seq)
     out = draw_table_shapes(image, ev["table_pose"], shapes)
     if zoom:
         import numpy as np
@@ -173,10 +174,11 @@ def export_html(store: GameStore, seq: int) -> str:
     """One verdict as a page that needs nothing else: the frame with the measurement drawn,
     the numbers, what it was measured from, and the same measured again."""
     view = verdict_view(store, seq)
-    again = remeasure(store, seq)
+    again, replayed = _measured_again(store, seq)
     try:
-        img = base64.b64encode(drawn_frame(store, seq)).decode()
-        near = base64.b64encode(drawn_frame(store, seq, zoom=True)).decode()
+        drawn = drawing(store, seq, replayed)        # the game played back once for all of it
+        img = base64.b64encode(drawn_frame(store, seq, drawn=drawn)).decode()
+        near = base64.b64encode(drawn_frame(store, seq, zoom=True, drawn=drawn)).decode()
         picture = (f'<img alt="The camera frame the verdict was measured from" src="data:image/jpeg;base64,{img}">'
                    f'<img alt="The same, close up" src="data:image/jpeg;base64,{near}">')
     except StoreError as exc:
@@ -206,6 +208,24 @@ Calibration fingerprint <code>{esc(str(view['calibration']))}</code>; companion 
 This event's hash <code>{view['hash']}</code>; the game file's head when exported <code>{esc(view['head'])}</code>.
 <code>companion audit verify {esc(store.path.name)} --head {esc(view['head'])}</code> checks the whole file against it.</p>
 </body></html>"""
+
+
+def _measured_again(store: GameStore, seq: int):
+    """`remeasure` of event `seq`, and the game played back to just before it (untouched
+    by measuring again), from one playback."""
+    import copy
+
+    from .dice import FixedDice
+    from .record import _remeasure, table_at
+    from .session import GameSession
+    events = store.events()
+    e = _event(store, seq)
+    table = table_at(events, seq)
+    if table is None:
+        return remeasure(store, seq), None
+    replayed = replay(events, upto=seq)
+    trial = GameSession(replayed.rules, copy.deepcopy(replayed.session.state), FixedDice([]))
+    return _remeasure(store, events, e, table, trial), replayed
 
 
 def _pose_row(p: dict) -> str:
