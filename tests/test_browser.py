@@ -222,6 +222,7 @@ def test_the_camera_view_the_ruler_and_a_new_game_with_another_reading(server, b
     # may bring the new game first), so wait for that answer before looking at the tab.
     with page.expect_response(lambda r: r.url.endswith("/api/game") and r.request.method == "POST") as started:
         page.click("#setup-start")
+        page.click("#confirm-end-yes")          # the game in progress ends: the page asks first
     assert started.value.ok
     page.wait_for_function("""window.companion.game.game.rules.options
                               .find(o => o.name === 'arc_edge').value === 'bumper_line'""")
@@ -284,6 +285,8 @@ def _set_up(page, rules: str, roster_word: str) -> None:
     page.wait_for_function(f"document.getElementById('setup-rosters').value.includes('{roster_word}')",
                            timeout=10000)
     page.click("#setup-start")
+    if page.is_visible("#confirm-end"):            # another test's game is in progress: end it
+        page.click("#confirm-end-yes")
     page.wait_for_function(f"window.companion.game.game && window.companion.game.game.rules.name === '{rules}'",
                            timeout=10000)
 

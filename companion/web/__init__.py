@@ -68,6 +68,7 @@ def create_app(game: TableGame | LiveTable, test_config: dict | None = None) -> 
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(audit.bp)
+    from . import tools_api; app.register_blueprint(tools_api.bp)  # the players' ruler, templates, put it back
 
     @app.errorhandler(HTTPException)
     def api_error(exc):

@@ -284,7 +284,7 @@
     showDice(g.pending);
     showOutcome(g);
     showRound(g);
-    showSetup(g);
+    for (const f of hooks.game) f(g);
     drawBoard(g);
     drawGhosts();
     if (state.selected !== null) loadCar(state.selected);
@@ -428,80 +428,10 @@
     }));
   }
 
-  // --- setup --------------------------------------------------------------------------------
-  let setupFilled = false;
-  function showSetup(g) {
-    const sel = $("setup-rules");
-    if (!sel.options.length) {
-      for (const r of g.rule_systems) sel.append(html("option", { value: r.name, text: r.title }));
-      sel.addEventListener("change", () => {
-        showOptions(g.rule_systems.find((r) => r.name === sel.value));
-        api(`rosters/starter?rules=${sel.value}`).then((r) => { $("setup-rosters").value = JSON.stringify(r, null, 1); })
-          .catch((e) => { $("setup-error").textContent = e.message; });
-      });
-    }
-    if (!setupFilled) {
-      setupFilled = true;
-      const current = g.game ? g.game.rules.name : g.rule_systems[0].name;
-      sel.value = current;
-      showOptions(g.game ? g.game.rules : g.rule_systems.find((r) => r.name === current));
-      if (g.game && g.game.setup) $("setup-rosters").value = JSON.stringify(g.game.setup.rosters, null, 1);
-      else api(`rosters/starter?rules=${current}`).then((r) => { $("setup-rosters").value = JSON.stringify(r, null, 1); });
-    }
-    $("setup-start").disabled = !state.canChange;
-    $("setup-start").textContent = g.game ? "Start a new game (this one ends)" : "Start the game";
-  }
-
-  function showOptions(system) {
-    const box = $("setup-options");
-    box.replaceChildren(...system.options.map((o) => {
-      let input;
-      const value = o.value !== undefined ? o.value : o.default;
-      if (o.choices) {
-        input = html("select", { "data-option": o.name },
-          ...o.choices.map((c) => html("option", { value: JSON.stringify(c), text: String(c) })));
-        input.value = JSON.stringify(value);
-      } else {
-        input = html("input", { "data-option": o.name, value: value === null ? "" : value, inputmode: "decimal",
-                                placeholder: "none" });
-      }
-      return html("div", { class: "option" },
-        html("label", {}, html("code", { text: o.name }), " ", input,
-             o.value !== undefined && o.value !== o.default ? html("span", { class: "dim", text: ` (default ${o.default})` }) : null),
-        html("p", { class: "dim", text: `${o.doc} [${o.rule}]` }));
-    }));
-  }
-
-  $("setup-start").addEventListener("click", async () => {
-    let rosters;
-    try { rosters = JSON.parse($("setup-rosters").value); } catch (e) {
-      $("setup-error").textContent = `the rosters are not valid JSON: ${e.message}`; return;
-    }
-    const options = {};
-    for (const input of $("setup-options").querySelectorAll("[data-option]")) {
-      const name = input.dataset.option;
-      if (input.tagName === "SELECT") options[name] = JSON.parse(input.value);
-      else if (input.value.trim() !== "") {
-        const n = Number(input.value);
-        if (Number.isNaN(n)) { $("setup-error").textContent = `option ${name}: ${input.value} is not a number`; return; }
-        options[name] = n;
-      }
-    }
-    const g = await act("game", { rules: $("setup-rules").value, options, rosters }, $("setup-error"));
-    if (g) showTab("car");
-  });
-
-  $("setup-table-file").addEventListener("change", async (ev) => {
-    const file = ev.target.files[0];
-    if (!file) return;
-    const out = $("setup-table-result");
-    try {
-      const r = await api("table", { text: await file.text() });
-      out.className = "dim";
-      out.textContent = `Loaded: ${fmt(r.table.width_mm, 0)} × ${fmt(r.table.depth_mm, 0)} mm, anchors ${r.table.anchors.join(", ")}, cars ${r.table.cars.join(", ")}. Reloading the page…`;
-      setTimeout(() => location.reload(), 1200);
-    } catch (e) { out.className = "error"; out.textContent = e.message; }
-  });
+  // --- the rest of the page hooks in here: Setup (setup.js), the players' tools (tools.js) ------
+  const hooks = { game: [] };
+  window.companionPage = { api, act, html, el, fmt, inch, Y, depth, board, state, showTab, pickPoints, carColour,
+                           hooks, onGame: (f) => { hooks.game.push(f); if (state.game) f(state.game); } };
 
   // --- a selected car -----------------------------------------------------------------------
   function select(id) {

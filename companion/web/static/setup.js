@@ -1,0 +1,309 @@
+// Setup: the rule system, its options in words with the rule each reads, and the rosters as a
+// form (the table's cars to pick from; the JSON stays, for import and export). Anything that
+// ends a game in progress (a new game, another table file) asks first.
+(() => {
+  "use strict";
+  const P = window.companionPage;
+  if (!P) return;
+  const { api, act, html, fmt, state, showTab } = P;
+  const $ = (id) => document.getElementById(id);
+
+  // Keys whose value is a car's roof marker: picked from the table's cars, not typed.
+  const MARKER_KEYS = new Set(["marker", "aboard", "vehicle"]);
+  const words = (key) => key.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
+  const copy = (v) => JSON.parse(JSON.stringify(v));
+
+  // --- the page's parts, made once -------------------------------------------------------------
+  const tab = $("tab-setup");
+  const textarea = $("setup-rosters");
+  const formBox = html("div", { id: "roster-form", class: "roster-form" });
+  const jsonBox = html("details", { id: "roster-json", class: "roster-json" },
+    html("summary", { text: "Rosters as JSON (import, export)" }),
+    html("p", { class: "dim", text: "The form above, as JSON: copy it out to keep a roster, or paste one in and press Import." }));
+  const importButton = html("button", { type: "button", id: "roster-import", text: "Import into the form" });
+  textarea.replaceWith(formBox);
+  jsonBox.append(textarea, html("p", {}, importButton));
+  formBox.after(jsonBox);
+  // The hint about JSON above the old text box now describes the form.
+  const hint = formBox.previousElementSibling;
+  if (hint && hint.classList.contains("dim")) hint.textContent = "One roster per player: choose each car from the table's cars, and what the rules ask of it.";
+
+  const confirmBox = html("div", { id: "confirm-end", class: "card confirm", role: "alertdialog", "aria-modal": "false",
+                                   "aria-labelledby": "confirm-end-text", hidden: true },
+    html("p", { id: "confirm-end-text" }),
+    html("p", {}, html("button", { type: "button", id: "confirm-end-yes", class: "danger" }), " ",
+         html("button", { type: "button", id: "confirm-end-no", text: "Keep playing" })));
+  tab.prepend(confirmBox);
+
+  // Ask before anything that ends or changes the game in progress; resolves true to go on.
+  function confirmEnd(what, yes, consequence, near) {
+    const g = state.game;
+    if (!g || !g.game) return Promise.resolve(true);
+    const done = (g.log || []).filter((e) => !e.undone).length;
+    const game = `the ${g.game.rules.title} game in progress` + (done ? ` (${done} event${done === 1 ? "" : "s"} played)` : "");
+    $("confirm-end-text").textContent = consequence ? `${what} ${consequence(game)}`
+      : `${what} ends ${game}. Its record stays, but it cannot be played on from this page.`;
+    $("confirm-end-yes").textContent = yes;
+    // Beside what asked it, in view: on a phone the top of a long Setup is far away.
+    if (near) near.after(confirmBox);
+    confirmBox.hidden = false;
+    confirmBox.scrollIntoView({ block: "nearest" });
+    $("confirm-end-no").focus({ preventScroll: true });
+    return new Promise((resolve) => {
+      const answer = (v) => () => { confirmBox.hidden = true; $("confirm-end-yes").onclick = $("confirm-end-no").onclick = null; resolve(v); };
+      $("confirm-end-yes").onclick = answer(true);
+      $("confirm-end-no").onclick = answer(false);
+    });
+  }
+
+  // --- the rosters, as a form over a model ---------------------------------------------------------
+  let model = [];            // the rosters being built (what POST api/game takes)
+  const samples = {};        // key -> an item like those a list under that key holds (to add one)
+
+  function tableCars() {
+    const s = state.last;
+    return (s && s.table && s.table.cars) || [];
+  }
+
+  function syncJson() { textarea.value = JSON.stringify(model, null, 1); }
+
+  function setModel(rosters) {
+    model = Array.isArray(rosters) ? copy(rosters) : [];
+    learnSamples(model, null);
+    renderForm();
+  }
+
+  function learnSamples(v, key) {
+    if (Array.isArray(v)) {
+      for (const item of v) if (item && typeof item === "object" && !Array.isArray(item)) { if (key && !samples[key]) samples[key] = copy(item); learnSamples(item, null); }
+    } else if (v && typeof v === "object") {
+      for (const [k, x] of Object.entries(v)) learnSamples(x, k);
+    }
+  }
+
+  // A fresh item for the list under `key`: like the others, on a car not used yet.
+  function freshItem(key, list) {
+    const item = copy(samples[key] || list[list.length - 1] || {});
+    const used = new Set();
+    const walk = (v) => { if (Array.isArray(v)) v.forEach(walk); else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) { if (MARKER_KEYS.has(k) && Number.isInteger(x)) used.add(x); walk(x); } };
+    walk(model);
+    const free = tableCars().find((c) => !used.has(c.id));
+    if ("marker" in item && free) { item.marker = free.id; if ("name" in item) item.name = free.name; }
+    for (const [k, x] of Object.entries(item)) if (Array.isArray(x) && x.length && typeof x[0] === "object") item[k] = [];
+    return item;
+  }
+
+  function field(obj, key, label) {
+    const v = obj[key];
+    const id = `rf-${Math.random().toString(36).slice(2, 9)}`;
+    let input;
+    if (MARKER_KEYS.has(key) && (Number.isInteger(v) || v === null)) {
+      const cars = tableCars();
+      input = html("select", { id, "data-roster-key": key },
+        ...cars.map((c) => html("option", { value: String(c.id), text: `${c.name} (marker ${c.id})` })));
+      if (v !== null && !cars.some((c) => c.id === v)) input.append(html("option", { value: String(v), text: `marker ${v} (not on this table)` }));
+      input.value = String(v);
+      input.addEventListener("change", () => {
+        obj[key] = Number(input.value);
+        // A car's name follows the car chosen, unless a player has written their own.
+        const car = tableCars().find((c) => c.id === obj[key]);
+        if (key === "marker" && car && "name" in obj && (obj.name === "" || tableCars().some((c) => c.name === obj.name))) {
+          obj.name = car.name;
+          renderForm();
+        }
+        syncJson();
+      });
+    } else if (typeof v === "boolean") {
+      input = html("input", { id, type: "checkbox", "data-roster-key": key });
+      input.checked = v;
+      input.addEventListener("change", () => { obj[key] = input.checked; syncJson(); });
+    } else if (typeof v === "number") {
+      input = html("input", { id, type: "number", step: "any", value: String(v), "data-roster-key": key, class: "num-input" });
+      input.addEventListener("input", () => { const n = Number(input.value); if (input.value.trim() !== "" && !Number.isNaN(n)) { obj[key] = n; syncJson(); } });
+    } else if (Array.isArray(v) && v.every((x) => typeof x !== "object" || x === null)) {
+      const numbers = v.length > 0 && v.every((x) => typeof x === "number");
+      input = html("input", { id, value: v.join(", "), "data-roster-key": key, placeholder: "none (separate several with commas)" });
+      input.addEventListener("input", () => {
+        const parts = input.value.split(",").map((x) => x.trim()).filter((x) => x !== "");
+        obj[key] = numbers ? parts.map(Number) : parts;
+        syncJson();
+      });
+    } else {
+      input = html("input", { id, value: v === null ? "" : String(v), "data-roster-key": key, placeholder: v === null ? "none" : "" });
+      input.addEventListener("input", () => { obj[key] = input.value === "" && v === null ? null : input.value; syncJson(); });
+    }
+    return html("div", { class: "roster-field" }, html("label", { for: id, text: label || words(key) }), input);
+  }
+
+  // Who and what first (a player's name, a car's marker and name), then the rest, lists last.
+  const FIRST = ["player", "marker", "name"];
+  function order(obj) {
+    const rank = (k) => {
+      const v = obj[k], f = FIRST.indexOf(k);
+      if (f >= 0) return f;
+      if (Array.isArray(v) && v.some((x) => x && typeof x === "object")) return 20;
+      return v && typeof v === "object" && !Array.isArray(v) ? 10 : 5;
+    };
+    return Object.keys(obj).sort((a, b) => rank(a) - rank(b));
+  }
+
+  function renderObject(obj, box) {
+    for (const key of order(obj)) {
+      const v = obj[key];
+      if (Array.isArray(v) && (v.length ? v.every((x) => x && typeof x === "object" && !Array.isArray(x)) : samples[key])) {
+        box.append(renderList(obj, key));
+      } else if (v && typeof v === "object" && !Array.isArray(v)) {
+        const sub = html("fieldset", { class: "roster-sub" }, html("legend", { text: words(key) }));
+        renderObject(v, sub);
+        box.append(sub);
+      } else {
+        box.append(field(obj, key));
+      }
+    }
+  }
+
+  function renderList(obj, key) {
+    const list = obj[key];
+    const box = html("fieldset", { class: "roster-list", "data-roster-list": key }, html("legend", { text: words(key) }));
+    list.forEach((item, k) => {
+      const one = html("div", { class: "roster-item" });
+      renderObject(item, one);
+      one.append(html("button", { type: "button", class: "quiet", text: `Remove this one`,
+                                  onclick: () => { list.splice(k, 1); renderForm(); syncJson(); } }));
+      box.append(one);
+    });
+    box.append(html("button", { type: "button", "data-add": key, text: `Add to ${words(key).toLowerCase()}`,
+                                onclick: () => { list.push(freshItem(key, list)); renderForm(); syncJson(); } }));
+    return box;
+  }
+
+  function renderForm() {
+    formBox.replaceChildren(...model.map((roster, k) => {
+      const box = html("fieldset", { class: "roster", "data-roster": k },
+        html("legend", { text: roster.player ? `${roster.player}'s roster` : `Roster ${k + 1}` }));
+      renderObject(roster, box);
+      box.append(html("button", { type: "button", class: "quiet", text: "Remove this player",
+                                  onclick: () => { model.splice(k, 1); renderForm(); syncJson(); } }));
+      return box;
+    }), html("p", {}, html("button", { type: "button", id: "roster-add-player", text: "Add a player", onclick: () => {
+      const last = model[model.length - 1];
+      const fresh = last ? copy(last) : { player: "" };
+      if ("player" in fresh) fresh.player = `Player ${model.length + 1}`;
+      for (const [k, x] of Object.entries(fresh)) if (Array.isArray(x) && x.length && typeof x[0] === "object") fresh[k] = [];
+      model.push(fresh);
+      renderForm();
+      syncJson();
+    } })));
+    syncJson();
+  }
+
+  importButton.addEventListener("click", () => {
+    $("setup-error").textContent = "";
+    let rosters;
+    try { rosters = JSON.parse(textarea.value); } catch (e) {
+      $("setup-error").textContent = `the rosters are not valid JSON: ${e.message}`; return;
+    }
+    if (!Array.isArray(rosters)) { $("setup-error").textContent = "the rosters are a list, one per player ([{...}, {...}])"; return; }
+    setModel(rosters);
+  });
+
+  function loadStarter(rules) {
+    return api(`rosters/starter?rules=${encodeURIComponent(rules)}`).then(setModel)
+      .catch((e) => { $("setup-error").textContent = e.message; });
+  }
+
+  // --- rule system and options -------------------------------------------------------------------
+  function optionValueWords(v) {
+    if (v === null) return "none";
+    if (v === true) return "yes";
+    if (v === false) return "no";
+    return String(v).replace(/_/g, " ");
+  }
+
+  function showOptions(system) {
+    const box = $("setup-options");
+    box.replaceChildren(...system.options.map((o) => {
+      let input;
+      const value = o.value !== undefined ? o.value : o.default;
+      const id = `opt-${o.name}`;
+      if (o.choices) {
+        input = html("select", { id, "data-option": o.name },
+          ...o.choices.map((c) => html("option", { value: JSON.stringify(c),
+                                                   text: optionValueWords(c) + (JSON.stringify(c) === JSON.stringify(o.default) ? " (the default)" : "") })));
+        input.value = JSON.stringify(value);
+      } else {
+        input = html("input", { id, "data-option": o.name, value: value === null ? "" : value, inputmode: "decimal",
+                                placeholder: "none", class: "num-input" });
+      }
+      return html("div", { class: "option", "data-option-box": o.name },
+        html("p", { class: "option-doc", text: o.doc }),
+        html("p", {}, html("label", { for: id, text: `${words(o.name)}: ` }), input,
+             o.value !== undefined && o.value !== o.default ? html("span", { class: "dim", text: ` (default ${optionValueWords(o.default)})` }) : null),
+        html("p", { class: "dim option-rule", text: `The rule it reads: ${o.rule}` }));
+    }));
+  }
+
+  let filled = false;
+  function showSetup(g) {
+    const sel = $("setup-rules");
+    if (!sel.options.length) {
+      for (const r of g.rule_systems) sel.append(html("option", { value: r.name, text: r.title }));
+      sel.addEventListener("change", () => {
+        showOptions(state.game.rule_systems.find((r) => r.name === sel.value));
+        loadStarter(sel.value);
+      });
+    }
+    if (!filled) {
+      filled = true;
+      const current = g.game ? g.game.rules.name : g.rule_systems[0].name;
+      sel.value = current;
+      showOptions(g.game ? g.game.rules : g.rule_systems.find((r) => r.name === current));
+      if (g.game && g.game.setup) setModel(g.game.setup.rosters);
+      else loadStarter(current);
+    }
+    $("setup-start").disabled = !state.canChange;
+    $("setup-start").textContent = g.game ? "Start a new game (this one ends)" : "Start the game";
+  }
+
+  $("setup-start").addEventListener("click", async () => {
+    $("setup-error").textContent = "";
+    const options = {};
+    for (const input of $("setup-options").querySelectorAll("[data-option]")) {
+      const name = input.dataset.option;
+      if (input.tagName === "SELECT") options[name] = JSON.parse(input.value);
+      else if (input.value.trim() !== "") {
+        const n = Number(input.value);
+        if (Number.isNaN(n)) { $("setup-error").textContent = `${words(name)}: ${input.value} is not a number`; return; }
+        options[name] = n;
+      }
+    }
+    if (!model.length) { $("setup-error").textContent = "add a player's roster first"; return; }
+    if (!(await confirmEnd("Starting a new game", "End it and start the new game", null, $("setup-start").parentElement))) return;
+    const g = await act("game", { rules: $("setup-rules").value, options, rosters: copy(model) }, $("setup-error"));
+    if (g) showTab("car");
+  });
+
+  $("setup-table-file").addEventListener("change", async (ev) => {
+    const input = ev.target;
+    const file = input.files[0];
+    if (!file) return;
+    const out = $("setup-table-result");
+    if (!(await confirmEnd(`Loading ${file.name}`, "Load it", (game) => `changes the table the camera reads during ${game}: ` +
+        "taken (and recorded) only if it keeps the game's table (its size, terrain, gates and cars), refused otherwise.", input))) {
+      input.value = "";
+      out.className = "dim";
+      out.textContent = "Not loaded: the game goes on.";
+      return;
+    }
+    try {
+      const r = await api("table", { text: await file.text() });
+      out.className = "dim";
+      out.textContent = `Loaded: ${fmt(r.table.width_mm, 0)} × ${fmt(r.table.depth_mm, 0)} mm, anchors ${r.table.anchors.join(", ")}, cars ${r.table.cars.join(", ")}. Reloading the page…`;
+      setTimeout(() => location.reload(), 1200);
+    } catch (e) { out.className = "error"; out.textContent = e.message; }
+  });
+
+  // For the tests and for people poking at the page.
+  window.companionSetup = { get rosters() { return copy(model); }, confirmEnd };
+  P.onGame(showSetup);
+})();

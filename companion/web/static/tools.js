@@ -1,0 +1,291 @@
+// The players' tools on the table: a free ruler (two taps: points or cars), the rule system's
+// templates and gauges (placed, dragged and turned over the live table, drawn with the
+// table's doubt), and "put it back" (where each car must stand again after an undo, a knock
+// or a resume, ticked off as the camera sees it there). Server side: companion/web/tools_api.py.
+(() => {
+  "use strict";
+  const P = window.companionPage;
+  if (!P) return;
+  const { api, html, el, Y, board, state, pickPoints, carColour } = P;
+  const $ = (id) => document.getElementById(id);
+  const MM_PER_IN = 25.4;
+
+  // --- units: one per line, the players' choice (kept in this browser) ------------------------
+  let units = localStorage.getItem("companion.units") === "mm" ? "mm" : "in";
+  const len = (mm) => units === "mm" ? `${mm.toFixed(1)} mm` : `${(mm / MM_PER_IN).toFixed(2)} in`;
+  // A doubt small enough to round to nothing keeps a digit more, so "± 0.00" is never shown.
+  const doubt = (mm) => {
+    if (units === "mm") return `± ${mm < 0.1 ? mm.toFixed(2) : mm.toFixed(1)} mm`;
+    const v = mm / MM_PER_IN;
+    return `± ${v < 0.01 ? v.toFixed(3) : v.toFixed(2)} in`;
+  };
+
+  // --- the page's parts ------------------------------------------------------------------------
+  const layer = el("g", { id: "tools-layer", "aria-label": "The players' ruler, templates and where cars go back" });
+  const backLayer = el("g", { id: "putback-layer" });
+  const tplLayer = el("g", { id: "template-layer" });
+  const rulerLayer = el("g", { id: "free-ruler-layer" });
+  layer.append(backLayer, tplLayer, rulerLayer);
+  board.append(layer);
+
+  const tplSelect = html("select", { id: "template-choice", "aria-label": "template to place" });
+  const bar = html("div", { id: "tools-bar", class: "tools-bar", role: "toolbar", "aria-label": "Tools for the table" },
+    html("button", { type: "button", id: "ruler-go", text: "Ruler" }),
+    html("button", { type: "button", id: "ruler-clear", text: "Clear ruler", hidden: true }),
+    tplSelect,
+    html("button", { type: "button", id: "template-place", text: "Place" }),
+    html("button", { type: "button", id: "putback-knocked", text: "A car was knocked" }),
+    html("button", { type: "button", id: "putback-record", text: "Cars as the record has them" }),
+    html("label", { class: "units" }, "Units ", html("select", { id: "units", "aria-label": "units" },
+      html("option", { value: "in", text: "inches" }), html("option", { value: "mm", text: "millimetres" }))));
+  const rulerText = html("p", { id: "free-ruler-text", class: "free-ruler-text", "aria-live": "polite", hidden: true });
+  const tplList = html("ul", { id: "template-list", class: "template-list" });
+  const toolsNote = html("p", { id: "tools-note", class: "dim", hidden: true });
+  const toolsError = html("p", { id: "tools-error", class: "error" });
+  board.after(bar, rulerText, tplList, toolsNote, toolsError);
+  $("units").value = units;
+
+  const backCard = html("div", { id: "putback", class: "card putback", hidden: true, "aria-live": "polite" },
+    html("h2", { text: "Put the cars back" }),
+    html("p", { id: "putback-why", class: "dim" }),
+    html("ul", { id: "putback-list", class: "putback-list" }),
+    html("p", {}, html("button", { type: "button", id: "putback-done", text: "Done" })));
+  // Beside the board where the panel stands beside it; under the board's tools where the panel
+  // goes below it (a phone), so the list is in view while the cars are put back.
+  const narrow = window.matchMedia("(max-width: 900px), (orientation: portrait)");
+  const placeBackCard = () => { if (narrow.matches) tplList.before(backCard); else $("tabs").after(backCard); };
+  placeBackCard();
+  narrow.addEventListener("change", placeBackCard);
+
+  const say = (text) => { toolsError.textContent = text || ""; };
+
+  // --- the table's cars, as the camera sees them now ------------------------------------------
+  function liveCars() { return (state.last && state.last.cars) || []; }
+  function carAt(pt) {
+    for (const c of liveCars()) {
+      const r = (c.heading_deg * Math.PI) / 180, dx = pt[0] - c.x_mm, dy = pt[1] - c.y_mm;
+      const f = dx * Math.cos(r) + dy * Math.sin(r), l = -dx * Math.sin(r) + dy * Math.cos(r);
+      if (Math.abs(f) <= c.length_mm / 2 && Math.abs(l) <= c.width_mm / 2) return c;
+    }
+    return null;
+  }
+
+  // --- the ruler --------------------------------------------------------------------------------
+  let premeasure = true, ruler = null, rulerTimer = null;
+  function endParam(e) { return e.car !== undefined ? `car:${e.car}` : `${e.point[0]},${e.point[1]}`; }
+
+  async function measure() {
+    if (!ruler) return;
+    try {
+      const r = await api(`ruler?from=${encodeURIComponent(endParam(ruler.from))}&to=${encodeURIComponent(endParam(ruler.to))}`);
+      ruler.result = r;
+      drawRuler();
+      say("");
+    } catch (e) { say(e.message); }
+  }
+
+  function drawRuler() {
+    rulerLayer.replaceChildren();
+    if (!ruler || !ruler.result) { rulerText.hidden = true; return; }
+    const r = ruler.result, [[x0, y0], [x1, y1]] = r.line;
+    const band = Math.max(2 * r.sigma_mm, 1);
+    rulerLayer.append(
+      el("line", { class: "free-ruler-doubt", x1: x0, y1: Y(y0), x2: x1, y2: Y(y1), "stroke-width": band * 2 }),
+      el("line", { class: "free-ruler-line", x1: x0, y1: Y(y0), x2: x1, y2: Y(y1) }),
+      el("circle", { class: "free-ruler-end", cx: x0, cy: Y(y0), r: 5 }),
+      el("circle", { class: "free-ruler-end", cx: x1, cy: Y(y1), r: 5 }),
+      el("text", { class: "free-ruler-label", x: (x0 + x1) / 2, y: Y((y0 + y1) / 2) - 10, text: `${len(r.distance_mm)} ${doubt(r.sigma_mm)}` }));
+    const name = (e) => e.car !== undefined ? `the ${e.label}` : `(${e.point[0].toFixed(0)}, ${e.point[1].toFixed(0)})`;
+    rulerText.textContent = `From ${name(r.from)} to ${name(r.to)}: ${len(r.distance_mm)} ${doubt(r.sigma_mm)}` +
+      (r.from.car !== undefined || r.to.car !== undefined ? " (closest edge; follows the car)" : "");
+    rulerText.hidden = false;
+    $("ruler-clear").hidden = false;
+  }
+
+  function clearRuler() {
+    ruler = null;
+    clearInterval(rulerTimer);
+    rulerLayer.replaceChildren();
+    rulerText.hidden = true;
+    $("ruler-clear").hidden = true;
+  }
+
+  $("ruler-go").addEventListener("click", async () => {
+    say("");
+    if (!premeasure) return;
+    const pts = await pickPoints(2, "Ruler: tap where it starts (a car or a point), then where it ends");
+    if (pts.length < 2) return;
+    clearRuler();
+    const end = (pt) => { const c = carAt(pt); return c ? { car: c.id } : { point: pt }; };
+    ruler = { from: end(pts[0]), to: end(pts[1]), result: null };
+    await measure();
+    // A car's end follows the car as the camera sees it move.
+    if (ruler && (ruler.from.car !== undefined || ruler.to.car !== undefined)) rulerTimer = setInterval(measure, 1000);
+  });
+  $("ruler-clear").addEventListener("click", clearRuler);
+  $("units").addEventListener("change", () => {
+    units = $("units").value;
+    localStorage.setItem("companion.units", units);
+    drawRuler();
+    drawTemplates();
+  });
+
+  // --- templates -------------------------------------------------------------------------------
+  let templates = [], tableSigma = 0, placed = [], nextId = 1, templatesFor = null;
+
+  async function loadTemplates(rules) {
+    try {
+      const t = await api(rules ? `templates?rules=${encodeURIComponent(rules)}` : "templates");
+      templates = t.templates;
+      tableSigma = t.table_sigma_mm || 0;
+      tplSelect.replaceChildren(...templates.map((x, k) => html("option", { value: String(k), text: `${x.name} (${x.size_text})` })));
+      premeasure = t.premeasure;
+      $("ruler-go").disabled = !premeasure;
+      toolsNote.hidden = premeasure;
+      toolsNote.textContent = premeasure ? "" : `${t.title} forbids measuring before an action is declared: the ruler is off, ` +
+        "and its templates are for what has been declared.";
+      if (!premeasure) clearRuler();
+    } catch (e) { say(e.message); }
+  }
+
+  function shapeOf(t) {
+    const s = t.size_mm;
+    if (t.shape === "circle") return [el("circle", { cx: 0, cy: 0, r: s.radius_mm })];
+    const L = s.length_mm, W = t.shape === "rect" ? s.width_mm : 6;
+    // Rectangles sit centred on their point; a gauge starts at its point and runs along its heading.
+    const x0 = t.shape === "rect" ? -L / 2 : 0;
+    const parts = [el("rect", { x: x0, y: -W / 2, width: L, height: W })];
+    for (const m of t.marks_mm) parts.push(el("line", { class: "template-mark", x1: x0 + m, y1: -W / 2 - (t.shape === "gauge" ? 4 : 0), x2: x0 + m, y2: W / 2 + (t.shape === "gauge" ? 4 : 0) }));
+    return parts;
+  }
+
+  function drawTemplates() {
+    tplLayer.replaceChildren();
+    for (const p of placed) {
+      const t = p.template;
+      const g = el("g", { class: `placed-template ${t.shape}`, "data-template": t.name, "data-placed": p.id,
+                          transform: `translate(${p.x} ${Y(p.y)}) rotate(${-p.heading})` });
+      // The doubt: a band as wide as the table's own (2 sigma each side) round the outline.
+      const band = el("g", { class: "template-doubt", "stroke-width": Math.max(4 * tableSigma, 0.5) }, ...shapeOf(t));
+      const body = el("g", { class: "template-body" }, ...shapeOf(t));
+      g.append(band, body, el("text", { class: "template-label", x: 0, y: -6, text: `${t.name} ${len(t.shape === "circle" ? t.size_mm.radius_mm : t.size_mm.length_mm)}` }));
+      g.addEventListener("pointerdown", (ev) => startDrag(ev, p));
+      tplLayer.append(g);
+    }
+    tplList.replaceChildren(...placed.map((p) => html("li", { "data-placed": p.id },
+      html("span", { class: "template-name", text: `${p.template.name} (${p.template.size_text}) at (${p.x.toFixed(0)}, ${p.y.toFixed(0)}) mm, turned ${p.heading.toFixed(0)}° ` }),
+      html("button", { type: "button", class: "quiet", "data-turn": "left", "aria-label": `turn ${p.template.name} 15° anticlockwise`, text: "⟲ 15°", onclick: () => turn(p, 15) }),
+      html("button", { type: "button", class: "quiet", "data-turn": "right", "aria-label": `turn ${p.template.name} 15° clockwise`, text: "⟳ 15°", onclick: () => turn(p, -15) }),
+      html("button", { type: "button", class: "quiet", "data-remove": "", text: "Remove", onclick: () => { placed = placed.filter((x) => x !== p); drawTemplates(); } }),
+      html("p", { class: "dim template-rule", text: `${p.template.use}: ${p.template.rule}, "${p.template.quote}"` }))));
+  }
+
+  function turn(p, deg) {
+    p.heading = ((p.heading + deg + 540) % 360) - 180;
+    drawTemplates();
+  }
+
+  function toTable(ev) {
+    const pt = board.createSVGPoint();
+    pt.x = ev.clientX; pt.y = ev.clientY;
+    const at = pt.matrixTransform(board.getScreenCTM().inverse());
+    return [at.x, Y(at.y)];
+  }
+
+  let drag = null;
+  function startDrag(ev, p) {
+    if (board.classList.contains("picking") || ev.button > 0) return;
+    ev.stopPropagation();
+    ev.preventDefault();
+    const at = toTable(ev);
+    drag = { p, pointer: ev.pointerId, dx: p.x - at[0], dy: p.y - at[1] };
+    board.setPointerCapture(ev.pointerId);
+  }
+  board.addEventListener("pointermove", (ev) => {
+    if (!drag || ev.pointerId !== drag.pointer) return;
+    const at = toTable(ev);
+    drag.p.x = at[0] + drag.dx;
+    drag.p.y = at[1] + drag.dy;
+    const g = tplLayer.querySelector(`[data-placed="${drag.p.id}"]`);
+    if (g) g.setAttribute("transform", `translate(${drag.p.x} ${Y(drag.p.y)}) rotate(${-drag.p.heading})`);
+  });
+  const endDrag = (ev) => { if (drag && ev.pointerId === drag.pointer) { drag = null; drawTemplates(); } };
+  board.addEventListener("pointerup", endDrag);
+  board.addEventListener("pointercancel", endDrag);
+
+  $("template-place").addEventListener("click", async () => {
+    say("");
+    const t = templates[Number(tplSelect.value)];
+    if (!t) return;
+    const [pt] = await pickPoints(1, `Tap where the ${t.name} goes (${t.shape === "gauge" ? "its start" : "its centre"})`);
+    if (!pt) return;
+    // Gauges point away from the near edge at first; turn them with the buttons.
+    placed.push({ id: nextId++, template: t, x: pt[0], y: pt[1], heading: t.shape === "gauge" ? 90 : 0 });
+    drawTemplates();
+  });
+
+  // --- put it back -----------------------------------------------------------------------------
+  let backTimer = null;
+  function showBack(s) {
+    backLayer.replaceChildren();
+    if (!s.active) { backCard.hidden = true; clearInterval(backTimer); backTimer = null; return; }
+    backCard.hidden = false;
+    $("putback-why").textContent = `Where the game has them: ${s.why}. A car is ticked off when the camera sees it within ` +
+      `${s.tolerance_mm} mm and ${s.tolerance_deg}° of its place (beyond its own doubt).` + (s.done ? " All in place." : "");
+    const sizes = new Map(liveCars().map((c) => [c.id, c]));
+    for (const r of s.cars) {
+      const c = sizes.get(r.marker), L = c ? c.length_mm : 75, W = c ? c.width_mm : 32;
+      const [x, y, h] = r.target;
+      backLayer.append(el("g", { class: `putback-target ${r.in_place ? "in-place" : ""}`, "data-target-for": r.marker,
+                                 style: `--car: ${carColour(r.marker)}`, transform: `translate(${x} ${Y(y)}) rotate(${-h})` },
+        el("rect", { x: -L / 2, y: -W / 2, width: L, height: W, rx: 4 }),
+        el("path", { d: `M ${L / 2 - 14} ${-W / 2 + 5} L ${L / 2 - 3} 0 L ${L / 2 - 14} ${W / 2 - 5}` })));
+    }
+    $("putback-list").replaceChildren(...s.cars.map((r) => html("li", { "data-putback": r.marker, class: r.in_place ? "in-place" : "to-move" },
+      html("span", { class: "tick", "aria-hidden": "true", text: r.in_place ? "✓" : "…" }),
+      html("strong", { text: ` ${r.name}: ` }), html("span", { class: "putback-text", text: r.text }))));
+  }
+
+  async function pollBack() {
+    try { showBack(await api("putback")); } catch (e) { say(e.message); }
+  }
+
+  async function startBack(from) {
+    say("");
+    try {
+      const s = await api("putback", { from });
+      showBack(s);
+      clearInterval(backTimer);
+      backTimer = setInterval(pollBack, 500);
+    } catch (e) { say(e.message); }
+  }
+  $("putback-knocked").addEventListener("click", () => startBack("activation"));
+  $("putback-record").addEventListener("click", () => startBack("record"));
+  $("putback-done").addEventListener("click", async () => {
+    try { showBack(await api("putback/clear", {})); } catch (e) { say(e.message); }
+  });
+
+  // --- following the game: its system's templates, an undo's cars to put back -------------------
+  let seenUndo = null;
+  P.onGame((g) => {
+    const rules = g.game ? g.game.rules.name : null;
+    if (rules !== templatesFor || templates.length === 0) {
+      templatesFor = rules;
+      placed = [];
+      drawTemplates();
+      loadTemplates(null);
+    }
+    const latest = (g.log || []).find((e) => e.kind === "undo");
+    const key = latest ? `${rules}:${latest.n}` : null;
+    if (seenUndo === null) seenUndo = key || "";        // an undo from before this page opened is not news
+    else if (key && key !== seenUndo) {
+      seenUndo = key;
+      if (state.canChange) startBack("undo");
+    }
+    $("putback-knocked").disabled = $("putback-record").disabled = !g.game || !state.canChange;
+  });
+  pollBack();
+
+  window.companionTools = { get placed() { return placed.map((p) => ({ name: p.template.name, x: p.x, y: p.y, heading: p.heading })); },
+                            get ruler() { return ruler && ruler.result; } };
+})();
