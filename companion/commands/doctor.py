@@ -14,7 +14,7 @@ from calibration.camera import CameraFileError
 from calibration.tablefile import TableFileError, load_table
 from vision.sources import SourceError
 
-from . import load_camera
+from . import CommandError, load_camera
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 
@@ -60,7 +60,6 @@ def register(sub) -> None:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     if args.frames < 1:
-        from . import CommandError
         raise CommandError(f"--frames must be 1 or more, not {args.frames}")
     failed = False
     for check in run_checks(args):
@@ -166,8 +165,6 @@ def _camera_checks(args, table):
                     "calibrate once: `companion calibrate camera --source ... --out camera.yml`, then --camera")
     elif note:
         yield Check(WARN, "camera file", note, "calibrate at the resolution you play at to be sure")
-    elif camera.estimated:
-        pass
     else:
         yield Check(OK, "camera file", f"{getattr(camera, 'source', args.camera or 'the synthetic camera')} fits "
                                        f"{w} x {h} px frames")
