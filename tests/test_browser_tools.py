@@ -161,3 +161,26 @@ def test_put_it_back_ticks_a_knocked_car_off_when_it_is_back(page):
     assert page.inner_text('#putback-list [data-putback="11"] .putback-text') == "in place"
     page.click("#putback-done")
     page.wait_for_selector("#putback", state="hidden", timeout=5000)
+
+
+def test_an_undo_opens_the_list_of_where_the_cars_go_back(page):
+    def post(path, body):
+        return page.evaluate("""async ([path, body]) => { const r = await fetch('api/' + path, {method: 'POST',
+            headers: {'Content-Type': 'application/json', 'X-CSRF-Token': window.companion.csrf},
+            body: JSON.stringify(body)}); return [r.status, await r.json()]; }""", [path, body])
+    asks = page.evaluate("(async () => (await (await fetch('api/game')).json()).game.round_orders)()") or {}
+    status, g = post("round", {"orders": {who: [o["value"] for o in cars] for who, cars in asks.items()}})
+    assert status == 200, g
+    while g["pending"] is not None:
+        status, g = post("dice/virtual", {})
+        assert status == 200, g
+    status, g = post("undo", {})
+    assert status == 200, g
+    undone = g["log"][0]["outcome"]["undid"]
+    # The page sees the undo and lists where the undone event judged every car from.
+    page.wait_for_selector("#putback:not([hidden])", timeout=10000)
+    page.wait_for_function(f"document.getElementById('putback-why').textContent.includes('the undo of event {undone}')",
+                           timeout=10000)
+    assert page.locator("#putback-list li").count() == 5
+    page.click("#putback-done")
+    page.wait_for_selector("#putback", state="hidden", timeout=5000)
