@@ -240,3 +240,35 @@ def test_put_back_from_the_record_needs_a_game_file(client):
     assert r.status_code == 409 and "not kept in a game file" in r.get_json()["error"]
     r = c.post("/api/putback", json={"from": "yesterday"}, headers=h)
     assert r.status_code == 400 and "put back from 'undo', 'activation' or 'record'" in r.get_json()["error"]
+
+
+def test_put_back_from_the_record_after_a_resume(demo_table, renderer, tmp_path):
+    """A game kept in a file, resumed on a table whose cars were cleared away and put down
+    roughly: the record says where each stood, and the list says how far each is off."""
+    from companion.store import GameStore
+    source = SyntheticSource(demo_table, paced=False)
+    live = LiveTable(source, demo_table, source.camera)
+    show(live, renderer, POSES, 0)
+    table_game = TableGame(live, seed=7, store=GameStore(tmp_path / "game.db"))
+    app = create_app(table_game, {"TESTING": True})
+    c = app.test_client()
+    h = {"X-CSRF-Token": c.get("/api/session").get_json()["csrf"]}
+    start((c, h))
+    c.post("/api/act", json={"act": "shoot", "warrior": "Max:10:W1", "target": 11, "at": "vehicle"}, headers=h)
+    while c.post("/api/dice/virtual", headers=h).get_json()["pending"] is not None:
+        pass
+    # The evening ends; next time the cars go down again roughly where they were.
+    roughly = [CarTruth(p.id, p.x_mm + 8.0, p.y_mm - 5.0, p.heading_deg + 4.0) for p in POSES]
+    show(live, renderer, roughly, 1)
+    assert c.post("/api/putback", json={"from": "record"}, headers=h).status_code == 200
+    out = c.get("/api/putback").get_json()
+    assert out["source"] == "record" and "the game file" in out["why"]
+    rows = {r["marker"]: r for r in out["cars"]}
+    assert set(rows) == {10, 11, 12, 13, 14}
+    for p in POSES:
+        r = rows[p.id]
+        assert r["target"][:2] == pytest.approx([p.x_mm, p.y_mm], abs=1.5) and not r["in_place"]
+        assert r["distance_mm"] == pytest.approx(math.hypot(8.0, 5.0), abs=1.5)
+        assert r["turn_deg"] == pytest.approx(-4.0, abs=1.0) and "turn 4° right (clockwise)" in r["text"]
+    show(live, renderer, POSES, 2)
+    assert c.get("/api/putback").get_json()["done"]
