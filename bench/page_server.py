@@ -25,7 +25,7 @@ from pathlib import Path
 
 import cv2
 
-from companion.commands.serve import _serve
+from companion.commands.serve import DEMO_RULES, _serve
 from companion.live import LiveTable
 from vision.sources import Frame, FrameSource, PrefetchSource, SourceError, SyntheticSource
 
@@ -100,7 +100,7 @@ def main() -> None:
         record(args.video, args.seconds)
     synthetic = SyntheticSource(paced=False)             # for its table and camera only
     live = LiveTable(PrefetchSource(LoopedVideo(args.video, args.fps)), synthetic.table, synthetic.camera)
-    raise SystemExit(_serve(live, args.port, demo_game=True))
+    raise SystemExit(_serve(live, args.port, demo_rules=DEMO_RULES))
 
 
 if __name__ == "__main__":
