@@ -789,10 +789,12 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         spent = state.spent_mm + ground + cost
         verdict = judge("movement spent", spent, budget, math.hypot(start.axis_sigma_mm, to.axis_sigma_mm))
         reasons = list(problems)
+        fixes = []
         if verdict.outcome == "out":
             reasons.append(f"it spends {_fmt_in(spent)} ({_fmt_in(ground)} driven, {_fmt_in(cost)} turning) but has "
                            f"{_fmt_in(budget)} this turn")
-        return {"legal": not problems and verdict.outcome != "out", "reasons": reasons,
+            fixes.append(f"bring it {_fmt_in(spent - budget)} back")
+        return {"legal": not problems and verdict.outcome != "out", "reasons": reasons, "fix": fixes,
                 "margin_mm": round(verdict.margin_mm, 2), "spent": verdict.to_json(),
                 "moved_in": round(ground / MM_PER_IN, 2), "turning_in": round(cost / MM_PER_IN, 2),
                 "turns_deg": turns}

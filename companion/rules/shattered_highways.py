@@ -410,11 +410,15 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             fp = fp.at(start)
         dest = fp.at(to)
         reasons = []
+        fixes = []          # what would make it legal, in players' words ("turn it 5° left")
         tol = float(self.option("pack_heading_tolerance_deg"))
         turn = _heading_gap(to.heading_deg, state.pack_heading_deg)
         if turn > tol:
             reasons.append(f"it ends pointing {turn:.1f} degrees from the pack's direction "
                            f"(at most {tol:g}; {D.RULEBOOK}, \"Play Setup\")")
+            # Headings grow anticlockwise: a car pointing left of the pack turns right.
+            side = "right" if normalize_deg(to.heading_deg - state.pack_heading_deg) > 0 else "left"
+            fixes.append(f"turn it {math.ceil(turn - tol)}° {side}")
         bumper = dest.point("front_bumper")
         best = None
         for place, region in self.move_regions(state, marker, sections, ignore).items():
@@ -439,15 +443,18 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             if outside > 0:
                 reasons.append(f"the front bumper ends {outside / MM_PER_IN:.2f} in outside "
                                f"the move template")
+                fixes.append(f"bring its front bumper {outside / MM_PER_IN:.2f} in back into the template")
             else:
                 hit = [o.name for o in self._others(state, marker, *ignore) if shapely.intersects(o.polygon, dest.polygon)]
                 if hit:
                     reasons.append(f"it would overlap the {', '.join(hit)}")
+                    fixes.append(f"move it off the {', '.join(hit)}")
                 elif self.option("template_keeps") == "whole_car":
                     reasons.append(f"part of the car ends {-margin / MM_PER_IN:.2f} in outside the move template")
+                    fixes.append(f"bring it {-margin / MM_PER_IN:.2f} in back into the template")
                 else:
                     reasons.append("there is no clear path to it inside the template (another vehicle is in the way)")
-        return {"legal": not reasons, "reasons": reasons, "template": place,
+        return {"legal": not reasons, "reasons": reasons, "fix": fixes, "template": place,
                 "margin_mm": round(margin, 2), "sigma_mm": round(sigma_mm, 3),
                 "verdict": "out" if reasons else TOO_CLOSE if close else verdict.outcome}
 

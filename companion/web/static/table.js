@@ -35,6 +35,12 @@
   const ringsPath = (polys) => polys.map((rings) => rings.map((ring) =>
     "M " + ring.map(([x, y]) => `${x.toFixed(1)} ${Y(y).toFixed(1)}`).join(" L ") + " Z").join(" ")).join(" ");
   const outcomeWord = { in: "yes", out: "no", too_close: "too close to call" };
+  // Players' text without the rules' internal ids ("Max's cannon fodder Max:10:W1" reads
+  // "Max's cannon fodder"): the ids are for the record, not for people.
+  const clean = (text) => String(text ?? "").replace(/\s*\(?\b[^\s:()]+:\d+:[A-Za-z]+\d*\)?/g, "");
+  const mm = (v, d = 0) => `${fmt(Math.abs(v), d)} mm`;
+  // A length in the players' units (the tools' Units menu: inches unless they chose mm).
+  const len = (v) => (localStorage.getItem("companion.units") === "mm" ? `${fmt(Math.abs(v), 0)} mm` : inch(Math.abs(v)));
 
   // --- talking to the companion ---------------------------------------------------------
   async function api(path, body) {
@@ -82,11 +88,70 @@
       row.children[0].append(html("span", { class: "swatch" }), document.createTextNode(""));
       rows.append(row);
     }
+    // The halo marks the car whose turn it is; the tap area keeps a small car tappable on a
+    // phone (at least TAP_PX square on the screen, whatever the board's scale).
+    if (!group.querySelector(".halo")) group.prepend(el("circle", { class: "halo", r: c.length_mm / 2 + 16 }));
+    // Tap areas lie under every car (their own layer), so one never covers another car.
+    const hit = el("rect", { class: "hit", "data-hit-for": c.id, transform: group.getAttribute("transform") || "" });
+    hitLayer.append(hit);
+    hit.addEventListener("click", (ev) => select(nearestCar(ev, c.id)));
     group.addEventListener("click", () => select(c.id));
     label.addEventListener("click", () => select(c.id));
-    car = { group, label, row, shown: null, target: null, width: c.width_mm, length: c.length_mm, name: c.name };
+    car = { group, label, row, hit, shown: null, target: null, width: c.width_mm, length: c.length_mm, name: c.name };
+    fitTapArea(car);
     cars.set(c.id, car);
     return car;
+  }
+
+  // --- sizes on the screen -------------------------------------------------------------------
+  // The board is drawn in table millimetres at whatever scale the window gives it (a phone
+  // shows 1.2 m in 360 px): labels and tap areas are sized in screen pixels instead, through
+  // --u (millimetres per screen pixel), so they stay readable and tappable.
+  const TAP_PX = 44;
+  let unitsPerPx = 1;
+  const hitLayer = carLayer.parentNode.insertBefore(el("g", { id: "car-hits" }), carLayer);
+  function fitTapArea(car) {
+    const hit = car.hit;
+    if (!hit) return;
+    const w = Math.max(car.length || 75, TAP_PX * unitsPerPx), h = Math.max(car.width || 32, TAP_PX * unitsPerPx);
+    hit.setAttribute("x", -w / 2); hit.setAttribute("y", -h / 2);
+    hit.setAttribute("width", w); hit.setAttribute("height", h);
+  }
+  function fitToScreen() {
+    const m = board.getScreenCTM();
+    if (!m || !m.a) return;
+    unitsPerPx = 1 / Math.hypot(m.a, m.b);
+    board.style.setProperty("--u", `${unitsPerPx.toFixed(3)}px`);
+    for (const car of cars.values()) fitTapArea(car);
+  }
+  window.addEventListener("resize", fitToScreen);
+  // Tap areas overlap where cars stand closer than a fingertip on the screen: a tap takes the
+  // car whose centre is nearest to it, not whichever area happens to be drawn on top.
+  function nearestCar(ev, fallback) {
+    const m = board.getScreenCTM();
+    if (!m || ev.clientX === undefined) return fallback;
+    const pt = board.createSVGPoint();
+    pt.x = ev.clientX; pt.y = ev.clientY;
+    const at = pt.matrixTransform(m.inverse());
+    let best = fallback, bestD = Infinity;
+    for (const [id, car] of cars) {
+      if (!car.shown) continue;
+      const d = Math.hypot(car.shown.x - at.x, depth - car.shown.y - at.y);
+      if (d < bestD) { bestD = d; best = id; }
+    }
+    return best;
+  }
+
+  // The car whose turn it is: a halo on the table (and its name in the table-side view).
+  function actingCar() {
+    const g = state.game;
+    if (!g || !g.game) return null;
+    const a = g.game.active ?? (g.activation ? g.activation.active : null);
+    return a === null || a === undefined ? null : Number(a);
+  }
+  function drawActing() {
+    const a = actingCar();
+    for (const [id, car] of cars) car.group.classList.toggle("acting", id === a);
   }
 
   // Gates: the line between the posts, the posts (A on the driver's left), the
@@ -160,10 +225,12 @@
       setText(cells[5], c.stale ? `unseen ${fmt(c.age_s)} s${c.why_stale ? `: ${staleWords(c.why_stale)}` : ""}` : "seen");
     }
     for (const [id, car] of cars) {
-      if (!present.has(id)) { car.group.remove(); car.label.remove(); car.row.remove(); cars.delete(id); }
+      if (!present.has(id)) { car.group.remove(); car.hit.remove(); car.label.remove(); car.row.remove(); cars.delete(id); }
     }
     drawGates(s.gates);
     if (panel) drawGhosts();
+    if (panel) drawActing();
+    followRuler();
     setText($("source"), `${s.source.description}: ${s.source.status}`);
     setText($("camera"), s.camera
       ? `camera ${s.camera.calibrated ? "calibrated" : "estimated"}, anchors ±${fmt(s.camera.reprojection_mm, 2)} mm`
@@ -260,6 +327,7 @@
       moving = true;
       car.drawnOnce = true;
       car.group.setAttribute("transform", `translate(${s.x} ${depth - s.y}) rotate(${-s.h})`);
+      car.hit.setAttribute("transform", car.group.getAttribute("transform"));
       car.label.setAttribute("x", s.x);
       car.label.setAttribute("y", depth - s.y - car.width / 2 - 14);
     }
@@ -287,6 +355,11 @@
     for (const f of hooks.game) f(g);
     drawBoard(g);
     drawGhosts();
+    drawActing();
+    showTableSide(g);
+    actionChecks.clear();
+    rulerLast = null;
+    followRuler();
     if (state.selected !== null) loadCar(state.selected);
   }
 
@@ -309,7 +382,7 @@
     box.hidden = !p;
     if (!p) return;
     $("choice-title").textContent = `${p.player}, your choice`;
-    $("choice-asked").textContent = `${p.player} chooses ${p.purpose}${p.who ? ` (${p.who})` : ""}.`;
+    $("choice-asked").textContent = clean(`${p.player} chooses ${p.purpose}${p.who ? ` (${p.who})` : ""}.`);
     const key = JSON.stringify([p.player, p.purpose, p.options]);
     const opts = $("choice-options");
     if (opts.dataset.key !== key) {
@@ -317,7 +390,7 @@
       opts.replaceChildren(...p.options.map((o) => html("button", {
         type: "button", "data-choice": String(o.value), disabled: !state.canChange,
         onclick: () => act("choice", { player: p.player, value: o.value }, $("choice-error")),
-        text: `${p.player} chooses: ${o.label}` })));
+        text: `${p.player} chooses: ${clean(o.label)}` })));
     }
     for (const b of opts.querySelectorAll("button")) b.disabled = !state.canChange;
     $("choice-cancel").disabled = !state.canChange;
@@ -331,7 +404,7 @@
     box.hidden = !p;
     state.pendingDice = pending;
     if (!p) return;
-    $("dice-asked").textContent = `${p.asked}`;
+    $("dice-asked").textContent = clean(p.asked);
     $("dice-so-far").replaceChildren(...p.so_far.map((d) =>
       html("li", { text: `${d.asked}: ${d.faces.join(", ")} (${d.source})` })));
     const inputs = $("dice-inputs");
@@ -352,27 +425,49 @@
     return `${r.asked}: rolled ${r.face}${mods ? ` ${mods} = ${r.total}` : ""}`;
   }
 
+  // The last outcome in one line a player reads at a glance ("HIT: the Rust Bucket takes 4");
+  // how it was worked out is folded below it.
+  function outcomeHeadline(e) {
+    const o = e.outcome || {};
+    if (e.kind === "action") {
+      const result = String(o.result || "done").toUpperCase();
+      const what = (o.events || []).slice(0, 2).map(clean).join("; ");
+      return `${result}: ${what || clean(o.act || e.detail.act || "")}`;
+    }
+    if (e.kind === "round") return o.first ? `Round ${o.round}: ${o.first} goes first` : o.round !== undefined ? `Round ${o.round}` : `Turn ${o.turn ?? ""}`;
+    return "Turn ended";
+  }
+  // Folded on a phone (the car's card stays in view), open where there is room.
+  const roomy = () => window.matchMedia("(min-width: 901px) and (orientation: landscape)").matches;
   function showOutcome(g) {
     const box = $("outcome");
     const last = g.last_outcome;
     if (!last || !g.game) { box.hidden = true; return; }
     box.hidden = false;
     if (last.undone) {
-      box.replaceChildren(html("h2", { text: "Undone" }),
+      box.replaceChildren(html("h2", { class: "headline", id: "outcome-headline", text: "Undone" }),
         html("p", { text: `Event ${last.undone.undid} (${last.undone.kind}) is taken back; the game is as it was before it.` }));
     } else {
       const e = last.event, o = e.outcome || {};
-      const title = e.kind === "action" ? `${(o.act || e.detail.act || "").toUpperCase()}: ${o.result || "done"}`
-        : e.kind === "round" ? (o.first ? `Round ${o.round}: ${o.first} goes first` : o.round !== undefined ? `Round ${o.round}` : `Turn ${o.turn ?? ""}`)
-        : "Turn ended";
+      const title = e.kind === "action" ? `${(o.act || e.detail.act || "").toUpperCase()}: ${o.result || "done"}` : "";
       const steps = html("ol", { class: "steps" });
-      if (o.range) steps.append(html("li", { text: `range ${inch(o.range.value_mm)} (± ${fmt(o.range.sigma_mm, 2)} mm) against ${inch(o.range.threshold_mm, 0)}: margin ${fmt(o.range.margin_mm)} mm` }));
-      if (o.arc) steps.append(html("li", { text: `in the arc: ${outcomeWord[o.arc.outcome]}, ${fmt(o.arc.margin_mm)} mm inside its edge ± ${fmt(o.arc.sigma_mm, 2)} mm` }));
-      for (const r of o.rolls || []) steps.append(html("li", { text: rollLine(r) }));
-      for (const d of e.dice) steps.append(html("li", { class: "dim", text: `dice thrown: ${d.asked}: ${d.faces.join(", ")} (${d.source})` }));
+      if (o.range) steps.append(html("li", { text: `range ${inch(o.range.value_mm)} ± ${o.range.sigma_mm < 0.127 ? "<0.01 in" : inch(o.range.sigma_mm)} against ${inch(o.range.threshold_mm, 0)}: ${inch(Math.abs(o.range.margin_mm))} ${o.range.margin_mm >= 0 ? "inside" : "beyond"} it` }));
+      if (o.arc) steps.append(html("li", { text: `in the arc: ${outcomeWord[o.arc.outcome]}, ${mm(o.arc.margin_mm, 1)} ${o.arc.margin_mm >= 0 ? "inside" : "outside"} its edge ± ${fmt(o.arc.sigma_mm, 2)} mm` }));
+      // Each die once: a roll says where its die came from; dice no roll names are listed as thrown.
+      const dice = [...(e.dice || [])];
+      for (const r of o.rolls || []) {
+        const i = dice.findIndex((d) => d.asked === r.asked || (d.faces.length === 1 && d.faces[0] === r.face));
+        const from = i >= 0 ? dice.splice(i, 1)[0].source : null;
+        steps.append(html("li", { text: clean(rollLine(r)) + (from ? ` (${from})` : "") }));
+      }
+      for (const d of dice) steps.append(html("li", { text: `${clean(d.asked)}: threw ${d.faces.join(", ")} (${d.source})` }));
       if (o.initiative) steps.append(html("li", { text: "initiative: " + Object.entries(o.initiative).map(([p, v]) => `${p} ${v}`).join(", ") }));
-      for (const ev of o.events || []) steps.append(html("li", { class: "event", text: ev }));
-      box.replaceChildren(html("h2", { text: title }), steps);
+      for (const ev of (o.events || []).slice(2)) steps.append(html("li", { class: "event", text: clean(ev) }));
+      const folded = html("details", { class: "outcome-details", id: "outcome-details" },
+        html("summary", { text: `${title ? title + " · " : ""}how it was worked out` }), steps);
+      folded.open = roomy();
+      box.replaceChildren(html("h2", { class: "headline", id: "outcome-headline", text: outcomeHeadline(e) }),
+        steps.children.length ? folded : title ? html("p", { class: "dim", text: title }) : "");
     }
     if (g.can_undo && state.canChange) {
       box.append(html("button", { id: "undo", onclick: () => act("undo"), text: "Undo the last resolution" }));
@@ -555,12 +650,97 @@
       c.overlays.about ? html("p", { class: "dim", id: "overlay-about", text: c.overlays.about }) : "",
       c.premeasure && !c.premeasure.allowed ? html("p", { class: "note", id: "no-premeasure", text: c.premeasure.why }) : "",
       html("p", { class: "dim", text: "Distance from closest point to closest point (the line on the table); margin: how far inside (+) or outside (−) the rule's limit; ± the measurement's doubt (1 sigma)." }));
-    // Actions.
-    const acts = c.actions.map((a) => html("button", { "data-act": a.act, disabled: !state.canChange || !!state.pendingDice, onclick: () => openAction(a), text: a.label }));
-    $("car-actions").replaceChildren(html("h3", { text: "Actions" }), acts.length ? html("p", { class: "actions" }, ...acts) : html("p", { class: "dim", text: "No crew to act." }));
+    showActions(c);
     drawOverlays(c);
     // An open action's conditions follow the cars (its form stays as the player left it).
     if (openForm && openForm.spec && $("preview")) previewAction();
+  }
+
+  // --- actions, and why one cannot be taken now ------------------------------------------------
+  // Said before it is chosen: what the page knows (watching, a roll or a choice waiting) once for
+  // all, else the rules' own answer to the action as its form would first send it (api/preview,
+  // asked once per car, action and game version). An action with a choice in its form (a target,
+  // a warrior) is asked with each of the first choice's options (up to VARIANTS): refused only
+  // when every one is, else its button stays and the refusal is said of the choice it names.
+  const actionChecks = new Map();      // "version:marker:act" -> the preview's answer, or "asking"
+  const VARIANTS = 6;
+  function firstBody(c, a, variant = 0) {
+    const body = { act: a.act };
+    let varied = false;
+    for (const f of a.fields) {
+      if (f.kind === "fixed") body[f.name] = f.value;
+      else if (f.kind === "choice" && !f.optional) {
+        const choices = f.choices_by ? (f.choices_by[String(body[f.depends_on])] || []) : (f.choices || []);
+        const best = f.name === "target"
+          ? (c.targets || []).find((t) => t.shootable && choices.some((x) => String(x.value) === String(t.marker))) : null;
+        let pick = best ? choices.find((x) => String(x.value) === String(best.marker)) : choices[0];
+        if (!varied && choices.length > 1) {
+          varied = true;
+          if (variant > 0) pick = choices.filter((x) => x !== pick)[variant - 1];
+        }
+        if (pick) body[f.name] = pick.value;
+      } else if (f.kind === "number" && !f.optional && f.minimum !== null && f.minimum !== undefined) body[f.name] = f.minimum;
+      else if (f.kind === "flag") body[f.name] = false;
+    }
+    return body;
+  }
+  function variants(a) {
+    const f = a.fields.find((x) => x.kind === "choice" && !x.optional && (x.choices || []).length > 1);
+    return f ? Math.min(f.choices.length, VARIANTS) : 1;
+  }
+  function globalWhyNot() {
+    if (!state.canChange) return "Watching: enter the table's PIN to play.";
+    const p = state.pendingDice;
+    if (p) return p.waiting === "choice" ? `Waiting for ${p.player}'s choice first (above).` : `Waiting for the dice first: ${clean(p.asked)}.`;
+    const g = state.game;
+    if (g && g.game && g.game.state && g.game.state.over) return "The game is over.";
+    return null;
+  }
+  function rulesWhyNot(c, a) {
+    if (a.fields.some((f) => f.kind === "table_point")) return null;      // asked once the point is picked
+    const key = `${state.gameVersion}:${c.card.marker}:${a.act}`;
+    const got = actionChecks.get(key);
+    if (got === undefined) {
+      actionChecks.set(key, "asking");
+      const asks = [];
+      for (let i = 0; i < variants(a); i++) asks.push(api("preview", firstBody(c, a, i)).catch((e) => ({ ok: false, why: e.message })));
+      Promise.all(asks).then((answers) => actionChecks.set(key, { ok: answers.some((r) => r.ok), first: answers[0] }))
+        .finally(() => { if (state.car && state.car.card.marker === c.card.marker) showActions(state.car); });
+      return null;
+    }
+    if (got === "asking") return null;
+    // A move read from the table may be refused only because the car is not there yet: it
+    // keeps its button, and the reason is said as "not yet".
+    const onTable = a.fields.some((f) => f.kind === "table_pose" || f.kind === "table_path");
+    if (!got.ok) return { off: !onTable, refused: true, why: clean(got.first.why) };
+    return got.first.ok ? null : { off: false, refused: false, why: clean(got.first.why) };
+  }
+  function showActions(c) {
+    let all = globalWhyNot();
+    const answers = c.actions.map((a) => (all ? null : rulesWhyNot(c, a)));
+    // One reason refusing every action (not its turn) is said once, above them: what they
+    // share up to the first ";" (the rest names each action's own crew).
+    const head = (r) => r.why.split(";")[0];
+    if (!all && answers.length > 1 && answers.every((r) => r && r.refused && head(r) === head(answers[0]))) {
+      all = head(answers[0]).charAt(0).toUpperCase() + head(answers[0]).slice(1) + ".";
+      answers.fill(null);
+    }
+    const rowsA = c.actions.map((a, i) => {
+      const r = answers[i];
+      const off = !!all || (!!r && r.off);
+      return html("div", { class: `action-row${off ? " refused" : ""}`, "data-act-row": a.act },
+        html("button", { type: "button", "data-act": a.act, disabled: off, onclick: () => openAction(a), text: a.label,
+                         "aria-describedby": r ? `why-${a.act}` : all ? "actions-why" : null }),
+        r ? html("span", { class: r.off ? "why-not" : "why-not maybe", id: `why-${a.act}`,
+                           text: r.off ? r.why : r.refused ? `not yet: ${r.why}` : `not every choice: ${r.why}` }) : null);
+    });
+    const key = JSON.stringify([all, rowsA.map((r) => r.textContent + r.className)]);
+    if ($("car-actions").dataset.key === key && $("car-actions").dataset.car === String(c.card.marker)) return;
+    $("car-actions").dataset.key = key;
+    $("car-actions").dataset.car = String(c.card.marker);
+    $("car-actions").replaceChildren(html("h3", { text: "Actions" }),
+      all ? html("p", { class: "why-not", id: "actions-why", text: all }) : "",
+      rowsA.length ? html("div", { class: "actions" }, ...rowsA) : html("p", { class: "dim", text: "No crew to act." }));
   }
 
   // --- picking points on the table ----------------------------------------------------------
@@ -666,6 +846,108 @@
     }
     const key = parts.map((g) => g.getAttribute("data-ghost-for") + g.getAttribute("transform")).join("|");
     if (key !== ghostsDrawn) { ghostsDrawn = key; $("ghosts").replaceChildren(...parts); }
+  }
+
+  // --- the live ruler: a car measured while it is moved -------------------------------------
+  // While a car is moved (the camera sees it leave where its move began), the page says how far
+  // it has come, how much is to spare, whether it could stop here and, if not, what would make
+  // it so ("bring its front bumper 12 mm back into the template"), before anything is committed.
+  // The rules judge it through api/preview: at most one a PREVIEW_MS, and only once the car has
+  // moved PREVIEW_MM (or turned PREVIEW_DEG) since the last one, so a still table asks nothing.
+  const PREVIEW_MS = 250, PREVIEW_MM = 1, PREVIEW_DEG = 1;
+  let rulerLast = null, rulerAt = -Infinity, rulerBusy = false, rulerTimer = null;
+  state.ruler = { previews: 0, car: null, result: null, text: "" };
+  const carSpecs = new Map();          // id -> {version, actions}: the moving car's actions
+  function rulerCar() {
+    const a = actingCar();
+    return a !== null ? a : state.selected;
+  }
+  function moveStart(id) {
+    const act = state.game && state.game.activation;
+    if (!act) return null;
+    return (act.move_from && act.move_from[id]) || (act.start && act.start[id]) || null;
+  }
+  // The car's move as an action to ask the rules about: the one whose pose or path the camera
+  // fills for this car and that asks the player for nothing else.
+  function moveSpec(id) {
+    let actions = state.car && state.car.card && state.car.card.marker === id ? state.car.actions : null;
+    if (!actions) {
+      const got = carSpecs.get(id);
+      if (got && got.version === state.gameVersion) actions = got.actions;
+      else {
+        const version = state.gameVersion;
+        carSpecs.set(id, { version, actions: null });
+        api(`car/${id}`).then((x) => carSpecs.set(id, { version, actions: x.actions }))
+          .catch(() => carSpecs.set(id, { version, actions: [] }));
+      }
+    }
+    return (actions || []).find((a) => a.fields.some((f) => (f.kind === "table_pose" || f.kind === "table_path") && Number(f.of) === id)
+      && a.fields.every((f) => ["fixed", "table_pose", "table_path"].includes(f.kind) || f.optional)) || null;
+  }
+  function hideRuler() {
+    const box = $("ruler-text");
+    if (!box.hidden) box.hidden = true;
+    if ($("move-ruler").firstChild) $("move-ruler").replaceChildren();
+    state.ruler.text = "";
+  }
+  function rulerVerdict(p) {
+    if (!p) return { cls: "", text: "checking…" };
+    const j = p.judged;
+    if (j) {
+      const fix = (j.fix || []).join(" and ");
+      if (j.legal) {
+        const close = j.verdict === "too close to call" || j.verdict === "too_close";
+        return { cls: close ? "close" : "legal", text: close ? "it may stop here, but too close to call"
+          : `it may stop here${j.margin_mm > 0 ? `, ${len(j.margin_mm)} to spare` : ""}` };
+      }
+      const why = clean((j.reasons || [])[0] || "not legal here");
+      const todo = fix || (j.margin_mm < 0 ? `bring it ${len(-j.margin_mm)} back` : "");
+      return { cls: "illegal", text: `not legal here: ${why}${todo ? ` → ${todo}` : ""}` };
+    }
+    return p.ok ? { cls: "legal", text: "the rules take this move" } : { cls: "illegal", text: `not now: ${clean(p.why)}` };
+  }
+  function followRuler() {
+    const g = state.game, id = rulerCar();
+    const car = id === null || id === undefined ? null : cars.get(id);
+    const from = car ? moveStart(id) : null;
+    if (!g || !g.game || !car || !car.target || !from) { hideRuler(); return; }
+    const t = car.target;
+    const moved = Math.hypot(t.x - from[0], t.y - from[1]);
+    const turned = ((t.h - from[2] + 540) % 360) - 180;
+    const box = $("ruler-text");
+    box.hidden = false;
+    if (moved < PREVIEW_MM && Math.abs(turned) < PREVIEW_DEG) {
+      if ($("move-ruler").firstChild) $("move-ruler").replaceChildren();
+      box.className = "ruler-text";
+      setText(box, `${car.name}: not moved yet (its move is measured from here; a dashed outline keeps the place).`);
+      state.ruler.text = box.textContent;
+      return;
+    }
+    $("move-ruler").replaceChildren(el("line", { class: "move-line", x1: from[0], y1: Y(from[1]), x2: t.x, y2: Y(t.y) }));
+    const spec = state.canChange && !state.pendingDice ? moveSpec(id) : null;
+    const last = rulerLast && rulerLast.car === id ? rulerLast : null;
+    if (spec && (!last || Math.hypot(t.x - last.x, t.y - last.y) > PREVIEW_MM || Math.abs(((t.h - last.h + 540) % 360) - 180) > PREVIEW_DEG)) {
+      const wait = PREVIEW_MS - (performance.now() - rulerAt);
+      if (rulerBusy) { /* the answer under way calls again */ }
+      else if (wait > 0) { if (!rulerTimer) rulerTimer = setTimeout(() => { rulerTimer = null; followRuler(); }, wait); }
+      else {
+        rulerBusy = true;
+        rulerAt = performance.now();
+        const pose = { car: id, x: t.x, y: t.y, h: t.h };
+        const body = { act: spec.act };
+        for (const f of spec.fields) if (f.kind === "fixed") body[f.name] = f.value;
+        api("preview", body).then((p) => { state.ruler.result = p; }, (e) => { state.ruler.result = { ok: false, why: e.message }; })
+          .finally(() => {
+            rulerBusy = false; rulerLast = pose; state.ruler.car = id; state.ruler.previews += 1;
+            followRuler();
+          });
+      }
+    }
+    const v = spec ? rulerVerdict(state.ruler.car === id ? state.ruler.result : null) : null;
+    const turnedText = Math.abs(turned) >= 1 ? `, turned ${fmt(Math.abs(turned), 0)}° ${turned > 0 ? "left" : "right"}` : "";
+    box.className = `ruler-text ${v ? v.cls : ""}`;
+    setText(box, `${car.name}: moved ${len(moved)}${turnedText}` + (v ? ` · ${v.text}` : ""));
+    state.ruler.text = box.textContent;
   }
 
   function drawBoard(g) {
@@ -963,7 +1245,7 @@
     }
     carLayer.addEventListener("pointerdown", (ev) => {
       const g = ev.target.closest("[data-car-id]");
-      if (g) start(ev, Number(g.dataset.carId), "slide");
+      if (g) start(ev, nearestCar(ev, Number(g.dataset.carId)), "slide");
     });
     handle.addEventListener("pointerdown", (ev) => {
       ev.stopPropagation();
@@ -1035,6 +1317,93 @@
     });
     return { send, goal };
   })();
+
+  // --- the table-side view: large type for players a step or two from the screen -------------
+  // The acting car, the last result as one headline, what is wanted now; a short beep when dice
+  // or a choice are wanted (on by default, with a mute; a browser lets a page sound only after
+  // a tap or key on it, so the first one unlocks it and the view says so until then).
+  const sound = { on: localStorage.getItem("companion.sound") !== "off", ctx: null, lastKey: null, wanted: 0, beeps: 0 };
+  state.sound = sound;
+  function audio() {
+    if (!sound.ctx) {
+      const Ctx = window.AudioContext || window.webkitAudioContext;
+      if (!Ctx) return null;
+      sound.ctx = new Ctx();
+      sound.ctx.onstatechange = showSoundNote;
+    }
+    return sound.ctx;
+  }
+  function unlockAudio() {
+    if (!sound.on) return;
+    const c = audio();
+    if (c && c.state !== "running") c.resume().then(showSoundNote, () => {});
+  }
+  document.addEventListener("pointerdown", unlockAudio, true);
+  document.addEventListener("keydown", unlockAudio, true);
+  function beep() {
+    sound.wanted += 1;
+    if (!sound.on) return;
+    const c = audio();
+    if (!c || c.state !== "running") { showSoundNote(); return; }
+    const osc = c.createOscillator(), gain = c.createGain(), t0 = c.currentTime;
+    osc.frequency.value = 880;
+    gain.gain.setValueAtTime(0.0001, t0);
+    gain.gain.exponentialRampToValueAtTime(0.3, t0 + 0.02);
+    gain.gain.exponentialRampToValueAtTime(0.0001, t0 + 0.25);
+    osc.connect(gain).connect(c.destination);
+    osc.start(t0);
+    osc.stop(t0 + 0.3);
+    sound.beeps += 1;
+  }
+  function showSoundNote() {
+    const b = $("sound-toggle");
+    b.setAttribute("aria-pressed", String(sound.on));
+    b.textContent = sound.on ? "Sound on" : "Sound off";
+    const blocked = sound.on && (!sound.ctx || sound.ctx.state !== "running");
+    setText($("ts-sound"), !sound.on ? "Sound is off." : blocked ? "Tap anywhere on the page to let it beep when dice or a choice are wanted." : "");
+  }
+  $("sound-toggle").addEventListener("click", () => {
+    sound.on = !sound.on;
+    localStorage.setItem("companion.sound", sound.on ? "on" : "off");
+    if (sound.on) unlockAudio();
+    showSoundNote();
+  });
+  function wantedNow(g) {
+    const p = g.pending;
+    if (p && p.waiting === "choice") return { kind: "choice", text: clean(`${p.player}, choose ${p.purpose}`) };
+    if (p) return { kind: "dice", text: `Dice, please: ${clean(p.asked)}` };
+    if (!g.game) return { kind: "setup", text: "No game yet: start one in Setup." };
+    const a = actingCar(), car = a === null ? null : cars.get(a);
+    if (car) return { kind: "move", text: `Move the ${car.name}, or act with it` };
+    return { kind: "turn", text: describeTurn(g) };
+  }
+  function showTableSide(g) {
+    const w = wantedNow(g);
+    const key = w.kind === "dice" || w.kind === "choice" ? w.text + JSON.stringify(g.pending.so_far || []) : null;
+    if (key && key !== sound.lastKey) beep();
+    sound.lastKey = key;
+    const a = actingCar(), car = a === null ? null : cars.get(a);
+    setText($("ts-acting"), car ? `The ${car.name}'s turn` : describeTurn(g));
+    $("ts-acting").style.setProperty("--car", car ? carColour(a) : "transparent");
+    const last = g.game ? g.last_outcome : null;
+    setText($("ts-headline"), !last ? "" : last.undone ? "Undone" : outcomeHeadline(last.event));
+    setText($("ts-wanted"), w.text);
+    $("ts-wanted").dataset.kind = w.kind;
+    showSoundNote();
+  }
+  function setView(tableSide) {
+    document.body.classList.toggle("tableside", tableSide);
+    $("tableside").hidden = !tableSide;
+    $("view-toggle").setAttribute("aria-pressed", String(tableSide));
+    $("view-toggle").textContent = tableSide ? "Full view" : "Table view";
+    const u = new URL(location.href);
+    if (tableSide) u.searchParams.set("view", "table"); else u.searchParams.delete("view");
+    history.replaceState(null, "", u);
+    requestAnimationFrame(fitToScreen);
+  }
+  $("view-toggle").addEventListener("click", () => setView(!document.body.classList.contains("tableside")));
+  setView(new URLSearchParams(location.search).get("view") === "table");
+  showSoundNote();
 
   // --- tabs, login --------------------------------------------------------------------------
   function showTab(name) {

@@ -1,0 +1,134 @@
+"""The page on a phone held in portrait (390 x 844 CSS px, as an iPhone 12-15 shows it), in a
+real Chromium on the playable demo table (issue 19): car and terrain labels readable on the
+board (at least 11 px high on the screen however small the table is drawn), every control a
+44 px tap target (cars too), the dice request in view wherever the page is scrolled, the last
+outcome folded so the car's card follows it closely, the rule-system menu inside the screen,
+and the live ruler and refused actions as on the desktop."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
+from tests.test_browser_demo import open_demo
+from tests.test_browser_play_view import INTERCEPTOR, new_game, play_round, type_dice
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "has_touch": True}
+TAP_PX = 44
+LABEL_PX = 11
+
+
+@pytest.fixture(scope="module")
+def server():
+    yield from _demo(scripted=False)
+
+
+def in_view(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 844 and box["x"] >= 0 \
+        and box["x"] + box["width"] <= 390
+
+
+def small_targets(page) -> list[str]:
+    """Every visible button, menu and link the player taps, smaller than 44 x 44 px."""
+    return page.evaluate("""(min) => [...document.querySelectorAll('button, select, a, summary, input')]
+        .filter((e) => e.offsetParent !== null && getComputedStyle(e).visibility !== 'hidden')
+        .map((e) => [e.id || e.dataset.act || e.textContent.trim().slice(0, 20) || e.tagName, e.getBoundingClientRect()])
+        .filter(([, r]) => r.width > 0 && (r.height < min || r.width < min))
+        .map(([n, r]) => `${n}: ${r.width.toFixed(0)} x ${r.height.toFixed(0)}`)""", TAP_PX)
+
+
+def test_labels_are_readable_and_every_target_is_a_fingertip_wide(server, browser):
+    page, errors = open_demo(browser, server, **PHONE)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # Board text at least 11 px high on the screen (the board is drawn at about 0.28 px per mm).
+    heights = page.evaluate("""[...document.querySelectorAll('#labels text, #terrain text, .gate-name')]
+        .map((t) => [t.textContent, t.getBoundingClientRect().height])""")
+    assert len(heights) >= 7
+    assert all(h >= LABEL_PX for _, h in heights), heights
+    scale = page.evaluate("document.getElementById('board').getScreenCTM().a")
+    assert scale < 0.4                                   # a phone's board, not a desktop's
+    # Cars: each one's tap area at least 44 px square on the screen, though the car is ~21 px long.
+    for car in range(10, 15):
+        hit = page.locator(f'#car-hits [data-hit-for="{car}"]').bounding_box()
+        assert hit["width"] >= TAP_PX - 0.5 and hit["height"] >= TAP_PX - 0.5, (car, hit)
+    # A tap beside a car (off its body, in its tap area) takes the car nearest the finger.
+    body = page.locator(f'#cars [data-car-id="{INTERCEPTOR}"] .body').bounding_box()
+    assert body["height"] < 20
+    page.touchscreen.tap(body["x"] + body["width"] / 2, body["y"] + body["height"] + 8)
+    page.wait_for_selector('#car-sheet[data-car="10"]')
+    assert small_targets(page) == []
+    page.click('#tabs [data-tab="setup"]')
+    # The rule-system menu stays inside the screen.
+    menu = page.locator("#setup-rules").bounding_box()
+    assert menu["x"] >= 0 and menu["x"] + menu["width"] <= 390
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert small_targets(page) == []
+    page.click('#tabs [data-tab="car"]')
+    assert errors == [], errors
+    page.close()
+
+
+def test_the_dice_request_stays_in_view_and_the_outcome_does_not_push_the_card_away(server, browser):
+    page, errors = open_demo(browser, server, **PHONE)
+    new_game(page)
+    page.click('#tabs [data-tab="round"]')
+    page.click("#start-round")
+    page.wait_for_selector("#dice:not([hidden])")
+    # Asked for at the top of the page, and after scrolling to its very bottom: in view both times.
+    page.evaluate("window.scrollTo(0, 0)")
+    assert in_view(page, "#dice") and in_view(page, "#dice-use") and in_view(page, "#dice-inputs input")
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    page.wait_for_timeout(100)
+    assert in_view(page, "#dice") and in_view(page, "#dice-use")
+    assert small_targets(page) == []
+    snap(page, "phone-dice-in-view")
+    # Typed on the phone; nothing of the page hides behind the request (it leaves room below).
+    page.evaluate("window.scrollTo(0, 0)")
+    for _ in range(2):
+        who = page.inner_text("#dice-asked")
+        type_dice(page, 6 if "Max" in who else 1)
+    page.wait_for_selector("#dice", state="hidden")
+    acting = page.evaluate("window.companion.game.game.active")
+    assert acting == INTERCEPTOR
+    page.locator(f'#cars [data-car-id="{acting}"] .body').tap(force=True)
+    page.wait_for_selector('#car-sheet[data-car="10"]')
+    # The last outcome: one headline, its working folded, so the car's card follows it closely.
+    page.wait_for_selector("#outcome-headline")
+    assert page.inner_text("#outcome-headline") == "Round 1: Max goes first"
+    assert not page.evaluate("document.getElementById('outcome-details').open")
+    outcome = page.locator("#outcome").bounding_box()
+    card = page.locator("#car-sheet").bounding_box()
+    assert outcome["height"] < 170, outcome
+    assert card["y"] - (outcome["y"] + outcome["height"]) < 30
+    # Scrolled to the panel, the headline and the card's top are on the screen together.
+    page.locator("#outcome").scroll_into_view_if_needed()
+    page.evaluate("document.getElementById('outcome').scrollIntoView({ block: 'start' })")
+    assert in_view(page, "#outcome-headline")
+    assert page.locator("#car-sheet").bounding_box()["y"] < 844 - 120
+    # Its actions, with the ruler above the board, as on a desktop.
+    assert page.locator('#car-actions button[data-act="move"]').is_enabled()
+    page.evaluate("window.scrollTo(0, 0)")
+    assert in_view(page, "#ruler-text") and "not moved yet" in page.inner_text("#ruler-text")
+    snap(page, "phone-card-after-outcome")
+    assert errors == [], errors
+    page.close()
+
+
+def test_a_phone_sees_why_an_action_cannot_be_taken(server, browser):
+    page, errors = open_demo(browser, server, **PHONE)
+    new_game(page)
+    play_round(page, max_first=False)                    # Furiosa first: the Interceptor waits
+    page.locator(f'#cars [data-car-id="{INTERCEPTOR}"] .body').tap(force=True)
+    page.wait_for_selector('#car-sheet[data-car="10"]')
+    page.wait_for_selector("#actions-why", state="visible", timeout=10000)
+    assert "turn" in page.inner_text("#actions-why")
+    page.locator("#car-actions").scroll_into_view_if_needed()
+    assert in_view(page, "#actions-why")
+    buttons = page.locator("#car-actions button[data-act]")
+    assert all(buttons.nth(i).is_disabled() for i in range(buttons.count()))
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert errors == [], errors
+    page.close()
