@@ -1064,15 +1064,18 @@
         : `✓ Its conditions hold.${p.needs ? ` It needs ${p.needs}.` : " It needs no dice."}` }));
     const m = p.measured;
     if (m) {
-      if (m.range) lines.push(html("p", { class: "num", text: `Range: ${m.range_text || outcomeWord[m.range.outcome]} (margin ${fmt(m.range.margin_mm)} mm).` }));
-      for (const a of m.arcs || (m.arc ? [m.arc] : [])) lines.push(html("p", { class: "num", text: `${a.mount || "the"} arc: ${outcomeWord[a.outcome]}, ${fmt(a.margin_mm)} mm inside its edge ± ${fmt(a.sigma_mm, 2)} mm.` }));
+      // range_text says it in the book's unit; a margin in mm beside it would mix units in one line.
+      if (m.range) lines.push(html("p", { class: "num", text: `Range: ${m.range_text || outcomeWord[m.range.outcome]}.` }));
+      // A margin's sign is said in words ("12.0 mm outside"), never "-12.0 mm inside".
+      for (const a of m.arcs || (m.arc ? [m.arc] : [])) lines.push(html("p", { class: "num", text: `${a.mount || "the"} arc: ${outcomeWord[a.outcome]}, ${fmt(Math.abs(a.margin_mm))} mm ${a.margin_mm >= 0 ? "inside" : "outside"} its edge ± ${fmt(a.sigma_mm, 2)} mm.` }));
       lineLayer.querySelector(".chosen")?.remove();
       if (m.line) drawLine(m.line, "chosen");
     }
     if (p.judged) {
-      const j = p.judged, reasons = (j.reasons || []).join("; ");
+      // The refusal above already gives the rules' reasons: each is said once.
+      const j = p.judged, reasons = (j.reasons || []).filter((r) => !(p.why || "").includes(r)).join("; ");
       lines.push(html("p", { class: "num", text: j.margin_mm !== undefined && j.template
-        ? `Move: ${j.legal ? "legal" : "not legal"}; front bumper ${fmt(j.margin_mm)} mm ${j.margin_mm >= 0 ? "inside" : "outside"} the ${j.template} template region ± ${fmt(j.sigma_mm, 2)} mm.${reasons ? " " + reasons : ""}`
+        ? `Move: ${j.legal ? "legal" : "not legal"}; front bumper ${fmt(Math.abs(j.margin_mm))} mm ${j.margin_mm >= 0 ? "inside" : "outside"} the ${j.template} template region ± ${fmt(j.sigma_mm, 2)} mm.${reasons ? " " + reasons : ""}`
         : `Move: ${j.legal ? "legal" : "not legal"}.${reasons ? " " + reasons : ""}` }));
     }
     box.replaceChildren(...lines);
