@@ -41,6 +41,9 @@
   const mm = (v, d = 0) => `${fmt(Math.abs(v), d)} mm`;
   // A length in the players' units (the tools' Units menu: inches unless they chose mm).
   const len = (v) => (localStorage.getItem("companion.units") === "mm" ? `${fmt(Math.abs(v), 0)} mm` : inch(Math.abs(v)));
+  // A doubt in the same unit as the length beside it (one unit a line).
+  const lenDoubt = (v) => (localStorage.getItem("companion.units") === "mm" ? `${fmt(v, 2)} mm`
+    : v < 0.127 ? "<0.01 in" : inch(v));
 
   // --- talking to the companion ---------------------------------------------------------
   async function api(path, body) {
@@ -632,13 +635,13 @@
 
   function showTargetsAndActions(c) {
     // Targets with every measurement, margin and doubt.
-    const arcText = (a) => `${a.mount ? a.mount + ": " : ""}${outcomeWord[a.outcome]} (${a.margin_mm >= 0 ? "+" : ""}${fmt(a.margin_mm)} ± ${fmt(a.sigma_mm, 2)} mm)`;
+    const arcText = (a) => `${a.mount ? a.mount + ": " : ""}${outcomeWord[a.outcome]} (${len(a.margin_mm)} ${a.margin_mm >= 0 ? "inside" : "outside"} ± ${lenDoubt(a.sigma_mm)})`;
     const rowsT = c.targets.map((t) => {
       const arcs = Array.isArray(t.arcs) ? t.arcs.map(arcText).join("; ") : t.arc ? arcText(t.arc) : "";
       return html("tr", { "data-target": t.marker, class: t.shootable ? "shootable" : "",
                           onmouseenter: () => t.line && drawLine(t.line, "hover"), onmouseleave: () => lineLayer.querySelector(".hover")?.remove() },
         html("td", {}, html("span", { class: "swatch", style: `--car: ${carColour(t.marker)}` }), t.label || t.name),
-        html("td", { class: "num", text: t.distance_mm !== undefined ? `${inch(t.distance_mm)} ± ${fmt(t.sigma_mm, 2)} mm` : t.square ? `square ${t.square}` : "—" }),
+        html("td", { class: "num", text: t.distance_mm !== undefined ? `${len(t.distance_mm)} ± ${lenDoubt(t.sigma_mm)}` : t.square ? `square ${t.square}` : "—" }),
         t.range ? html("td", { class: `verdict ${t.range.outcome}`, title: t.range_text || "", text: `${outcomeWord[t.range.outcome]} (${t.range.margin_mm >= 0 ? "+" : ""}${fmt(t.range.margin_mm)} mm)` })
           : html("td", { class: "dim", text: "—" }),
         html("td", { text: arcs || (Array.isArray(t.arcs) && !t.range ? "no guns" : "—") }),
@@ -1118,8 +1121,8 @@
     try {
       const m = await api(`measure?a=${$("measure-a").value}&b=${$("measure-b").value}`);
       out.replaceChildren(html("p", { class: "num", id: "measured", text:
-        `${m.names[0]} to ${m.names[1]}: ${fmt(m.distance_mm)} mm (${inch(m.distance_mm)}) ± ${fmt(m.sigma_mm, 2)} mm, closest point to closest point; ` +
-        `centres ${fmt(m.centre_distance_mm)} ± ${fmt(m.centre_sigma_mm, 2)} mm. ${m.names[1]} in ${m.names[0]}'s front arc: ${outcomeWord[m.in_front_arc.outcome]}; ` +
+        `${m.names[0]} to ${m.names[1]}: ${len(m.distance_mm)} ± ${lenDoubt(m.sigma_mm)}, closest point to closest point; ` +
+        `centres ${len(m.centre_distance_mm)} ± ${lenDoubt(m.centre_sigma_mm)}. ${m.names[1]} in ${m.names[0]}'s front arc: ${outcomeWord[m.in_front_arc.outcome]}; ` +
         `rear arc: ${outcomeWord[m.in_rear_arc.outcome]}. Line of sight: ${m.line_of_sight.clear ? "clear" : "blocked by " + m.line_of_sight.blocked_by.join(", ")}.` }));
       lineLayer.querySelector(".ruler")?.remove();
       drawLine(m.line, "ruler");
