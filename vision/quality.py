@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .refine import _bilinear
+
 #: Where along each edge to probe (fractions of its length): clear of the corners.
 _ALONG = np.linspace(0.2, 0.8, 8)
 #: Sampling step across an edge (px).
@@ -291,14 +293,3 @@ def judge(markers: tuple[MarkerQuality, ...], global_blur: float | None = None, 
     verdict = "poor" if "poor" in levels else "marginal" if levels else "ok"
     return FrameQuality(markers, verdict, tuple(advice), global_blur, notes)
 
-
-def _bilinear(gray: np.ndarray, xy: np.ndarray) -> np.ndarray:
-    h, w = gray.shape
-    x = np.clip(xy[..., 0], 0, w - 1.001)
-    y = np.clip(xy[..., 1], 0, h - 1.001)
-    x0 = x.astype(np.int32)
-    y0 = y.astype(np.int32)
-    fx, fy = x - x0, y - y0
-    top = gray[y0, x0] * (1 - fx) + gray[y0, x0 + 1] * fx
-    bottom = gray[y0 + 1, x0] * (1 - fx) + gray[y0 + 1, x0 + 1] * fx
-    return top * (1 - fy) + bottom * fy

@@ -635,14 +635,16 @@
 
   function showTargetsAndActions(c) {
     // Targets with every measurement, margin and doubt.
-    const arcText = (a) => `${a.mount ? a.mount + ": " : ""}${outcomeWord[a.outcome]} (${len(a.margin_mm)} ${a.margin_mm >= 0 ? "inside" : "outside"} ± ${lenDoubt(a.sigma_mm)})`;
+    // Margins said in words, never signed: "13.4 mm outside", not "-13.4 mm inside".
+    const arcText = (a) => `${a.mount ? a.mount + ": " : ""}${outcomeWord[a.outcome]} (${len(Math.abs(a.margin_mm))} ${a.margin_mm >= 0 ? "inside" : "outside"} ± ${lenDoubt(a.sigma_mm)})`;
+    const rangeText = (r) => `${outcomeWord[r.outcome]} (${len(Math.abs(r.margin_mm))} ${r.margin_mm >= 0 ? "inside" : "beyond"} it)`;
     const rowsT = c.targets.map((t) => {
       const arcs = Array.isArray(t.arcs) ? t.arcs.map(arcText).join("; ") : t.arc ? arcText(t.arc) : "";
       return html("tr", { "data-target": t.marker, class: t.shootable ? "shootable" : "",
                           onmouseenter: () => t.line && drawLine(t.line, "hover"), onmouseleave: () => lineLayer.querySelector(".hover")?.remove() },
         html("td", {}, html("span", { class: "swatch", style: `--car: ${carColour(t.marker)}` }), t.label || t.name),
         html("td", { class: "num", text: t.distance_mm !== undefined ? `${len(t.distance_mm)} ± ${lenDoubt(t.sigma_mm)}` : t.square ? `square ${t.square}` : "—" }),
-        t.range ? html("td", { class: `verdict ${t.range.outcome}`, title: t.range_text || "", text: `${outcomeWord[t.range.outcome]} (${t.range.margin_mm >= 0 ? "+" : ""}${fmt(t.range.margin_mm)} mm)` })
+        t.range ? html("td", { class: `verdict ${t.range.outcome}`, title: t.range_text || "", text: rangeText(t.range) })
           : html("td", { class: "dim", text: "—" }),
         html("td", { text: arcs || (Array.isArray(t.arcs) && !t.range ? "no guns" : "—") }),
         html("td", { text: t.sight && t.sight.clear !== undefined ? (t.sight.clear ? "clear" : `blocked by ${(t.sight.blocked_by || []).join(", ")}`) : "—" }));
@@ -652,7 +654,7 @@
       html("tbody", {}, ...rowsT))) : html("p", { class: "dim", text: "None in play." }),
       c.overlays.about ? html("p", { class: "dim", id: "overlay-about", text: c.overlays.about }) : "",
       c.premeasure && !c.premeasure.allowed ? html("p", { class: "note", id: "no-premeasure", text: c.premeasure.why }) : "",
-      html("p", { class: "dim", text: "Distance from closest point to closest point (the line on the table); margin: how far inside (+) or outside (−) the rule's limit; ± the measurement's doubt (1 sigma)." }));
+      html("p", { class: "dim", text: "Distance from closest point to closest point (the line on the table); in range and arc: how far inside or beyond the rule's limit; ± the measurement's doubt (1 sigma)." }));
     showActions(c);
     drawOverlays(c);
     // An open action's conditions follow the cars (its form stays as the player left it).
