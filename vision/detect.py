@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .refine import _bilinear, refine_outlines
+from .refine import sample_bilinear, refine_outlines
 
 
 class DetectionError(ValueError):
@@ -213,7 +213,7 @@ class MarkerDetector:
         hs = np.array([cv2.getPerspectiveTransform(square, corners[j].astype(np.float32)) for j in idx])
         p = hs @ unit                                                         # (M, 3, 9k^2)
         xy = np.moveaxis(p[:, :2] / p[:, 2:3], 1, -1)                         # (M, 9k^2, 2)
-        v = _bilinear(gray, xy).reshape(len(idx), k, 3, k, 3).mean(axis=(2, 4))   # cell means
+        v = sample_bilinear(gray, xy).reshape(len(idx), k, 3, k, 3).mean(axis=(2, 4))   # cell means
         pattern = np.array([patterns[j] for j in idx])                        # (M, k, k)
         n_light = pattern.sum(axis=(1, 2))
         light = (v * pattern).sum(axis=(1, 2)) / np.maximum(n_light, 1)

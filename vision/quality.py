@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .refine import _bilinear
+from .refine import sample_bilinear
 
 #: Where along each edge to probe (fractions of its length): clear of the corners.
 _ALONG = np.linspace(0.2, 0.8, 8)
@@ -138,7 +138,7 @@ def edge_blur_px(gray: np.ndarray, corners_px: np.ndarray, cells: int) -> np.nda
     offsets = unit[None, :] * reach[:, None]                                 # (N, K)
     base = a[:, :, None, :] + _ALONG[None, None, :, None] * along[:, :, None, :]       # (N,4,M,2)
     probes = base[:, :, :, None, :] + offsets[:, None, None, :, None] * normal[:, :, None, None, :]
-    prof = _bilinear(g, probes)                                              # (N,4,M,K)
+    prof = sample_bilinear(g, probes)                                              # (N,4,M,K)
     # The profiles along one edge, averaged: a straight edge's step lies at the same
     # offset all along it (the corners are refined), and averaging halves the noise
     # that would otherwise widen a sharp step.

@@ -38,7 +38,8 @@ class RefinedOutlines:
     ok: np.ndarray              # (N,) bool
 
 
-def _bilinear(gray: np.ndarray, xy: np.ndarray) -> np.ndarray:
+def sample_bilinear(gray: np.ndarray, xy: np.ndarray) -> np.ndarray:
+    """The grey frame at sub-pixel points (..., 2), bilinearly interpolated."""
     h, w = gray.shape
     x = np.clip(xy[..., 0], 0, w - 1.001)
     y = np.clip(xy[..., 1], 0, h - 1.001)
@@ -121,7 +122,7 @@ def refine_outlines(gray: np.ndarray, corners_px: np.ndarray, cells: int,
         base = a[:, :, None, :] + _ALONG[None, None, :, None] * along[:, :, None, :]   # (N,4,M,2)
         probes = (base[:, :, :, None, :]
                   + offsets[:, None, None, :, None] * normal[:, :, None, None, :])     # (N,4,M,K,2)
-        prof = _bilinear(g, probes)                                     # (N,4,M,K)
+        prof = sample_bilinear(g, probes)                                     # (N,4,M,K)
         side = max(n_off // 4, 1)
         dark = np.median(prof[..., :side], axis=-1)
         light = np.median(prof[..., -side:], axis=-1)
