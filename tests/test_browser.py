@@ -122,7 +122,10 @@ def test_select_a_car_resolve_a_shot_with_typed_dice_and_undo_it(server, browser
 
     # Shoot at the Rust Bucket ahead: the page says whether the conditions hold, with numbers.
     hp_before = page.evaluate("window.companion.game.game.state.vehicles['11'].hp.body")
-    page.click('button[data-act="shoot"]')
+    # Shoot is greyed, with the reason, while no target is in range: the convoy brings one.
+    shoot = 'button[data-act="shoot"]:not([disabled])'
+    page.wait_for_selector(shoot, timeout=60000)
+    page.click(shoot)
     page.select_option('#action-form select[name="target"]', "11")
     for attempt in range(4):
         # The convoy moves: wait for the Rust Bucket to be within 6 in (the preview follows).
@@ -136,7 +139,8 @@ def test_select_a_car_resolve_a_shot_with_typed_dice_and_undo_it(server, browser
         except Exception:
             # Out of range again between the preview and the press: the page said why.
             assert page.inner_text("#action-error") or page.is_visible("#conditions.fails")
-            page.click('button[data-act="shoot"]')
+            page.wait_for_selector(shoot, timeout=60000)
+            page.click(shoot)
             page.select_option('#action-form select[name="target"]', "11")
     assert page.inner_text("#dice-asked").startswith("1d6 Shoot at the Rust Bucket")
     page.fill("#dice-inputs input", "5")

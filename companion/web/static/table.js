@@ -99,7 +99,6 @@
     hitLayer.append(hit);
     hit.addEventListener("click", (ev) => select(nearestCar(ev, c.id)));
     group.addEventListener("click", () => select(c.id));
-    label.addEventListener("click", () => select(c.id));
     car = { group, label, row, hit, shown: null, target: null, width: c.width_mm, length: c.length_mm, name: c.name };
     fitTapArea(car);
     cars.set(c.id, car);
@@ -1252,8 +1251,10 @@
                 dragging: false, lastSent: { ...from }, sentAt: -Infinity, timer: null, pose: { ...from } };
     }
     carLayer.addEventListener("pointerdown", (ev) => {
+      // A press on a car's own body drags that car (its label may reach over a neighbour's
+      // centre); only the fingertip-wide tap areas around cars pick the nearest one.
       const g = ev.target.closest("[data-car-id]");
-      if (g) start(ev, nearestCar(ev, Number(g.dataset.carId)), "slide");
+      if (g) start(ev, Number(g.dataset.carId), "slide");
     });
     handle.addEventListener("pointerdown", (ev) => {
       ev.stopPropagation();
