@@ -172,7 +172,7 @@ class MarkerDetector:
         if n == 0:
             return out, gray
         seeds = np.array([c for _, c in expected], dtype=np.float64).reshape(n, 4, 2)
-        outlines = refine_outlines(gray, seeds, self.cells, iterations=1)
+        outlines = refine_outlines(gray, seeds, self.cells, iterations=2)
         ok = outlines.ok & (np.linalg.norm(outlines.corners_px - seeds, axis=-1).max(axis=1) < FOLLOW_MAX_SHIFT_PX)
         if ok.any():
             idx = np.flatnonzero(ok)
