@@ -20,11 +20,13 @@ import re
 import threading
 
 from flask import Blueprint, current_app, jsonify, request
+from werkzeug.exceptions import HTTPException
 
 from ..game import GameError
 from ..geometry import Footprint, Pose, closest_distance, normalize_deg
 from ..geometry.pose import MM_PER_IN
 from ..rules.base import DEFAULT_SYSTEM, RulesError, rule_system
+from . import api
 from .api import BadRequest, body, game
 
 bp = Blueprint("tools", __name__, url_prefix="/api")
@@ -38,21 +40,10 @@ SAY_MM = 0.5
 SAY_DEG = 0.5
 
 
-@bp.errorhandler(BadRequest)
-def bad_request(exc):
-    return jsonify({"error": str(exc)}), 400
-
-
-@bp.errorhandler(GameError)
-@bp.errorhandler(RulesError)
-def cannot(exc):
-    return jsonify({"error": str(exc)}), 409
-
-
-@bp.errorhandler(Exception)
-def broken(exc):
-    from .api import broken as api_broken
-    return api_broken(exc)
+# The same answers as `api`'s to bad input, a refusal and a failure (one place says them).
+for _kind, _handler in ((BadRequest, api.bad_request), (GameError, api.cannot), (RulesError, api.cannot),
+                        (HTTPException, api.http_error), (Exception, api.broken)):
+    bp.register_error_handler(_kind, _handler)
 
 
 def _table_doubt_mm() -> float | None:
