@@ -58,35 +58,20 @@ def run_scenario(data: dict, source: str = "<scenario>", store=None) -> dict:
     for n, step in enumerate(data.get("steps", [])):
         where = f"{source}: steps.{n}"          # numbered as "expect" paths are, from 0
         try:
-            if "round" in step:
-                out = session.start_round(step["round"])
-            elif step.get("end_turn"):
-                out = session.end_turn()
-            elif step.get("undo"):
-                out = session.undo()
-            elif "poses" in step:
-                rules.update_poses(session.state, {int(k): Pose(*v) for k, v in step["poses"].items()})
-                out = {"poses": step["poses"]}
-            elif "judge_move" in step:
-                j = step["judge_move"]
-                out = rules.judge_move(session.state, j["vehicle"], Pose(*j["to"]))
-            elif "act" in step:
-                if step.get("expect_error"):
-                    # Only the rules' own refusal counts: running out of dice (or a choice the
-                    # scenario got wrong) is the scenario's fault, not the refusal it expects.
-                    try:
-                        session.act(step)
-                    except RulesError as exc:
-                        out = {"error": str(exc)}
-                    except DiceError as exc:
-                        raise ScenarioError(f"{where}: expected the rules to refuse the action, but they went on "
-                                            f"to ask for dice or a choice the scenario does not give: {exc}") from None
-                    else:
-                        raise ScenarioError(f"{where}: expected the action to be refused, but it was allowed")
+            if "act" in step and step.get("expect_error"):
+                # Only the rules' own refusal counts: running out of dice (or a choice the
+                # scenario got wrong) is the scenario's fault, not the refusal it expects.
+                try:
+                    session.act(step)
+                except RulesError as exc:
+                    out = {"error": str(exc)}
+                except DiceError as exc:
+                    raise ScenarioError(f"{where}: expected the rules to refuse the action, but they went on "
+                                        f"to ask for dice or a choice the scenario does not give: {exc}") from None
                 else:
-                    out = session.act(step)
+                    raise ScenarioError(f"{where}: expected the action to be refused, but it was allowed")
             else:
-                raise ScenarioError(f"{where}: a step is a round, act, end_turn, undo, poses or judge_move")
+                out = play_step(session, step, where)
         except (RulesError, DiceError) as exc:
             raise ScenarioError(f"{where}: {exc}") from None
         if out is None:
@@ -94,6 +79,27 @@ def run_scenario(data: dict, source: str = "<scenario>", store=None) -> dict:
         steps.append(out)
     return {"rules": rules.name, "options": rules.settings, "steps": steps, "state": state_json(session.state),
             "dice_left": dice.remaining, "log": [e.to_json() for e in session.log]}
+
+
+def play_step(session: GameSession, step: dict, where: str = "a step") -> dict | None:
+    """One scenario step played on the session: its outcome (None while dice or a choice
+    are still wanted); the rules' refusal is raised as it comes."""
+    rules = session.rules
+    if "round" in step:
+        return session.start_round(step["round"])
+    if step.get("end_turn"):
+        return session.end_turn()
+    if step.get("undo"):
+        return session.undo()
+    if "poses" in step:
+        rules.update_poses(session.state, {int(k): Pose(*v) for k, v in step["poses"].items()})
+        return {"poses": step["poses"]}
+    if "judge_move" in step:
+        j = step["judge_move"]
+        return rules.judge_move(session.state, j["vehicle"], Pose(*j["to"]))
+    if "act" in step:
+        return session.act(step)
+    raise ScenarioError(f"{where}: a step is a round, act, end_turn, undo, poses or judge_move")
 
 
 def lookup(data: Any, path: str) -> Any:

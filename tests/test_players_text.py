@@ -20,6 +20,7 @@ from companion.geometry import Pose
 from companion.geometry.verdict import judge
 from companion.rules.base import RulesError, rule_system
 from companion.scene import parse_scene
+from companion.scenario import play_step
 from companion.session import GameSession
 
 SCENARIOS = sorted((Path(__file__).resolve().parent.parent / "examples" / "scenarios").glob("*.json"))
@@ -111,20 +112,7 @@ def play(path: Path) -> Iterator[tuple[str, object]]:
     yield "moves before the first step", move_judgements(rules, session.state)
     for n, step in enumerate(data.get("steps", [])):
         try:
-            if "round" in step:
-                out = session.start_round(step["round"])
-            elif step.get("end_turn"):
-                out = session.end_turn()
-            elif step.get("undo"):
-                out = session.undo()
-            elif "poses" in step:
-                rules.update_poses(session.state, {int(k): Pose(*v) for k, v in step["poses"].items()})
-                out = None
-            elif "judge_move" in step:
-                j = step["judge_move"]
-                out = rules.judge_move(session.state, j["vehicle"], Pose(*j["to"]))
-            else:
-                out = session.act(step)
+            out = play_step(session, step)
         except (RulesError, DiceError) as exc:
             out = {"error": str(exc)}
         yield f"step {n}", out
