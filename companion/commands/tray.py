@@ -170,7 +170,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
             time.sleep(min(2.0, args.seconds or 2.0))
             s = link.stats
             print(f"tray {link.tray or '?'} boot {link.boot or '?'} last {link.last_taken}: {s.lines} lines, "
-                  f"{s.rolls} rolls, {sum(s.rejected.values())} rejected {dict(s.rejected)}, "
+                  f"{s.rolls} rolls, {sum(s.rejected.values())} rejected{_reasons(s.rejected)}, "
                   f"{s.duplicates} duplicates, {s.resends} resends, {s.reopens} reopens", flush=True)
     except KeyboardInterrupt:
         pass
@@ -196,3 +196,8 @@ def say_message(item) -> str:
     if isinstance(item, Reply):
         return f"{item.cmd}: " + ("done" if item.ok else f"refused ({item.code or 'no reason given'})")
     return type(item).__name__
+
+
+def _reasons(rejected) -> str:
+    """Rejected lines by reason, in words: " (2 checksum, 1 noise)", or nothing."""
+    return f" ({', '.join(f'{n} {why}' for why, n in sorted(rejected.items()))})" if rejected else ""
