@@ -733,16 +733,40 @@
       const r = answers[i];
       const off = !!all || (!!r && r.off);
       return html("div", { class: `action-row${off ? " refused" : ""}`, "data-act-row": a.act },
-        html("button", { type: "button", "data-act": a.act, disabled: off, onclick: () => openAction(a), text: a.label,
+        html("button", { type: "button", "data-act": a.act, disabled: off, text: a.label,
+                         // The action as the car's latest card has it (a row outlives its card).
+                         onclick: () => openAction((state.car?.actions || []).find((x) => x.act === a.act) || a),
                          "aria-describedby": r ? `why-${a.act}` : all ? "actions-why" : null }),
         r ? html("span", { class: r.off ? "why-not" : "why-not maybe", id: `why-${a.act}`,
                            text: r.off ? r.why : r.refused ? `not yet: ${r.why}` : `not every choice: ${r.why}` }) : null);
     });
+    const box = $("car-actions");
     const key = JSON.stringify([all, rowsA.map((r) => r.textContent + r.className)]);
-    if ($("car-actions").dataset.key === key && $("car-actions").dataset.car === String(c.card.marker)) return;
-    $("car-actions").dataset.key = key;
-    $("car-actions").dataset.car = String(c.card.marker);
-    $("car-actions").replaceChildren(html("h3", { text: "Actions" }),
+    if (box.dataset.key === key && box.dataset.car === String(c.card.marker)) return;
+    // The same car and actions with new reasons (the cars moved): the rows are updated where
+    // they stand, so a button being pressed is never swapped for a copy under the pointer.
+    const acts = JSON.stringify([!!all, c.actions.map((a) => a.act)]);
+    const shown = box.querySelectorAll("[data-act-row]");
+    if (box.dataset.car === String(c.card.marker) && box.dataset.acts === acts && shown.length === rowsA.length) {
+      box.dataset.key = key;
+      if (all) setText($("actions-why"), all);
+      shown.forEach((row, i) => {
+        const fresh = rowsA[i], b = row.querySelector("button"), nb = fresh.querySelector("button");
+        row.className = fresh.className;
+        b.disabled = nb.disabled;
+        const described = nb.getAttribute("aria-describedby");
+        if (described) b.setAttribute("aria-describedby", described); else b.removeAttribute("aria-describedby");
+        const why = row.querySelector("span"), nwhy = fresh.querySelector("span");
+        if (why && nwhy) { why.className = nwhy.className; why.id = nwhy.id; setText(why, nwhy.textContent); }
+        else if (why) why.remove();
+        else if (nwhy) row.append(nwhy);
+      });
+      return;
+    }
+    box.dataset.key = key;
+    box.dataset.acts = acts;
+    box.dataset.car = String(c.card.marker);
+    box.replaceChildren(html("h3", { text: "Actions" }),
       all ? html("p", { class: "why-not", id: "actions-why", text: all }) : "",
       rowsA.length ? html("div", { class: "actions" }, ...rowsA) : html("p", { class: "dim", text: "No crew to act." }));
   }
