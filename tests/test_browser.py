@@ -124,7 +124,11 @@ def test_select_a_car_resolve_a_shot_with_typed_dice_and_undo_it(server, browser
     hp_before = page.evaluate("window.companion.game.game.state.vehicles['11'].hp.body")
     # Shoot is greyed, with the reason, while no target is in range: the convoy brings one.
     shoot = 'button[data-act="shoot"]:not([disabled])'
-    page.wait_for_selector(shoot, timeout=60000)
+    try:
+        page.wait_for_selector(shoot, timeout=60000)
+    except Exception:
+        pytest.fail("Shoot stayed greyed for 60 s: " + page.inner_html("#car-actions")
+                    + " | game: " + str(page.evaluate("JSON.stringify(window.companion.game.game.activation || null)")))
     page.click(shoot)
     page.select_option('#action-form select[name="target"]', "11")
     for attempt in range(4):

@@ -10,12 +10,13 @@ car acts: Max's first car (the Interceptor) when Max rolls higher."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
-from tests.test_browser_demo import drag_car_to, open_demo, turn_car_to, wait_until_seen_at
+from tests.test_browser_demo import drag_car_to, open_demo, tracked, turn_car_to, wait_until_seen_at
 
 pytestmark = pytest.mark.browser
 
@@ -171,6 +172,46 @@ def test_actions_that_cannot_be_taken_now_are_greyed_with_the_reason_beside_them
                for i in range(page.locator("#car-actions button[data-act]").count()))
     page.click("#dice-cancel")
     page.wait_for_selector("#dice", state="hidden")
+    assert errors == [], errors
+    page.close()
+
+
+def demo_move(page, car: int, x_mm: float, y_mm: float, heading_deg: float) -> None:
+    """A hand moving a car that is not acting (the demo's move API); waits until it is seen there."""
+    status = page.evaluate("""async ([id, x, y, h]) => (await fetch('api/demo/move', {method: 'POST',
+        headers: {'Content-Type': 'application/json', 'X-CSRF-Token': window.companion.csrf},
+        body: JSON.stringify({vehicle: id, x_mm: x, y_mm: y, heading_deg: h})})).status""", [car, x_mm, y_mm, heading_deg])
+    assert status == 200
+    wait_until_seen_at(page, car, x_mm, y_mm, heading_deg)
+
+
+def test_a_target_driven_into_range_turns_shoot_on_and_out_of_range_off(server, browser):
+    """The reasons beside the buttons follow the cars, not only the game: a car moved into range
+    turns Shoot on with no other change, and moved away greys it again with the new distance."""
+    page, errors = open_demo(browser, server)
+    new_game(page)
+    assert play_round(page, max_first=True) == INTERCEPTOR
+    version = page.evaluate("window.companion.game.version")
+    rig, bucket = tracked(page, WAR_RIG), tracked(page, RUST_BUCKET)  # the War Rig: in range and arc
+    page.click(f'#cars [data-car-id="{INTERCEPTOR}"]')
+    page.wait_for_selector(f'#car-sheet[data-car="{INTERCEPTOR}"]')
+    shoot = '#car-actions button[data-act="shoot"]'
+    page.wait_for_selector(f"{shoot}:not([disabled])", timeout=20000)
+    # Furiosa's two cars taken far away (about 17 in): greyed, with the reason beside it.
+    demo_move(page, RUST_BUCKET, 250.0, 279.0, 0.0)
+    demo_move(page, WAR_RIG, 250.0, 406.0, 0.0)
+    page.wait_for_selector(f"{shoot}[disabled]", timeout=20000)
+    assert "cannot shoot" in page.inner_text("#why-shoot") and "in away" in page.inner_text("#why-shoot")
+    # The War Rig driven back: Shoot on, nothing else done.
+    demo_move(page, WAR_RIG, rig["x_mm"], rig["y_mm"], rig["heading_deg"])
+    page.wait_for_selector(f"{shoot}:not([disabled])", timeout=20000)
+    # And away again: greyed once more.
+    demo_move(page, WAR_RIG, 250.0, 406.0, 0.0)
+    page.wait_for_selector(f"{shoot}[disabled]", timeout=20000)
+    assert page.evaluate("window.companion.game.version") == version     # the game itself never changed
+    # Both put back where they stood, for the tests after this one.
+    demo_move(page, WAR_RIG, rig["x_mm"], rig["y_mm"], rig["heading_deg"])
+    demo_move(page, RUST_BUCKET, bucket["x_mm"], bucket["y_mm"], bucket["heading_deg"])
     assert errors == [], errors
     page.close()
 

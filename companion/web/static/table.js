@@ -662,11 +662,15 @@
 
   // --- actions, and why one cannot be taken now ------------------------------------------------
   // Said before it is chosen: what the page knows (watching, a roll or a choice waiting) once for
-  // all, else the rules' own answer to the action as its form would first send it (api/preview,
-  // asked once per car, action and game version). An action with a choice in its form (a target,
-  // a warrior) is asked with each of the first choice's options (up to VARIANTS): refused only
-  // when every one is, else its button stays and the refusal is said of the choice it names.
-  const actionChecks = new Map();      // "version:marker:act" -> the preview's answer, or "asking"
+  // all, else the rules' own answer to the action as its form would first send it (api/preview).
+  // It is asked again when the game changes, and when cars have moved since (at most once every
+  // RECHECK_MS; the last answer stays shown meanwhile): a target driving into range turns its
+  // Shoot on. An action with a choice in its form (a target, a warrior) is asked with each of
+  // the first choice's options (up to VARIANTS): refused only when every one is, else its button
+  // stays and the refusal is said of the choice it names.
+  const actionChecks = new Map();      // "marker:act" -> { version, askedAt, asking, answer }
+  const RECHECK_MS = 1000;
+  let recheckTimer = null;
   const VARIANTS = 6;
   function firstBody(c, a, variant = 0) {
     const body = { act: a.act };
@@ -702,17 +706,28 @@
   }
   function rulesWhyNot(c, a) {
     if (a.fields.some((f) => f.kind === "table_point")) return null;      // asked once the point is picked
-    const key = `${state.gameVersion}:${c.card.marker}:${a.act}`;
-    const got = actionChecks.get(key);
-    if (got === undefined) {
-      actionChecks.set(key, "asking");
+    const key = `${c.card.marker}:${a.act}`;
+    let got = actionChecks.get(key);
+    if (got && got.version !== state.gameVersion) got = null;            // another game state: forgotten
+    const now = performance.now();
+    const moved = got && !got.asking && lastMoved > got.askedAt;
+    if (!got || (moved && now - got.askedAt >= RECHECK_MS)) {
+      const entry = { version: state.gameVersion, askedAt: now, asking: true, answer: got ? got.answer : null };
+      actionChecks.set(key, entry);
       const asks = [];
       for (let i = 0; i < variants(a); i++) asks.push(api("preview", firstBody(c, a, i)).catch((e) => ({ ok: false, why: e.message })));
-      Promise.all(asks).then((answers) => actionChecks.set(key, { ok: answers.some((r) => r.ok), first: answers[0] }))
-        .finally(() => { if (state.car && state.car.card.marker === c.card.marker) showActions(state.car); });
-      return null;
+      Promise.all(asks).then((answers) => { entry.answer = { ok: answers.some((r) => r.ok), first: answers[0] }; })
+        .finally(() => {
+          entry.asking = false;
+          if (state.car && state.car.card.marker === c.card.marker) showActions(state.car);
+        });
+    } else if (moved && !recheckTimer) {
+      // Asked a moment ago: asked again once the pause is over, even if the cars stop meanwhile.
+      recheckTimer = setTimeout(() => { recheckTimer = null; if (state.car) showActions(state.car); },
+                                RECHECK_MS - (now - got.askedAt) + 20);
     }
-    if (got === "asking") return null;
+    got = actionChecks.get(key).answer;
+    if (!got) return null;
     // A move read from the table may be refused only because the car is not there yet: it
     // keeps its button, and the reason is said as "not yet".
     const onTable = a.fields.some((f) => f.kind === "table_pose" || f.kind === "table_path");
