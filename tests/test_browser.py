@@ -220,7 +220,14 @@ def test_the_camera_view_the_ruler_and_a_new_game_with_another_reading(server, b
     assert re.search(r"Interceptor to Rust Bucket: \d+\.\d\d in ± (<0\.01|\d+\.\d\d) in", text), text
     assert page.locator("#lines .ruler").count() == 1
     page.check("#show-rectified")
-    page.wait_for_timeout(500)
+    # The picture under the moving convoy is renewed several times a second, not every few
+    # seconds (a moving car would show twice: where it is and where it was).
+    page.wait_for_function("document.getElementById('rectified').dataset.shownAt", timeout=10000)
+    shown = set()
+    for _ in range(30):
+        shown.add(page.get_attribute("#rectified", "data-shown-at"))
+        page.wait_for_timeout(100)
+    assert len(shown) >= 6, f"{len(shown)} pictures in 3 s"
     snap(page, "9-camera-and-ruler")
     # Setup: another reading of the arcs' edge, and a new game.
     page.click('#tabs [data-tab="setup"]')

@@ -1170,12 +1170,33 @@
   });
   let cameraTimer = null;
   function refreshCamera() { $("camera-view").src = `api/camera.jpg?t=${Date.now()}`; }
+  // The camera's picture under the table follows the cars: the next picture is asked for as soon
+  // as the last one is shown (at most UNDERLAY_FPS a second, only while the page is in view), so
+  // a moving car is never seen twice, once where it is and once where it was seconds ago.
+  const UNDERLAY_FPS = 8;
+  let underlayBusy = false, underlayUrl = null;
+  async function refreshUnderlay() {
+    if (underlayBusy || !$("show-rectified").checked || document.hidden) return;
+    underlayBusy = true;
+    const started = performance.now();
+    try {
+      const r = await fetch(`api/rectified.jpg?t=${Date.now()}`, { cache: "no-store" });
+      if (r.ok && $("show-rectified").checked) {
+        const url = URL.createObjectURL(await r.blob());
+        $("rectified").setAttribute("href", url);
+        if (underlayUrl) URL.revokeObjectURL(underlayUrl);
+        underlayUrl = url;
+        $("rectified").dataset.shownAt = String(Date.now());
+      }
+    } catch (e) { /* the stream's status line says when the server is away */ }
+    underlayBusy = false;
+    setTimeout(refreshUnderlay, Math.max(0, 1000 / UNDERLAY_FPS - (performance.now() - started)));
+  }
   $("show-rectified").addEventListener("change", (ev) => {
-    const img = $("rectified");
-    img.style.display = ev.target.checked ? "" : "none";
-    if (ev.target.checked) img.setAttribute("href", `api/rectified.jpg?t=${Date.now()}`);
+    $("rectified").style.display = ev.target.checked ? "" : "none";
+    refreshUnderlay();
   });
-  setInterval(() => { if ($("show-rectified").checked) $("rectified").setAttribute("href", `api/rectified.jpg?t=${Date.now()}`); }, 2000);
+  document.addEventListener("visibilitychange", refreshUnderlay);
 
   // --- the demo table: players drag and turn the cars (demo only) ---------------------------
   // On the synthetic demo table a player moves a car from the page: drag it to slide it, drag
