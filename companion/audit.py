@@ -69,6 +69,25 @@ def _event(store: GameStore, seq: int):
     return e
 
 
+def not_in_frame(events, e) -> dict[int, str]:
+    """The cars a resolution was measured with that its own frame does not show where the
+    rules had them, each with why, in words: held where its turn began (measured from the
+    frame of its hold), or not among the cars this frame was measured for."""
+    items = e.body.get("evidence") or []
+    if not items:
+        return {}
+    seen = {m for item in items for m in item.get("cars", [])}
+    out = {}
+    for m in map(int, e.body.get("poses", {})):
+        if m in seen:
+            continue
+        hold = next((h for h in reversed(events) if h.seq < e.seq and h.kind == "hold" and h.body["vehicle"] == m), None)
+        out[m] = (f"where its turn began (held at event {hold.seq}): the rules measure it from there, "
+                  f"so this frame may show the car elsewhere" if hold is not None else
+                  "where the game last had it: this frame was not measured for it")
+    return out
+
+
 #: The colour each role of an evidence shape is drawn in.
 _ROLE_COLOUR = {"measure": _LINE, "arc": _ARC, "template": _TEMPLATE, "actor": _ACTOR, "target": _TARGET}
 
@@ -90,16 +109,21 @@ def drawing(store: GameStore, seq: int, replayed=None) -> tuple[list[dict], dict
     except RulesError:
         actor = None
     target = d.get("target") if isinstance(d.get("target"), int) else None
-    shapes, info = [], {"actor": actor, "target": target}
+    shapes, info = [], {"actor": actor, "target": target, "not_in_frame": []}
     feet = {}
+    away = not_in_frame(events, e)
     for m, v in rules.pieces(state).items():
         if v.pose is None:
             continue
         fp = v.footprint()
         feet[m] = fp
         colour = _ACTOR if m == actor else _TARGET if m == target else _CAR
-        shapes.append({"kind": "polygon", "points": fp.corners.tolist(), "colour": colour,
-                       "width": 3 if m in (actor, target) else 1, "label": v.name})
+        why = away.get(m)
+        if why is not None:
+            info["not_in_frame"].append(f"{v.name} is drawn dashed {why}")
+        shapes.append({"kind": "polygon", "points": fp.corners.tolist(), "colour": colour, "dashed": why is not None,
+                       "width": 3 if m in (actor, target) else 1,
+                       "label": v.name if why is None else f"{v.name}, {'where its turn began' if 'turn began' in why else 'not in this frame'}"})
     if actor in feet and target in feet:
         info["distance_mm"] = closest_distance(feet[actor], feet[target]).distance_mm
     for shape in rules.evidence(state, d, actor, target):
@@ -126,38 +150,29 @@ def drawn_frame(store: GameStore, seq: int, zoom: bool = False, drawn=None) -> b
     if image is None:
         raise StoreError(f"event {seq}: its stored frame cannot be read")
     shapes, info = drawn if drawn is not None else drawing(store, seq)
-    out = draw_table_shapes(image, ev["table_pose"], shapes)
-    if zoom:
-        import numpy as np
-
-        from vision.evidence import pose_from_json
-        pose = pose_from_json(ev["table_pose"])
-        pts = [pt for sh in shapes if sh.get("width", 1) >= 3 for pt in sh["points"]]   # the cars it is about
-        if pts:
-            px = pose.image_from_table(np.column_stack([np.asarray(pts), np.zeros(len(pts))]))
-            (x0, y0), (x1, y1) = px.min(axis=0) - 60, px.max(axis=0) + 60
-            h, w = out.shape[:2]
-            x0, y0, x1, y1 = max(int(x0), 0), max(int(y0), 0), min(int(x1), w), min(int(y1), h)
-            if x1 - x0 > 10 and y1 - y0 > 10:
-                crop = out[y0:y1, x0:x1]
-                scale = min(3.0, 1200 / crop.shape[1])
-                out = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    out = draw_table_shapes(image, ev["table_pose"], shapes, focus=zoom)
     ok, data = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, 88])
     return data.tobytes()
 
 
 def verdict_view(store: GameStore, seq: int) -> dict:
     """A resolution's verdicts with their numbers, and what it was measured from."""
+    events = store.events()
     e = _event(store, seq)
     b = e.body
     rows = []
     for what, v in verdicts_in(b["outcome"] or {}):
         rows.append({"what": what, **v})
+    names = {}
+    for x in events:
+        if x.seq < seq and x.kind == "setup":
+            names = {c["id"]: c["name"] for c in x.body["cars"]}
+    away = [f"The {names.get(m, f'car {m}')} is drawn dashed {why}." for m, why in not_in_frame(events, e).items()]
     return {"seq": seq, "hash": e.hash, "t": e.t, "detail": b["detail"], "result": (b["outcome"] or {}).get("result"),
             "events": (b["outcome"] or {}).get("events", []), "rolls": (b["outcome"] or {}).get("rolls", []),
             "dice": b["dice"], "verdicts": rows, "poses": b["poses"], "options": b["options"],
             "calibration": b.get("calibration"), "companion": b.get("companion"),
-            "evidence": [r["ref"] for r in b.get("evidence", [])], "head": store.head()}
+            "evidence": [r["ref"] for r in b.get("evidence", [])], "not_in_frame": away, "head": store.head()}
 
 
 def _verdict_text(v: dict) -> str:
@@ -180,7 +195,8 @@ def export_html(store: GameStore, seq: int) -> str:
         img = base64.b64encode(drawn_frame(store, seq, drawn=drawn)).decode()
         near = base64.b64encode(drawn_frame(store, seq, zoom=True, drawn=drawn)).decode()
         picture = (f'<img alt="The camera frame the verdict was measured from" src="data:image/jpeg;base64,{img}">'
-                   f'<img alt="The same, close up" src="data:image/jpeg;base64,{near}">')
+                   f'<img alt="The same, close up" src="data:image/jpeg;base64,{near}">'
+                   + "".join(f'<p class="not-in-frame">{html.escape(t)}</p>' for t in view["not_in_frame"]))
     except StoreError as exc:
         picture = f"<p>{html.escape(str(exc))}</p>"
     esc = html.escape

@@ -185,6 +185,64 @@ def test_the_audit_page(played, demo_table):
     assert client.get("/api/audit/4/remeasure").status_code == 404
 
 
+def test_the_evidence_says_why_a_car_is_drawn_where_the_frame_shows_none(played, demo_table):
+    """The move was judged from where the Interceptor's turn began (its hold), not from the
+    move's frame, which shows it where it ended: the outline there is dashed and the page,
+    the picture's label and the export say why."""
+    from companion.audit import drawing
+    path, _ = played
+    store = GameStore(path, create=False)
+    shapes, info = drawing(store, 5)
+    held = next(sh for sh in shapes if sh["label"].startswith("Interceptor"))
+    assert held["dashed"] and held["label"] == "Interceptor, where its turn began"
+    assert not any(sh.get("dashed") for sh in shapes if sh is not held)
+    assert [sh for sh in drawing(store, 2)[0] if sh.get("dashed")] == []       # the shot: every car in its frame
+    source = SyntheticSource(demo_table, paced=False)
+    game = TableGame(LiveTable(source, demo_table, source.camera), store=store)
+    client = create_app(game, {"TESTING": True}).test_client()
+    page = client.get("/audit/5").get_data(as_text=True)
+    assert "The Interceptor is drawn dashed where its turn began (held at event 4)" in page
+    assert "The Interceptor is drawn dashed" in client.get("/api/audit/5/export.html").get_data(as_text=True)
+    assert "drawn dashed" not in client.get("/audit/2").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("seq", [2, 5])
+def test_the_close_up_labels_each_shape_once_inside_the_picture_and_none_over_another(played, seq):
+    from companion.audit import drawing
+    from vision.evidence import decode_jpeg
+    from vision.overlay import draw_table_shapes
+    path, _ = played
+    store = GameStore(path, create=False)
+    e = store.event(seq)
+    ev = store.evidence(e.body["evidence"][0]["ref"]["id"])
+    shapes, _ = drawing(store, seq)
+    for focus in (False, True):
+        boxes = []
+        out = draw_table_shapes(decode_jpeg(ev["jpeg"]), ev["table_pose"], shapes, focus=focus, label_boxes=boxes)
+        h, w = out.shape[:2]
+        assert {t for t, _ in boxes} >= {"Interceptor" if seq == 2 else "Interceptor, where its turn began"}
+        for i, (text, (x0, y0, x1, y1)) in enumerate(boxes):
+            assert 0 <= x0 < x1 <= w and 0 <= y0 < y1 <= h, text
+            for other, (a0, b0, a1, b1) in boxes[i + 1:]:
+                assert x1 <= a0 or a1 <= x0 or y1 <= b0 or b1 <= y0, f"{text!r} over {other!r}"
+        if focus:
+            assert w >= 600        # enlarged: the labels drawn at that size stay readable
+
+
+def test_labels_of_shapes_on_top_of_each_other_are_placed_apart():
+    from vision.overlay import place_labels
+    square = np.array([[300.0, 200.0], [340.0, 200.0], [340.0, 230.0], [300.0, 230.0]])
+    names = ["Interceptor", "arc edge", "46.4 mm", "Rust Bucket", "reach", "where it ended", "War Rig"]
+    boxes = place_labels([(n, square + k) for k, n in enumerate(names)], (480, 640))
+    assert [t for t, _ in boxes] == names
+    for i, (_, (x0, y0, x1, y1)) in enumerate(boxes):
+        assert 0 <= x0 and x1 <= 640 and 0 <= y0 and y1 <= 480
+        assert all(x1 <= a0 or a1 <= x0 or y1 <= b0 or b1 <= y0 for _, (a0, b0, a1, b1) in boxes[i + 1:])
+    # The first (the car it is about) sits right beside its shape.
+    x0, y0, x1, y1 = boxes[0][1]
+    assert y1 <= 200 and 200 - y1 < 10 and x0 < 340 and x1 > 300
+
+
 def test_a_scenario_records_into_a_game_file_and_plays_back(tmp_path):
     path = tmp_path / "scenario.db"
     data = load_scenario(EXAMPLES / "scenarios" / "12-board-and-fight.json")

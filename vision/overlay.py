@@ -105,19 +105,104 @@ class Rectifier:
         return cv2.remap(image, self._maps[0], self._maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
 
 
-def draw_table_shapes(image: np.ndarray, table_pose: dict, shapes: list[dict]) -> np.ndarray:
+_FONT = cv2.FONT_HERSHEY_SIMPLEX
+
+
+def _dashed(img, pts, colour, thickness, closed=True, dash_px=12.0) -> None:
+    """A dashed outline: where the rules put a car the frame does not show there."""
+    pts = np.asarray(pts, dtype=float)
+    ring = np.vstack([pts, pts[:1]]) if closed else pts
+    for a, b in zip(ring[:-1], ring[1:]):
+        n = max(int(np.hypot(*(b - a)) / dash_px), 1)
+        for k in range(0, n, 2):
+            p0, p1 = a + (b - a) * k / n, a + (b - a) * min(k + 1, n) / n
+            cv2.line(img, tuple(np.round(p0).astype(int)), tuple(np.round(p1).astype(int)), colour, thickness, cv2.LINE_AA)
+
+
+def place_labels(wanted: list[tuple[str, np.ndarray]], size: tuple[int, int], scale: float = 0.6
+                 ) -> list[tuple[str, tuple[int, int, int, int]]]:
+    """Where each label goes, (text, (x0, y0, x1, y1)) in pixels: beside its shape (above,
+    below, right, left of its outline, then further out), inside the picture and clear of
+    every label placed before it, so no two are drawn over each other. `wanted`: each label
+    with its shape's points in pixels, most important first."""
+    h, w = size
+    placed: list[tuple[str, tuple[int, int, int, int]]] = []
+
+    def clear(box):
+        x0, y0, x1, y1 = box
+        if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
+            return False
+        return all(x1 + 3 <= b[0] or b[2] + 3 <= x0 or y1 + 3 <= b[1] or b[3] + 3 <= y0 for _, b in placed)
+
+    for text, pts in wanted:
+        (tw, th), base = cv2.getTextSize(text, _FONT, scale, 2)
+        th += base + 4
+        tw += 6
+        (sx0, sy0), (sx1, sy1) = pts.min(axis=0), pts.max(axis=0)
+        cx = (sx0 + sx1) / 2
+        best = None
+        for step in range(0, 8):
+            gap = 4 + step * th
+            for x, y in ((cx - tw / 2, sy0 - gap - th), (cx - tw / 2, sy1 + gap), (sx1 + gap, (sy0 + sy1) / 2 - th / 2),
+                         (sx0 - gap - tw, (sy0 + sy1) / 2 - th / 2), (sx1 + gap, sy0 - gap - th), (sx0 - gap - tw, sy1 + gap)):
+                box = (int(round(x)), int(round(y)), int(round(x + tw)), int(round(y + th)))
+                if clear(box):
+                    best = box
+                    break
+            if best is not None:
+                break
+        if best is None:            # nowhere clear: kept inside the picture, above its shape
+            x = int(np.clip(cx - tw / 2, 0, max(w - tw, 0)))
+            y = int(np.clip(sy0 - th - 4, 0, max(h - th, 0)))
+            best = (x, y, x + tw, y + th)
+        placed.append((text, best))
+    return placed
+
+
+def draw_table_shapes(image: np.ndarray, table_pose: dict, shapes: list[dict], *, focus: bool = False,
+                      label_boxes: list | None = None) -> np.ndarray:
     """Draw shapes given in table mm (on the table's surface) onto a frame, through the
-    table pose the frame was measured with (as stored: vision.evidence.pose_to_json)."""
+    table pose the frame was measured with (as stored: vision.evidence.pose_to_json).
+    `focus`: only the part around the shapes drawn widest (the cars it is about), enlarged,
+    with the lines and labels drawn at the enlarged size so they stay sharp. Labels sit
+    beside their shapes, never over each other; a shape with `"dashed": True` is dashed.
+    `label_boxes`, if given, receives each label's (text, box) as drawn."""
     from .evidence import pose_from_json
     pose = pose_from_json(table_pose)
     out = image.copy()
+    projected = []
     for shape in shapes:
         pts = np.asarray(shape["points"], dtype=float)
         if shape["kind"] == "line":        # many points, so the lens bends it as it bends the picture
             pts = np.linspace(pts[0], pts[-1], 24)
-        xyz = np.column_stack([pts, np.zeros(len(pts))])
-        px = pose.image_from_table(xyz)
-        _poly(out, px, tuple(shape["colour"]), int(shape.get("width", 2)), closed=shape["kind"] == "polygon")
-        if shape.get("label"):
-            _text(out, shape["label"], px.mean(axis=0) + (6, -6), tuple(shape["colour"]))
+        projected.append(pose.image_from_table(np.column_stack([pts, np.zeros(len(pts))])))
+    if focus:
+        about = [px for sh, px in zip(shapes, projected) if sh.get("width", 1) >= 3]
+        if about:
+            allpx = np.vstack(about)
+            (x0, y0), (x1, y1) = allpx.min(axis=0) - 80, allpx.max(axis=0) + 80
+            h, w = out.shape[:2]
+            x0, y0, x1, y1 = max(int(x0), 0), max(int(y0), 0), min(int(x1), w), min(int(y1), h)
+            if x1 - x0 > 10 and y1 - y0 > 10:
+                scale = min(3.0, 1200 / (x1 - x0))
+                out = cv2.resize(out[y0:y1, x0:x1], None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+                projected = [(px - (x0, y0)) * scale for px in projected]
+    for shape, px in zip(shapes, projected):
+        colour, width = tuple(shape["colour"]), int(shape.get("width", 2))
+        if shape.get("dashed"):
+            _dashed(out, px, colour, width, closed=shape["kind"] == "polygon")
+        else:
+            _poly(out, px, colour, width, closed=shape["kind"] == "polygon")
+    # Labels last, the shapes drawn widest first, so theirs get the places nearest them.
+    h, w = out.shape[:2]
+    inside = [bool(((px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)).any()) for px in projected]
+    order = sorted((i for i, sh in enumerate(shapes) if sh.get("label") and inside[i]),   # a shape cropped off: no label
+                   key=lambda i: -int(shapes[i].get("width", 2)))
+    boxes = place_labels([(shapes[i]["label"], projected[i]) for i in order], out.shape[:2])
+    for i, (text, (bx0, by0, bx1, by1)) in zip(order, boxes):
+        cv2.rectangle(out, (bx0, by0), (bx1, by1), (20, 20, 20), -1)
+        text_h = cv2.getTextSize(text, _FONT, 0.6, 2)[0][1]
+        cv2.putText(out, text, (bx0 + 3, by0 + 2 + text_h), _FONT, 0.6, tuple(shapes[i]["colour"]), 2, cv2.LINE_AA)
+    if label_boxes is not None:
+        label_boxes.extend(boxes)
     return out

@@ -140,7 +140,7 @@ class ShatteredHighwaysViews:
                                "role": "template", "label": ""})
             if "to" in detail:
                 dest = fp.at(Pose(*detail["to"][:3]))
-                shapes.append({"kind": "polygon", "points": dest.corners.tolist(), "role": "actor", "label": "to"})
+                shapes.append({"kind": "polygon", "points": dest.corners.tolist(), "role": "actor", "label": "where it ended"})
         if detail.get("act") in ("ram", "nudge"):
             # "Move up until they are against the target": the reach the target must lie in.
             length = inches(v.klass.template_length_in)
