@@ -72,6 +72,7 @@ class TableGame:
         self.version = 0
         self.notes: deque[dict] = deque(maxlen=log_size)
         self.last_outcome: dict | None = None
+        self._conditions: dict[int, tuple[str, str | None]] = {}   # what each piece had left after the last event
         self._lock = threading.RLock()
         self._moving: list[int] = []          # the cars the action being resolved moved
         #: The table file the game is played on (JSON, as the game file keeps it): its size,
@@ -266,6 +267,7 @@ class TableGame:
             self.activations = Activations()
             self._begin_activation(self.session)
             self.last_outcome = None
+            self._conditions = self._conditions_now()
             self.note(f"a new game of {system.title}")
             missing = [v.name for v in system.pieces(state).values() if v.pose is None]
             if missing:
@@ -283,6 +285,7 @@ class TableGame:
             session.lock = self._lock
             session.on_commit = self._committed
             self.session = session
+            self._conditions = self._conditions_now()
             b = replayed.setup.body
             self.setup = {"rules": b["rules"], "options": b["options"], "rosters": b["rosters"]}
             self.activations = Activations()
@@ -711,8 +714,20 @@ class TableGame:
         """A request was answered: if an event was committed, the activation's bookkeeping
         follows it (see `_committed`); the page hears of the change either way."""
         if outcome is not None:
-            self.last_outcome = {"event": self.session.log[-1].to_json()}
+            before, now = self._conditions, self._conditions_now()
+            self._conditions = now
+            left = [{"marker": m, "name": name, "left": text} for m, (name, text) in now.items()
+                    if text is not None and before.get(m) != (name, text)]
+            self.last_outcome = {"event": self.session.log[-1].to_json(), "left": left}
         self._changed()
+
+    def _conditions_now(self) -> dict[int, tuple[str, str | None]]:
+        """Each piece's name and what it has left (the rules' words), to say after an event
+        what it changed ("the Buggy: body 9 of 13 left")."""
+        session = self.session
+        if session is None:
+            return {}
+        return {m: (p.name, session.rules.condition(session.state, m)) for m, p in session.rules.pieces(session.state).items()}
 
     def answer_typed(self, faces) -> dict:
         with self._lock:
@@ -762,6 +777,7 @@ class TableGame:
             except RulesError as exc:
                 raise GameError(str(exc)) from None
             self.last_outcome = {"undone": out}
+            self._conditions = self._conditions_now()
             self._changed()
             return self.game_json()
 

@@ -232,11 +232,13 @@ def test_the_result_card_leads_with_one_headline_and_lists_each_die_once(server,
     page.wait_for_function("window.companion.game.last_outcome.event.kind === 'action'")
     page.wait_for_selector("#outcome:not([hidden]) #outcome-headline")
     headline = page.inner_text("#outcome-headline")
-    took = re.fullmatch(r"HIT: the War Rig takes (\d+)", headline)
+    took = re.fullmatch(r"HIT: the War Rig takes (\d+), body (\d+) of (\d+) left", headline)
     assert took, headline
-    # The number is the War Rig's loss in the game (the damage die 4 and its modifiers).
+    # The numbers are the War Rig's loss in the game (the damage die 4 and its modifiers) and
+    # what it has left of its class's hit points.
     hp = page.evaluate("window.companion.game.game.state.vehicles['12'].hp.body")
-    assert hp_before - hp == int(took.group(1)) >= 4
+    assert hp_before - hp == int(took.group(1)) >= 4 and int(took.group(2)) == hp
+    assert int(took.group(3)) >= hp_before
     # The headline is the card's first line; the working is folded below it (open on a desktop).
     first = page.evaluate("document.getElementById('outcome').firstElementChild.id")
     assert first == "outcome-headline"

@@ -109,9 +109,15 @@ def test_a_shot_with_typed_dice_step_by_step_then_undone(playing, table_game):
     assert outcome["result"] == "hit" and outcome["rolls"][0]["face"] == 5
     hp = g["game"]["state"]["vehicles"]["11"]["hp"]["body"]
     assert hp < 25 and g["can_undo"]
+    # What the shot left its target, for the headline: only the car it hurt.
+    assert g["last_outcome"]["left"] == [{"marker": 11, "name": "Rust Bucket", "left": f"body {hp} of 25 left"}]
     g = c.post("/api/undo", headers=h).get_json()
     assert g["game"]["state"]["vehicles"]["11"]["hp"]["body"] == 25
     assert g["log"][0]["kind"] == "undo" and g["log"][1]["undone"] is True
+    # A shot that misses hurts nobody: nothing is said to be left.
+    c.post("/api/act", json=SHOT, headers=h)
+    g = c.post("/api/dice/typed", json={"faces": [2]}, headers=h).get_json()
+    assert g["last_outcome"]["event"]["outcome"]["result"] == "missed" and g["last_outcome"]["left"] == []
 
 
 def test_a_virtual_roll_answers_the_same_request_and_is_recorded(playing):

@@ -22,6 +22,21 @@ def _point(xy):
 class AlphaDestructicusViews:
     """Mixed into AlphaDestructicus: the hooks the page calls."""
 
+    def condition(self, state, marker: int) -> str | None:
+        """A vehicle's damage as the book keeps it, on its components ("Damage"): how many
+        still work, which are damaged or destroyed, and whether it burns; or that it is gone."""
+        v = state.vehicles.get(marker)
+        if v is None:
+            return None
+        if v.removed:
+            return "off the table"
+        if v.destroyed:
+            return "destroyed" + (", burning" if v.burning else "")
+        working = sum(c.status == "working" for c in v.components)
+        hurt = [f"{c.name} {c.status}" for c in v.components if c.status != "working"]
+        return (f"{working} of {len(v.components)} components working" + (f" ({', '.join(hurt)})" if hurt else "")
+                + (", burning" if v.burning else ""))
+
     def card(self, state, marker: int) -> dict:
         v = state.vehicle(marker)
         driver = state.driver(marker)

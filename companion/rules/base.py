@@ -217,6 +217,12 @@ class RuleSystem:
         system judges moves only as they resolve."""
         return None
 
+    def condition(self, state, marker: int) -> str | None:
+        """What a piece has left, in its book's terms, for the result headline after it was
+        hurt ("body 9 of 13 left", "2 of 5 structure boxes left", "wrecked"): the page shows it
+        for each piece whose condition an event changed. None: the system counts nothing."""
+        return None
+
     def may_premeasure(self) -> bool:
         """May players see distances, ranges and suggested targets before declaring an
         action? Some books forbid it; a system that does says so with an option."""

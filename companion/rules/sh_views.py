@@ -30,6 +30,18 @@ def _label(v) -> str:
 class ShatteredHighwaysViews:
     """Mixed into ShatteredHighways: the hooks the page calls."""
 
+    def condition(self, state, marker: int) -> str | None:
+        """Hit points left by part, as the card counts them ("body 9 of 13 left"), or what
+        took the vehicle out of the fight."""
+        v = state.vehicles.get(marker)
+        if v is None:
+            return None
+        if v.destroyed:
+            return "destroyed"
+        if v.out_of_play:
+            return "out of play"
+        return ", ".join(f"{part} {max(now, 0)} of {v.klass.hit_points[part]} left" for part, now in v.hp.items())
+
     def card(self, state, marker: int) -> dict:
         v = state.vehicle(marker)
         crew = state.crew(marker)

@@ -429,12 +429,18 @@
 
   // The last outcome in one line a player reads at a glance ("HIT: the Rust Bucket takes 4");
   // how it was worked out is folded below it.
-  function outcomeHeadline(e) {
+  // What the event left each piece it hurt: "9 of 13 left" after the one it names, else by name.
+  function leftWords(head, left) {
+    if (!left || !left.length) return head;
+    if (left.length === 1 && head.includes(left[0].name)) return `${head}, ${left[0].left}`;
+    return `${head} (${left.map((x) => `${x.name}: ${x.left}`).join("; ")})`;
+  }
+  function outcomeHeadline(e, left) {
     const o = e.outcome || {};
     if (e.kind === "action") {
       const result = String(o.result || "done").toUpperCase();
       const what = (o.events || []).slice(0, 2).map(clean).join("; ");
-      return `${result}: ${what || clean(o.act || e.detail.act || "")}`;
+      return leftWords(`${result}: ${what || clean(o.act || e.detail.act || "")}`, left);
     }
     if (e.kind === "round") return o.first ? `Round ${o.round}: ${o.first} goes first` : o.round !== undefined ? `Round ${o.round}` : `Turn ${o.turn ?? ""}`;
     return "Turn ended";
@@ -453,8 +459,8 @@
       const e = last.event, o = e.outcome || {};
       const title = e.kind === "action" ? `${(o.act || e.detail.act || "").toUpperCase()}: ${o.result || "done"}` : "";
       const steps = html("ol", { class: "steps" });
-      if (o.range) steps.append(html("li", { text: `range ${inch(o.range.value_mm)} ± ${o.range.sigma_mm < 0.127 ? "<0.01 in" : inch(o.range.sigma_mm)} against ${inch(o.range.threshold_mm, 0)}: ${inch(Math.abs(o.range.margin_mm))} ${o.range.margin_mm >= 0 ? "inside" : "beyond"} it` }));
-      if (o.arc) steps.append(html("li", { text: `in the arc: ${outcomeWord[o.arc.outcome]}, ${mm(o.arc.margin_mm, 1)} ${o.arc.margin_mm >= 0 ? "inside" : "outside"} its edge ± ${fmt(o.arc.sigma_mm, 2)} mm` }));
+      if (o.range) steps.append(html("li", { text: `range ${len(o.range.value_mm)} ± ${lenDoubt(o.range.sigma_mm)} against ${len(o.range.threshold_mm)}: ${len(o.range.margin_mm)} ${o.range.margin_mm >= 0 ? "inside" : "beyond"} it` }));
+      if (o.arc) steps.append(html("li", { text: `in the arc: ${outcomeWord[o.arc.outcome]}, ${len(o.arc.margin_mm)} ${o.arc.margin_mm >= 0 ? "inside" : "outside"} its edge ± ${lenDoubt(o.arc.sigma_mm)}` }));
       // Each die once: a roll says where its die came from; dice no roll names are listed as thrown.
       const dice = [...(e.dice || [])];
       for (const r of o.rolls || []) {
@@ -468,7 +474,7 @@
       const folded = html("details", { class: "outcome-details", id: "outcome-details" },
         html("summary", { text: `${title ? title + " · " : ""}how it was worked out` }), steps);
       folded.open = roomy();
-      box.replaceChildren(html("h2", { class: "headline", id: "outcome-headline", text: outcomeHeadline(e) }),
+      box.replaceChildren(html("h2", { class: "headline", id: "outcome-headline", text: outcomeHeadline(e, last.left) }),
         steps.children.length ? folded : title ? html("p", { class: "dim", text: title }) : "");
     }
     if (g.can_undo && state.canChange) {
@@ -1455,7 +1461,7 @@
     setText($("ts-acting"), car ? `The ${car.name}'s turn` : describeTurn(g));
     $("ts-acting").style.setProperty("--car", car ? carColour(a) : "transparent");
     const last = g.game ? g.last_outcome : null;
-    setText($("ts-headline"), !last ? "" : last.undone ? "Undone" : outcomeHeadline(last.event));
+    setText($("ts-headline"), !last ? "" : last.undone ? "Undone" : outcomeHeadline(last.event, last.left));
     setText($("ts-wanted"), w.text);
     $("ts-wanted").dataset.kind = w.kind;
     showSoundNote();
