@@ -851,10 +851,74 @@ class CarCult(CarCultViews, RuleSystem):
         try:
             m = self.check_path(state, v, [to])
         except RulesError as exc:
-            return {"legal": False, "reasons": [str(exc)]}
+            return {"legal": False, "reasons": [str(exc)], "fix": self._move_fixes(state, v, to)}
         reasons = self._move_faults(v, m)
         out = {k: (x.to_json() if hasattr(x, "to_json") else x) for k, x in m.items()}
-        return {"legal": not reasons, "reasons": reasons, "brakes": m["minimum"].outcome == "out", **out}
+        return {"legal": not reasons, "reasons": reasons, "fix": self._move_fixes(state, v, to) if reasons else [],
+                "brakes": m["minimum"].outcome == "out", **out}
+
+    def _move_fixes(self, state: GameState, v: Car, to: Pose) -> list[str]:
+        """What a player does with the car in hand to make the move to `to` legal, in order
+        (the page joins them with "and"): first turn it back within its free turns, then bring
+        it forward (it went backwards) or back (past its maximum) along its line, then slide it
+        sideways toward that line (drift). Each is computed on the pose the ones before leave,
+        so doing them all is enough; each goes to the limit itself (margin 0, not the camera's
+        doubt band), distances rounded up to 0.01 in, angles up to whole degrees.
+
+        A one-step move is read as `check_path` reads it: ahead and sideways in the car's frame
+        half way through its turn, so moving it along that frame's axes changes one and not the
+        other. Braking short of the minimum is legal (a brake roll, "Car Movement/Engines") and
+        blocking terrain halts a move rather than forbidding it, so neither needs a fix."""
+        tol_mm = float(self.option("path_tolerance_mm"))
+        tol_deg = float(self.option("turn_tolerance_deg"))
+        start = v.pose
+        fixes: list[str] = []
+        pose = to
+
+        def frame(p: Pose):
+            turned = normalize_deg(p.heading_deg - start.heading_deg)
+            mid = Pose(0.0, 0.0, start.heading_deg + turned / 2)
+            d = p.xy - start.xy
+            return turned, mid.forward, mid.left, float(d @ mid.forward), float(d @ mid.left)
+
+        def moved(p: Pose, by_mm) -> Pose:
+            return Pose(p.x_mm + float(by_mm[0]), p.y_mm + float(by_mm[1]), p.heading_deg, p.sigma_mm, p.sigma_deg)
+
+        # Turns: one 45-degree turn per free AZ, a turn within the tolerance is none
+        # (car-cult-2016-draft.txt, "Car Movement/Engines"); check_path counts ceil((|turned| - tol) / 45).
+        turned = frame(pose)[0]
+        allowed_deg = self.free_turns(v) * D.TURN_DEG + tol_deg
+        if abs(turned) > allowed_deg + 1e-9:
+            back_deg = math.ceil(abs(turned) - allowed_deg - 1e-9)
+            side = "right" if turned > 0 else "left"      # headings count counter-clockwise: + is left
+            fixes.append(f"turn it {back_deg}° {side}")
+            pose = Pose(pose.x_mm, pose.y_mm, normalize_deg(pose.heading_deg - math.copysign(back_deg, turned)),
+                        pose.sigma_mm, pose.sigma_deg)
+        _, fwd, left, along, offset = frame(pose)
+        # Straight ahead only: no reversing; at most the maximum ("Car Movement/Engines").
+        _, hi = v.speeds_in()
+        if along < -tol_mm:
+            step_in = _up_in(-along - tol_mm + _STRICT_MM)     # "backwards" is strictly past it
+            fixes.append(f"bring it {step_in:.2f} in forward (cars do not reverse)")
+            pose = moved(pose, fwd * step_in * MM_PER_IN)
+        elif along > inches(hi):
+            step_in = _up_in(along - inches(hi))
+            fixes.append(f"bring it {step_in:.2f} in back" + (f" (its maximum is {hi} in)" if hi else
+                                                               " (it may not move)"))
+            pose = moved(pose, -fwd * step_in * MM_PER_IN)
+        # Drift: sideways movement past the tolerance counts whole; at most a quarter of the minimum,
+        # rounded down ("Car Movement/Engines"). One step drifts one way, so "total" and "per_side"
+        # read it alike.
+        lo, _ = v.speeds_in()
+        drift_mm = inches(lo // D.DRIFT_DIVISOR)
+        limit_mm = max(drift_mm, tol_mm)
+        if abs(offset) > limit_mm:
+            # Within the tolerance it is no drift at all (a strict bound); past it, judged to the limit.
+            step_in = _up_in(abs(offset) - limit_mm + (_STRICT_MM if drift_mm < tol_mm else 0.0))
+            side = "right" if offset > 0 else "left"
+            fixes.append(f"slide it {step_in:.2f} in {side}, toward its line")
+            pose = moved(pose, -math.copysign(1.0, offset) * left * step_in * MM_PER_IN)
+        return fixes
 
     def _move_faults(self, v: Car, m: dict) -> list[str]:
         faults = []
@@ -1390,6 +1454,16 @@ def _roster_az(spec: dict) -> int:
 def _doubt_in(verdict) -> float:
     """A measured distance's doubt in inches (twice its sigma; at least a hundredth)."""
     return max(0.01, 2 * verdict.sigma_mm / MM_PER_IN)
+
+
+#: A bound checked strictly (not by `judge`, which forgives a micrometre) is aimed this far inside.
+_STRICT_MM = 1e-6
+
+
+def _up_in(mm: float) -> float:
+    """A distance in inches rounded up to the hundredth, so that moving a car by it is enough
+    (within 3e-7 mm: floating point's last digits, which `judge` forgives)."""
+    return math.ceil(mm / MM_PER_IN * 100 - 1e-6) / 100
 
 
 def _whole_within(inches_: float, doubt_in: float) -> float:

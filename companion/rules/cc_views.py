@@ -27,8 +27,38 @@ def _label(v) -> str:
     return f"{v.name} ({v.owner})"
 
 
+def _part(c) -> str:
+    """A component as players call it: "engine", "armour", "Rifle", a second rifle "Rifle 2"."""
+    if c.kind in ("engine", "armour"):
+        return c.kind
+    return c.name if c.id == c.key else f"{c.name} {c.id.rsplit('_', 1)[-1]}"
+
+
 class CarCultViews:
     """Mixed into CarCult: the hooks the page calls."""
+
+    def condition(self, state, marker: int) -> str | None:
+        """What the car has left in the draft's terms: its AZ not yet filled with DT, where the DT
+        lie (a Fanatical Fixer's swap moves them, and the engine's decide whether it may still
+        move), and an ST penalty from blocking terrain; "exploded" once every AZ holds a DT
+        (car-cult-2016-draft.txt, "Attacking opponents", stage 6, and "Exploding Cars"). E.g.
+        "14 of 17 AZ free of DT (1 DT on engine, 2 on armour)". Read from the tracks alone, so it
+        changes exactly when a DT is placed, removed or moved, never when ST are."""
+        v = state.vehicles.get(marker)
+        if v is None:
+            return None
+        if v.exploded:
+            return "exploded, a casualty"
+        hurt = [c for c in v.components if c.dt]
+        text = f"{v.az - sum(c.dt for c in hurt)} of {v.az} AZ free of DT"
+        if hurt:
+            where = [f"{c.dt}{' DT' if k == 0 else ''} on {_part(c)}" for k, c in enumerate(hurt)]
+            text += f" ({', '.join(where)})"
+        if v.immobile:
+            text += ", engine full: may no longer move"
+        if v.st_penalty:
+            text += f", {v.st_penalty} ST fewer at its next activation"
+        return text
 
     def card(self, state, marker: int) -> dict:
         v = state.vehicle(marker)
