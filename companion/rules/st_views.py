@@ -30,6 +30,40 @@ def _sq_label(sq) -> str:
 class StopTheTruckViews:
     """Mixed into StopTheTruck: the hooks the page calls."""
 
+    def condition(self, state, marker: int) -> str | None:
+        """What a vehicle has left on its sheet's tracks, every track damage takes points off
+        ("Gang Vehicle Templates": structural points, driver and shooting skill; the auto-gyro's
+        flying and dropping skill, "Car No 11"; "The Truck Template": Max, the crossbowman, the two
+        petrol bombers, burst tyres), and a weapon destroyed (damage tables 10); or why it is out
+        of the game. Every track is in the words, so they change exactly when damage does."""
+        v = state.vehicles.get(marker)
+        if v is None:
+            return None
+        if v.out is not None:
+            return f"out of the game ({v.out})"
+        parts = [f"structure {v.structure} of {v.max_structure} left"]
+        tpl = v.kind
+        if v.is_truck:
+            t = state.truck
+            parts.append(f"Max {v.driver}" + (", shotgun destroyed" if v.weapon_lost else ""))
+            parts.append(", ".join(f"bomber {i + 1} " + (str(n) if n > 0 else "out") for i, n in enumerate(t.bombers)))
+            parts.append(f"crossbowman {t.gunner}" if t.gunner > 0 else "crossbowman out")
+            burst = t.tyres_burst
+            if burst["left"] or burst["right"]:
+                parts.append(f"tyres burst {burst['left']} left, {burst['right']} right")
+            if v.structure == 0 or v.driver == 0:
+                parts.append("the truck is stopped")
+            return ", ".join(parts)
+        if tpl.flying:
+            parts.append(f"flying {v.driver}, dropping {v.dropping}")
+            return ", ".join(parts)
+        parts.append(f"driver {v.driver}")
+        if v.weapon_lost:
+            parts.append("hand weapon destroyed")
+        elif tpl.arc != "none" or v.shooting:
+            parts.append(f"shooting {v.shooting}")
+        return ", ".join(parts)
+
     def card(self, state, marker: int) -> dict:
         v = state.vehicle(marker)
         tpl = v.kind

@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from ..dice import ChoiceRequest, DiceRequest, Modifier, Roll
-from ..geometry import Footprint, Pose, Sector, SquareGrid, in_sector, judge
+from ..geometry import MM_PER_IN, Footprint, Pose, Sector, SquareGrid, in_sector, judge
 from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
 from . import st_data as D
 from .base import RuleOption, RulesError, RuleSystem, action, register
@@ -482,13 +482,18 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         v = state.vehicles.get(marker)
         if v is None or not v.in_play or state.over:
             return None
+        # Every answer carries "fix": what a player does with the car in hand to make it legal
+        # (empty when it is): always a move across the board into the square wanted, since the
+        # book judges a car only by the square it stands in ("Concept and Board Layout",
+        # "Movement"), never by how it is turned.
         p = next((p for p in state.pending if p["vehicle"] == marker), None)
         if p is not None:
             wants, doing = [p["square"]], f"is put in {_name(p['square'])} ({p['why']})"
         elif state.phase == "move" and state.active is v:
             want = self.target_square(state, v, v.choice, state.truck.speed)
             if not self.on_grid(want):
-                return {"legal": True, "reasons": ["its box takes it off the board: it is out"], "margin_mm": None}
+                return {"legal": True, "reasons": ["its box takes it off the board: it is out"], "margin_mm": None,
+                        "fix": []}
             wants, doing = [want], f"moves {v.choice.label} to {_name(want)}"
         elif state.phase == "collisions" and v.kind.avoid and any(v in vs for _, vs in self.contested(state)):
             wants, doing = self.avoid_squares(state, v), "avoids into a free square next to it"
@@ -498,7 +503,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         else:
             return None
         if not wants:
-            return {"legal": False, "reasons": [f"{_the(v.name)} has no free square to go to"], "margin_mm": None}
+            # Only the bike's or trike's avoid wants a free square ("Notes"); with none, it stays and
+            # the collision is rolled (Move sequence 5).
+            here = f" in {_name(v.square)}" if v.square is not None else ""
+            return {"legal": False, "reasons": [f"{_the(v.name)} has no free square to go to"], "margin_mm": None,
+                    "fix": [f"leave it{here}: there is no free square to avoid into, so the collision is rolled"]}
         point, sigma = self._point(v, to)
         f, l = state.board_origin.to_local(point)
         best = max(wants, key=lambda q: self._inside_mm(state, f, l, q))
@@ -509,8 +518,41 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         reasons = [] if verdict.outcome == "in" else [
             f"{_the(v.name)} {doing}: {verdict.describe('mm')}"
             + ("; counted in it (option line_call)" if legal else "")]
-        return {"legal": legal, "reasons": reasons, "margin_mm": round(margin, 2), "sigma_mm": round(sigma, 2),
-                "square": [best[0] + 1, best[1] + 1], "verdict": verdict.to_json()}
+        s = state.square_mm
+        fix = [] if legal else [self._shift_words(
+            self._nudge_mm(f, (best[0] * s, (best[0] + 1) * s), sigma),
+            self._nudge_mm(l, (best[1] * s, (best[1] + 1) * s), sigma), _name(best), sigma)]
+        return {"legal": legal, "reasons": reasons, "fix": fix, "margin_mm": round(margin, 2),
+                "sigma_mm": round(sigma, 2), "square": [best[0] + 1, best[1] + 1], "verdict": verdict.to_json()}
+
+    #: How far past the camera's doubt a fix puts a car's point inside its square, in mm: only so
+    #: the verdict after the fix is "in" (a margin exactly at the doubt is still too close to call).
+    FIX_CLEAR_MM = 0.1
+
+    def _nudge_mm(self, at_mm: float, span_mm: tuple[float, float], sigma_mm: float) -> float | None:
+        """The shortest shift along one board axis that puts a point at `at_mm` clearly inside
+        `span_mm` (by more than the verdict's CALL_SIGMAS doubts, as `judge` calls "in"); 0 when
+        it is already, None when the doubt leaves no room in the span at all."""
+        need = CALL_SIGMAS * sigma_mm + self.FIX_CLEAR_MM
+        lo, hi = span_mm[0] + need, span_mm[1] - need
+        if lo > hi:
+            return None
+        return min(max(at_mm, lo), hi) - at_mm
+
+    def _shift_words(self, forward_mm: float | None, left_mm: float | None, place: str, sigma_mm: float) -> str:
+        """A shift across the board in players' words: inches up or down the board ("forward",
+        "back", the way the truck faces, as the book counts moves) and sideways ("left", "right",
+        as the truck faces, as in "6 squares forward and 1 left", "Movement"), each rounded up to
+        the hundredth of an inch so that moving it that far is enough."""
+        if forward_mm is None or left_mm is None:
+            return (f"put it in the middle of {place} and hold it still: the camera's doubt "
+                    f"(+/- {sigma_mm:.1f} mm) is too large to call it inside any square")
+        parts = []
+        for mm, plus, minus in ((forward_mm, "forward", "back"), (left_mm, "left", "right")):
+            inches = math.ceil(round(abs(mm) / MM_PER_IN * 100, 6)) / 100
+            if inches > 0:
+                parts.append(f"{inches:.2f} in {plus if mm > 0 else minus}")
+        return f"move it {' and '.join(parts)} into {place}" if parts else f"keep it where it is, in {place}"
 
     def _inside_mm(self, state: GameState, f: float, l: float, sq: tuple[int, int]) -> float:
         """How far a point (board frame) is inside square `sq`: positive inside, negative outside."""
@@ -527,7 +569,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         margin = min(l - row * s, (row + 1) * s - l)
         verdict = judge(f"the truck inside row {row + 1}", margin, 0.0, to.axis_sigma_mm, at_most=False)
         legal = verdict.outcome != "out"
-        return {"legal": legal, "reasons": [] if verdict.outcome == "in" else [verdict.describe("mm")],
+        # The truck slides across only ("Move sequence" 6): its fix is sideways, by its centre's row.
+        fix = [] if legal else [self._shift_words(
+            0.0, self._nudge_mm(l, (row * s, (row + 1) * s), to.axis_sigma_mm), f"row {row + 1}",
+            to.axis_sigma_mm).replace("move it", "slide it", 1)]
+        return {"legal": legal, "reasons": [] if verdict.outcome == "in" else [verdict.describe("mm")], "fix": fix,
                 "margin_mm": round(margin, 2), "row": row + 1, "verdict": verdict.to_json()}
 
     def phases(self) -> tuple[str, ...]:
