@@ -1207,7 +1207,14 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         """Would the car standing at `to` be legal? A car that owes a reposition: judged as one,
         against where it lost control (RULEBOOK, "Losing Control"). Else a move from where it
         stood, read as the simplest shape that ends there (turn, straight, turn): the move itself
-        is judged on the path the camera saw."""
+        is judged on the path the camera saw. An illegal answer's "fix" says, in players' words
+        and with numbers, what to do with the car in hand to make it legal (all of it together);
+        a legal one's is empty."""
+        out = self._judge_here(state, marker, to)
+        out["fix"] = [] if out["legal"] else self._fixes(state, marker, to)
+        return out
+
+    def _judge_here(self, state: GameState, marker: int, to: Pose) -> dict:
         v = state.vehicle(marker)
         p = next((p for p in state.pending if p["vehicle"] == marker), None)
         if p is not None:
@@ -1228,6 +1235,231 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         return {"legal": verdict.outcome != "out", "reasons": [] if verdict.outcome != "out" else
                 [f"it costs {m['cost_mm'] / MM_PER_IN:.2f} in of {m['allowance_mm'] / MM_PER_IN:.2f} in"],
                 **m, "verdict": verdict.to_json()}
+
+    # --- fixes: what the player does with the car in hand to make a position legal ------------
+    #
+    # Each is found by asking the same judgement again at the changed pose, strictly (the
+    # measured value within the limit, not merely too close to call), so that doing what it says
+    # is enough; inches are rounded up to 2 decimals, degrees up to whole ones.
+
+    def _fixes(self, state: GameState, marker: int, to: Pose) -> list[str]:
+        v = state.vehicle(marker)
+        p = next((p for p in state.pending if p["vehicle"] == marker), None)
+        if p is not None:
+            return self._reposition_fixes(state, v, p, to)
+        start = self.move_start(v)
+        if start is None:
+            return [f"put the {v.name} on the table, where the camera sees it"]
+        return self._move_fixes(state, v, start, to)
+
+    def _move_ok(self, state: GameState, v: Vehicle, start: Pose, to: Pose) -> bool:
+        """The move ending at `to` is legal with no doubt counted: it breaks no rule of movement
+        and its cost is within the allowance (VEHICLES, "Vehicle Movement")."""
+        try:
+            m = self.check_path(state, v, _path_to(start, to), start=start)
+        except RulesError:
+            return False
+        return m["cost_mm"] <= m["allowance_mm"] + 1e-6
+
+    def _move_fixes(self, state: GameState, v: Vehicle, start: Pose, to: Pose) -> list[str]:
+        """A move too long (distance, slow ground, barriers and manoeuvres past the free ones
+        against the allowance: VEHICLES, "Vehicle Movement" and "Vehicle Restrictions"; CORE,
+        "Slow", "Barrier") or ending on a barrier (CORE, "Barrier"): bringing the car back along
+        its path, towards where it stood, shortens the run and keeps its turns (the bearing is the
+        same); when the turns are what costs, turning it where it stands may be enough instead.
+        Both are offered when each alone is ("... , or turn it 4° left")."""
+        ok = lambda pose: self._move_ok(state, v, start, pose)
+        barrier = self._barrier_under(state, v, to)
+        # Without barriers on the table the cost only falls as the car comes back: halving
+        # finds the point at once; a barrier is left only past its far edge, so scan for it.
+        scan = any(_terrain_kind(self, t) == "barrier" for t in state.live_terrain())
+        back = self._back_along(start, to, ok, scan=scan)
+        try:
+            turns_cost = self.check_path(state, v, _path_to(start, to), start=start)["extra_manoeuvres"] > 0
+        except RulesError:
+            turns_cost = True
+        # A turn where it stands changes only its last manoeuvres: worth trying only if they cost.
+        turn = self._turn_to_fix(to, ok) if turns_cost else None
+        off = f", off the {barrier}" if barrier else ""
+        if back is not None and turn is not None and not barrier:
+            return [f"{_back_words(back[0])}, or {_turn_words(turn[0])}"]
+        if barrier:
+            # Off a barrier the other way too, if the allowance reaches: on past its far side
+            # (CORE, "Barrier": across one costs 1 in more, ending on it is what is refused).
+            beyond = Pose(*(to.xy + (to.xy - start.xy) / max(float(np.hypot(*(to.xy - start.xy))), 1e-9)
+                            * inches(4)), to.heading_deg)
+            on = self._back_along(beyond, to, ok)
+            if on is not None and (back is None or on[0] < back[0]):
+                return [f"push it {on[0]:.2f} in on along its path{off}"]
+        if back is not None:
+            return [f"{_back_words(back[0])}{off}"]
+        if turn is not None:
+            return [_turn_words(turn[0])]
+        # The turns alone cost more than the car may drive even where it stood: turn it first
+        # (the fewest manoeuvres that will do), then bring it back as far as that needs.
+        for k in range(1, 181):
+            for side in (1, -1):
+                turned = Pose(to.x_mm, to.y_mm, normalize_deg(to.heading_deg + side * k))
+                again = self._back_along(start, turned, ok, scan=scan)
+                if again is not None:
+                    return [_turn_words(side * k), f"{_back_words(again[0])}{off}"]
+        return [f"put it back where it stood, [{start.x_mm:.0f}, {start.y_mm:.0f}, {start.heading_deg:.0f}]"]
+
+    def _barrier_under(self, state: GameState, v: Vehicle, to: Pose) -> str | None:
+        contact = float(self.option("contact_mm"))
+        inner = v.footprint(to).polygon.buffer(-contact, join_style="mitre")
+        for t in state.live_terrain():
+            if _terrain_kind(self, t) == "barrier" and shapely.intersects(inner, t.polygon):
+                return t.name or "barrier"
+        return None
+
+    @staticmethod
+    def _back_along(start: Pose, to: Pose, ok, scan: bool = True) -> tuple[float, Pose] | None:
+        """The least distance (inches, rounded up to 0.01) to bring the car from `to` back along the
+        straight from where it stood, heading kept, for `ok`; None if even all the way is not."""
+        d = start.xy - to.xy
+        length_mm = float(np.hypot(*d))
+        if length_mm < 1e-6:
+            return None
+        unit = d / length_mm
+
+        def at(back_mm: float) -> Pose:
+            xy = to.xy + unit * min(back_mm, length_mm)
+            return Pose(float(xy[0]), float(xy[1]), to.heading_deg)
+        # `ok` holds from some distance on when it only gets easier as the car comes back (less
+        # ground, no more slow ground); where it may not (a barrier to clear), scan, then halve.
+        step_mm = 2.0 if scan else length_mm
+        lo, hi = 0.0, None
+        b = step_mm
+        while b < length_mm + step_mm:
+            if ok(at(b)):
+                hi = min(b, length_mm)
+                break
+            lo = b
+            b += step_mm
+        if hi is None:
+            return None
+        for _ in range(20):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if ok(at(mid)) else (mid, hi)
+        back_in = math.ceil(hi / MM_PER_IN * 100 - 1e-3) / 100
+        while not ok(at(back_in * MM_PER_IN)) and back_in * MM_PER_IN < length_mm:
+            back_in += 0.01         # rounding's last hundredth
+        return round(back_in, 2), at(back_in * MM_PER_IN)
+
+    @staticmethod
+    def _turn_to_fix(to: Pose, ok, most_deg: int = 90) -> tuple[int, Pose] | None:
+        """The least whole-degree turn where the car stands (signed: + left, headings grow
+        anticlockwise) for `ok`, either way; None if none up to `most_deg`."""
+        for k in range(1, most_deg + 1):
+            for side in (1, -1):
+                pose = Pose(to.x_mm, to.y_mm, normalize_deg(to.heading_deg + side * k))
+                if ok(pose):
+                    return side * k, pose
+        return None
+
+    def _reposition_fixes(self, state: GameState, v: Vehicle, p: dict, to: Pose) -> list[str]:
+        """A reposition (RULEBOOK, "Losing Control": up to 45 degrees, up to 1 in, not over a car,
+        terrain or off the table), fixed limit by limit in the order they are judged: turned too
+        far, turn it back by the excess; moved too far, bring it back towards where it lost
+        control; over something, the least shift (in the car's own directions, or back towards
+        where it lost control) that clears it within the limits. Each next fix starts from the
+        pose the last one leaves."""
+        was = parse_pose(p["from"], f"where the {v.name} lost control")
+        limit_mm = inches(D.LOSE_CONTROL_MOVE_IN)
+        centre = self.option("reposition_measure") == "centre"
+
+        def moved_mm(pose: Pose) -> float:
+            if centre:
+                return float(np.hypot(*(pose.xy - was.xy)))
+            return float(np.max(np.hypot(*(v.footprint(pose).corners - v.footprint(was).corners).T)))
+
+        def ok(pose: Pose) -> bool:
+            try:
+                r = self._judge_reposition(state, v, p, pose)
+            except RulesError:
+                return False
+            return r["turn_deg"] <= D.LOSE_CONTROL_TURN_DEG + 1e-9 and r["moved_mm"] <= limit_mm + 1e-6
+
+        fixes, pose, turned_deg = [], Pose(to.x_mm, to.y_mm, to.heading_deg), 0
+        turn = normalize_deg(pose.heading_deg - was.heading_deg)
+        if abs(turn) > D.LOSE_CONTROL_TURN_DEG:
+            k = math.ceil(abs(turn) - D.LOSE_CONTROL_TURN_DEG - 1e-9)
+            turned_deg = -k if turn > 0 else k
+            pose = Pose(pose.x_mm, pose.y_mm, normalize_deg(pose.heading_deg + turned_deg))
+        if moved_mm(pose) > limit_mm + 1e-6:
+            within = lambda q: moved_mm(q) <= limit_mm + 1e-6
+            back = self._back_along(was, pose, within)
+            if back is None:
+                # Its corners swing more than an inch on the turn alone (reposition_measure
+                # any_point): turn it further back towards how it stood, then bring it back.
+                at_was = Pose(was.x_mm, was.y_mm, pose.heading_deg)
+                rest = normalize_deg(at_was.heading_deg - was.heading_deg)
+                for k in range(1, math.ceil(abs(rest)) + 1):
+                    signed = -k if rest > 0 else k
+                    turned = Pose(pose.x_mm, pose.y_mm, normalize_deg(pose.heading_deg + signed))
+                    back = self._back_along(was, turned, within) if not within(turned) else (None, turned)
+                    if back is not None:
+                        turned_deg += signed        # the same way as any turn back above
+                        break
+            if back is None:
+                return [_put_back(was)]
+            if back[0] is not None:
+                fixes.append(f"bring it {back[0]:.2f} in back towards where it lost control")
+            pose = back[1]
+        if turned_deg:
+            fixes.insert(0, _turn_words(turned_deg))
+        if ok(pose):
+            return fixes
+        try:
+            self._judge_reposition(state, v, p, pose)
+            what = "where it is"            # only a hair over a limit: the shift below settles it
+        except RulesError as exc:
+            text = str(exc)
+            what = ("the table's edge" if "off the table" in text else
+                    text.split(" over ", 1)[1].split(" (")[0] if " over " in text else "where it is")
+        shift = self._least_shift(v, was, pose, ok)
+        if shift is None:
+            return fixes + [_put_back(was)]
+        fixes.append(f"move it {shift[0]:.2f} in {shift[1]}, off {what}" if what != "where it is"
+                     else f"move it {shift[0]:.2f} in {shift[1]}")
+        return fixes
+
+    @staticmethod
+    def _least_shift(v: Vehicle, was: Pose, pose: Pose, ok) -> tuple[float, str] | None:
+        """The least shift (inches, rounded up to 0.01) in one of the car's own eight directions,
+        or straight back towards where it lost control, that makes `ok`: scanned in 1 mm steps
+        out to 2 in (a reposition moves at most 1), then halved down to a hundredth of an inch."""
+        f, l = pose.forward, pose.left
+        ways = {"forward": f, "back": -f, "left": l, "right": -l, "forward and left": (f + l) / math.sqrt(2),
+                "forward and right": (f - l) / math.sqrt(2), "back and left": (-f + l) / math.sqrt(2),
+                "back and right": (-f - l) / math.sqrt(2)}
+        home = was.xy - pose.xy
+        if float(np.hypot(*home)) > 1e-6:
+            ways["back towards where it lost control"] = home / float(np.hypot(*home))
+
+        def at(unit, d_mm):
+            return Pose(float(pose.x_mm + unit[0] * d_mm), float(pose.y_mm + unit[1] * d_mm), pose.heading_deg)
+        best = None
+        for words, unit in ways.items():
+            lo = 0.0
+            for step in range(1, 52):
+                d = float(step)
+                if best is not None and d > best[0] * MM_PER_IN + 1.0:
+                    break
+                if ok(at(unit, d)):
+                    hi = d
+                    for _ in range(12):
+                        mid = (lo + hi) / 2
+                        lo, hi = (lo, mid) if ok(at(unit, mid)) else (mid, hi)
+                    d_in = math.ceil(hi / MM_PER_IN * 100 - 1e-3) / 100
+                    while not ok(at(unit, d_in * MM_PER_IN)) and d_in < 2.0:
+                        d_in = round(d_in + 0.01, 2)
+                    if ok(at(unit, d_in * MM_PER_IN)) and (best is None or d_in < best[0]):
+                        best = (round(d_in, 2), words)
+                    break
+                lo = d
+        return best
 
     def _on_table(self, state: GameState, fp: Footprint) -> bool:
         w, d = state.table_mm
@@ -1955,6 +2187,19 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             events.append(f"the same as last round: the next in the list, {pick.replace('_', ' ')}")
         return {"result": pick, "rolls": [{"asked": "campaign mission", "face": face, "total": face,
                                            "modifiers": []}], "events": events}
+
+
+def _back_words(back_in: float) -> str:
+    return f"bring it {back_in:.2f} in back along its path"
+
+
+def _turn_words(signed_deg: int) -> str:
+    """A turn in players' words; headings grow anticlockwise, so + is to the car's left."""
+    return f"turn it {abs(signed_deg)}° {'left' if signed_deg > 0 else 'right'}"
+
+
+def _put_back(was: Pose) -> str:
+    return f"put it back where it lost control, [{was.x_mm:.0f}, {was.y_mm:.0f}, {was.heading_deg:.0f}]"
 
 
 def _ordinal(n: int) -> str:

@@ -27,6 +27,25 @@ def _label(v) -> str:
 class WastelandRallyViews:
     """Mixed into WastelandRally: the hooks the page calls."""
 
+    def condition(self, state, marker: int) -> str | None:
+        """What the car has left in the book's terms: hit points (CORE, "Step 3 - Apply Damage"; the team table's
+        HP, RULEBOOK "Vehicle Types"), badly damaged past half of them (VEHICLES, "Vehicle
+        Restrictions": -2 to movement, -1 to rolls), or what took it out of the race. Only what
+        damage and the race change, so it changes exactly when they do."""
+        v = state.vehicles.get(marker)
+        if v is None:
+            return None
+        if v.destroyed:
+            return "destroyed"
+        if v.eliminated:
+            return "out of the race (eliminated)"
+        if v.finished is not None:
+            n = v.finished
+            suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+            return f"finished {n}{suffix}"
+        text = f"{v.hp} of {v.max_hp} hit points left"
+        return f"{text}, badly damaged" if v.badly_damaged else text
+
     def card(self, state, marker: int) -> dict:
         v = state.vehicle(marker)
         return {
