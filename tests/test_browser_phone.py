@@ -71,6 +71,52 @@ def test_labels_are_readable_and_every_target_is_a_fingertip_wide(server, browse
     page.close()
 
 
+def label_rects(page) -> dict:
+    return page.evaluate("""Object.fromEntries([...document.querySelectorAll('#labels text')]
+        .map((t) => [t.dataset.labelFor, t.style.display === 'none' ? null : [t.textContent, t.getBoundingClientRect().toJSON()]]))""")
+
+
+def overlap(a: dict, b: dict, slack: float = 0.5) -> bool:
+    return not (a["right"] <= b["left"] + slack or b["right"] <= a["left"] + slack
+                or a["bottom"] <= b["top"] + slack or b["bottom"] <= a["top"] + slack)
+
+
+def test_car_names_never_cover_each_other_or_a_neighbouring_car(server, browser):
+    """The demo's cars stand 2 in apart: on a phone a name is wider than the gap. Each name is
+    placed beside its car where it is free, shortened to initials where it is not, and none
+    covers another name or another car's body; the selected car keeps its full name."""
+    page, errors = open_demo(browser, server, **PHONE)
+    page.wait_for_function("[...document.querySelectorAll('#labels text')].every((t) => t.dataset.box !== undefined)")
+    for selected in (None, INTERCEPTOR):
+        if selected is not None:
+            page.touchscreen.tap(*center(page.locator(f'#cars [data-car-id="{selected}"] .body').bounding_box()))
+            page.wait_for_selector(f'#car-sheet[data-car="{selected}"]')
+            page.wait_for_timeout(300)
+        rects = label_rects(page)
+        bodies = {c: page.locator(f'#cars [data-car-id="{c}"] .body').bounding_box() for c in range(10, 15)}
+        shown = {c: v for c, v in rects.items() if v is not None}
+        assert len(shown) >= 4, rects                    # at most one name left out, here
+        names = list(shown.items())
+        for i, (a, (ta, ra)) in enumerate(names):
+            assert ra["height"] >= LABEL_PX, (ta, ra)
+            for b, (tb, rb) in names[i + 1:]:
+                assert not overlap(ra, rb), f"{ta!r} over {tb!r}"
+            for car, body in bodies.items():
+                if str(car) != a:
+                    box = {"left": body["x"], "top": body["y"], "right": body["x"] + body["width"],
+                           "bottom": body["y"] + body["height"]}
+                    assert not overlap(ra, box), f"{ta!r} over car {car}"
+        if selected is not None:
+            assert shown[str(selected)][0] == "Interceptor"
+    snap(page, "phone-labels")
+    assert errors == [], errors
+    page.close()
+
+
+def center(box: dict) -> tuple[float, float]:
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
 def test_the_dice_request_stays_in_view_and_the_outcome_does_not_push_the_card_away(server, browser):
     page, errors = open_demo(browser, server, **PHONE)
     new_game(page)

@@ -8,6 +8,7 @@
   const $ = (id) => document.getElementById(id);
   const board = $("board");
   const depth = parseFloat(board.dataset.depthMm);
+  const width = parseFloat(board.dataset.widthMm);
   const carLayer = $("cars"), labelLayer = $("labels"), overlayLayer = $("overlays"), lineLayer = $("lines");
   const rows = $("car-rows");
   const cars = new Map();   // id -> {group, label, row, shown, target, width}
@@ -125,6 +126,8 @@
     unitsPerPx = 1 / Math.hypot(m.a, m.b);
     board.style.setProperty("--u", `${unitsPerPx.toFixed(3)}px`);
     for (const car of cars.values()) fitTapArea(car);
+    fixedBoxes = null;
+    placeLabels();
   }
   window.addEventListener("resize", fitToScreen);
   // Tap areas overlap where cars stand closer than a fingertip on the screen: a tap takes the
@@ -154,6 +157,7 @@
   function drawActing() {
     const a = actingCar();
     for (const [id, car] of cars) car.group.classList.toggle("acting", id === a);
+    placeLabels();
   }
 
   // Gates: the line between the posts, the posts (A on the driver's left), the
@@ -163,6 +167,7 @@
     const key = JSON.stringify(gates || []);
     if (key === gatesDrawn) return;
     gatesDrawn = key;
+    fixedBoxes = null;
     const layer = $("gates");
     layer.replaceChildren();
     for (const g of gates || []) {
@@ -217,7 +222,7 @@
       car.label.classList.toggle("stale", c.stale);
       car.row.classList.toggle("stale", c.stale);
       if (!(panel || fresh || staleChanged)) continue;
-      setText(car.label, c.stale ? `${c.name} (unseen ${fmt(c.age_s)} s)` : c.name);
+      car.labelText = c.stale ? `${c.name} (unseen ${fmt(c.age_s)} s)` : c.name;
       const cells = car.row.children;
       setText(cells[0].lastChild, c.name);
       setText(cells[1], fmt(c.x_mm));
@@ -307,6 +312,67 @@
   function wake() {
     if (!animating) { animating = true; lastTick = performance.now(); requestAnimationFrame(tick); }
   }
+  // Car names placed so none covers another or a neighbouring car: above the car, else below,
+  // right or left of it; where none of those is free (cars side by side on a phone, where a
+  // name is wider than a car) a short name (initials) is tried, and failing that the name is
+  // left out (the car keeps its colour, its row in the list, and its card when tapped). The
+  // selected and the acting car are placed first. Sizes are in table mm, from the labels' CSS
+  // size in screen pixels (--u): pure arithmetic, cheap enough for every frame.
+  const shortName = (name) => {
+    const words = name.replace(/\(.*\)/, "").trim().split(/\s+/).filter((w) => !/^(the|of)$/i.test(w));
+    return words.length > 1 ? words.map((w) => w[0].toUpperCase()).join("") : words[0].slice(0, 3);
+  };
+  let fixedBoxes = null;              // terrain and gate names on the board (table mm), re-read on resize
+  function placeLabels() {
+    const fs = Math.max(18, 13 * unitsPerPx), gap = Math.max(3, 3 * unitsPerPx), charW = 0.6 * fs;
+    const acting = actingCar();
+    const list = [...cars.entries()].filter(([, c]) => c.shown)
+      .sort(([a], [b]) => (b === state.selected) - (a === state.selected) || (b === acting) - (a === acting) || a - b);
+    // Each car's outline on the board as a box (a turned car's box is larger), in board y (down).
+    const boxOf = (c) => {
+      const t = (c.shown.h * Math.PI) / 180, hl = (c.length || 75) / 2, hw = (c.width || 32) / 2;
+      const ex = Math.abs(Math.cos(t)) * hl + Math.abs(Math.sin(t)) * hw, ey = Math.abs(Math.sin(t)) * hl + Math.abs(Math.cos(t)) * hw;
+      const x = c.shown.x, y = depth - c.shown.y;
+      return [x - ex, y - ey, x + ex, y + ey];
+    };
+    const carBoxes = new Map(list.map(([id, c]) => [id, boxOf(c)]));
+    // Terrain and gate names stay where they are: car names go round them too, when they can.
+    const inv = fixedBoxes ? null : board.getScreenCTM()?.inverse();
+    if (inv) {                          // (not laid out yet: asked again next time)
+      fixedBoxes = [...document.querySelectorAll("#terrain text, .gate-name")].map((t) => {
+        const r = t.getBoundingClientRect();
+        const a = new DOMPoint(r.left, r.top).matrixTransform(inv), b = new DOMPoint(r.right, r.bottom).matrixTransform(inv);
+        // The glyphs, not the line box (its ascent and descent leave room above and below).
+        const y0 = Math.min(a.y, b.y), y1 = Math.max(a.y, b.y), trim = 0.18 * (y1 - y0);
+        return [Math.min(a.x, b.x), y0 + trim, Math.max(a.x, b.x), y1 - trim];
+      }).filter((b) => b[2] > b[0]);
+    }
+    const apart = (a, b) => a[2] <= b[0] || b[2] <= a[0] || a[3] <= b[1] || b[3] <= a[1];
+    const placed = [];
+    for (const [id, car] of list) {
+      const full = car.labelText || car.name;
+      const [x0, y0, x1, y1] = carBoxes.get(id), cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+      let chosen = null;
+      for (const text of full === shortName(full) ? [full] : [full, shortName(full)]) {
+        const w = text.length * charW, h = fs;
+        const spots = [[cx - w / 2, y0 - gap - h], [cx - w / 2, y1 + gap], [x1 + gap, cy - h / 2], [x0 - gap - w, cy - h / 2],
+                       [x1 + gap, cy], [x1 + gap, cy - h], [x0 - gap - w, cy], [x0 - gap - w, cy - h]]
+          .map(([bx, by]) => [bx, by, bx + w, by + h])
+          .filter((b) => b[0] >= 0 && b[2] <= width && b[1] >= 0 && b[3] <= depth);
+        const free = (b) => placed.every((p) => apart(b, p)) && [...carBoxes].every(([other, cb]) => other === id || apart(b, cb));
+        const spot = spots.find((b) => free(b) && (fixedBoxes || []).every((f) => apart(b, f))) || spots.find(free);
+        if (spot) { chosen = { text, box: spot }; break; }
+      }
+      car.label.style.display = chosen ? "" : "none";
+      if (!chosen) { car.label.dataset.box = ""; continue; }
+      placed.push(chosen.box);
+      setText(car.label, chosen.text);
+      car.label.setAttribute("x", ((chosen.box[0] + chosen.box[2]) / 2).toFixed(1));
+      car.label.setAttribute("y", (chosen.box[3] - 0.22 * fs).toFixed(1));
+      car.label.dataset.box = chosen.box.map((v) => v.toFixed(1)).join(" ");
+    }
+  }
+
   // Drawn at most about 30 times a second: the camera sends no more, and every drawing of
   // the board costs a phone (or a laptop with ten pages open) a repaint.
   const DRAW_MS = 1000 / 32;
@@ -330,9 +396,8 @@
       car.drawnOnce = true;
       car.group.setAttribute("transform", `translate(${s.x} ${depth - s.y}) rotate(${-s.h})`);
       car.hit.setAttribute("transform", car.group.getAttribute("transform"));
-      car.label.setAttribute("x", s.x);
-      car.label.setAttribute("y", depth - s.y - car.width / 2 - 14);
     }
+    placeLabels();
     if (state.last) {
       state.drawn.push({ frame: state.last.frame, captured_at: state.last.captured_at, drawn_at: Date.now() / 1000 });
       if (state.drawn.length > 2000) state.drawn.splice(0, 1000);
@@ -540,6 +605,7 @@
   function select(id) {
     state.selected = id;
     for (const [cid, car] of cars) car.group.classList.toggle("selected", cid === id);
+    placeLabels();
     closeActionForm();
     showTab("car");
     loadCar(id);
@@ -1232,7 +1298,7 @@
       html("button", { type: "button", id: "demo-turn-right", title: "turn right 15° (E)", "aria-label": "turn the selected car right 15 degrees", text: "⟳ 15°" }),
       html("span", { class: "dim", text: " (or drag its round handle, or press Q / E)" }),
       html("span", { id: "demo-error", class: "error" }));
-    board.after(bar);
+    $("board-box").after(bar);
 
     const tracked = (id) => (state.last ? state.last.cars.find((c) => c.id === id) : null);
     const toTable = (ev) => {

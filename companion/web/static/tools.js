@@ -42,7 +42,7 @@
   const tplList = html("ul", { id: "template-list", class: "template-list" });
   const toolsNote = html("p", { id: "tools-note", class: "dim", hidden: true });
   const toolsError = html("p", { id: "tools-error", class: "error" });
-  board.after(bar, rulerText, tplList, toolsNote, toolsError);
+  document.getElementById("board-box").after(bar, rulerText, tplList, toolsNote, toolsError);
   $("units").value = units;
 
   const backCard = html("div", { id: "putback", class: "card putback", hidden: true, "aria-live": "polite" },
