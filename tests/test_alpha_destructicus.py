@@ -1495,3 +1495,19 @@ def test_a_freak_in_a_wreck_can_still_get_out_and_walk():
     assert s.state.freaks["Zed"].on_foot and s.state.acting == "Zed"
     home = s.rules.actor_marker(s.state, {"act": "walk", "freak": "Zed"})
     assert "walk" in {a.act for a in s.rules.action_specs(s.state, home)}
+
+
+def test_condition_says_what_a_hit_left_the_vehicle():
+    """For the result headline: components working out of all, the hurt ones by name, burning;
+    a penetrating hit that sets the King Rhino on fire changes it ("Damage" tables)."""
+    s = session({}, [6, 2], working(12))
+    s.state.vehicles[12].pose = s.state.vehicles[12].pose.__class__(500, 400, 0)
+    s.state.vehicles[10].pose = s.state.vehicles[10].pose.__class__(500, 470, 0)
+    assert s.rules.condition(s.state, 12) == "2 of 2 components working"          # engine, horns
+    s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12})
+    assert s.rules.condition(s.state, 12) == "2 of 2 components working, burning"
+    s.state.vehicles[12].components[1].status = "damaged"
+    assert s.rules.condition(s.state, 12) == "1 of 2 components working (horns damaged), burning"
+    assert s.rules.condition(s.state, 999) is None
+    s.state.vehicles[12].destroyed = True
+    assert s.rules.condition(s.state, 12).startswith("destroyed")

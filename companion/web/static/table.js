@@ -1016,7 +1016,8 @@
           : `it may stop here${j.margin_mm > 0 ? `, ${len(j.margin_mm)} to spare` : ""}` };
       }
       const why = clean((j.reasons || [])[0] || "not legal here");
-      const todo = fix || (j.margin_mm < 0 ? `bring it ${len(-j.margin_mm)} back` : "");
+      // A system that says no fix has none to give; one that says nothing: the margin, in words.
+      const todo = j.fix !== undefined ? fix : j.margin_mm < 0 ? `bring it ${len(-j.margin_mm)} back` : "";
       return { cls: "illegal", text: `not legal here: ${why}${todo ? ` → ${todo}` : ""}` };
     }
     return p.ok ? { cls: "legal", text: "the rules take this move" } : { cls: "illegal", text: `not now: ${clean(p.why)}` };
