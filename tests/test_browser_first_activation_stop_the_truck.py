@@ -13,6 +13,7 @@ square ahead, in 4,3 (the same turn as tests/test_stop_the_truck.py's
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -118,8 +119,14 @@ def test_the_first_turn_is_picked_declared_and_the_first_car_dragged_into_its_sq
     assert "Move: not legal" in page.inner_text("#preview")
     assert f"put it in square {label}" in page.inner_text("#conditions")
 
-    # Dragged on the board to the middle of the square, facing along the board as it did.
+    # Half way there, the live ruler says it is not legal yet and what would make it so.
     start = tracked(page, FIRST)
+    drag_car_to(page, FIRST, (start["x_mm"] + to[0]) / 2, (start["y_mm"] + to[1]) / 2, 0.0)
+    page.wait_for_function("(l) => { const r = document.getElementById('ruler-text');"
+                           " return !r.hidden && r.textContent.includes('not legal here') && r.textContent.includes('→ move it')"
+                           " && r.textContent.includes('into square ' + l); }", arg=label, timeout=WAIT_MS)
+    assert re.search(r"→ move it \d+\.\d\d in (forward|back)", page.inner_text("#ruler-text")), page.inner_text("#ruler-text")
+    # Dragged on the board to the middle of the square, facing along the board as it did.
     drag_car_to(page, FIRST, *to, 0.0)
     assert math.dist((start["x_mm"], start["y_mm"]), to) > 70      # it really went a square
     page.wait_for_function("document.getElementById('preview').textContent.includes('Move: legal')",
