@@ -156,6 +156,8 @@
   }
   function drawActing() {
     const a = actingCar();
+    // Room under the board for the live ruler's words (a phone) only while a car acts.
+    $("board-box").classList.toggle("ruler-room", a !== null);
     for (const [id, car] of cars) car.group.classList.toggle("acting", id === a);
     placeLabels();
   }
@@ -505,7 +507,9 @@
     if (e.kind === "action") {
       const result = String(o.result || "done").toUpperCase();
       const what = (o.events || []).slice(0, 2).map(clean).join("; ");
-      return leftWords(`${result}: ${what || clean(o.act || e.detail.act || "")}`, left);
+      // Nothing more to say than the result (a move that went as planned): say of which car.
+      const who = cars.get(Number(o.vehicle ?? e.detail.vehicle));
+      return leftWords(`${result}: ${what || (who ? `the ${who.name}` : clean(o.act || e.detail.act || ""))}`, left);
     }
     if (e.kind === "round") return o.first ? `Round ${o.round}: ${o.first} goes first` : o.round !== undefined ? `Round ${o.round}` : `Turn ${o.turn ?? ""}`;
     return "Turn ended";
@@ -751,8 +755,11 @@
       if (f.kind === "fixed") body[f.name] = f.value;
       else if (f.kind === "choice" && !f.optional) {
         const choices = f.choices_by ? (f.choices_by[String(body[f.depends_on])] || []) : (f.choices || []);
+        // A target: one the rules say can be shot, else the nearest (its reason is the one a
+        // player looks for), rather than the menu's first.
+        const offered = (t) => choices.some((x) => String(x.value) === String(t.marker));
         const best = f.name === "target"
-          ? (c.targets || []).find((t) => t.shootable && choices.some((x) => String(x.value) === String(t.marker))) : null;
+          ? (c.targets || []).find((t) => t.shootable && offered(t)) || (c.targets || []).find(offered) : null;
         let pick = best ? choices.find((x) => String(x.value) === String(best.marker)) : choices[0];
         if (!varied && choices.length > 1) {
           varied = true;
@@ -776,6 +783,7 @@
     if (g && g.game && g.game.state && g.game.state.over) return "The game is over.";
     return null;
   }
+  const readsTable = (a) => a.fields.some((f) => f.kind === "table_pose" || f.kind === "table_path");
   function rulesWhyNot(c, a) {
     if (a.fields.some((f) => f.kind === "table_point")) return null;      // asked once the point is picked
     const key = `${c.card.marker}:${a.act}`;
@@ -802,8 +810,13 @@
     if (!got) return null;
     // A move read from the table may be refused only because the car is not there yet: it
     // keeps its button, and the reason is said as "not yet".
-    const onTable = a.fields.some((f) => f.kind === "table_pose" || f.kind === "table_path");
-    if (!got.ok) return { off: !onTable, refused: true, why: clean(got.first.why) };
+    const onTable = readsTable(a);
+    // Refused for a reason an action that does not read the table shares (the crew already
+    // acted): not about where the car stands, so moving it will not help: greyed like the rest.
+    const notAboutTable = onTable && (c.actions || []).some((b) => !readsTable(b) && b.act !== a.act
+      && ((x) => x && x.version === state.gameVersion && x.answer && !x.answer.ok && x.answer.first.why === got.first.why)(
+        actionChecks.get(`${c.card.marker}:${b.act}`)));
+    if (!got.ok) return { off: !onTable || notAboutTable, refused: true, why: clean(got.first.why) };
     return got.first.ok ? null : { off: false, refused: false, why: clean(got.first.why) };
   }
   function showActions(c) {
@@ -1555,6 +1568,7 @@
     if (name === "calibration") { refreshCamera(); cameraTimer = setInterval(refreshCamera, 2000); }
   }
   for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab));
+  $("turn").addEventListener("click", () => { showTab("round"); $("tabs").scrollIntoView({ block: "start", behavior: "smooth" }); });
 
   async function session() {
     const s = await api("session");
