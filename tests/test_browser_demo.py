@@ -85,7 +85,8 @@ def drag_car_to(page, car: int, x_mm: float, y_mm: float, heading_deg: float | N
     its tracked pose. The car is grabbed where it is drawn; a turn selects it first by a tap
     (only if it is not the selected car already, so an open action form stays open)."""
     start = tracked(page, car)
-    box = page.locator(f'#cars [data-car-id="{car}"]').bounding_box()
+    # By its body: the group's box takes in its halo and turn handle, off centre on a phone.
+    box = page.locator(f'#cars [data-car-id="{car}"] .body').bounding_box()
     grab = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     # The page moves the car by the pointer's way over the table, from where the car stands.
     at = table_point(page, *grab)
