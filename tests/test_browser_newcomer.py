@@ -86,6 +86,9 @@ def test_a_newcomer_plays_a_first_move_on_a_phone_from_what_the_page_shows(serve
                            " return w && w.textContent.includes('already acted this round') && !w.textContent.startsWith('not yet'); })()",
                            timeout=20000)
     assert page.locator('#car-actions button[data-act="move"]').is_disabled()
+    # The card says the car is now held where the move put it, not where its turn began.
+    page.wait_for_function("document.getElementById('car-sheet').textContent.includes('held where its last move put it')",
+                           timeout=20000)
     page.evaluate("document.getElementById('outcome').scrollIntoView()")
     snap(page, "newcomer-6-result")
     assert errors == [], errors

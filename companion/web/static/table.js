@@ -699,7 +699,7 @@
     else if ($("car-sheet")) { showTargetsAndActions(c); return; }
     $("car-card").replaceChildren(html("div", { class: "card", id: "car-sheet", "data-car": k.marker, style: `--car: ${carColour(k.marker)}` },
       html("h2", {}, html("span", { class: "swatch" }), `${k.name} `, html("small", { class: "dim", text: `${k.class}, ${k.owner}${k.controller !== k.owner ? `, driven by ${k.controller}` : ""}` })),
-      html("p", {}, html("b", { text: "Hit points " }), ...hp, html("span", { class: "dim", text: ` · ${k.status}${k.active ? " · its turn" : ""}${c.held ? " · held where its turn began" : ""}` })),
+      html("p", {}, html("b", { text: "Hit points " }), ...hp, html("span", { class: "dim", text: ` · ${k.status}${k.active ? " · its turn" : ""}${c.held ? ` · ${heldWhere(k.marker ?? c.card.marker)}` : ""}` })),
       seats,
       k.clinging.length ? html("p", { text: "Clinging on: " + k.clinging.map((w) => w.label).join(", ") }) : null,
       html("p", {}, html("b", { text: "Weapons " }), weapons, html("b", { text: " · Add-ons " }), k.addons.join(", ") || "none"),
@@ -782,6 +782,13 @@
     const g = state.game;
     if (g && g.game && g.game.state && g.game.state.over) return "The game is over.";
     return null;
+  }
+  // Where the game holds a car this activation: where its turn began, or, once a move of it
+  // was resolved, where that move put it (its next move is measured from there).
+  function heldWhere(marker) {
+    const act = state.game && state.game.activation, s0 = act && act.start && act.start[String(marker)];
+    const from = act && act.move_from && act.move_from[String(marker)];
+    return s0 && from && Math.hypot(s0[0] - from[0], s0[1] - from[1]) > 1 ? "held where its last move put it" : "held where its turn began";
   }
   const readsTable = (a) => a.fields.some((f) => f.kind === "table_pose" || f.kind === "table_path");
   function rulesWhyNot(c, a) {
