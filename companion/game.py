@@ -727,7 +727,13 @@ class TableGame:
         session = self.session
         if session is None:
             return {}
-        return {m: (p.name, session.rules.condition(session.state, m)) for m, p in session.rules.pieces(session.state).items()}
+        out = {}
+        for m, p in session.rules.pieces(session.state).items():
+            try:
+                out[m] = (p.name, session.rules.condition(session.state, m))
+            except RulesError:          # a piece the rules cannot say it of now: nothing said
+                out[m] = (p.name, None)
+        return out
 
     def answer_typed(self, faces) -> dict:
         with self._lock:

@@ -4,6 +4,8 @@ there in each system's answers, whatever the system."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from companion.geometry import Footprint, Pose
@@ -57,3 +59,16 @@ def test_every_action_spec_and_the_turn_are_in_the_contracts_shape(name, demo_ta
             assert all(f["kind"] in FIELD_KINDS for f in out["fields"]), out
     turn = rules.turn_info(state)
     assert {"round", "players", "order", "turn", "active", "up"} <= set(turn), turn
+
+
+@pytest.mark.parametrize("name", SYSTEM_MODULES)
+def test_every_piece_says_what_it_has_left_in_a_few_words(name, demo_table):
+    """The result headline's "body 9 of 13 left": every system answers for each of its pieces
+    (short words, no internal ids) and None for a marker that is no piece."""
+    rules, state = demo_game(name, demo_table)
+    for m in rules.pieces(state):
+        text = rules.condition(state, m)
+        assert isinstance(text, str) and 0 < len(text) <= 160, (m, text)
+        assert "{" not in text and not re.search(r"\w+:\d+:\w+", text), (m, text)      # no internal ids
+        assert rules.condition(state, m) == text                  # the same state, the same words
+    assert rules.condition(state, 987654) is None
