@@ -11,7 +11,7 @@ import json
 
 from .geometry import closest_distance
 from .geometry.pose import MM_PER_IN
-from .record import poses_from_json, remeasure, replay, verdicts_in
+from .record import held_pose_source, poses_from_json, remeasure, replay, verdicts_in
 from .rules.base import RulesError
 from .store import GameStore, StoreError
 
@@ -71,8 +71,9 @@ def _event(store: GameStore, seq: int):
 
 def not_in_frame(events, e) -> dict[int, str]:
     """The cars a resolution was measured with that its own frame does not show where the
-    rules had them, each with why, in words: held where its turn began (measured from the
-    frame of its hold), or not among the cars this frame was measured for."""
+    rules had them, each with why, in words: held where its turn began, or where a move of it
+    earlier in its activation put it (each measured from that event's frame), or not among the
+    cars this frame was measured for."""
     items = e.body.get("evidence") or []
     if not items:
         return {}
@@ -81,10 +82,15 @@ def not_in_frame(events, e) -> dict[int, str]:
     for m in map(int, e.body.get("poses", {})):
         if m in seen:
             continue
-        hold = next((h for h in reversed(events) if h.seq < e.seq and h.kind == "hold" and h.body["vehicle"] == m), None)
-        out[m] = (f"where its turn began (held at event {hold.seq}): the rules measure it from there, "
-                  f"so this frame may show the car elsewhere" if hold is not None else
-                  "where the game last had it: this frame was not measured for it")
+        found = held_pose_source(events, e, m)
+        if found is None:
+            out[m] = "where the game last had it: this frame was not measured for it"
+        elif found[0].kind == "hold":
+            out[m] = (f"where its turn began (held at event {found[0].seq}): the rules measure it from there, "
+                      f"so this frame may show the car elsewhere")
+        else:
+            out[m] = (f"where its move of event {found[0].seq} put it (held there for the rest of its turn): "
+                      f"the rules measure it from there, so this frame may show the car elsewhere")
     return out
 
 
@@ -123,7 +129,9 @@ def drawing(store: GameStore, seq: int, replayed=None) -> tuple[list[dict], dict
             info["not_in_frame"].append(f"{v.name} is drawn dashed {why}")
         shapes.append({"kind": "polygon", "points": fp.corners.tolist(), "colour": colour, "dashed": why is not None,
                        "width": 3 if m in (actor, target) else 1,
-                       "label": v.name if why is None else f"{v.name}, {'where its turn began' if 'turn began' in why else 'not in this frame'}"})
+                       "label": v.name if why is None else f"{v.name}, " + (
+                           "where its turn began" if "turn began" in why else "where its move put it"
+                           if "move of event" in why else "not in this frame")})
     if actor in feet and target in feet:
         info["distance_mm"] = closest_distance(feet[actor], feet[target]).distance_mm
     for shape in rules.evidence(state, d, actor, target):

@@ -24,6 +24,7 @@ game after a crash is exactly this; so is "measure again".
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,9 +186,28 @@ def verdicts_in(outcome: Any, path: str = "") -> list[tuple[str, dict]]:
     return found
 
 
+def held_pose_source(events: list[StoredEvent], e: StoredEvent, marker: int) -> tuple[StoredEvent, str] | None:
+    """Where the pose a resolution used for a car not in its own frame came from (a held car):
+    the event whose stored frame shows the car there, and why, in words. The latest earlier
+    resolution that moved the car in this activation (its recorded pose changes across that
+    event; its frame, taken as it was resolved, shows the car where it ended), else the hold
+    where its turn began; None if neither is kept."""
+    mine = (e.body.get("poses") or {}).get(str(marker))
+    for x in reversed([x for x in events if x.seq < e.seq]):
+        if x.kind == "hold" and x.body.get("vehicle") == marker:
+            return x, f"the frame of event {x.seq} (held where its turn began)"
+        if x.kind != "resolution":
+            continue
+        had = (x.body.get("poses") or {}).get(str(marker))
+        if mine is not None and had is not None and math.hypot(had[0] - mine[0], had[1] - mine[1]) > 0.01:
+            return x, f"the frame of event {x.seq} (held where that event's move put it)"
+    return None
+
+
 def evidence_poses(store: GameStore, events: list[StoredEvent], e: StoredEvent, table) -> dict[int, dict]:
     """Each car's pose located again from the frame it was taken from: this event's own
-    frame, or (a car held where its turn began) the frame of its hold."""
+    frame, or (a held car) the frame that shows it where the rules had it: where its last
+    move in this activation put it, or where its turn began (see `held_pose_source`)."""
     from vision.evidence import relocate
     out: dict[int, dict] = {}
     for item in e.body.get("evidence", []):
@@ -199,14 +219,17 @@ def evidence_poses(store: GameStore, events: list[StoredEvent], e: StoredEvent, 
     for m in map(int, e.body.get("poses", {})):
         if m in out:
             continue
-        hold = next((h for h in reversed(events) if h.seq < e.seq and h.kind == "hold"
-                     and h.body["vehicle"] == m), None)
-        if hold is not None and hold.body.get("evidence"):
-            ev = store.evidence(hold.body["evidence"]["id"])
-            cars = relocate(ev["detections"], ev["table_pose"], table)
-            if m in cars:
-                out[m] = {"location": cars[m], "from": f"the frame of event {hold.seq} (held where its turn began)",
-                          "evidence": ev["id"]}
+        found = held_pose_source(events, e, m)
+        if found is None:
+            continue
+        src, why = found
+        ref = src.body.get("evidence") if src.kind == "hold" else ((src.body.get("evidence") or [{}])[0].get("ref"))
+        if not ref:
+            continue
+        ev = store.evidence(ref["id"])
+        cars = relocate(ev["detections"], ev["table_pose"], table)
+        if m in cars:
+            out[m] = {"location": cars[m], "from": why, "evidence": ev["id"]}
     return out
 
 
@@ -240,6 +263,11 @@ def remeasure(store: GameStore, seq: int) -> dict:
     return _remeasure(store, events, e, table, replayed.session)
 
 
+#: Half the last digit an action's recorded table poses keep (0.01 mm): a pose located again
+#: from a frame that agrees within it is the recorded pose.
+RECORD_PRECISION_MM = 0.005
+
+
 def _remeasure(store: GameStore, events: list[StoredEvent], e: StoredEvent, table, session: GameSession) -> dict:
     """`remeasure` on the game as it stood just before `e` (`session`, changed by it)."""
     seq = e.seq
@@ -250,8 +278,12 @@ def _remeasure(store: GameStore, events: list[StoredEvent], e: StoredEvent, tabl
         if m in again:
             loc = again[m]["location"]
             q = Pose(loc.x_mm, loc.y_mm, loc.heading_deg, loc.sigma_mm, loc.sigma_deg)
-            poses[m] = q
             diff = max(abs(q.x_mm - p.x_mm), abs(q.y_mm - p.y_mm))
+            if diff <= RECORD_PRECISION_MM:
+                # The frame gives the record's pose to the precision the record keeps it (a
+                # move's `to` is kept to 0.01 mm): confirmed, and judged again exactly as stored.
+                diff, q = 0.0, p
+            poses[m] = q
             pose_rows.append({"vehicle": m, "stored": pose_json(p), "again": pose_json(q), "from": again[m]["from"],
                               "evidence": again[m]["evidence"], "difference_mm": diff,
                               "heading_difference_deg": abs(q.heading_deg - p.heading_deg)})
