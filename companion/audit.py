@@ -69,28 +69,28 @@ def _event(store: GameStore, seq: int):
     return e
 
 
-def not_in_frame(events, e) -> dict[int, str]:
+def not_in_frame(events, e) -> dict[int, tuple[str, str]]:
     """The cars a resolution was measured with that its own frame does not show where the
-    rules had them, each with why, in words: held where its turn began, or where a move of it
-    earlier in its activation put it (each measured from that event's frame), or not among the
-    cars this frame was measured for."""
+    rules had them: for each, where it is drawn (a few words, for its label) and why, in a
+    sentence. Held where its turn began, or where a move of it earlier in its activation put
+    it (each measured from that event's frame), or not among the cars this frame was measured for."""
     items = e.body.get("evidence") or []
     if not items:
         return {}
     seen = {m for item in items for m in item.get("cars", [])}
+    since = "the rules measure it from there, so this frame may show the car elsewhere"
     out = {}
     for m in map(int, e.body.get("poses", {})):
         if m in seen:
             continue
         found = held_pose_source(events, e, m)
         if found is None:
-            out[m] = "where the game last had it: this frame was not measured for it"
+            out[m] = ("not in this frame", "where the game last had it: this frame was not measured for it")
         elif found[0].kind == "hold":
-            out[m] = (f"where its turn began (held at event {found[0].seq}): the rules measure it from there, "
-                      f"so this frame may show the car elsewhere")
+            out[m] = ("where its turn began", f"where its turn began (held at event {found[0].seq}): {since}")
         else:
-            out[m] = (f"where its move of event {found[0].seq} put it (held there for the rest of its turn): "
-                      f"the rules measure it from there, so this frame may show the car elsewhere")
+            out[m] = ("where its move put it",
+                      f"where its move of event {found[0].seq} put it (held there for the rest of its turn): {since}")
     return out
 
 
@@ -124,14 +124,11 @@ def drawing(store: GameStore, seq: int, replayed=None) -> tuple[list[dict], dict
         fp = v.footprint()
         feet[m] = fp
         colour = _ACTOR if m == actor else _TARGET if m == target else _CAR
-        why = away.get(m)
+        where, why = away.get(m, (None, None))
         if why is not None:
             info["not_in_frame"].append(f"{v.name} is drawn dashed {why}")
         shapes.append({"kind": "polygon", "points": fp.corners.tolist(), "colour": colour, "dashed": why is not None,
-                       "width": 3 if m in (actor, target) else 1,
-                       "label": v.name if why is None else f"{v.name}, " + (
-                           "where its turn began" if "turn began" in why else "where its move put it"
-                           if "move of event" in why else "not in this frame")})
+                       "width": 3 if m in (actor, target) else 1, "label": v.name if where is None else f"{v.name}, {where}"})
     if actor in feet and target in feet:
         info["distance_mm"] = closest_distance(feet[actor], feet[target]).distance_mm
     for shape in rules.evidence(state, d, actor, target):
@@ -175,7 +172,7 @@ def verdict_view(store: GameStore, seq: int) -> dict:
     for x in events:
         if x.seq < seq and x.kind == "setup":
             names = {c["id"]: c["name"] for c in x.body["cars"]}
-    away = [f"The {names.get(m, f'car {m}')} is drawn dashed {why}." for m, why in not_in_frame(events, e).items()]
+    away = [f"The {names.get(m, f'car {m}')} is drawn dashed {why}." for m, (_, why) in not_in_frame(events, e).items()]
     return {"seq": seq, "hash": e.hash, "t": e.t, "detail": b["detail"], "result": (b["outcome"] or {}).get("result"),
             "events": (b["outcome"] or {}).get("events", []), "rolls": (b["outcome"] or {}).get("rolls", []),
             "dice": b["dice"], "verdicts": rows, "poses": b["poses"], "options": b["options"],

@@ -78,6 +78,16 @@ def wait_until_seen_at(page, car: int, x_mm: float, y_mm: float, heading_deg: fl
     return tracked(page, car)
 
 
+def demo_move(page, car: int, x_mm: float, y_mm: float, heading_deg: float) -> dict:
+    """A hand putting a car there without dragging it on the board (the demo's move API: on a
+    phone a finger would grab a neighbour); waits until the camera sees it there."""
+    status = page.evaluate("""async ([id, x, y, h]) => (await fetch('api/demo/move', {method: 'POST',
+        headers: {'Content-Type': 'application/json', 'X-CSRF-Token': window.companion.csrf},
+        body: JSON.stringify({vehicle: id, x_mm: x, y_mm: y, heading_deg: h})})).status""", [car, x_mm, y_mm, heading_deg])
+    assert status == 200
+    return wait_until_seen_at(page, car, x_mm, y_mm, heading_deg)
+
+
 def drag_car_to(page, car: int, x_mm: float, y_mm: float, heading_deg: float | None = None, *,
                 steps: int = 12, wait: bool = True, timeout_ms: float = 60000) -> dict:
     """Drag a car of the demo table to (x_mm, y_mm) and, with `heading_deg`, turn it there by its

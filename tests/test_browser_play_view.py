@@ -16,7 +16,7 @@ import re
 import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
-from tests.test_browser_demo import drag_car_to, open_demo, tracked, turn_car_to, wait_until_seen_at
+from tests.test_browser_demo import demo_move, drag_car_to, open_demo, tracked, turn_car_to, wait_until_seen_at
 
 pytestmark = pytest.mark.browser
 
@@ -174,15 +174,6 @@ def test_actions_that_cannot_be_taken_now_are_greyed_with_the_reason_beside_them
     page.wait_for_selector("#dice", state="hidden")
     assert errors == [], errors
     page.close()
-
-
-def demo_move(page, car: int, x_mm: float, y_mm: float, heading_deg: float) -> None:
-    """A hand moving a car that is not acting (the demo's move API); waits until it is seen there."""
-    status = page.evaluate("""async ([id, x, y, h]) => (await fetch('api/demo/move', {method: 'POST',
-        headers: {'Content-Type': 'application/json', 'X-CSRF-Token': window.companion.csrf},
-        body: JSON.stringify({vehicle: id, x_mm: x, y_mm: y, heading_deg: h})})).status""", [car, x_mm, y_mm, heading_deg])
-    assert status == 200
-    wait_until_seen_at(page, car, x_mm, y_mm, heading_deg)
 
 
 def test_a_target_driven_into_range_turns_shoot_on_and_out_of_range_off(server, browser):

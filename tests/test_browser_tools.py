@@ -10,7 +10,7 @@ import math
 import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
-from tests.test_browser_demo import drag_car_to, open_demo, screen_point, tracked, wait_until_seen_at
+from tests.test_browser_demo import demo_move, drag_car_to, open_demo, screen_point, tracked
 
 pytestmark = pytest.mark.browser
 
@@ -47,11 +47,7 @@ def move_car(page, car: int, x_mm: float, y_mm: float, heading_deg: float) -> No
     if page.name == "desktop":
         drag_car_to(page, car, x_mm, y_mm, heading_deg if abs(heading_deg - tracked(page, car)["heading_deg"]) > 0.5 else None)
         return
-    status = page.evaluate("""async ([id, x, y, h]) => (await fetch('api/demo/move', {method: 'POST',
-        headers: {'Content-Type': 'application/json', 'X-CSRF-Token': window.companion.csrf},
-        body: JSON.stringify({vehicle: id, x_mm: x, y_mm: y, heading_deg: h})})).status""", [car, x_mm, y_mm, heading_deg])
-    assert status == 200
-    wait_until_seen_at(page, car, x_mm, y_mm, heading_deg)
+    demo_move(page, car, x_mm, y_mm, heading_deg)
 
 
 def tap_table(page, x_mm: float, y_mm: float) -> None:

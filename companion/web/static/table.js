@@ -820,9 +820,11 @@
     const onTable = readsTable(a);
     // Refused for a reason an action that does not read the table shares (the crew already
     // acted): not about where the car stands, so moving it will not help: greyed like the rest.
-    const notAboutTable = onTable && (c.actions || []).some((b) => !readsTable(b) && b.act !== a.act
-      && ((x) => x && x.version === state.gameVersion && x.answer && !x.answer.ok && x.answer.first.why === got.first.why)(
-        actionChecks.get(`${c.card.marker}:${b.act}`)));
+    const refusedBecause = (b) => {
+      const x = actionChecks.get(`${c.card.marker}:${b.act}`);
+      return x && x.version === state.gameVersion && x.answer && !x.answer.ok ? x.answer.first.why : null;
+    };
+    const notAboutTable = onTable && c.actions.some((b) => !readsTable(b) && refusedBecause(b) === got.first.why);
     if (!got.ok) return { off: !onTable || notAboutTable, refused: true, why: clean(got.first.why) };
     return got.first.ok ? null : { off: false, refused: false, why: clean(got.first.why) };
   }
