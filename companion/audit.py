@@ -11,6 +11,7 @@ import json
 
 from .geometry import closest_distance
 from .geometry.pose import MM_PER_IN
+from .geometry.verdict import IN, OUT, TOO_CLOSE
 from .record import held_pose_source, poses_from_json, remeasure, replay, verdicts_in
 from .rules.base import RulesError
 from .store import GameStore, StoreError
@@ -182,7 +183,7 @@ def verdict_view(store: GameStore, seq: int) -> dict:
 
 def _verdict_text(v: dict) -> str:
     if "outcome" in v and "value_mm" in v:
-        word = {"in": "yes", "out": "no", "too_close": "too close to call"}[v["outcome"]]
+        word = {IN: "yes", OUT: "no", TOO_CLOSE: "too close to call"}.get(v["outcome"], v["outcome"])
         return (f"{word}: {v['value_mm']:.2f} mm ({v['value_mm'] / MM_PER_IN:.3f} in) ± {v['sigma_mm']:.2f} mm "
                 f"against {v['threshold_mm']:.1f} mm; margin {v['margin_mm']:+.2f} mm")
     legal = v.get("legal")

@@ -119,13 +119,31 @@ def test_the_first_turn_is_picked_declared_and_the_first_car_dragged_into_its_sq
     assert "Move: not legal" in page.inner_text("#preview")
     assert f"put it in square {label}" in page.inner_text("#conditions")
 
-    # Half way there, the live ruler says it is not legal yet and what would make it so.
+    # A quarter of the way there (still clearly in its own square: half way is the squares'
+    # edge, too close to call), the live ruler says it is not legal yet and what would make it so.
     start = tracked(page, FIRST)
-    drag_car_to(page, FIRST, (start["x_mm"] + to[0]) / 2, (start["y_mm"] + to[1]) / 2, 0.0)
-    page.wait_for_function("(l) => { const r = document.getElementById('ruler-text');"
-                           " return !r.hidden && r.textContent.includes('not legal here') && r.textContent.includes('→ move it')"
-                           " && r.textContent.includes('into square ' + l); }", arg=label, timeout=WAIT_MS)
+    drag_car_to(page, FIRST, start["x_mm"] + (to[0] - start["x_mm"]) / 4, start["y_mm"] + (to[1] - start["y_mm"]) / 4, 0.0)
+    try:
+        page.wait_for_function("(l) => { const r = document.getElementById('ruler-text');"
+                               " return !r.hidden && r.textContent.includes('not legal here') && r.textContent.includes('→ move it')"
+                               " && r.textContent.includes('into square ' + l); }", arg=label, timeout=WAIT_MS)
+    except Exception:
+        pytest.fail("the ruler did not say what would make the move legal: "
+                    + repr(page.evaluate("[document.getElementById('ruler-text').hidden, document.getElementById('ruler-text').textContent,"
+                                         " JSON.stringify(window.companion.ruler), JSON.stringify(window.companion.game.game.activation)]"))
+                    + f" | car seen at {tracked(page, FIRST)}")
     assert re.search(r"→ move it \d+\.\d\d in (forward|back)", page.inner_text("#ruler-text")), page.inner_text("#ruler-text")
+    # On the squares' edge, the ruler says what the rules called: never a bare "it may stop
+    # here" for a call inside the camera's doubt.
+    edge = drag_car_to(page, FIRST, (start["x_mm"] + to[0]) / 2, (start["y_mm"] + to[1]) / 2, 0.0)
+    page.wait_for_function("(p) => { const r = window.companion.ruler.result; const t = r && r.action && r.action.to;"
+                           " return t && Math.hypot(t[0] - p[0], t[1] - p[1]) < 0.5"
+                           " && document.getElementById('ruler-text').textContent.includes(' · '); }",
+                           arg=[edge["x_mm"], edge["y_mm"]], timeout=WAIT_MS)
+    judged, said = page.evaluate("[window.companion.ruler.result.judged, document.getElementById('ruler-text').textContent]")
+    call = judged["verdict"]["outcome"]
+    assert ("too close to call" in said) == (call == "too close to call"), (call, said)
+    assert ("not legal here" in said) == (not judged["legal"]), (judged, said)
     # Dragged on the board to the middle of the square, facing along the board as it did.
     drag_car_to(page, FIRST, *to, 0.0)
     assert math.dist((start["x_mm"], start["y_mm"]), to) > 70      # it really went a square

@@ -338,3 +338,14 @@ def test_a_game_killed_mid_play_resumes_with_every_committed_event(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.mark.parametrize("margin_mm, word", [(5.0, "yes"), (-5.0, "no"), (0.1, "too close to call")])
+def test_the_export_says_each_call_the_judge_makes_in_words(margin_mm, word):
+    """A range the camera could not call (inside its doubt) is exported as "too close to call",
+    like a clear one as yes or no: the export's verdict table reads every outcome `judge` gives
+    (a too-close call once stopped the export)."""
+    from companion.audit import _verdict_text
+    from companion.geometry.verdict import judge
+    v = judge("range", 152.4 - margin_mm, 152.4, 0.2).to_json()
+    assert _verdict_text(v).startswith(f"{word}: "), _verdict_text(v)

@@ -214,7 +214,10 @@ class RuleSystem:
     def judge_move(self, state, marker: int, to) -> dict | None:
         """Would a move of car `marker` to pose `to` (from where its activation began) be
         legal, and by what margin: `{"legal", "reasons", "margin_mm", ...}`; None where the
-        system judges moves only as they resolve."""
+        system judges moves only as they resolve. `verdict`, where given, is the call as
+        `Verdict.to_json()` or its outcome word alone ("in", "out", "too close to call"): the
+        page's live ruler says "too close to call" of a legal move by it; `fix`, where given,
+        lists what would make an illegal move legal, in players' words."""
         return None
 
     def condition(self, state, marker: int) -> str | None:
