@@ -213,6 +213,23 @@ def test_the_drag_helper_puts_a_car_where_a_test_asks(server, browser):
     page.close()
 
 
+def test_a_car_moved_by_another_hand_is_dragged_from_where_it_stands(server, browser):
+    """A player drags the Buggy; another page (or a hand) puts it elsewhere. This page's dashed
+    "sent here" outline goes once the camera sees the car standing still away from it, and the
+    next drag moves the car from where it stands, not from where this page last sent it."""
+    page, errors = open_demo(browser, server)
+    drag_car_to(page, 13, 300.0, 250.0, 0.0)
+    demo_move(page, 13, 450.0, 650.0, 0.0)             # as another player's page does
+    # The page takes the car to be where the camera sees it, standing still.
+    page.wait_for_function("() => { const g = window.companion.demo.goal(13);"
+                           " return Math.hypot(g.x - 450, g.y - 650) < 2; }", timeout=30000)
+    assert page.locator('#demo-layer .demo-ghost[data-ghost-for="13"]').count() == 0
+    seen = drag_car_to(page, 13, 380.0, 600.0)
+    assert math.hypot(seen["x_mm"] - 380.0, seen["y_mm"] - 600.0) < ARRIVE_MM, seen
+    assert errors == [], errors
+    page.close()
+
+
 def test_a_phone_turns_the_selected_car_with_its_buttons(server, browser):
     context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2,
                                   has_touch=True, is_mobile=True)

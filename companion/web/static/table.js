@@ -35,7 +35,8 @@
   const Y = (y) => depth - y;
   const ringsPath = (polys) => polys.map((rings) => rings.map((ring) =>
     "M " + ring.map(([x, y]) => `${x.toFixed(1)} ${Y(y).toFixed(1)}`).join(" L ") + " Z").join(" ")).join(" ");
-  const outcomeWord = { in: "yes", out: "no", too_close: "too close to call" };
+  const outcomeWord = { in: "yes", out: "no", "too close to call": "too close to call" };
+  const outcomeClass = (o) => ({ in: "in", out: "out", "too close to call": "too_close" })[o] || "";
   // Players' text without the rules' internal ids ("Max's cannon fodder Max:10:W1" reads
   // "Max's cannon fodder"): the ids are for the record, not for people.
   const clean = (text) => String(text ?? "").replace(/\s*\(?\b[^\s:()]+:\d+:[A-Za-z]+\d*\)?/g, "");
@@ -719,7 +720,7 @@
                           onmouseenter: () => t.line && drawLine(t.line, "hover"), onmouseleave: () => lineLayer.querySelector(".hover")?.remove() },
         html("td", {}, html("span", { class: "swatch", style: `--car: ${carColour(t.marker)}` }), t.label || t.name),
         html("td", { class: "num", text: t.distance_mm !== undefined ? `${len(t.distance_mm)} ± ${lenDoubt(t.sigma_mm)}` : t.square ? `square ${t.square}` : "—" }),
-        t.range ? html("td", { class: `verdict ${t.range.outcome}`, title: t.range_text || "", text: rangeText(t.range) })
+        t.range ? html("td", { class: `verdict ${outcomeClass(t.range.outcome)}`, title: t.range_text || "", text: rangeText(t.range) })
           : html("td", { class: "dim", text: "—" }),
         html("td", { text: arcs || (Array.isArray(t.arcs) && !t.range ? "no guns" : "—") }),
         html("td", { text: t.sight && t.sight.clear !== undefined ? (t.sight.clear ? "clear" : `blocked by ${(t.sight.blocked_by || []).join(", ")}`) : "—" }));
@@ -1033,7 +1034,9 @@
     if (j) {
       const fix = (j.fix || []).join(" and ");
       if (j.legal) {
-        const close = j.verdict === "too close to call" || j.verdict === "too_close";
+        // The contract's verdict: its outcome word, or the whole Verdict as JSON.
+        const call = j.verdict && typeof j.verdict === "object" ? j.verdict.outcome : j.verdict;
+        const close = call === "too close to call";
         return { cls: close ? "close" : "legal", text: close ? "it may stop here, but too close to call"
           : `it may stop here${j.margin_mm > 0 ? `, ${len(j.margin_mm)} to spare` : ""}` };
       }
@@ -1387,7 +1390,20 @@
       grip.setAttribute("cx", hx); grip.setAttribute("cy", depth - hy);
     }
     // Ghosts go once the camera sees the car where it was sent; the handle follows the goal.
+    // A car the camera sees standing still elsewhere for 2 s is not going where this page sent
+    // it (another page, or a hand, moved it since): that goal is forgotten, so the next drag
+    // starts from where the car stands.
+    const STILL_MS = 2000;
     setInterval(() => {
+      const now = performance.now();
+      for (const [id, p] of sent) {
+        const c = tracked(id);
+        if (!c || arrived(c, p) || info.dragging?.id === id) continue;
+        const seen = p.seen;
+        if (!seen || Math.hypot(c.x_mm - seen.x, c.y_mm - seen.y) > 2 || Math.abs(norm(c.heading_deg - seen.h)) > 2) {
+          p.seen = { x: c.x_mm, y: c.y_mm, h: c.heading_deg, at: now };
+        } else if (now - seen.at > STILL_MS) sent.delete(id);
+      }
       for (const [id, g] of ghosts) {
         const c = tracked(id), p = sent.get(id);
         if (!c || !p || (arrived(c, p) && info.dragging?.id !== id)) { g.remove(); ghosts.delete(id); }
@@ -1479,6 +1495,7 @@
       const k = ev.key.toLowerCase();
       if (k === "q" || k === "e") turn((k === "q" ? 1 : -1) * (ev.shiftKey ? 5 : TURN_STEP_DEG));
     });
+    info.goal = goal;                                    // where the next drag starts from
     return { send, goal };
   })();
 
