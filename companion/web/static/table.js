@@ -1390,19 +1390,20 @@
       grip.setAttribute("cx", hx); grip.setAttribute("cy", depth - hy);
     }
     // Ghosts go once the camera sees the car where it was sent; the handle follows the goal.
-    // A car the camera sees standing still elsewhere for 2 s is not going where this page sent
-    // it (another page, or a hand, moved it since): that goal is forgotten, so the next drag
+    // A car the camera sees standing still elsewhere for 2 s of its frames (the camera's time:
+    // a stalled stream or a busy machine proves nothing) is not going where this page sent it
+    // (another page, or a hand, moved it since): that goal is forgotten, so the next drag
     // starts from where the car stands.
-    const STILL_MS = 2000;
+    const STILL_S = 2;
     setInterval(() => {
-      const now = performance.now();
+      const now = state.last ? state.last.time_s : 0;
       for (const [id, p] of sent) {
         const c = tracked(id);
         if (!c || arrived(c, p) || info.dragging?.id === id) continue;
         const seen = p.seen;
         if (!seen || Math.hypot(c.x_mm - seen.x, c.y_mm - seen.y) > 2 || Math.abs(norm(c.heading_deg - seen.h)) > 2) {
           p.seen = { x: c.x_mm, y: c.y_mm, h: c.heading_deg, at: now };
-        } else if (now - seen.at > STILL_MS) sent.delete(id);
+        } else if (now - seen.at > STILL_S) sent.delete(id);
       }
       for (const [id, g] of ghosts) {
         const c = tracked(id), p = sent.get(id);
