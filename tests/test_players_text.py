@@ -31,10 +31,20 @@ INTERNAL_ID = re.compile(r"\b[A-Za-z]\w*:\d+:\w+\b")
 #: A signed margin said with a side or a direction: the sign and the word say it twice.
 SIGNED_MARGIN = re.compile(r"[-−]\s?\d+(?:\.\d+)?\s*(?:mm|in|\")\s+(?:\w+\s+){0,2}?"
                            r"(?:outside|inside|short|over|beyond|clear|back|closer)\b")
-#: A length in inches, and one in millimetres ("bomber 1 in sector" is not an inch).
+#: A length in inches, and one in millimetres ("bomber 1 in the arc" is not an inch).
 INCHES = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:in|inch|inches)\b"
                     r"(?!\s+(?:sector|the|a|an|its|his|her|their|play|front|rear|arc|reach)\b)")
 MILLIMETRES = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?mm\b")
+
+
+#: A part's id glued to its number ("bomber1": players read "petrol bomber 1").
+GLUED_ID = re.compile(r"\b[a-z]{3,}\d+\b")
+#: A snake_case word ("tyre_right", "turn_over"): an id, unless it names an option (a sentence
+#: may cite the option it reads, as the rules list shows them) or one of its values, or a pose's
+#: field with its unit ("sigma_mm", in an option's note on the pose format).
+SNAKE_WORD = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b")
+OPTION_WORDS = {w for name in SYSTEMS for o in rule_system(name).options
+                for w in (o.name, *(c for c in (o.choices or ()) if isinstance(c, str)))}
 
 
 def faults(text: str) -> list[str]:
@@ -42,6 +52,13 @@ def faults(text: str) -> list[str]:
     found = []
     if INTERNAL_ID.search(text):
         found.append("an internal id")
+    if GLUED_ID.search(text) or any(w not in OPTION_WORDS and not w.endswith(("_mm", "_deg"))
+                                    for w in SNAKE_WORD.findall(text)):
+        found.append("an internal word (a part's or a phase's id)")
+    if "in sector (" in text:
+        found.append('the geometry\'s "in sector (any)"')
+    if re.search(r"\btakes 99\b", text):
+        found.append('"takes 99" for a crew table\'s Dead')
     if "+/-" in text:
         found.append('"+/-" (the page says "±")')
     if SIGNED_MARGIN.search(text):
@@ -129,19 +146,25 @@ def test_the_scan_finds_what_the_issue_found():
     """The patterns catch the issue's own examples (a scan that cannot fail checks nothing)
     and pass their fixed wording."""
     bad = ["Furiosa's cannon fodder Furiosa:11:W1", "-293.8 mm outside", "no, -195.1 mm inside its edge",
-           "8.14 in ± 0.28 mm", "range 3.60 in +/- 0.01 against 6 in", "the arcs split (DESIGN.md)"]
+           "8.14 in ± 0.28 mm", "range 3.60 in +/- 0.01 against 6 in", "the arcs split (DESIGN.md)",
+           # a hand-worked review of Stop The Truck found these
+           "1d10 effect on bomber1 (At petrol bombers)", "1d10 effect on tyre_right (At tyres)",
+           "turn 1, turn_over: the truck has gone 3 of 100 squares", "in: the truck's max in sector (any)",
+           "petrol bomber 1 takes 99 (shot by the Harpoon Van)"]
     for text in bad:
         assert faults(text), text
     good = ["Furiosa's cannon fodder (the Buzzard's gunner 1)", "293.8 mm outside", "52 mm inside",
-            "12 mm short", "8.14 in ± 0.01", "in: the truck's bomber 1 in sector (any), 30.0 mm inside ± 3.2 mm",
-            "the Buggy is 2 in the lead"]
+            "12 mm short", "8.14 in ± 0.01", "in: the truck's bomber 1 in the arc (any part), 30.0 mm inside ± 3.2 mm",
+            "the Buggy is 2 in the lead", "1d10 effect on petrol bomber 1 (At petrol bombers)",
+            "Joe wins: the others have no vehicle left in the fight (option game_end)",
+            "petrol bomber 1 is killed (shot by the Harpoon Van)", "a 1d10 and a d20"]
     for text in good:
         assert not faults(text), text
 
 
 def test_a_verdict_says_its_side_in_words_and_its_doubt_with_plus_minus():
-    depth = judge("the Bike in sector (any)", -70.0, 0.0, 0.5, at_most=False)
-    assert depth.describe("mm") == "out: the Bike in sector (any), 70.0 mm outside ± 0.5 mm"
+    depth = judge("the Bike in the arc (any part)", -70.0, 0.0, 0.5, at_most=False)
+    assert depth.describe("mm") == "out: the Bike in the arc (any part), 70.0 mm outside ± 0.5 mm"
     rng = judge("range of the Spiked Ram", 22.6, 2.0, 0.0)
     assert rng.describe() == "out: range of the Spiked Ram 0.89 in ± 0.00 against 0.08 in"
     assert judge("range", 152.0, 152.4, 0.01).describe() == "in: range 5.98 in ± 0.00 against 6 in"

@@ -205,7 +205,7 @@ def in_sector(sector: Sector, target: Footprint, mode: str = "any") -> ArcTest:
         margin = max(margin, 0.0) if touching else min(margin, -1e-9)
     sigma = math.sqrt(target.pose.axis_sigma_mm ** 2 + sector.apex_sigma_mm ** 2
                       + (dist[best] * sector.direction_sigma_rad) ** 2)
-    what = f"{target.name or target.id} in sector ({mode})"
+    what = f"{target.name or target.id} in the arc ({'any part' if mode == 'any' else 'its centre'})"
     return ArcTest(judge(what, margin, 0.0, sigma, at_most=False))
 
 

@@ -1445,7 +1445,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             state.no_ram = [x for x in state.no_ram if x in touching]
             if self.option("after_jump") == "stops" and v.in_play:
                 state.stopped = state.blocked = True
-                events.append(f"the {v.name} lands: its move is over (after_jump=stops)")
+                events.append(f"the {v.name} lands: its move is over (option after_jump: stops)")
         return result
 
     # --- jacking ---------------------------------------------------------------------------

@@ -487,7 +487,7 @@ class StopTheTruckViews:
             for i, sq in enumerate(t.bomb_squares):
                 if sq is not None and self.on_grid(sq):
                     cells.append({"polygon": _ring(grid.polygon(*sq)), "kind": "bomb", "label": f"bomb {i + 1}"})
-        return {"cells": cells, "about": (f"turn {state.turn}, {state.phase}: the truck has gone {state.distance} of "
+        return {"cells": cells, "about": (f"turn {state.turn}, {self.PHASE_WORDS.get(state.phase, state.phase)}: the truck has gone {state.distance} of "
                                           f"{self.option('distance_squares')} squares; squares {state.square_mm:g} mm, "
                                           f"column 1 at the back, row 1 on the truck's right")}
 

@@ -85,8 +85,9 @@ OPTIONS = (
                'turn" (typed, "per_two"); the sheet: "For every 3 tyres more burst on one side more than the other truck '
                'veers one space" ("per_three").'),
     RuleOption("victim_bonus", "positive_only", ("positive_only", "all"), f'{R}, "Gang Vehicle Templates", Collision chart',
-               '"any + bonus from the victim is treated as a minus to the collider". "positive_only": only a positive '
-               'ram modifier of the victim counts; "all": a negative one (a weak rear, -1) counts too, as a plus.'),
+               '"any + bonus from the victim is treated as a minus to the collider", each of the victim\'s bonuses (its '
+               'ram on the side hit, its box) on its own. "positive_only": only a positive one counts, so a weak rear '
+               '(-1) neither helps the collider nor cancels a +1 box; "all": a negative one counts too, as a plus.'),
     RuleOption("collision_facing", "by_move", ("by_move", "by_poses"), f'{R}, the vehicle sheets\' "Front ram, Side ram, Rear ram"',
                'Which ram modifier applies. "by_move": from the collider\'s move on the board (more squares forward than '
                'sideways: its front into the victim\'s rear; backwards: its rear into the victim\'s front; else side to '
@@ -131,6 +132,11 @@ OPTIONS = (
                '"Check to see if any vehicles are in a square selected as a petrol bomb location. If so then roll 1d10 '
                'on the petrol bomb chart": "any_vehicle", every vehicle in a bomb square, a vehicle on Max\'s side too '
                '(the squares are picked before anything moves); "gang_only": the bombers spare Max\'s side.'),
+    RuleOption("bomb_in_hand", "not_hit", ("not_hit", "hit"), f'{R}, "Move sequence" 8 and the petrol bomb chart',
+               '"All vehicles not involved in a collision or hit by a petrol bomb ... may shoot"; the chart\'s 1: '
+               '"Goes off in hand, 1d10/2 to petrol bomber". "not_hit": a bomb that went off in the bomber\'s (or '
+               'the gyro\'s) hand never reached the car, which may still shoot; "hit": any car rolled for on the '
+               'chart was hit, and may not.'),
     RuleOption("bump_side", "away_from_truck", ("away_from_truck", "collider_direction"), f'{R}, "Move sequence", step 5',
                '"If a vehicle is bumped sideways" - to which side is not said. "away_from_truck": one square away from the '
                'truck\'s row (left when in it); "collider_direction": the way the collider was moving sideways, else away '
@@ -1060,9 +1066,12 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                  "square": [p["square"][0] + 1, p["square"][1] + 1], "pose": list(p["pose"]), "why": p["why"]}
                 for p in state.pending]
 
-    def _arrive(self, state: GameState, v: Vehicle, step: tuple[int, int]) -> None:
-        """The order cars came into their squares says who is the collider in a contested one."""
-        v.arrival = max([o.arrival for o in state.vehicles.values()] + [0]) + 1
+    def _arrive(self, state: GameState, v: Vehicle, step: tuple[int, int], *, came: bool = True) -> None:
+        """The order cars came into their squares says who is the collider in a contested one.
+        A car that stayed in its square (`came` False: its box kept pace with the truck) came
+        into nothing: a car driving into it is the collider, not it."""
+        if came:
+            v.arrival = max([o.arrival for o in state.vehicles.values()] + [0]) + 1
         v.conditions["last_step"] = list(step)
 
     # --- the boxes a vehicle may pick -----------------------------------------------------------
@@ -1317,7 +1326,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if note:
             events.append(note)
         v.square, v.pose, v.moved = sq, pose, True
-        self._arrive(state, v, (box.forward - state.truck.speed, sq[1] - v.from_square[1]))
+        self._arrive(state, v, (box.forward - state.truck.speed, sq[1] - v.from_square[1]), came=sq != v.from_square)
         events.append(f"{_the(v.name)} moves {box.label} (gear {box.gear}) to {_name(sq)}")
         out["square_verdict"] = self.locate(state, v, pose)["verdict"].to_json()
         return out
@@ -1442,9 +1451,13 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         mods = [Modifier(c.kind.ram[fc], f"{_the(c.name)}'s {fc} ram")] if c.kind.ram[fc] else []
         if c.choice is not None and c.choice.ram:
             mods.append(Modifier(c.choice.ram, f"{_the(c.name)}'s box {c.choice.label}"))
-        vb = victim.kind.ram[fv] + (victim.choice.ram if victim.choice is not None else 0)
-        if vb > 0 or (vb < 0 and self.option("victim_bonus") == "all"):
-            mods.append(Modifier(-vb, f"{_the(victim.name)}'s {fv} bonus {vb:+d}, against the collider"))
+        # "Any + bonus from the victim": each of its bonuses on its own (its ram on the side hit,
+        # its box), so a weak rear (-1) does not cancel a +1 box unless "all" counts minuses too.
+        for vb, whose in ((victim.kind.ram[fv], f"{fv} ram {victim.kind.ram[fv]:+d}"),
+                          (victim.choice.ram if victim.choice is not None else 0,
+                           f"box ({victim.choice.label})" if victim.choice is not None else "")):
+            if vb > 0 or (vb < 0 and self.option("victim_bonus") == "all"):
+                mods.append(Modifier(-vb, f"{_the(victim.name)}'s {whose}, against the collider"))
         face = yield from self._d10(rolls, f"collision: {_the(c.name)} into {_the(victim.name)} in {_name(sq)} "
                                            f"({c.kind.chart} chart)", c.owner, mods)
         score = max(D.CHART_LOW, min(D.CHART_HIGH, face + sum(m.value for m in mods)))
@@ -1678,7 +1691,6 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         for i, o in self._bomb_victims(state):
             yield from self._bomb(state, o, events, rolls, f"petrol bomber {i + 1}", lambda n, i=i: self._crew_harm(
                 state, i, n, events, "the bomb went off in his hand"))
-            o.bombed = True
             hits.append(o.marker)
         state.truck.bombs_done = True
         return {"result": "bombs dropped", "hit": hits, "rolls": rolls}
@@ -1692,13 +1704,18 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if row.special == "in_hand":
             n = yield from self._d10(rolls, f"the bomb goes off in {by}'s hand (1d10/2)", "Max")
             in_hand(self._half(n))
+            if self.option("bomb_in_hand") == "hit":
+                o.bombed = True
+            else:
+                events.append(f"{_the(o.name)} was not hit: it may still shoot (option bomb_in_hand)")
             return
+        o.bombed = True
         self._harm(state, o, row.structure, row.driver, row.shooting, events, f"petrol bomb ({by})")
 
     def _crew_harm(self, state: GameState, i: int, n: int, events: list, why: str) -> None:
         t = state.truck
         t.bombers[i] = max(0, t.bombers[i] - n)
-        events.append(f"petrol bomber {i + 1} takes {n} ({why}): {t.bombers[i]} left"
+        events.append(f"petrol bomber {i + 1} {_takes(n)} ({why}): {t.bombers[i]} left"
                       + ("; he is removed" if t.bombers[i] == 0 else ""))
 
     # --- the auto-gyro -------------------------------------------------------------------------
@@ -1764,7 +1781,6 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if payload == "bomb":
             yield from self._bomb(state, o, events, rolls, g.name, lambda n: self._harm(
                 state, g, n, 0, 0, events, "its bomb went off early"))
-            o.bombed = True
         else:
             o.snake = {"active": D.SNAKE_ACTIVE_TURNS, "asleep": False}
             events.append(f"a snake lands in {_the(o.name)}: it rolls on the snake table from next turn")
@@ -2019,7 +2035,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         tables = D.TABLES[self.option("tables")]
         section = D.TABLE_SECTIONS[self.option("tables")][kind]
         mods = [Modifier(bonus, "Max's shotgun" if bonus == D.MAX_DAMAGE_BONUS else "the harpoon")] if bonus else []
-        face = yield from self._d10(rolls, f"effect on {'the ' + target.name if at == 'vehicle' else at} "
+        face = yield from self._d10(rolls, f"effect on {'the ' + target.name if at == 'vehicle' else _at_words(at)} "
                                            f"({section})", by, mods)
         score = min(D.TABLE_HIGH, face + bonus)
         row = tables[kind][score]
@@ -2045,17 +2061,17 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 self._burst(state, at.split("_")[1], events, f"shot by {_the(by)}")
             self._harm(state, state.truck_vehicle, row.structure, 0, 0, events, "a burst tyre")
         else:   # crew: a bomber, the crossbowman, a harpoonist
-            n = 99 if row.dead else row.crew
+            n = DEAD if row.dead else row.crew
             if not n:
                 return
             if at.startswith("bomber"):
                 self._crew_harm(state, int(at[-1]) - 1, n, events, f"shot by {_the(by)}")
             elif at == "gunner":
                 t.gunner = max(0, t.gunner - n)
-                events.append(f"the crossbowman takes {n}: {t.gunner} left")
+                events.append(f"the crossbowman {_takes(n)}: {t.gunner} left")
             else:
                 target.shooting = max(0, target.shooting - n)
-                events.append(f"{_the(target.name)}'s harpoonist takes {n}: shooting {target.shooting}")
+                events.append(f"{_the(target.name)}'s harpoonist {_takes(n)}: shooting {target.shooting}")
 
     # --- replacements --------------------------------------------------------------------------
 
@@ -2106,3 +2122,22 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         events.append(f"{fresh.owner}'s {fresh.name} comes on at {_name(sq)}" + (f" ({note})" if note else ""))
         return {"result": "entered", "vehicle": fresh.marker, "template": tpl.key, "square": [sq[0] + 1, sq[1] + 1]}
         yield  # noqa: a resolution that asks for no dice
+
+
+#: A crew table's "Dead": more than any crew track holds.
+DEAD = 99
+
+
+def _takes(n: int) -> str:
+    """What a crew member takes, in the table's words: "is killed" for Dead, else "takes 2"."""
+    return "is killed" if n >= DEAD else f"takes {n}"
+
+
+def _at_words(at: str) -> str:
+    """Where on the truck a shot lands, as players say it: "petrol bomber 1", "the truck's right
+    tyres", "the crossbowman", "Max"."""
+    if at.startswith("bomber"):
+        return f"petrol bomber {at[len('bomber'):]}"
+    if at.startswith("tyre_"):
+        return f"the truck's {at[len('tyre_'):]} tyres"
+    return {"gunner": "the crossbowman", "max": "Max"}.get(at, D.part_words(at))
