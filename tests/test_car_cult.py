@@ -522,13 +522,33 @@ def test_rough_terrain_and_option_rough_measure():
     # The Rustler (3 ST +2: 9-12 in, alone fastest) drives 10 in through the scrub (x 450-520).
     steps = first_turn(10, {"engine": 1}) + [{"act": "move", "vehicle": 10, "path": [[300 + 10 * MM, 300, 0]]}]
     r = solo(10)
-    a = play(steps, TIE + [13], roster_list=r)
+    a = play(steps, TIE + [13], {"rough_measure": "any_part"}, roster_list=r)
     b = play(steps, TIE + [13], {"rough_measure": "centre_path"}, roster_list=r)
+    c = play(steps, TIE + [13], roster_list=r)
     # any part: from the front entering (x 412.5) to the rear leaving (557.5): 5.71 in;
-    # centre path: 70 mm, 2.76 in
-    ra, rb = a["steps"][3]["rolls"][0], b["steps"][3]["rolls"][0]
+    # centre path and (the default) the deepest point's: the scrub's own 70 mm, 2.76 in
+    ra, rb, rc = (o["steps"][3]["rolls"][0] for o in (a, b, c))
     assert ra["total"] == 13 - 5 and not ra["passed"] and a["state"]["vehicles"]["10"]["dt"] == 1
     assert rb["total"] == 13 - 2 and rb["passed"] and b["state"]["vehicles"]["10"]["dt"] == 0
+    assert rc["total"] == 13 - 2 and rc["modifiers"][0]["reason"] == "2.76 in of rough terrain"
+    # rough_rounding: 12 - 2 passes (down, the default); 12 - 2.76 does not (exact).
+    down = play(steps, TIE + [12], roster_list=r)["steps"][3]["rolls"][0]
+    exact = play(steps, TIE + [12], {"rough_rounding": "exact"}, roster_list=r)["steps"][3]["rolls"][0]
+    assert down["passed"] and down["total"] == 10
+    assert not exact["passed"] and exact["total"] == pytest.approx(12 - 2.76)
+
+
+def test_rough_terrain_clipped_by_a_cars_side_counts_what_its_side_crossed():
+    # The Rustler (32 mm wide) drives 10 in along y 300: its right side (y 284) runs 6 mm inside
+    # the scrub (up to y 290), its centre never enters. centre_path counts nothing; the deepest
+    # point (its right side) crossed the piece's whole 70 mm.
+    steps = first_turn(10, {"engine": 1}) + [{"act": "move", "vehicle": 10, "path": [[300 + 10 * MM, 300, 0]]}]
+    scrub = [{"kind": "rough", "name": "scrub", "points": [[450, 200], [520, 200], [520, 290], [450, 290]]}]
+    r = solo(10)
+    deep = play(steps, TIE + [13], roster_list=r, terrain=scrub)["steps"][3]
+    centre = play(steps, TIE + [13], {"rough_measure": "centre_path"}, roster_list=r, terrain=scrub)["steps"][3]
+    assert deep["rolls"][0]["modifiers"][0]["reason"] == "2.76 in of rough terrain", deep["rolls"]
+    assert centre["rolls"] == [], centre["rolls"]
 
 
 def test_blocking_terrain_and_option_blocking_damage():
@@ -560,14 +580,29 @@ def test_cars_block_like_terrain_both_take_dt():
 
 
 def test_option_ram_collision():
+    # The Dust Devil touches the Scrapjaw after 75.5 mm (2.97 in): 1.03 in short of its 4 in minimum.
     steps = first_turn(11, {"engine": 1}) + [{"act": "move", "vehicle": 11, "path": [[420, 600, 0]]}]
-    cars = place({20: [450, 600, 180]})
+    cars = place({20: [448, 600, 180]})
     a = play(steps, TIE, roster_list=solo(11, engine_st=1), cars=cars)
     assert a["steps"][3]["result"] == "rammed" and a["state"]["vehicles"]["11"]["engine_st"] == 2
     assert a["state"]["vehicles"]["20"]["dt"] == 0
     b = play(steps, TIE, {"ram_collision": "target_takes_dt"}, roster_list=solo(11, engine_st=1), cars=cars)
     assert b["steps"][3]["result"] == "halted" and b["state"]["vehicles"]["11"]["engine_st"] == 0
     assert b["state"]["vehicles"]["11"]["dt"] == 0 and b["state"]["vehicles"]["20"]["dt"] == 1
+
+
+@pytest.mark.parametrize("scrapjaw_x, touch_in, short_in", [(450, 3.05, 0), (448, 2.97, 1)])
+def test_a_halt_counts_the_inches_short_from_the_touch_itself(scrapjaw_x, touch_in, short_in):
+    """The camera's "touching" is within contact_mm (2 mm), so the halt is found up to that much
+    before the touch; the inches short are counted from the touch ("rounding down", "Down
+    Shift"): 0.95 in short is 0, not 1 (a hand-worked review found the halt's 2 mm counted)."""
+    steps = first_turn(11, {"engine": 1}) + [{"act": "move", "vehicle": 11, "path": [[420, 600, 0]]}]
+    out = play(steps, TIE, {"ram_collision": "target_takes_dt"}, roster_list=solo(11, engine_st=1),
+               cars=place({20: [scrapjaw_x, 600, 180]}))
+    said = " ".join(out["steps"][3]["events"])
+    assert f"touches the Scrapjaw after {touch_in:.2f} in" in said, said
+    assert f"{short_in} in short of its 4 in minimum" in said, said
+    assert out["state"]["vehicles"]["20"]["dt"] == short_in
 
 
 def test_a_wrecked_engine_no_longer_moves():
@@ -674,18 +709,20 @@ def test_option_range_measure():
     steps = first_turn(10, {"machine_gun": 2, "gutsy_gunner": 2})
     steps.append({"act": "attack", "vehicle": 10, "weapon": "machine_gun", "target": 20})
     cars = place({20: [675, 350, 180]})
-    a = play(steps, TIE + [9] * 6, roster_list=solo(10), cars=cars, terrain=post, choices=["engine"] * 5)
-    b = play(steps, TIE + [9] * 6, {"range_measure": "closest_visible"}, roster_list=solo(10), cars=cars,
-             terrain=post)
+    # "closest_points" measures through the post and the attack goes ahead; the default, the
+    # book's "shortest uninterrupted line", is past it, and out of range.
+    a = play(steps, TIE + [9] * 6, {"range_measure": "closest_points"}, roster_list=solo(10), cars=cars, terrain=post,
+             choices=["engine"] * 5)
+    b = play(steps, TIE + [9] * 6, roster_list=solo(10), cars=cars, terrain=post)
     assert a["steps"][3]["line_of_sight"] is True and b["steps"][3]["line_of_sight"] is True
     assert a["steps"][3]["result"] == "hit" and a["steps"][3]["range"]["outcome"] == "in"
     assert b["steps"][3]["result"] == "no attack" and b["steps"][3]["range"]["outcome"] == "out"
     # the page's target list judges the range the same way
-    rules, st = game({"range_measure": "closest_visible", "premeasure": True}, cars=cars, terrain=post)
+    rules, st = game({"premeasure": True}, cars=cars, terrain=post)
     t = next(t for t in rules.targets(st, 10) if t["marker"] == 20)
     assert t["distance_in"] == pytest.approx(308.03 / MM, abs=0.01) and not t["weapons"][0]["usable"]
     # with nothing in the way, the closest points either way
-    rules, st = game({"range_measure": "closest_visible", "premeasure": True}, cars=cars, terrain=[])
+    rules, st = game({"premeasure": True}, cars=cars, terrain=[])
     t = next(t for t in rules.targets(st, 10) if t["marker"] == 20)
     assert t["distance_mm"] == pytest.approx(300.54, abs=0.01)
 
@@ -1617,3 +1654,12 @@ def test_option_turn_dt():
     assert rules.free_turns(st.vehicles[11]) == 1
     rules, st = game({"turn_dt": "free"}, roster_list=r)
     assert rules.free_turns(st.vehicles[11]) == 2
+
+
+def test_a_mine_exactly_4_in_away_goes_off():
+    from pathlib import Path
+    from companion.scenario import load_scenario, run_scenario
+    data = load_scenario(Path(__file__).parent / "data" / "scenarios" / "cc-mine-exactly-4-in.json")
+    out = run_scenario(data, "mine at 4 in")
+    said = " ".join(out["steps"][7]["events"])
+    assert "comes within 4 in of mine 2: it goes off" in said, said

@@ -100,10 +100,18 @@ OPTIONS = (
                'up to the minimum"; the example that follows says "resulting in the car suffering 2 DT". "dt": '
                'read it as DT; "st_penalty": as written, the car generates that many fewer ST at its next '
                'activation.'),
-    RuleOption("rough_measure", "any_part", ("any_part", "centre_path"), f'{R}, "Down Shift" (terrain)',
-               '"subtract the number of inches of Rough terrain the car has moved through" (whole inches, '
-               'rounded down). "any_part": the distance the car moved while any part of it was over the piece; '
-               '"centre_path": the length of its centre\'s path over the piece.'),
+    RuleOption("rough_measure", "deepest_point", ("deepest_point", "any_part", "centre_path"),
+               f'{R}, "Down Shift" (terrain)',
+               '"subtract the number of inches of Rough terrain the car has moved through". "deepest_point": the '
+               'longest way any point of the car (its outline, its centre) went over the piece: a 2.5 in strip '
+               'driven straight across is 2.5 in, and a corner clipping a piece counts what the corner crossed; '
+               '"any_part": the distance the car moved while any part of it was over the piece (the strip and the '
+               'car\'s own length: 2.5 in reads 5.5 for a 3 in car); "centre_path": the length of its centre\'s '
+               'path over the piece (a car that clips a piece with its side crosses none).'),
+    RuleOption("rough_rounding", "down", ("down", "exact"), f'{R}, "Down Shift" (terrain)',
+               '"subtract the number of inches of Rough terrain": the draft rounds braking down but says nothing '
+               'here. "down": whole inches, rounded down (2.5 in subtracts 2), as braking; "exact": the inches '
+               'as measured (2.5 in subtracts 2.5, so a 12 fails).'),
     RuleOption("dt_allocation", "owner_first", ("owner_first", "card_order"), f'{R}, "Attacking opponents", 6',
                '"The owner of the Target model applies the first DT from each hit and the Attacking player '
                'applies any others. DT are always applied bottom right to top left on any AZ tracks." '
@@ -169,7 +177,7 @@ OPTIONS = (
                '"next_in_order": the owner of the next car in this round\'s order that is not the braking '
                'player\'s (else the first other player in the rosters); "roster_order": the first other player in '
                'the rosters.'),
-    RuleOption("range_measure", "closest_points", ("closest_points", "closest_visible"),
+    RuleOption("range_measure", "closest_visible", ("closest_visible", "closest_points"),
                f'{R}, "Core Mechanics" and "Attacking opponents", 3',
                '"Distances are measured between the closest visible parts of the two objects"; stage 3: "measure '
                'the shortest uninterrupted line between the two, if this is equal to or less than the weapons '
@@ -215,6 +223,29 @@ def _int(value, what: str, lo: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value or value < lo:
         raise RulesError(f"{what} must be a whole number of at least {lo}, not {value!r}")
     return int(value)
+
+
+#: How far apart the points round a car's outline are that rough terrain is measured by (mm).
+_ROUGH_POINT_STEP_MM = 4.0
+
+
+def _outline_points(v, dense) -> np.ndarray:
+    """Points round the car's outline every few millimetres, and its centre, at each pose of its
+    route: an array (poses, points, 2) in the table frame."""
+    corners = np.array([v.footprint(p).corners for p in dense], dtype=float)      # (n, 4, 2)
+    edges = []
+    for a in range(4):
+        b = (a + 1) % 4
+        length = float(np.hypot(*(corners[0, b] - corners[0, a])))
+        f = np.linspace(0.0, 1.0, max(int(math.ceil(length / _ROUGH_POINT_STEP_MM)), 1), endpoint=False)
+        edges.append(corners[:, a, None, :] + f[None, :, None] * (corners[:, b] - corners[:, a])[:, None, :])
+    centre = np.array([[p.x_mm, p.y_mm] for p in dense], dtype=float)[:, None, :]
+    return np.concatenate([*edges, centre], axis=1)
+
+
+def _turns(n: int) -> str:
+    """"1 turn", "2 turns": the count of 45-degree turns as players say it."""
+    return f"{n} turn{'' if n == 1 else 's'}"
 
 
 @register
@@ -765,7 +796,7 @@ class CarCult(CarCultViews, RuleSystem):
             events.append(f"{wasted} ST not allocated: wasted")
         lo, hi = v.speeds_in()
         events.append(f"the {v.name} must move {lo}-{hi} in (drift up to {lo // D.DRIFT_DIVISOR} in, "
-                      f"{self.free_turns(v)} turns of 45 degrees)")
+                      f"{_turns(self.free_turns(v))} of 45 degrees)")
         return {"result": "allocated", "allocated": alloc, "wasted": wasted, "speeds_in": [lo, hi],
                 "rolls": [], "events": events}
         yield
@@ -931,7 +962,7 @@ class CarCult(CarCultViews, RuleSystem):
                           f"({self.option('drift').replace('_', ' ')}; a quarter of its {m['min_in']} in minimum, "
                           f"rounded down; {R}, \"Car Movement/Engines\")")
         if m["turns"] > m["free_turns"]:
-            faults.append(f"the {v.name} makes {m['turns']} turns of up to 45 degrees "
+            faults.append(f"the {v.name} makes {_turns(m['turns'])} of up to 45 degrees "
                           f"({', '.join(f'{r:+.0f}' for r in m['turn_runs_deg'])} deg); it has {m['free_turns']} "
                           f"AZ free of ST ({self.option('turn_zones')}; {R}, \"Car Movement/Engines\")")
         return faults
@@ -963,6 +994,15 @@ class CarCult(CarCultViews, RuleSystem):
                 continue
             found.append((int(np.flatnonzero(touching)[0]), kind, what))
         return min(found, key=lambda f: f[0]) if found else None
+
+    @staticmethod
+    def _touch_mm(dense, polys, ahead, stop: int, poly) -> float:
+        """How far the car had moved when it touched `poly`: from its halt (the first pose
+        within contact_mm), the gap still left added, or where the path went on into it, if
+        sooner."""
+        touch = ahead[stop] + float(shapely.distance(polys[stop], poly))
+        into = np.flatnonzero(shapely.intersects(polys[stop:], poly))
+        return min(touch, ahead[stop + int(into[0])]) if len(into) else touch
 
     @action("move")
     def _act_move(self, state: GameState, action: dict):
@@ -1026,7 +1066,8 @@ class CarCult(CarCultViews, RuleSystem):
         for piece, inches_through in rough:
             if not v.in_play:
                 break
-            whole = int(math.floor(inches_through + 1e-9))
+            whole = (int(math.floor(inches_through + 1e-9)) if self.option("rough_rounding") == "down"
+                     else round(inches_through, 2))
             face = (yield DiceRequest((D.DIE,), f"rough terrain {piece.name or ''} (10+, -{whole})".replace("  ", " "),
                                       v.name)).faces[0]
             ok = face - whole >= D.BASE_TARGET
@@ -1042,11 +1083,15 @@ class CarCult(CarCultViews, RuleSystem):
         lo = m["min_in"]
         if v.in_play and halt is not None:
             _, kind, what = halt
-            short = max(int(math.floor(_whole_within((inches(lo) - moved_mm) / MM_PER_IN,
+            # Counted to the touch itself: the halt is the first pose within contact_mm (the
+            # camera's "touching"), up to that much short of it, and a whole inch short is
+            # counted from the touch, not from a hair before it.
+            touch_mm = self._touch_mm(dense, polys, ahead, stop, what.footprint().polygon if kind == "car" else what.polygon)
+            short = max(int(math.floor(_whole_within((inches(lo) - touch_mm) / MM_PER_IN,
                                                       _doubt_in(m["minimum"])))), 0)
             name = what.name if kind == "car" else (what.name or "blocking terrain")
             events.append(f"the {v.name} touches {'the ' if kind == 'car' else ''}{name} after "
-                          f"{moved_mm / MM_PER_IN:.2f} in and halts there"
+                          f"{touch_mm / MM_PER_IN:.2f} in and halts there"
                           + (f" (the path went on: put it at [{v.pose.x_mm:.1f}, {v.pose.y_mm:.1f}, "
                              f"{v.pose.heading_deg:.1f}])" if stop < len(dense) - 1 else ""))
             if kind == "car" and ram and self.option("ram_collision") == "no_halt":
@@ -1092,7 +1137,7 @@ class CarCult(CarCultViews, RuleSystem):
             events.append(f"{m['minimum'].describe()}: too close to call, so no brake")
         out = {k: (x.to_json() if hasattr(x, "to_json") else x) for k, x in m.items()}
         events.insert(0, f"the {v.name} moves {moved_mm / MM_PER_IN:.2f} in from [{start.x_mm:.1f}, {start.y_mm:.1f}] "
-                         f"({m['turns']} turns, drift {m['drift_left_mm'] / MM_PER_IN:.2f} in left "
+                         f"({_turns(m['turns'])}, drift {m['drift_left_mm'] / MM_PER_IN:.2f} in left "
                          f"{m['drift_right_mm'] / MM_PER_IN:.2f} in right)")
         return {"result": result, "move": out, "moved_mm": round(moved_mm, 2), "mines_laid": [mn.id for mn in laid],
                 "mines_triggered": [mn.id for _, mn in triggered], "rolls": rolls, "events": events}
@@ -1155,7 +1200,8 @@ class CarCult(CarCultViews, RuleSystem):
                 continue
             if pts is None:
                 pts = shapely.polygons([v.footprint(p).corners for p in dense])
-            near = shapely.distance(pts, shapely.points((mine.x_mm, mine.y_mm))) <= reach
+            # "Within" 4 in: exactly 4 in is within, floating point's last digits aside (as judge()).
+            near = shapely.distance(pts, shapely.points((mine.x_mm, mine.y_mm))) <= reach + 1e-6
             if not near.any():
                 continue
             if self.option("mine_trigger") == "enters":
@@ -1190,14 +1236,20 @@ class CarCult(CarCultViews, RuleSystem):
     def _rough(self, state, v: Car, dense, polys, ahead) -> list[tuple[object, float]]:
         """Each time the car moves through rough terrain: the piece and the inches moved through it."""
         out = []
-        centre = self.option("rough_measure") == "centre_path"
+        how = self.option("rough_measure")
+        step = np.diff(np.asarray(ahead, dtype=float), prepend=0.0)     # ground covered into each pose
+        points = None
         for t in state.terrain:
             if t.kind not in ROUGH_KINDS:
                 continue
-            if centre:
+            if how == "centre_path":
                 on = shapely.contains_xy(t.polygon, [p.x_mm for p in dense], [p.y_mm for p in dense])
             else:
                 on = shapely.intersects(polys, t.polygon)
+            if how == "deepest_point" and on.any():
+                if points is None:
+                    points = _outline_points(v, dense)                  # (poses, points, 2)
+                inside = shapely.contains_xy(t.polygon, points[..., 0], points[..., 1])
             k = 0
             while k < len(dense):
                 if not on[k]:
@@ -1206,7 +1258,11 @@ class CarCult(CarCultViews, RuleSystem):
                 j = k
                 while j + 1 < len(dense) and on[j + 1]:
                     j += 1
-                through = (ahead[j] - ahead[max(k - 1, 0)] if k > 0 else ahead[j]) / MM_PER_IN
+                if how == "deepest_point":
+                    # Each point's ground over the piece on this pass; the deepest one's.
+                    through = float((step[k:j + 1, None] * inside[k:j + 1]).sum(axis=0).max()) / MM_PER_IN
+                else:
+                    through = (ahead[j] - ahead[max(k - 1, 0)] if k > 0 else ahead[j]) / MM_PER_IN
                 if through > 1e-6:
                     out.append((t, through))
                 k = j + 1

@@ -156,7 +156,7 @@ class CarCultViews:
         if hi > 0 and (premeasure or moving_now):
             regions.append({"name": "move", "polygons": polygon_rings(self._move_zone(v, lo, hi, drift, turns)),
                             "min_in": lo, "max_in": hi, "drift_in": drift, "turns": turns,
-                            "about": f"{lo}-{hi} in, drift up to {drift} in, {turns} turns of 45 degrees (drawn "
+                            "about": f"{lo}-{hi} in, drift up to {drift} in, {turns} turn{'' if turns == 1 else 's'} of 45 degrees (drawn "
                                      f"as one combined turn of up to {int(min(turns * D.TURN_DEG, 180))} degrees "
                                      f"anywhere along the move: an approximation)"})
             if lo > 0:
