@@ -1816,7 +1816,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             lateral = tv.width_mm / 4 * (1 if part == "tyre_left" else -1)
         c = fp.pose.to_table(mid_f, lateral)
         return Footprint(tv.marker, Pose(float(c[0]), float(c[1]), fp.pose.heading_deg, fp.pose.sigma_mm,
-                                         fp.pose.sigma_deg), length, width, f"the truck's {D.part_words(part)}")
+                                         fp.pose.sigma_deg), length, width, _at_words(part))
 
     def shooter_sectors(self, state: GameState, v: Vehicle, shooter: str = "") -> list[Sector]:
         """The arcs a shooter fires in, from its tracked pose ("Shooting skill"; "Max ... can
@@ -1891,7 +1891,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         shooter = action.get("shooter", "max" if v.is_truck else "")
         why = self._can_shoot(state, v, shooter)
         if why:
-            raise RulesError(f"{_the(v.name)}{' (' + shooter + ')' if v.is_truck else ''} may not shoot: {why}")
+            raise RulesError(f"{_at_words(shooter) if v.is_truck else _the(v.name)} may not shoot: {why}")
         at = action.get("at", "vehicle")
         target = state.vehicle(action.get("target")) if action.get("target") is not None else None
         rolls: list = []
@@ -1971,7 +1971,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             mods.append(Modifier(-int(self.option("bike_target_penalty")), "shooting at the bike"))
         need = skill + sum(m.value for m in mods)
         who = "Max" if v.is_truck else v.owner
-        face = yield from self._d10(rolls, f"{_the(v.name)}{' ' + shooter if v.is_truck else ''} shoots at "
+        face = yield from self._d10(rolls, f"{_at_words(shooter) if v.is_truck else _the(v.name)} shoots at "
                                            f"{aim.name} (needs {need} or less)", who, target=need)
         hit = face <= need
         rolls[-1]["passed"] = hit
