@@ -664,6 +664,8 @@ def test_rerolls_need_the_gutsy_gunner():
     # Max sees six misses and rerolls die 1 (15: a hit), then die 2 (3: a miss); his two rerolls spent.
     out = rustler_shoots([2, 2, 2, 2, 2, 2, 15, 3], choices=[1, 2])
     assert out["steps"][3]["rerolled"] == 2 and out["steps"][3]["hits"] == 1
+    # The record keeps the faces the rerolls replaced.
+    assert [r.get("rerolled_from") for r in out["steps"][3]["rolls"][:3]] == [[2], [2], None]
     # He may stop: the rerolls left stay for the activation's other attacks.
     out = rustler_shoots([2, 2, 2, 2, 2, 2, 15], choices=[1, 0])
     assert out["steps"][3]["rerolled"] == 1

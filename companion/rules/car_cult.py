@@ -1404,7 +1404,10 @@ class CarCult(CarCultViews, RuleSystem):
                 break
             k = pick - 1
             face = (yield DiceRequest((D.DIE,), f"{w.name} reroll (Gutsy Gunner)", v.name)).faces[0]
+            was = results[k][1]
             results[k] = self._hit(face, mods, f"{w.name} at the {target.name} (rerolled)")
+            # The die it replaced stays in the record: the evidence of a reroll is both faces.
+            results[k][1]["rerolled_from"] = [*was.get("rerolled_from", []), was["face"]]
             rerolled += 1
             v.rerolls_left -= 1
         rolls = [row for _, row in results]
