@@ -878,6 +878,7 @@ def test_a_spectacular_explosion_hits_everything_within_6_inches():
         working(12, 10)(state)
         state.vehicles[12].pose = state.vehicles[12].pose.__class__(500, 400, 0)
         state.vehicles[10].pose = state.vehicles[10].pose.__class__(500, 470, 0)
+        state.vehicles[13].pose = state.vehicles[13].pose.__class__(760, 400, 180)   # 7.2 in from the King: clear
     # A natural 6, penetrating 6; Grub aboard rolls 1 (wounded); the blast's S2 on the tank's side (armour 3):
     # 2 + 2 = 4, a point of armour and a glancing hit (1, slightly shaken).
     s = session({}, [6, 6, 1, 2, 1], prep)
@@ -887,6 +888,24 @@ def test_a_spectacular_explosion_hits_everything_within_6_inches():
     assert s.state.freaks["Grub"].wounds == 2 and s.state.destroyed_by["Ann"] == 1
     assert "the blast reaches the Rhinocerator" in out["events"] and tank.armour["side"] == 2
     assert tank.pending == 1 and s.dice.remaining == 0
+
+
+def test_option_blast_from():
+    """"Within 6 in of the vehicle": the Sarge's back is 4.8 in from the King Rhino's nose, 6.4 in from
+    its centre. By default (from the vehicle) the blast reaches it; "centre" spares it (a hand-worked
+    review found the blast measured from the centre, sparing what stood nearer than 6 in)."""
+    def prep(state):
+        working(12, 10)(state)
+        state.vehicles[12].pose = state.vehicles[12].pose.__class__(500, 400, 0)
+        state.vehicles[10].pose = state.vehicles[10].pose.__class__(500, 470, 0)
+        state.vehicles[13].pose = state.vehicles[13].pose.__class__(700, 400, 180)
+    dice = [6, 6, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1]
+    shot = {"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12}
+    edge = session({}, dice, prep).act(shot)
+    centre = session({"blast_from": "centre"}, dice, prep).act(shot)
+    assert "the blast reaches the Sarge" in edge["events"], edge["events"]
+    assert "the blast reaches the Sarge" not in centre["events"], centre["events"]
+    assert "the blast reaches the Rhinocerator" in centre["events"]
 
 
 def test_penetrating_side_blown_off_and_rollover_wreck_ask_the_driver():

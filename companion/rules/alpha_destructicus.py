@@ -28,6 +28,11 @@ from .base import RuleOption, RulesError, RuleSystem, action, register
 sec = D.sec
 
 OPTIONS = (
+    RuleOption("blast_from", "vehicle", ("vehicle", "centre"), sec("Penetrating Hit Table"),
+               '"Everything within 6\" of the vehicle takes a strength 2 hit" (6, Spectacular explosion; the '
+               'bike\'s Kablooie: "everyone within 3\""). "vehicle": measured from the exploding vehicle itself, its '
+               'nearest edge, as every other distance (range, grab hold, jacking); "centre": from its centre, '
+               'which spares things up to half its length nearer.'),
     RuleOption("chip_draw", "dice", ("dice", "declared"), sec("The Turn"),
                'The rule: chips "are drawn out one at a time". "dice": the companion draws for the table, '
                'with a die of as many faces as chips left in the bag (a d6 for six chips); "declared": the '
@@ -1810,7 +1815,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         """Everything within the radius takes a hit; freaks inside take one (that one only: thrown out
         into the blast, they are not hit again by it); the wreck goes."""
         centre = v.pose.xy
-        zone = shapely.Point(*centre).buffer(radius_mm, quad_segs=32)
+        # "Within 6 in of the vehicle": from its edge (blast_from), as every other distance.
+        zone = (v.footprint().polygon.buffer(radius_mm, quad_segs=32) if self.option("blast_from") == "vehicle"
+                else shapely.Point(*centre).buffer(radius_mm, quad_segs=32))
         inside = state.aboard(v.marker)
         spare = tuple(spare) + tuple(f.id for f in inside)
         for f in inside:
