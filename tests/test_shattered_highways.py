@@ -162,6 +162,21 @@ def test_option_ram_damage_needs_win():
     assert play({"ram_damage_needs_win": False}, steps, [4, 2, 5, 3])["state"]["vehicles"]["10"]["hp"]["body"] == 22
 
 
+def test_option_drag_chains_zone():
+    """Drag chains: "any vehicle that overlaps a 1 template section directly behind them" is at -1,
+    and a template section "is a 3"x4" box" ("Terms"). The War Rig alongside the Rust Bucket (its
+    near side 22 mm from the Rust Bucket's centre line, 6.5 mm beyond its side) is in the 4 in box
+    (the default) but not in a strip only as wide as the Rust Bucket (car_width). A hand-worked review
+    found the zone as narrow as the car."""
+    data = load_scenario(Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "30-boarder-acts-once-a-round.json")
+    section = run_scenario(data, "30")["steps"][7]["rolls"][0]["modifiers"]
+    data = {**data, "options": {"drag_chains_zone": "car_width"}}
+    data.pop("expect", None)
+    narrow = run_scenario(data, "30")["steps"][7]["rolls"][0]["modifiers"]
+    dust = {"value": -1, "reason": "in the Rust Bucket's drag chains' dust"}
+    assert dust in section and dust not in narrow, (section, narrow)
+
+
 def test_every_option_quotes_its_rule_and_has_a_test():
     rules = rule_system("shattered_highways")
     tested = {name[len("test_option_"):] for name in globals() if name.startswith("test_option_")}
@@ -398,7 +413,7 @@ def test_the_whole_game_takes_every_action_through_the_pages_specs():
 
     path = Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "sh-game-whole.json"
     data = load_scenario(path)
-    rules = rule_system("shattered_highways")
+    rules = rule_system("shattered_highways", data.get("options"))
     session = GameSession(rules, rules.new_game(data["rosters"], parse_scene(data)), FixedDice(data["dice"]))
     choices = list(data["choices"])
     used, asked = set(), []

@@ -53,6 +53,7 @@ ARMOR_CP_PER_SECTION = 1         # "Armor 1CP per section"
 ARMOR_REDUCTION = 1              # "reduces damage by 1 point"
 DRAG_CHAINS_CP = 1               # "Drag Chains 1CP"
 DRAG_CHAINS_LENGTH_IN = SECTION_IN   # "overlaps a 1 template section directly behind"
+DRAG_CHAINS_WIDTH_IN = 4.0           # a "template section" is "a 3"x4" box" ("Terms")
 DRAG_CHAINS_PENALTY = -1
 HIDDEN_BUGGY_CP = 15             # "Hidden Buggy 15CP" (rig only)
 REINFORCEMENTS_CP = 4            # "Reinforcements: 4CP: 4 spare cannon fodder"
@@ -118,7 +119,7 @@ TEMPLATES = (
          quote='1 template length(3") range from edge of vehicle', use="a hero's pistol or crossbow, from the edge"),
     dict(name="Boarding range", shape="gauge", length_in=BOARD_RANGE_IN, rule=f'{RULEBOOK}, "Board"',
          quote='within 1" of their vehicle', use="how near a vehicle must be to board it"),
-    dict(name="Drag chains strip", shape="rect", length_in=DRAG_CHAINS_LENGTH_IN, width_in=4.0,
-         rule=f'{RULEBOOK}, "Vehicle Weapons"', quote='overlaps a 1 template section directly behind',
+    dict(name="Drag chains strip", shape="rect", length_in=DRAG_CHAINS_LENGTH_IN, width_in=DRAG_CHAINS_WIDTH_IN,
+         rule=f'{RULEBOOK}, "Vehicle Add-ons"', quote='overlaps a 1 template section directly behind',
          use="the section behind a car with drag chains"),
 )

@@ -35,6 +35,10 @@ OPTIONS = (
                'The rule: "move ... anywhere in the move template that has a clear path ... so long as the '
                'front bumper does not move outside the full template". "front_bumper": only the bumper must '
                'end inside it; "whole_car": the car\'s whole footprint must end inside it.'),
+    RuleOption("drag_chains_zone", "section", ("section", "car_width"), f'{D.RULEBOOK}, "Vehicle Add-ons"',
+               'The rule: drag chains put "any vehicle that overlaps a 1 template section directly behind them at a '
+               '-1", and "Terms": a template section "is a 3\"x4\" box". "section": a 3 in x 4 in box centred behind '
+               'the car; "car_width": a strip 3 in long only as wide as the car itself (a narrower dust zone).'),
     RuleOption("pack_heading_tolerance_deg", 5.0, None, f'{D.RULEBOOK}, "Play Setup"',
                'The rule: vehicles "end every Move/Nudge/Ram or Lost Control pointing in the same direction". '
                'How far (degrees) a car placed by hand may point from the pack and still count as the same.'),
@@ -469,7 +473,11 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             me = v.footprint()
             for other in state.vehicles.values():
                 if other.marker != v.marker and other.in_play and other.pose is not None and "drag_chains" in other.addons:
-                    strip = directly_behind(other.footprint(), inches(D.DRAG_CHAINS_LENGTH_IN))
+                    # "A 1 template section directly behind": a 3 in x 4 in box ("Terms"), centred
+                    # behind the car, whatever the car's own width.
+                    strip = directly_behind(other.footprint(), inches(D.DRAG_CHAINS_LENGTH_IN),
+                                            inches(D.DRAG_CHAINS_WIDTH_IN) if self.option("drag_chains_zone") == "section"
+                                            else None)
                     if overlaps(strip, me).margin_mm > 0:
                         mods.append(Modifier(D.DRAG_CHAINS_PENALTY, f"in the {other.name}'s drag chains' dust"))
         return mods
