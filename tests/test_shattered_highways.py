@@ -61,7 +61,17 @@ def test_option_arc_edge():
 
 
 def test_option_template_keeps():
+    """"So long as the front bumper does not move outside the full template": the Interceptor
+    (32 mm wide) slid 40 mm sideways has a bumper corner 5.2 mm past the 4 in template's side, and
+    30 mm sideways is inside. A hand-worked review found the bumper's middle alone judged, which is
+    "bumper_middle" now."""
     rules, st = game()
+    j = rules.judge_move(st, 10, Pose(700, 440, 0))
+    assert not j["legal"] and j["margin_mm"] == pytest.approx(-5.2, abs=0.01), j
+    assert j["reasons"] == ["the front bumper ends 0.20 in outside the move template"], j
+    assert j["fix"] == ["bring its front bumper 0.20 in back into the template"], j
+    assert rules.judge_move(st, 10, Pose(680, 430, 0))["legal"]
+    rules, st = game({"template_keeps": "bumper_middle"})
     assert rules.judge_move(st, 10, Pose(700, 440, 0))["legal"]
     rules, st = game({"template_keeps": "whole_car"})
     j = rules.judge_move(st, 10, Pose(700, 440, 0))
@@ -70,9 +80,9 @@ def test_option_template_keeps():
 
 def test_option_pack_heading_tolerance_deg():
     rules, st = game()
-    assert not rules.judge_move(st, 10, Pose(700, 440, 8))["legal"]
+    assert not rules.judge_move(st, 10, Pose(680, 425, 8))["legal"]
     rules, st = game({"pack_heading_tolerance_deg": 10.0})
-    assert rules.judge_move(st, 10, Pose(700, 440, 8))["legal"]
+    assert rules.judge_move(st, 10, Pose(680, 425, 8))["legal"]
 
 
 def test_option_board_touching():
@@ -85,7 +95,7 @@ def test_option_board_touching():
 @pytest.mark.parametrize("reading, where", [
     ("far_point", [714.3, 349.2]), ("outer_edge_middle", [676.2, 349.2]), ("box_centre", [676.2, 374.6])])
 def test_option_lost_control_destination(reading, where):
-    out = play({"lost_control_destination": reading}, [{"act": "move", "vehicle": 10, "to": [700, 440, 0]}], [1, 1])
+    out = play({"lost_control_destination": reading}, [{"act": "move", "vehicle": 10, "to": [680, 430, 0]}], [1, 1])
     assert out["state"]["vehicles"]["10"]["pose"][:2] == pytest.approx(where, abs=0.01)
 
 
@@ -229,25 +239,25 @@ def test_a_fleet_has_its_crews_in_their_seats():
 def test_a_resolution_waits_for_dice_and_refuses_impossible_ones():
     rules, st = game()
     session = GameSession(rules, st, None)
-    assert session.act({"act": "move", "vehicle": 10, "to": [700, 440, 0]}) is None
+    assert session.act({"act": "move", "vehicle": 10, "to": [680, 430, 0]}) is None
     assert session.pending.describe() == "1d10 Move for Max's hero on the Interceptor"
     with pytest.raises(DiceError, match="a d10 cannot show 11"):
         session.answer(DiceThrow((11,), ("d10",), "typed"))
     with pytest.raises(RulesError, match="waiting for dice"):
         session.act({"act": "move", "vehicle": 11, "to": [860, 400, 0]})
     out = session.answer(DiceThrow((8,), ("d10",), "typed"))
-    assert out["result"] == "moved" and session.state.vehicles[10].pose == Pose(700, 440, 0)
+    assert out["result"] == "moved" and session.state.vehicles[10].pose == Pose(680, 430, 0)
     assert session.log[-1].dice[0]["source"] == "typed"
 
 
 def test_cancel_leaves_nothing_and_undo_is_logged():
     rules, st = game()
     session = GameSession(rules, st, None)
-    session.act({"act": "move", "vehicle": 10, "to": [700, 440, 0]})
+    session.act({"act": "move", "vehicle": 10, "to": [680, 430, 0]})
     session.cancel()
     assert session.state.vehicles[10].pose == Pose(600, 400, 0) and session.log == []
     session.dice = FixedDice([8])
-    session.act({"act": "move", "vehicle": 10, "to": [700, 440, 0]})
+    session.act({"act": "move", "vehicle": 10, "to": [680, 430, 0]})
     session.undo()
     assert session.state.vehicles[10].pose == Pose(600, 400, 0)
     assert [(e.kind, e.undone) for e in session.log] == [("action", True), ("undo", False)]
@@ -261,7 +271,7 @@ def test_turn_order_and_who_may_act():
     out = session.start_round({"Max": [10, 11], "Joe": [21, 20]})
     assert out["first"] == "Joe" and [o["vehicle"] for o in out["order"]] == [21, 10, 20, 11]
     with pytest.raises(RulesError, match="it is the Buggy's turn"):
-        session.act({"act": "move", "vehicle": 10, "to": [700, 440, 0]})
+        session.act({"act": "move", "vehicle": 10, "to": [680, 430, 0]})
     with pytest.raises(RulesError, match="names Buggy, which Joe owns"):
         GameSession(rules, game()[1], FixedDice([1, 2])).start_round({"Max": [10, 21], "Joe": [20]})
 
@@ -276,7 +286,7 @@ def test_rules_list_and_judge_move_commands(capsys, tmp_path):
     assert main(["rules", "judge-move", str(scene), "--car", "10", "--to", "700,430,0"]) == 0
     verdict = json.loads(capsys.readouterr().out)
     assert verdict["legal"] is False and verdict["reasons"] == ["it would overlap the Rust Bucket"]
-    assert main(["rules", "judge-move", str(scene), "--car", "10", "--to", "700,440,0"]) == 0
+    assert main(["rules", "judge-move", str(scene), "--car", "10", "--to", "680,430,0"]) == 0
     assert json.loads(capsys.readouterr().out)["legal"] is True
 
 

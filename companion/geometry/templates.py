@@ -124,8 +124,9 @@ class MoveRegion:
 
 
 def move_region(car: Footprint, template: MoveTemplate, others: list[Footprint] | tuple = (),
-                blocking: list[Polygon] | tuple = ()) -> MoveRegion:
-    """The region where `car`'s front bumper may end, moving inside `template`.
+                blocking: list[Polygon] | tuple = (), whole_bumper: bool = False) -> MoveRegion:
+    """The region where the middle of `car`'s front bumper may end, moving inside `template` with
+    all of its bumper.
 
     Other vehicles (and blocking terrain polygons) are carved out as the bumper
     positions that would make the car overlap them; of what is left, only the
@@ -134,8 +135,12 @@ def move_region(car: Footprint, template: MoveTemplate, others: list[Footprint] 
     """
     bumper = car.point("front_bumper")
     rel = car.corners - bumper
-    area = template.polygon
-    reach = area.buffer(np.hypot(car.length_mm, car.width_mm))
+    # "So long as the front bumper does not move outside the full template": the whole bumper,
+    # not its middle, so its middle keeps half the car's width from the template's long sides.
+    half = min(car.width_mm / 2, template.width_mm / 2) if whole_bumper else 0.0
+    area = template._rect(-template.length_mm / 2, template.length_mm / 2,
+                          -template.width_mm / 2 + half, template.width_mm / 2 - half)
+    reach = template.polygon.buffer(np.hypot(car.length_mm, car.width_mm))
     near_cars = [o for o in others if o.id != car.id and shapely.intersects(reach, o.polygon)]
     near = [o.polygon for o in near_cars] + [s for s in blocking if shapely.intersects(reach, s)]
     if near:

@@ -31,10 +31,12 @@ OPTIONS = (
                'split at the line through the shooter\'s centre square to its heading (the companion\'s reading); '
                '"bumper_line": the forward arc starts at the front bumper, the rear arc at the rear bumper, '
                'and a target level with the car is in neither.'),
-    RuleOption("template_keeps", "front_bumper", ("front_bumper", "whole_car"), f'{D.RULEBOOK}, "Move"',
+    RuleOption("template_keeps", "front_bumper", ("front_bumper", "bumper_middle", "whole_car"), f'{D.RULEBOOK}, "Move"',
                'The rule: "move ... anywhere in the move template that has a clear path ... so long as the '
-               'front bumper does not move outside the full template". "front_bumper": only the bumper must '
-               'end inside it; "whole_car": the car\'s whole footprint must end inside it.'),
+               'front bumper does not move outside the full template". "front_bumper": the whole bumper, corner '
+               'to corner, must stay inside it (a 32 mm car ends at most 34.8 mm either side of the template\'s '
+               'middle); "bumper_middle": only the middle of the bumper (up to half a car\'s width more reach '
+               'sideways); "whole_car": the car\'s whole footprint must end inside it.'),
     RuleOption("drag_chains_zone", "section", ("section", "car_width"), f'{D.RULEBOOK}, "Vehicle Add-ons"',
                'The rule: drag chains put "any vehicle that overlaps a 1 template section directly behind them at a '
                '-1", and "Terms": a template section "is a 3\"x4\" box". "section": a 3 in x 4 in box centred behind '
@@ -399,7 +401,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         fp = v.footprint() if start is None else v.footprint().at(start)
         length = inches(sections * D.SECTION_IN if sections else v.klass.template_length_in)
         others = self._others(state, marker, *ignore)
-        return {place: move_region(fp, MoveTemplate.at_front_bumper(fp, place == "forwards", length), others)
+        return {place: move_region(fp, MoveTemplate.at_front_bumper(fp, place == "forwards", length), others,
+                                   whole_bumper=self.option("template_keeps") != "bumper_middle")
                 for place in ("forwards", "backwards")}
 
     def judge_move(self, state: GameState, marker: int, to: Pose, sections: int | None = None,
@@ -443,8 +446,12 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         close = margin < 0 and -margin <= CALL_SIGMAS * sigma_mm
         if margin < 0 and not close:
             template = region.template.polygon
-            outside = float(shapely.distance(template, shapely.points(bumper)))
-            if outside > 0:
+            # The whole bumper, corner to corner, must stay in the template ("Move").
+            a, b = dest.length_mm / 2, dest.width_mm / 2
+            edge = np.array([bumper, to.to_table(a, b), to.to_table(a, -b)] if self.option("template_keeps") != "bumper_middle"
+                            else [bumper], dtype=float)
+            outside = float(shapely.distance(template, shapely.points(edge)).max())
+            if outside > 1e-6:
                 reasons.append(f"the front bumper ends {outside / MM_PER_IN:.2f} in outside "
                                f"the move template")
                 fixes.append(f"bring its front bumper {outside / MM_PER_IN:.2f} in back into the template")
