@@ -969,12 +969,12 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
 
     def _ram(self, state: GameState, attacker: Vehicle, defender: Vehicle, attacker_mod: int,
              events: list, rolls: list, declared: dict | None = None, a_roll: Roll | None = None,
-             lose_control: bool = True):
+             lose_control: bool = True, mod_reason: str = "ramming out of control"):
         """ "Ram": contested drivers; 1d6 (a 6 rerolled once and added), the rammer half to at most 3,
         class bonuses on the defender's damage, armour off the final numbers; the automatic 25."""
         a_driver = state.in_seat(attacker.marker, "D")
         d_driver = state.in_seat(defender.marker, "D")
-        extra = (Modifier(attacker_mod, "ramming out of control"),) if attacker_mod else ()
+        extra = (Modifier(attacker_mod, mod_reason),) if attacker_mod else ()
         shared = a_roll is not None                # a rig's sideswipe: one roll against every vehicle
         if shared:
             pass
@@ -985,7 +985,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             a_roll = yield from self._skill(state, a_driver, f"Ram the {defender.name}", extra)
         if d_driver is None:
             face = yield from self._d("d6", f"Ram defence (the driverless {defender.name})")
-            d_roll = Roll(DiceRequest(("d6",), "Ram defence"), face)
+            d_roll = Roll(DiceRequest(("d6",), f"Ram defence (the driverless {defender.name})"), face)
         else:
             d_roll = yield from self._skill(state, d_driver, f"resist the {attacker.name}'s Ram")
         if not shared:
@@ -1283,10 +1283,17 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if hit is not None:
             other = state.vehicles[hit[0].id]
             if other.in_play and v.in_play:
-                yield from self._ram(state, other, v, D.UNMANNED_RAM_PENALTY, events, rolls)
+                yield from self._ram(state, other, v, D.UNMANNED_RAM_PENALTY, events, rolls,
+                                     mod_reason=f"ramming the unmanned {v.name}")
         if v.in_play:
-            face = yield from self._d("d6", f"does the unmanned {v.name} lose control", v.name)
-            if face <= D.UNMANNED_LOST_CONTROL_MAX:
+            asked = f"does the unmanned {v.name} lose control"
+            face = yield from self._d("d6", asked, v.name)
+            lost = face <= D.UNMANNED_LOST_CONTROL_MAX
+            rolls.append({"asked": f"1d6 {asked} (1-{D.UNMANNED_LOST_CONTROL_MAX}: it does)", "face": face,
+                          "total": face, "modifiers": []})
+            events.append(f"the unmanned {v.name} {'loses control' if lost else 'keeps its line'} "
+                          f"(a {face}; 1-{D.UNMANNED_LOST_CONTROL_MAX} loses it)")
+            if lost:
                 yield from self._lost_control(state, v, events, rolls)
 
     @action("shoot")
