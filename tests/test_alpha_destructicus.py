@@ -1102,7 +1102,7 @@ def test_a_skimmer_flies_over_a_building_but_rams_what_it_ends_touching():
     s = _waldo((490, 560, 90), dice=[6, 1])
     out = s.act({"act": "drive", "freak": "Ix", "vehicle": 14, "to": [490, 625, 90]})     # nose on the wall
     assert out["touching"] == ["Bank"] and out["result"] == "rammed" and out["rams"] == {"Bank": "won"}
-    assert "the Waldo breaches Bank (wall 0) and may drive through" in out["events"]
+    assert "the Waldo breaches Bank's wall where it struck and may drive through" in out["events"]
     assert s.state.terrain["Bank"].breached == [0] and s.state.stopped       # its move ended there
     with pytest.raises(RulesError, match="has stopped"):
         s.act({"act": "drive", "freak": "Ix", "vehicle": 14, "to": [490, 640, 90]})

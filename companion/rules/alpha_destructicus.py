@@ -507,7 +507,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         facing, other = (lengthwise, "side") if s >= 0 else ("side", lengthwise)
         r = math.hypot(f_mm, l_mm)
         sigma = math.sqrt(fp.pose.axis_sigma_mm ** 2 + attacker_sigma_mm ** 2 + (r * fp.pose.heading_sigma_rad) ** 2)
-        verdict = judge(f"{who} strikes the {target.name}'s {facing} (distance from the corner's diagonal)",
+        verdict = judge(f"the {target.name}'s {facing}, struck by {who} (distance from the corner's diagonal)",
                         abs(s), 0.0, sigma, at_most=False)
         if verdict.outcome == "too close to call":
             pick = max if self.option("close_facing") == "defender" else min
@@ -1627,6 +1627,10 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
     def _occupied_functional(self, state: GameState, v: Vehicle) -> bool:
         return bool(state.inside(v.marker)) and v.functional
 
+    def _why_not_working(self, state: GameState, v: Vehicle) -> str:
+        """Why a hit table's "unoccupied or non-functional" case applies, in one word."""
+        return "unoccupied" if not state.inside(v.marker) else "non-functional"
+
     # --- choices the hit tables give a player ----------------------------------------------
 
     def _driver_player(self, state: GameState, v: Vehicle) -> str:
@@ -1688,7 +1692,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 self._destroy(state, v, events, self._culprit(state), "a glancing hit on its last component")
             else:
                 c.status = "destroyed"
-                events.append(f"glancing hit on the unoccupied/non-functional {v.name}: its {c.name} is destroyed")
+                events.append(f"glancing hit on the {self._why_not_working(state, v)} {v.name}: its {c.name} "
+                              f"{_is(c.name)} destroyed")
             return
         n = yield from self._d6(f"glancing hit table for the {v.name}", v.name)
         rolls.append({"asked": f"glancing hit table for the {v.name}", "face": n, "total": n, "modifiers": []})
@@ -1714,7 +1719,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 self._destroy(state, v, events, self._culprit(state), "no undamaged component left to lose")
             else:
                 c.status = "destroyed"
-                events.append(f"the {v.name}'s {c.name} is destroyed")
+                events.append(f"the {v.name}'s {c.name} {_is(c.name)} destroyed")
         elif n == 6:
             yield from self._roll_over(state, v, events, rolls, action, wound=False)
 
@@ -1749,8 +1754,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             else:
                 v.armour[facing] = 0
                 v.burning = True
-                events.append(f"penetrating hit on the unoccupied/non-functional {v.name}: its {facing} armour is "
-                              f"gone and it burns")
+                events.append(f"penetrating hit on the {self._why_not_working(state, v)} {v.name}: its {facing} "
+                              f"armour is gone and it burns")
             return
         n = yield from self._d6(f"penetrating hit table for the {v.name}", v.name)
         rolls.append({"asked": f"penetrating hit table for the {v.name}", "face": n, "total": n, "modifiers": []})
@@ -1763,7 +1768,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                     self._destroy(state, v, events, self._culprit(state), "no undamaged component left")
                 else:
                     c.status = "destroyed"
-                    events.append(f"the {v.name}'s {c.name} is destroyed")
+                    events.append(f"the {v.name}'s {c.name} {_is(c.name)} destroyed")
             v.armour[facing] = 0
         elif n == 2:
             v.burning = True
@@ -2148,7 +2153,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if t.kind == "building":
             if wall not in t.breached:
                 t.breached.append(wall)
-            events.append(f"the {v.name} breaches {t.name} (wall {wall}) and may drive through")
+            events.append(f"the {v.name} breaches {t.name}'s wall where it struck and may drive through")
             poly = t.polygon
             for o in self._others(state, v.marker):
                 if o.in_play and shapely.intersects(poly, o.footprint().polygon):
@@ -2288,3 +2293,9 @@ def _straight_run_mm(poses: list[Pose], tol_deg: float) -> float:
                 break
             best = max(best, ahead)
     return best
+
+
+def _is(name: str) -> str:
+    """"is" or "are" for a component's name: "the horns are", "the engine is"."""
+    last = name.split()[-1] if name.split() else name
+    return "are" if last.endswith("s") and not last.endswith("ss") else "is"
