@@ -125,6 +125,9 @@ class ChoiceRequest:
         for o in self.options:
             if isinstance(value, str) and not isinstance(o["value"], (bool, dict, list)) and str(o["value"]) == value:
                 return o["value"]
+            # A number is the same number whether written 13 or 13.0 (JSON does not keep the difference).
+            if _number(value) and _number(o["value"]) and o["value"] == value:
+                return o["value"]
         raise DiceError(f"{value!r} is not an option for {self.purpose} "
                         f"(options: {', '.join(str(o['value']) for o in self.options)})")
 
@@ -242,3 +245,7 @@ class TypedDice(WaitingDiceSource):
 
     def cancel(self) -> None:
         self.pending = None
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

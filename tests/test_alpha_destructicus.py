@@ -336,16 +336,17 @@ def test_option_after_jump():
 
 def test_a_drive_that_reaches_a_ramp_asks_its_driver_how_far_to_jump():
     """ "the driver must state how many inches, up to the maximum possible jump" ("Jumping"): asked of
-    Ann (Zed's player), from half of what it drove to all of it: the path runs on over the ramp, so the
-    car stops at its foot (within the 2 mm the path is checked in), 298 mm (11.73 in) on."""
+    Ann (Zed's player), from half of what it drove (5.87 in, the half itself rounded up to the
+    hundredth) to all of it: the path runs on over the ramp, so the car stops at its foot (within
+    the 2 mm the path is checked in), 298 mm (11.73 in) on. Her answer 7 is the option 7.0."""
     def prep(state):
         working(10)(state)
         state.vehicles[10].pose = Pose(540, 320, 0)
     s = session({}, [4], prep)
     s.choices = None
     assert s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [900, 320, 0]]}) is None
-    assert s.pending.player == "Ann" and [o["value"] for o in s.pending.options] == [6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 11.73]
-    s.choose("Ann", 7.0)
+    assert s.pending.player == "Ann" and [o["value"] for o in s.pending.options] == [5.87, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 11.73]
+    s.choose("Ann", 7)
     out = s.log[-1].outcome
     assert out["result"] == "jumped" and out["jump"]["distance_in"] == 7.0 and out["moved_in"] == 11.73
     assert s.state.vehicles[10].pose.x_mm == pytest.approx(838 + 7 * 25.4)

@@ -193,7 +193,7 @@ def test_a_whole_game_plays_to_its_end_with_every_action_kind():
     state = rules.new_game(ROSTERS, parse_scene(SCENE))
     # Seeded dice: the same game every run. This seed's game brings up every action kind;
     # the test still checks that it does.
-    session = GameSession(rules, state, VirtualDice(seed=73))
+    session = GameSession(rules, state, VirtualDice(seed=49))
     player = Player(session)
     for _ in range(40):
         if session.state.winner:
@@ -219,4 +219,4 @@ def test_a_whole_game_plays_to_its_end_with_every_action_kind():
     kinds = [e.kind for e in session.log]
     assert kinds.count("round") >= 2 and "end_turn" in kinds
     # Every resolution's dice are in the log, with the seed that made them.
-    assert all(d["source"] == "virtual" and d["seed"] == 73 for e in session.log for d in e.dice)
+    assert all(d["source"] == "virtual" and d["seed"] == 49 for e in session.log for d in e.dice)

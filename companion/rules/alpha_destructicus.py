@@ -1409,7 +1409,10 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             raise RulesError(f"the {v.name} has not moved this turn: it cannot jump")
         if declared_in is None:
             lo, hi = most / 2 / MM_PER_IN, most / MM_PER_IN
-            picks = sorted({round(hi, 2)} | {float(k) for k in range(math.ceil(lo - 1e-6), math.floor(hi + 1e-6) + 1)})
+            # Half the most (to the hundredth, rounded up so it is at least half), the whole inches
+            # between, and the most: the driver "states" any distance in that span.
+            least = math.ceil(lo * 100 - 1e-6) / 100
+            picks = sorted({round(hi, 2), least} | {float(k) for k in range(math.ceil(lo - 1e-6), math.floor(hi + 1e-6) + 1)})
             declared_in = picks[0] if len(picks) == 1 else (yield ChoiceRequest(
                 f.player, f"how far the {v.name} jumps off {ramp.name} (from {lo:.2f} to {hi:.2f} in)",
                 tuple({"value": d, "label": f"{d:g} in"} for d in picks), v.name))
