@@ -267,13 +267,13 @@ def test_the_session_takes_tray_throws_and_a_moved_die_asks_again(tray):
     notes = []
     source = TrayDice(link, on_voided=session.void, on_note=lambda text, ev: notes.append(text))
     session.dice = source
-    assert session.act({"act": "move", "vehicle": 10, "to": [700, 440, 0]}) is None   # waiting for a d10
+    assert session.act({"act": "move", "vehicle": 10, "to": [680, 430, 0]}) is None   # waiting for a d10
     emu.throw(("d6", "d6"), (3, 3))               # the wrong dice: shown, not used
     assert wait_until(lambda: notes)
     assert session.pending is not None and "matches no roll" in notes[0]
     emu.throw(("d10",), (8,))
     assert wait_until(lambda: session.pending is None and session.log)
-    assert session.state.vehicles[10].pose.x_mm == 700
+    assert session.state.vehicles[10].pose.x_mm == 680
     assert session.log[-1].dice[0]["source"] == "tray"
     # A die nudged after it settled: the Move is taken back and the dice asked for again.
     emu._event("MOVED seq={seq} t={t}")
@@ -296,7 +296,7 @@ def test_typed_dice_answer_the_same_way():
     rules = rule_system("shattered_highways")
     typed = TypedDice()
     session = GameSession(rules, rules.new_game(data["rosters"], parse_scene(data)), typed)
-    session.act({"act": "move", "vehicle": 10, "to": [700, 440, 0]})
+    session.act({"act": "move", "vehicle": 10, "to": [680, 430, 0]})
     with pytest.raises(DiceError, match="a d10 cannot show 12"):
         typed.submit([12])
     out = typed.submit([9])
