@@ -17,8 +17,8 @@ import numpy as np
 import shapely
 
 from ..dice import ChoiceRequest, DiceRequest, Modifier, Roll
-from ..geometry import (Footprint, Obstacles, Pose, Terrain, closest_distance, inches, judge, normalize_deg,
-                        swept_path)
+from ..geometry import (Footprint, Obstacles, Pose, Terrain, around, closest_distance, inches, judge,
+                        normalize_deg, swept_path)
 from ..geometry.pose import MM_PER_IN
 from . import ad_data as D
 from .ad_state import Freak, GameState, Vehicle, build_game
@@ -1824,7 +1824,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         into the blast, they are not hit again by it); the wreck goes."""
         centre = v.pose.xy
         # "Within 6 in of the vehicle": from its edge (blast_from), as every other distance.
-        zone = (v.footprint().polygon.buffer(radius_mm, quad_segs=32) if self.option("blast_from") == "vehicle"
+        zone = (around(v.footprint(), radius_mm) if self.option("blast_from") == "vehicle"
                 else shapely.Point(*centre).buffer(radius_mm, quad_segs=32))
         inside = state.aboard(v.marker)
         spare = tuple(spare) + tuple(f.id for f in inside)

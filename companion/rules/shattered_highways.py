@@ -402,8 +402,12 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         length = inches(sections * D.SECTION_IN if sections else v.klass.template_length_in)
         others = self._others(state, marker, *ignore)
         return {place: move_region(fp, MoveTemplate.at_front_bumper(fp, place == "forwards", length), others,
-                                   whole_bumper=self.option("template_keeps") != "bumper_middle")
+                                   whole_bumper=self._whole_bumper())
                 for place in ("forwards", "backwards")}
+
+    def _whole_bumper(self) -> bool:
+        """Must the whole front bumper stay in the template, or its middle only (template_keeps)?"""
+        return self.option("template_keeps") != "bumper_middle"
 
     def judge_move(self, state: GameState, marker: int, to: Pose, sections: int | None = None,
                    ignore: tuple[int, ...] = ()) -> dict:
@@ -448,8 +452,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             template = region.template.polygon
             # The whole bumper, corner to corner, must stay in the template ("Move").
             a, b = dest.length_mm / 2, dest.width_mm / 2
-            edge = np.array([bumper, to.to_table(a, b), to.to_table(a, -b)] if self.option("template_keeps") != "bumper_middle"
-                            else [bumper], dtype=float)
+            edge = np.array([bumper, to.to_table(a, b), to.to_table(a, -b)] if self._whole_bumper() else [bumper],
+                            dtype=float)
             outside = float(shapely.distance(template, shapely.points(edge)).max())
             if outside > 1e-6:
                 reasons.append(f"the front bumper ends {outside / MM_PER_IN:.2f} in outside "

@@ -14,8 +14,13 @@ import re
 
 
 def part_words(part: str) -> str:
-    """A part of the truck as players say it: "bomber1" is "bomber 1", "tyre_left" "tyre left"."""
-    return re.sub(r"(?<=[a-z])(?=\d)", " ", part.replace("_", " "))
+    """A part of the truck as players say it: "bomber1" is "petrol bomber 1", "tyre_left" "the
+    truck's left tyres", "gunner" "the crossbowman", "max" "Max"."""
+    if part.startswith("bomber"):
+        return f"petrol bomber {part[len('bomber'):]}"
+    if part.startswith("tyre_"):
+        return f"the truck's {part[len('tyre_'):]} tyres"
+    return {"gunner": "the crossbowman", "max": "Max"}.get(part, re.sub(r"(?<=[a-z])(?=\d)", " ", part.replace("_", " ")))
 
 from dataclasses import dataclass
 

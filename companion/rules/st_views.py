@@ -181,8 +181,8 @@ class StopTheTruckViews:
         tv = state.truck_vehicle
         for part in self._visible_parts(state, v):
             arc = self.in_arc(state, v, self.part_footprint(state, part))
-            out.append({"marker": tv.marker, "name": f"the truck's {D.part_words(part)}", "at": part,
-                        "label": part.replace("_", " "), "arc": arc.to_json() if arc else None,
+            out.append({"marker": tv.marker, "name": D.part_words(part), "at": part,
+                        "label": D.part_words(part), "arc": arc.to_json() if arc else None,
                         "arc_text": arc.describe("mm") if arc else "", "shootable": arc is not None and arc.outcome != "out"})
         for o in state.on_board():
             if o.is_truck or not self.truck_side(state, o) or o.pose is None:

@@ -1816,7 +1816,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             lateral = tv.width_mm / 4 * (1 if part == "tyre_left" else -1)
         c = fp.pose.to_table(mid_f, lateral)
         return Footprint(tv.marker, Pose(float(c[0]), float(c[1]), fp.pose.heading_deg, fp.pose.sigma_mm,
-                                         fp.pose.sigma_deg), length, width, _at_words(part))
+                                         fp.pose.sigma_deg), length, width, D.part_words(part))
 
     def shooter_sectors(self, state: GameState, v: Vehicle, shooter: str = "") -> list[Sector]:
         """The arcs a shooter fires in, from its tracked pose ("Shooting skill"; "Max ... can
@@ -1891,7 +1891,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         shooter = action.get("shooter", "max" if v.is_truck else "")
         why = self._can_shoot(state, v, shooter)
         if why:
-            raise RulesError(f"{_at_words(shooter) if v.is_truck else _the(v.name)} may not shoot: {why}")
+            raise RulesError(f"{D.part_words(shooter) if v.is_truck else _the(v.name)} may not shoot: {why}")
         at = action.get("at", "vehicle")
         target = state.vehicle(action.get("target")) if action.get("target") is not None else None
         rolls: list = []
@@ -1971,7 +1971,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             mods.append(Modifier(-int(self.option("bike_target_penalty")), "shooting at the bike"))
         need = skill + sum(m.value for m in mods)
         who = "Max" if v.is_truck else v.owner
-        face = yield from self._d10(rolls, f"{_at_words(shooter) if v.is_truck else _the(v.name)} shoots at "
+        face = yield from self._d10(rolls, f"{D.part_words(shooter) if v.is_truck else _the(v.name)} shoots at "
                                            f"{aim.name} (needs {need} or less)", who, target=need)
         hit = face <= need
         rolls[-1]["passed"] = hit
@@ -2035,7 +2035,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         tables = D.TABLES[self.option("tables")]
         section = D.TABLE_SECTIONS[self.option("tables")][kind]
         mods = [Modifier(bonus, "Max's shotgun" if bonus == D.MAX_DAMAGE_BONUS else "the harpoon")] if bonus else []
-        face = yield from self._d10(rolls, f"effect on {'the ' + target.name if at == 'vehicle' else _at_words(at)} "
+        face = yield from self._d10(rolls, f"effect on {'the ' + target.name if at == 'vehicle' else D.part_words(at)} "
                                            f"({section})", by, mods)
         score = min(D.TABLE_HIGH, face + bonus)
         row = tables[kind][score]
@@ -2131,13 +2131,3 @@ DEAD = 99
 def _takes(n: int) -> str:
     """What a crew member takes, in the table's words: "is killed" for Dead, else "takes 2"."""
     return "is killed" if n >= DEAD else f"takes {n}"
-
-
-def _at_words(at: str) -> str:
-    """Where on the truck a shot lands, as players say it: "petrol bomber 1", "the truck's right
-    tyres", "the crossbowman", "Max"."""
-    if at.startswith("bomber"):
-        return f"petrol bomber {at[len('bomber'):]}"
-    if at.startswith("tyre_"):
-        return f"the truck's {at[len('tyre_'):]} tyres"
-    return {"gunner": "the crossbowman", "max": "Max"}.get(at, D.part_words(at))
