@@ -163,6 +163,22 @@ def test_the_dice_request_stays_in_view_and_the_outcome_does_not_push_the_card_a
     page.close()
 
 
+def test_the_rulers_words_never_cover_the_table_on_a_phone(server, browser):
+    """A car selected before its turn (no car acts yet) shows the ruler's "not moved yet": on a
+    phone its words sit under the board, not over the table's lower third."""
+    page, errors = open_demo(browser, server, **PHONE)
+    new_game(page)
+    page.locator(f'#cars [data-car-id="{INTERCEPTOR}"] .body').tap(force=True)
+    page.wait_for_selector('#car-sheet[data-car="10"]')
+    page.wait_for_selector("#ruler-text:not([hidden])")
+    page.evaluate("window.scrollTo(0, 0)")
+    board = page.locator("#board").bounding_box()
+    words = page.locator("#ruler-text").bounding_box()
+    assert words["y"] >= board["y"] + board["height"] - 1, (board, words)
+    assert errors == [], errors
+    page.close()
+
+
 def test_a_phone_sees_why_an_action_cannot_be_taken(server, browser):
     page, errors = open_demo(browser, server, **PHONE)
     new_game(page)

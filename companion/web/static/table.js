@@ -157,8 +157,6 @@
   }
   function drawActing() {
     const a = actingCar();
-    // Room under the board for the live ruler's words (a phone) only while a car acts.
-    $("board-box").classList.toggle("ruler-room", a !== null);
     for (const [id, car] of cars) car.group.classList.toggle("acting", id === a);
     placeLabels();
   }
@@ -1022,9 +1020,12 @@
     return (actions || []).find((a) => a.fields.some((f) => (f.kind === "table_pose" || f.kind === "table_path") && Number(f.of) === id)
       && a.fields.every((f) => ["fixed", "table_pose", "table_path"].includes(f.kind) || f.optional)) || null;
   }
+  // Room under the board for the live ruler's words (a phone) while they show, so they never
+  // cover the table: kept from when a car is selected or acts until the ruler goes.
   function hideRuler() {
     const box = $("ruler-text");
     if (!box.hidden) box.hidden = true;
+    $("board-box").classList.remove("ruler-room");
     if ($("move-ruler").firstChild) $("move-ruler").replaceChildren();
     state.ruler.text = "";
   }
@@ -1057,6 +1058,7 @@
     const turned = ((t.h - from[2] + 540) % 360) - 180;
     const box = $("ruler-text");
     box.hidden = false;
+    $("board-box").classList.add("ruler-room");
     if (moved < PREVIEW_MM && Math.abs(turned) < PREVIEW_DEG) {
       if ($("move-ruler").firstChild) $("move-ruler").replaceChildren();
       box.className = "ruler-text";
