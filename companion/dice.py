@@ -136,6 +136,85 @@ class ChoiceRequest:
                 "asked": self.describe()}
 
 
+@dataclass(frozen=True)
+class PlacementRequest:
+    """A piece the rules moved (lost control, bumped, pushed, spun, rolled over, halted at
+    contact, thrown), waiting to be put where they say: which piece, where it must stand
+    (table mm and degrees), how close is close enough, and why, in players' words. The
+    resolution receives the pose it was confirmed at (the camera's, on a table), and from
+    then on the piece stands there in the game. `may_stay`: the book lets the players leave
+    it where it stands instead (the resolution then receives where it stands)."""
+
+    marker: int
+    name: str
+    x_mm: float
+    y_mm: float
+    heading_deg: float
+    why: str
+    tolerance_mm: float = 10.0
+    tolerance_deg: float = 6.0
+    may_stay: bool = False
+
+    def describe(self) -> str:
+        return f"put the {self.name} here: {self.why}" if self.why else f"put the {self.name} here"
+
+    def off_by(self, x_mm: float, y_mm: float, heading_deg: float) -> tuple[float, float]:
+        """How far a pose stands from where the piece must go: (mm, degrees)."""
+        import math
+        return (math.hypot(x_mm - self.x_mm, y_mm - self.y_mm),
+                abs((heading_deg - self.heading_deg + 180.0) % 360.0 - 180.0))
+
+    def fits(self, x_mm: float, y_mm: float, heading_deg: float) -> bool:
+        """Is a piece standing at that pose close enough to where it must go?"""
+        d_mm, d_deg = self.off_by(x_mm, y_mm, heading_deg)
+        return d_mm <= self.tolerance_mm and d_deg <= self.tolerance_deg
+
+    def to_json(self) -> dict:
+        return {"marker": self.marker, "name": self.name,
+                "to": [round(self.x_mm, 2), round(self.y_mm, 2), round(self.heading_deg, 2)],
+                "why": self.why, "tolerance_mm": self.tolerance_mm, "tolerance_deg": self.tolerance_deg,
+                "may_stay": self.may_stay, "asked": self.describe()}
+
+
+@dataclass(frozen=True)
+class Placed:
+    """What a placement request receives: the pose the piece was put at ([x_mm, y_mm,
+    heading_deg, sigma_mm, sigma_deg]) and how it was confirmed: "camera" (seen there),
+    "stayed" (the players left it where it stands, as the book lets them), "as asked" (no
+    camera: a scenario's hand puts it exactly there), "record" (played back)."""
+
+    pose: tuple
+    how: str
+
+
+class FixedPlacements:
+    """Placements made already, in order (a record's confirmed poses), or, with none given
+    and `as_asked`, every placement taken exactly where the rules ask (a scenario played
+    without a camera: the hand puts each piece where it is told)."""
+
+    def __init__(self, placed: list | tuple = (), source: str = "fixed", as_asked: bool = False) -> None:
+        self.placed = list(placed)
+        self.used = 0
+        self.source = source
+        self.as_asked = as_asked
+
+    def take(self, request: "PlacementRequest") -> tuple[list[float], str] | None:
+        """(pose as [x_mm, y_mm, heading_deg, sigma_mm, sigma_deg], how) for the request, or
+        None when none are left (the table must see the piece put there)."""
+        if self.used < len(self.placed):
+            p = self.placed[self.used]
+            self.used += 1
+            if isinstance(p, dict):
+                if p.get("marker") not in (None, request.marker):
+                    raise DiceError(f"the record placed marker {p.get('marker')} where the rules ask for "
+                                    f"the {request.name} (marker {request.marker})")
+                return list(p["placed"]), p.get("how", "placed")
+            return list(p), "placed"
+        if self.as_asked:
+            return [request.x_mm, request.y_mm, request.heading_deg, 0.0, 0.0], "as asked"
+        return None
+
+
 class FixedChoices:
     """Choices made already, in order (a scenario file's `choices`, a record's): each is
     `{"player", "value"}`, or a bare value taken as the asked player's."""

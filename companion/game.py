@@ -37,7 +37,7 @@ from collections import deque
 from calibration.tablefile import table_to_json
 
 from .activation import Activations
-from .dice import ChoiceRequest, DiceError, DiceThrow, VirtualDice
+from .dice import ChoiceRequest, DiceError, DiceThrow, PlacementRequest, VirtualDice
 from .game_evidence import EvidenceTrail
 from .geometry import Footprint, Pose
 from .live import LiveTable
@@ -132,6 +132,9 @@ class TableGame:
                 if not c.stale:
                     self.activations.seen(c.id, [c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg])
             session = self.session
+            if session is not None and isinstance(session.pending, PlacementRequest):
+                self._try_place(session)
+                return
             if session is None or session.pending is not None:
                 return
             poses = {c.id: Pose(c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg)
@@ -255,7 +258,8 @@ class TableGame:
         with self._lock:
             if self.session is not None and self.session.pending is not None:
                 self.session.cancel()
-            self.session = GameSession(system, state, self.dice, lock=self._lock)
+            # Pieces the rules move are put by hand where they say, the camera confirming it.
+            self.session = GameSession(system, state, self.dice, lock=self._lock, placements=None)
             self.session.on_commit = self._committed
             self.setup = {"rules": rules, "options": system.settings, "rosters": copy.deepcopy(rosters)}
             if self.store is not None:
@@ -282,6 +286,7 @@ class TableGame:
             session = replayed.session
             session.dice = self.dice
             session.choices = None
+            session.placements = None
             session.lock = self._lock
             session.on_commit = self._committed
             self.session = session
@@ -473,6 +478,7 @@ class TableGame:
                 "held": sorted(self.held),
                 "activation": self.activations.to_json(),
                 "can_undo": bool(session._undo) and session.pending is None,
+                "out_of_place": self.out_of_place(),
                 "notes": list(self.notes),
                 "rule_systems": self.rule_systems(),
             }
@@ -492,6 +498,16 @@ class TableGame:
                "tray": self.tray is not None}
         if isinstance(p, ChoiceRequest):
             out.update(waiting="choice", player=p.player, purpose=p.purpose, options=list(p.options), dice=[])
+        elif isinstance(p, PlacementRequest):
+            seen = self.live_poses().get(p.marker)
+            where = None
+            if seen is not None:
+                d_mm, d_deg = p.off_by(seen["x_mm"], seen["y_mm"], seen["heading_deg"])
+                where = {"at": [round(seen["x_mm"], 2), round(seen["y_mm"], 2), round(seen["heading_deg"], 2)],
+                         "stale": bool(seen["stale"]), "off_mm": round(d_mm, 1), "off_deg": round(d_deg, 1)}
+            out.update(waiting="placement", placement={**p.to_json(), "seen": where,
+                                                       "placed_so_far": running.placements if running else []},
+                       dice=[], purpose=p.why)
         else:
             out.update(waiting="dice", dice=list(p.dice), purpose=p.purpose)
         return out
@@ -681,6 +697,80 @@ class TableGame:
                 self.evidence.measuring_from(None, ())
             raise
 
+    def _try_place(self, session) -> bool:
+        """A piece the rules moved waits to be put in place: taken once the camera sees it
+        there (the record keeps the camera's pose). True when it was."""
+        p = session.pending
+        if not isinstance(p, PlacementRequest):
+            return False
+        seen = self.live_poses().get(p.marker)
+        if seen is None or seen["stale"] or not p.fits(seen["x_mm"], seen["y_mm"], seen["heading_deg"]):
+            return False
+        try:
+            outcome = session.place(p.marker, [seen["x_mm"], seen["y_mm"], seen["heading_deg"], seen["sigma_mm"],
+                                               seen["sigma_deg"]], "camera")
+        except (RulesError, DiceError) as exc:
+            self.note(f"putting the {p.name} in place failed: {exc}", "warn")
+            return False
+        self._after(outcome)          # which tries the next placement, if one is asked
+        return True
+
+    def place(self, marker, stay: bool = False) -> dict:
+        """The piece the rules moved is in place (the camera is asked where it stands), or,
+        where the book lets the players leave it where it stands, it stays there. Refused
+        (nothing changes) for another piece, a piece not yet close enough, or staying where
+        the book does not allow it."""
+        with self._lock:
+            session = self._need_game()
+            p = session.pending
+            if not isinstance(p, PlacementRequest):
+                raise GameError("no piece is waiting to be put in place"
+                                + (f": waiting for {session.waiting_for()}" if p is not None else ""))
+            try:
+                marker = int(marker)
+            except (TypeError, ValueError):
+                raise GameError(f"{marker!r} is not a piece's marker number") from None
+            if marker != p.marker:
+                raise GameError(f"waiting for the {p.name} to be put in place ({p.why}), "
+                                f"not the {self._name(marker)}")
+            try:
+                pose = self._table_pose(marker)
+            except ActionError as exc:
+                raise GameError(str(exc)) from None
+            try:
+                outcome = session.place(marker, pose, "stayed" if stay else "camera")
+            except (RulesError, DiceError) as exc:
+                raise GameError(_say(exc)) from None
+            self._after(outcome)
+            return self.game_json()
+
+    def out_of_place(self) -> list[dict]:
+        """Held pieces (but the car whose move is under way) the camera sees away from where
+        the game has them: nothing waits, yet the record and the table disagree, and the page
+        says so ("the Buggy stands 14 mm from where the rules put it")."""
+        session = self.session
+        if session is None or session.pending is not None:
+            return []
+        out = []
+        live = self.live_poses()
+        active = self.activations.active
+        for m, piece in session.rules.pieces(session.state).items():
+            if m not in self.held or m == active or piece.pose is None or not piece.in_play:
+                continue
+            seen = live.get(m)
+            if seen is None or seen["stale"]:
+                continue
+            d_mm = math.hypot(seen["x_mm"] - piece.pose.x_mm, seen["y_mm"] - piece.pose.y_mm)
+            d_deg = abs((seen["heading_deg"] - piece.pose.heading_deg + 180) % 360 - 180)
+            doubt_mm = max(3.0, 3 * float(seen.get("sigma_mm") or 0.0))
+            doubt_deg = max(3.0, 3 * float(seen.get("sigma_deg") or 0.0))
+            if d_mm > doubt_mm or d_deg > doubt_deg:
+                out.append({"marker": m, "name": piece.name, "off_mm": round(d_mm, 1), "off_deg": round(d_deg, 1),
+                            "to": [round(piece.pose.x_mm, 2), round(piece.pose.y_mm, 2),
+                                   round(piece.pose.heading_deg, 2)],
+                            "text": f"the {piece.name} stands {d_mm:.0f} mm from where the game has it"})
+        return out
+
     def answer_choice(self, player, value) -> dict:
         """A choice the rules asked of one player, made by that player on the page."""
         with self._lock:
@@ -720,6 +810,9 @@ class TableGame:
                     if text is not None and before.get(m) != (name, text)]
             self.last_outcome = {"event": self.session.log[-1].to_json(), "left": left}
         self._changed()
+        session = self.session
+        if session is not None and isinstance(session.pending, PlacementRequest):
+            self._try_place(session)          # a piece already standing where the rules put it
 
     def _conditions_now(self) -> dict[int, tuple[str, str | None]]:
         """Each piece's name and what it has left (the rules' words), to say after an event

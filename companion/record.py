@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import __version__
-from .dice import DiceError, FixedChoices, FixedDice
+from .dice import DiceError, FixedChoices, FixedDice, FixedPlacements
 from .geometry import Footprint, Gate, Pose, Terrain
 from .rules.base import RulesError, rule_system
 from .scene import Scene
@@ -79,7 +79,7 @@ def event_body(event: Event, rules, state, evidence: list[dict] | None = None,
         return "undo", {"n": event.n, "undid": event.outcome["undid"], "state": state_json(state)}
     return "resolution", {
         "n": event.n, "kind": event.kind, "detail": event.detail, "dice": event.dice,
-        "choices": event.choices, "outcome": event.outcome,
+        "choices": event.choices, "placements": event.placements, "outcome": event.outcome,
         "poses": poses_json(event.poses or {}), "options": rules.settings, "calibration": calibration,
         "companion": __version__, "evidence": evidence or [], "state": state_json(state),
     }
@@ -153,6 +153,10 @@ def resolve_again(session: GameSession, body: dict, poses: dict) -> dict | None:
     session.dice = FixedDice([f for d in body["dice"] for f in d["faces"]], "record")
     session.choices = FixedChoices([{"player": c["player"], "value": c["value"]} for c in body.get("choices", [])],
                                    "record")
+    # Where each piece the rules moved was put (a record from before placements were kept:
+    # where the rules said, as it was then).
+    session.placements = (FixedPlacements(body["placements"], "record") if "placements" in body
+                          else FixedPlacements(source="record", as_asked=True))
     if body["kind"] == "action":
         return session.act(body["detail"])
     if body["kind"] == "round":

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .dice import DiceError, FixedChoices, FixedDice
+from .dice import DiceError, FixedChoices, FixedDice, FixedPlacements
 from .geometry import Pose
 from .rules.base import RulesError, rule_system
 from .scene import SceneError, parse_scene
@@ -47,7 +47,9 @@ def run_scenario(data: dict, source: str = "<scenario>", store=None) -> dict:
         raise ScenarioError(f"{source}: {exc}") from None
     dice = FixedDice(data.get("dice", []), "scenario")
     # Choices the book gives a player (a defender's pick), made in order as they are asked.
-    session = GameSession(rules, state, dice, FixedChoices(data.get("choices", []), "scenario"))
+    # Pieces the rules move are put exactly where they say, as a careful hand would.
+    session = GameSession(rules, state, dice, FixedChoices(data.get("choices", []), "scenario"),
+                          placements=FixedPlacements(source="scenario", as_asked=True))
     if store is not None:
         from .record import event_body, setup_body
         if len(store):

@@ -15,8 +15,8 @@ The hooks, by who calls them:
 - the turn: `start_round`, `end_activation` (resolutions, like actions),
   `active_marker`, `turn_info`, `turn_text`;
 - acting: `actions` (typed `ActionSpec`s, see `actions.py`), `actor_marker`,
-  `resolve` (a generator that yields `DiceRequest`s and `ChoiceRequest`s),
-  `judge_move`, `public_action`;
+  `resolve` (a generator that yields `DiceRequest`s, `ChoiceRequest`s and
+  `PlacementRequest`s, the last through `place`), `judge_move`, `public_action`;
 - the table's poses: `pieces`, `update_poses`, `poses_of`, `set_poses`;
 - what the page shows: `card`, `overlays`, `targets`, `board`,
   `may_premeasure`, `templates`;
@@ -29,7 +29,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from ..dice import ChoiceRequest, DiceRequest, DiceThrow
+from ..dice import ChoiceRequest, DiceRequest, DiceThrow, Placed, PlacementRequest
 from .actions import ActionError, ActionSpec, as_spec
 
 
@@ -62,9 +62,10 @@ class RuleOption:
                 "rule": self.rule, "doc": self.doc}
 
 
-#: A resolution: a generator that yields dice requests (and receives throws) or choice
-#: requests (and receives the chosen value), and returns what happened.
-Resolution = Generator[DiceRequest | ChoiceRequest, Any, dict]
+#: A resolution: a generator that yields dice requests (and receives throws), choice
+#: requests (and receives the chosen value) or placement requests (and receives `Placed`:
+#: where the piece was put), and returns what happened.
+Resolution = Generator[DiceRequest | ChoiceRequest | PlacementRequest, Any, dict]
 
 
 @runtime_checkable
@@ -140,6 +141,37 @@ class RuleSystem:
 
     def option(self, name: str) -> Any:
         return self.settings[name]
+
+    # --- moving pieces -------------------------------------------------------------------
+
+    #: How close a piece must be put to where the rules say, unless a placement says otherwise.
+    PLACE_TOLERANCE_MM: ClassVar[float] = 10.0
+    PLACE_TOLERANCE_DEG: ClassVar[float] = 6.0
+
+    def place(self, state, piece, to, why: str, *, tolerance_mm: float | None = None,
+              tolerance_deg: float | None = None, may_stay: bool = False):
+        """The rules move a piece (a car losing control, bumped, pushed, spun, rolled over,
+        halted at contact): `yield from self.place(state, car, pose, "Lost Control: veers 2 in
+        left")` asks for it to be put at `to` (a Pose) and waits until it is; the piece then
+        stands where it was put (the camera's pose on a table, `to` itself in a scenario played
+        without one) and that pose is returned. `why` is said to the players, in their words.
+        `may_stay`: the book lets them leave it where it stands instead. Every rule-made move
+        goes through here: a piece whose pose a resolution changed without it is asked for at
+        the end, with a plainer reason (see `GameSession`)."""
+        request = PlacementRequest(int(piece.marker), str(piece.name), float(to.x_mm), float(to.y_mm),
+                                   float(to.heading_deg), why,
+                                   self.PLACE_TOLERANCE_MM if tolerance_mm is None else float(tolerance_mm),
+                                   self.PLACE_TOLERANCE_DEG if tolerance_deg is None else float(tolerance_deg),
+                                   may_stay)
+        placed = yield request
+        if not isinstance(placed, Placed):
+            raise RulesError(f"placing the {piece.name}: expected where it was put, got {placed!r}")
+        if placed.how == "as asked":
+            piece.pose = to
+        else:
+            from ..geometry import Pose
+            piece.pose = Pose(*[float(v) for v in placed.pose])
+        return piece.pose
 
     # --- hooks --------------------------------------------------------------------
 

@@ -316,6 +316,17 @@ def choose():
     return jsonify(game().answer_choice(b.get("player"), b["value"]))
 
 
+@bp.post("/place")
+def place():
+    """A piece the rules moved is in place (the camera confirms it), or stays where it stands
+    where the book allows: `{"marker": N, "stay": false}`."""
+    b = body()
+    stay = b.get("stay", False)
+    if not isinstance(stay, bool):
+        raise BadRequest(f"'stay' is true or false, not {stay!r}")
+    return jsonify(game().place(_int(b.get("marker"), "marker"), stay))
+
+
 @bp.post("/dice/virtual")
 def virtual_dice():
     return jsonify(game().answer_virtual())
