@@ -241,6 +241,26 @@ def _demo_cars(system, table):
     return PlayableCars({c.id: layout[c.id] for c in table.cars})
 
 
+def with_scenery(table, system):
+    """The demo table with the terrain and gates `system`'s games use (its `demo_scenery`)."""
+    import dataclasses
+
+    from calibration.tablefile import TERRAIN_KINDS, GateSpec, TerrainSpec
+
+    scenery = system.demo_scenery((table.width_mm, table.depth_mm))
+    if scenery is None:
+        return table
+    terrain, gates = [], []
+    for t in scenery.get("terrain", []):
+        if t["kind"] not in TERRAIN_KINDS:
+            raise CommandError(f"{system.name}'s demo scenery: '{t['kind']}' is not a kind of terrain "
+                               f"(one of {', '.join(TERRAIN_KINDS)})")
+        terrain.append(TerrainSpec(t["name"], t["kind"], tuple((float(x), float(y)) for x, y in t["points"])))
+    for g in scenery.get("gates", []):
+        gates.append(GateSpec(g["name"], g.get("role", ""), tuple(map(float, g["a_mm"])), tuple(map(float, g["b_mm"]))))
+    return dataclasses.replace(table, terrain=tuple(terrain), gates=tuple(gates))
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from vision.demo import demo_table
     from vision.sources import SyntheticSource
@@ -250,7 +270,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     # A wrong name is said (with the right ones) before anything starts.
     system = rule_system(args.rules)
-    table = demo_table()
+    table = with_scenery(demo_table(), system)
     cars = None if args.scripted else _demo_cars(system, table)
     source = SyntheticSource(table, fps=args.fps, script=cars)
     # The synthetic camera is known exactly, as a calibration file would give it;

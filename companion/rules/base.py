@@ -11,7 +11,7 @@ what it needs from a game state is declared here (`GameState`, `TablePiece`).
 
 The hooks, by who calls them:
 
-- starting: `new_game`, `starter_rosters`, `demo_layout`;
+- starting: `new_game`, `starter_rosters`, `demo_layout`, `demo_scenery`;
 - the turn: `start_round`, `end_activation` (resolutions, like actions),
   `active_marker`, `turn_info`, `turn_text`;
 - acting: `actions` (typed `ActionSpec`s, see `actions.py`), `actor_marker`,
@@ -311,6 +311,14 @@ class RuleSystem:
         y0 = depth_mm / 2 - step * (len(cars) - 1) / 2
         x = width_mm / 2
         return {m: (x, y0 + k * step, 0.0) for k, (m, _, _, _) in enumerate(cars)}
+
+    def demo_scenery(self, table_mm: tuple[float, float]) -> dict | None:
+        """The terrain and gates the demo table carries for this system's games, as its book
+        uses them: `{"terrain": [{"name", "kind", "points": [[x_mm, y_mm], ...]}], "gates":
+        [{"name", "role", "a_mm": [x, y], "b_mm": [x, y]}]}` (kinds as the table file takes
+        them); None keeps the demo table's own. A system shows only its own features: a
+        system without gates gives none."""
+        return None
 
     # --- what the page shows (read only) ---------------------------------------------
 
