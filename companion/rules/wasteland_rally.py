@@ -1588,6 +1588,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             events.append(f"the {v.name} boosts {D.BOOST_IN} in forward")
         stop_at = len(dense) - 1
         lost = False
+        stopped = ""            # why the car stops short of its path's end, in players' words
+        placed_at = None        # where the rules had it put mid-move (pose, index along the path)
         for index, kind, what in contacts:
             if index > stop_at:
                 break
@@ -1601,12 +1603,15 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                     later.append(o)
                 if not ok:
                     stop_at, lost = index, True
+                    stopped = f"it failed its command test driving over the {o.name} and stops where it touched it"
                     break
             elif kind == "impassable":
                 ok = yield from self._command_test(state, v, f"touching {what.name or 'impassable terrain'}",
                                                    events, rolls)
                 if not ok:
                     stop_at, lost = index, True
+                    stopped = (f"it failed its command test touching {what.name or 'impassable terrain'} and stops "
+                               f"where it touched")
                     break
             elif kind == "wreckage":
                 ok = yield from self._command_test(state, v, f"hitting the wreckage {what.name}", events, rolls)
@@ -1615,6 +1620,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                     events.append(f"the {v.name} smashes through the wreckage {what.name}: remove it")
                 else:
                     stop_at, lost = index, True
+                    stopped = f"it failed its command test against the wreckage {what.name}: its movement ends there"
                     break
             elif kind == "exploding":
                 ok = yield from self._command_test(state, v, f"touching the exploding {what.name}", events, rolls)
@@ -1623,8 +1629,15 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                               "modifiers": [], "target": D.EXPLODE_ON, "passed": face >= D.EXPLODE_ON})
                 if not ok:
                     stop_at, lost = index, True
-                v.pose = dense[min(index, stop_at)]
+                    stopped = (f"it failed its command test touching the exploding {what.name} and stops where "
+                               f"it touched")
                 if face >= D.EXPLODE_ON:
+                    # The blast reads where every car stands: the mover touching the piece, where it met it.
+                    touch = "and stops there" if lost else "then drives on"
+                    at = yield from self.place(
+                        state, v, dense[index], f"where it touched the {what.name}, which explodes ({face} on "
+                        f"the d12): the blast is measured with it there; it {touch}")
+                    placed_at = (at, index)
                     yield from self._explode(state, what, events, rolls)
                 if lost or not v.in_play:
                     break
@@ -1633,6 +1646,15 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             events.append(f"the {v.name} stops at [{end.x_mm:.1f}, {end.y_mm:.1f}, {end.heading_deg:.1f}]: "
                           f"put it there")
         if v.in_play:
+            if placed_at is not None and placed_at[1] == stop_at:
+                end = placed_at[0]          # already put there for the blast
+            elif stopped:
+                # A rule-made stop: the car is put where it touched ("Losing Control": it "immediately
+                # stop[s] moving").
+                end = yield from self.place(state, v, end, f"{stopped} ({R}, \"Losing Control\")")
+            elif placed_at is not None:
+                end = yield from self.place(state, v, end, "the rest of its move after the blast: where its "
+                                                           "path ends")
             v.pose = v.stood = end
             self._cross(state, v, [start] + [dense[i] for i in breaks[1:] if i < stop_at] + [end], events)
             if lost:
