@@ -114,6 +114,15 @@ def _heading_gap(a: float, b: float) -> float:
     return abs(normalize_deg(a - b))
 
 
+def _shift_words(start: Pose, end: Pose) -> str:
+    """How far a car went, in its own frame and the players' words ("2.4 in forward and 1.6 in
+    left"), never table coordinates."""
+    f, l = start.to_local(end.xy)
+    parts = [f"{abs(d) / MM_PER_IN:.1f} in {word}" for d, word in
+             ((f, "forward" if f > 0 else "back"), (l, "left" if l > 0 else "right")) if abs(d) >= 0.05 * MM_PER_IN]
+    return " and ".join(parts) if parts else "no distance"
+
+
 def _pack_heading(vehicles) -> float:
     """The pack's direction: the mean of the vehicles' headings ("Play Setup": all placed
     facing the same way)."""
@@ -380,7 +389,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 new = sorted(players_aboard)[0]
                 events.append(f"{new} now controls the {v.name}")
                 v.controller = new
-        self._edges(state, events)
+        yield from self._edges(state, events)
         state.turn += 1
         self._begin_activation(state)
         self._check_winner(state, events)
@@ -594,8 +603,11 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         v.hidden_buggy = None
         buggy.hidden_in = None
         if deployed:
-            buggy.pose = v.pose.moved(-(v.length_mm + buggy.length_mm) / 2 - 10.0) if v.pose else None
-            events.append(f"the {buggy.name} bursts out of the wrecked {v.name}: place it behind the wreck")
+            events.append(f"the {buggy.name} bursts out of the wrecked {v.name} behind it")
+            if v.pose is not None:
+                # The book says only that it deploys: it comes out of the trailer's back doors.
+                yield from self.place(state, buggy, self._behind(v, buggy),
+                                      f"bursts out of the wrecked {v.name}: behind the wreck")
         else:
             buggy.destroyed = True
             for w in state.crew(buggy.marker):
@@ -734,7 +746,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             if roll.total >= D.MOVE_SUCCESS:
                 v.at_back_edge = False
                 if to is not None:
-                    v.pose = to
+                    yield from self.place(state, v, to, "where it was driven back into the fight")
                 events.append(f"the {v.name} claws its way back into the fight")
                 result["result"] = "rejoined"
             else:
@@ -747,12 +759,14 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             yield from self._lost_control(state, v, events, rolls)
         elif roll.total >= D.MOVE_SUCCESS:
             if to is not None:
-                v.pose = to
+                yield from self.place(state, v, to, "where it was driven")
             self._forget_rams(state, v)
             result["result"] = "moved"
             yield from self._clingers(state, v, "the vehicle moves", events, rolls)
         else:
             result["result"] = "failed: stays where it was"
+            if to is not None:
+                yield from self._put_back_on_table(state, v, "the Move failed")
         return result
 
     def _contested(self, state, attacker: Warrior, defender: Warrior, what: str, extra=()):
@@ -831,12 +845,26 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         return (math.hypot(to.x_mm - start.x_mm, to.y_mm - start.y_mm) > slack_mm
                 or _heading_gap(to.heading_deg, start.heading_deg) > slack_deg)
 
+    def _put_back_on_table(self, state: GameState, v: Vehicle, why: str):
+        """A car already set down by hand where the action would take it, which the dice do not
+        let go there: put back where the rules last left it ("On 2 they fail and stay where they
+        were")."""
+        stood = state.placed_pose(v.marker)
+        if stood is not None and v.in_play:
+            yield from self.place(state, v, stood, f"{why}: back where it stood")
+
     def _put_back(self, state: GameState, v: Vehicle) -> None:
         """Where the rules last left it: a car set down before its nudge resolves is judged
         from where it stood."""
         pose = state.placed_pose(v.marker)
         if pose is not None:
             v.pose = pose
+
+    @staticmethod
+    def _behind(rig: Vehicle, buggy: Vehicle) -> Pose:
+        """Where a buggy driven out of a rig's trailer stands: just behind the rig, in its lane
+        (a finger's width, 10 mm, between them)."""
+        return rig.pose.moved(-(rig.length_mm + buggy.length_mm) / 2 - 10.0)
 
     @staticmethod
     def _forget_rams(state: GameState, v: Vehicle) -> None:
@@ -893,9 +921,10 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 result["result"] = "could not get in position"
                 if at is not None:
                     events.append(f"the {v.name} stays where it stood; put it back")
+                    yield from self._put_back_on_table(state, v, "it could not get in position to ram")
                 return result
             if at is not None:
-                v.pose = at
+                yield from self.place(state, v, at, f"driven up against the {', '.join(t.name for t in targets)} to ram")
                 self._forget_rams(state, v)
         self._done(w)
         shared = None
@@ -1067,15 +1096,26 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         events, rolls = [], []
         result = {"act": "nudge", "vehicle": v.marker, "target": first.marker,
                   "targets": [t.marker for t in targets], "rolls": rolls, "events": events}
+        # The cars the players set down before sending (the targets where they pushed them, the
+        # cars of the chain where they knocked them, the nudger where it carried on): each is
+        # either taken there by the rules (placed) or put back where it stood at the end.
+        set_down = {t.marker: pushes[t.marker] for t in targets}
+        set_down.update({c.marker: at for c, at in chain if at is not None and self._moved(c.pose, at)})
+        if then_to is not None and self._moved(v.pose, then_to):
+            set_down[v.marker] = then_to
+        taken: set[int] = set()
         move = yield from self._skill(state, w, f"Move into position to nudge the {', '.join(t.name for t in targets)}")
         rolls.append(move.to_json())
         self._done(w)
         if move.face == D.FUMBLE:
             result["result"] = "lost control getting in position"
             yield from self._lost_control(state, v, events, rolls)
+            taken.add(v.marker)         # put where it veered, not back
+            yield from self._nudge_leftovers(state, set_down, taken, "the nudger lost control getting in position")
             return result
         if move.total < D.MOVE_SUCCESS:
             result["result"] = "could not get in position"
+            yield from self._nudge_leftovers(state, set_down, taken, "the nudger could not get in position")
             return result
         contests = []                       # (target, attacker's roll, defender's roll)
         shared = None
@@ -1109,27 +1149,36 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             result.setdefault("nudged", {})[str(t.marker)] = sections
             if n == 0:
                 result["sections"] = sections
-            events.append(f"the {t.name} is nudged up to {sections} section{'s' if sections > 1 else ''}")
+            said = f"{sections} section{'s' if sections > 1 else ''}"
+            events.append(f"the {t.name} is nudged up to {said}")
             push = pushes[t.marker]
             if push is not None:
                 judged = self.judge_move(state, t.marker, push, sections, ignore=(v.marker,))
                 if judged["legal"]:
-                    t.pose = push
+                    # Set down now: a car it was pushed into is judged against where it stands.
+                    yield from self.place(state, t, push, f"pushed by the {v.name}'s nudge (up to {said})")
+                    taken.add(t.marker)
                     self._forget_rams(state, t)
                 else:
                     # Set down beyond what the roll won: it stays, and the dice stand.
-                    events.append(f"the {t.name} was set down beyond its {sections} section"
-                                  f"{'s' if sections > 1 else ''} ({'; '.join(judged['reasons'])}): "
-                                  f"it stays where it stood; put it back")
+                    events.append(f"the {t.name} was set down beyond its {said} "
+                                  f"({'; '.join(judged['reasons'])}): it stays where it stood; put it back")
                     if t is first:
                         pushes[t.marker] = None
             yield from self._clingers(state, t, "nudged", events, rolls)
         if chain and first in nudged and pushes[first.marker] is not None:
             striker = first
             for struck, knocked_to in chain:
-                # Each link only once the one before was knocked on into it.
+                # Each link only once the one before was knocked on into it, and as it stands now
+                # it was put there (the camera's pose): against the car it strikes.
+                gap = closest_distance(striker.footprint(), struck.footprint())
+                if gap.within(CONTACT_MM, "contact").outcome == "out":
+                    events.append(f"the {striker.name} was put down {gap.distance_mm / MM_PER_IN:.2f} in clear of "
+                                  f"the {struck.name}: the chain stops there")
+                    break
                 if not (yield from self._nudged_into(state, striker, struck, knocked_to, events, rolls)):
                     break
+                taken.add(struck.marker)
                 striker = struck
         result["result"] = "nudged" if nudged else "the nudge fails"
         if v.in_play:
@@ -1138,7 +1187,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             # "if successful, continue to move in the original template" ("Move")
             judged = self.judge_move(state, v.marker, then_to) if nudged else None
             if judged is not None and judged["legal"]:
-                v.pose = then_to
+                yield from self.place(state, v, then_to, "carries on its Move after the nudge")
+                taken.add(v.marker)
                 self._forget_rams(state, v)
                 events.append(f"the {v.name} carries on its Move")
             else:
@@ -1146,10 +1196,19 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                               + ("its Move goes on only after a successful nudge" if judged is None
                                  else "; ".join(judged["reasons"])) + "; put it back")
             result["then"] = judged
+        yield from self._nudge_leftovers(state, set_down, taken, "not moved by the nudge")
         for veh, roll in [(v, contests[0][1])] + [(t, d) for t, _, d in contests]:
             if roll.face == D.FUMBLE and veh.in_play:
                 yield from self._lost_control(state, veh, events, rolls)
         return result
+
+    def _nudge_leftovers(self, state: GameState, set_down: dict, taken: set, why: str):
+        """Every car set down by hand for a nudge that the dice did not take there: put back where
+        it stood (a nudged car beyond its sections, a car of the chain that kept control or was
+        never reached, the nudger's Move after a failed nudge)."""
+        for marker, at in set_down.items():
+            if at is not None and marker not in taken:
+                yield from self._put_back_on_table(state, state.vehicles[marker], why)
 
     def _chain(self, state: GameState, action: dict) -> list[tuple[Vehicle, Pose | None]]:
         """The nudge's chain as sent: each vehicle struck in turn, with where it was knocked to
@@ -1186,7 +1245,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 verb = "push" if striker is first else "knock"
                 raise RulesError(f"to {verb} the {striker.name} into the {struck.name}, set the {striker.name} "
                                  f"down against it" + ("" if gap is None else
-                                                       f" (it is {gap.distance_mm:.0f} mm from it)"))
+                                                       f" (it is {gap.distance_mm / MM_PER_IN:.2f} in from it)"))
             striker, at = struck, knocked_to
 
     def _nudged_into(self, state, attacker: Vehicle, struck: Vehicle, chain_to: Pose | None, events: list,
@@ -1211,7 +1270,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if chain_to is not None and struck.in_play and self._moved(struck.pose, chain_to):
             judged = self.judge_move(state, struck.marker, chain_to, 1, ignore=(attacker.marker,))
             if judged["legal"]:
-                struck.pose = chain_to
+                # Set down before the next link: the car it strikes is judged from where it stands.
+                yield from self.place(state, struck, chain_to, f"knocked a section by the {attacker.name}")
                 self._forget_rams(state, struck)
                 return True
             events.append(f"the {struck.name} was set down beyond one section ({'; '.join(judged['reasons'])}): "
@@ -1261,9 +1321,12 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if hit_vehicle is not None:
             end = Pose(start.x_mm + shift[0] * t_hit, start.y_mm + shift[1] * t_hit, state.pack_heading_deg,
                        start.sigma_mm, start.sigma_deg)
-        v.pose = end
+        way = _shift_words(start, end)
+        stopped = f", up against the {hit_vehicle.name}" if hit_vehicle is not None else ""
+        events.append(f"the {v.name} loses control: box {box}, veering {way}{stopped}")
+        # Set down before any Ram it makes: the Ram reads where the two cars meet.
+        yield from self.place(state, v, end, f"Lost Control: veers {way} (box {box}){stopped}")
         self._forget_rams(state, v)
-        events.append(f"the {v.name} loses control: box {box}, veering to ({end.x_mm:.0f}, {end.y_mm:.0f})")
         if hit_vehicle is not None:
             events.append(f"the {v.name} slews into the {hit_vehicle.name}")
             yield from self._ram(state, v, state.vehicles[hit_vehicle.id], D.LOST_CONTROL_RAM_PENALTY, events, rolls)
@@ -1280,10 +1343,12 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 if hit is None or d.distance_mm < hit[1]:
                     hit = (other, d.distance_mm)
         travel = back if hit is None else max(hit[1] - 0.5, 0.0)
-        v.pose = v.pose.moved(-travel)
+        met = f", up against the {hit[0].name}" if hit is not None else ""
+        events.append(f"the unmanned {v.name} drops back {travel / MM_PER_IN:.1f} in{met}")
         if travel > 0:
+            yield from self.place(state, v, v.pose.moved(-travel),
+                                  f"unmanned: drops back {travel / MM_PER_IN:.1f} in{met}")
             self._forget_rams(state, v)
-        events.append(f"the unmanned {v.name} drops back {travel / MM_PER_IN:.1f} in")
         if hit is not None:
             other = state.vehicles[hit[0].id]
             if other.in_play and v.in_play:
@@ -1641,6 +1706,11 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             # driver's action), not a roll again and again until it comes out.
             raise RulesError(f"the {buggy.name}'s driver has tried (or acted) this round already; "
                              f"the next try is next round")
+        # Where it comes out (read before the dice: a bad pose is refused with nothing rolled):
+        # where the players put it on the table, else just behind the rig.
+        to = self._pose(action["to"]) if action.get("to") is not None else None
+        if to is None and rig.pose is None:
+            raise RulesError(f"the {rig.name} is not on the table: put the {buggy.name} where it comes out")
         extra = (Modifier(D.HIDDEN_BUGGY_DESTROYED_PENALTY, "the rig is wrecked"),) if rig.destroyed else ()
         roll = yield from self._skill(state, driver, "Drive the hidden buggy out", extra)
         driver.acted = True
@@ -1648,9 +1718,9 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if roll.total >= D.MOVE_SUCCESS:
             buggy.hidden_in = None
             rig.hidden_buggy = None
-            if action.get("to") is not None:
-                buggy.pose = self._pose(action["to"])
             events.append(f"the {buggy.name} bursts out of the {rig.name}")
+            yield from self.place(state, buggy, to if to is not None else self._behind(rig, buggy),
+                                  f"bursts out of the {rig.name}" + ("" if to is not None else ": just behind it"))
             result = "deployed"
         elif rig.destroyed:
             buggy.destroyed, buggy.hidden_in = True, None
@@ -1661,11 +1731,13 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             result = "destroyed with the rig"
         else:
             result = "still hidden"
+            if to is not None:
+                events.append(f"the {buggy.name} stays hidden in the {rig.name}: take it off the table")
         return {"act": "deploy", "rolls": [roll.to_json()], "events": events, "result": result}
 
     # --- the play space --------------------------------------------------------------
 
-    def _edges(self, state: GameState, events: list) -> None:
+    def _edges(self, state: GameState, events: list):
         """ "Move": at the front edge, everything moves back to centre the play; at the back edge,
         a vehicle waits there, its next turn a Move to rejoin."""
         w, h = state.table_mm
@@ -1680,11 +1752,13 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             # Centre the pack along the direction of travel.
             along = [float((v.pose.xy - centre) @ ahead) for v in cars]
             shift = (max(along) + min(along)) / 2
+            said = f"a vehicle reached the front edge: every vehicle moves back {shift / MM_PER_IN:.1f} in"
+            events.append(f"a vehicle reached the front edge: move every vehicle back {shift / MM_PER_IN:.1f} in")
             for v in cars:
                 xy = v.pose.xy - shift * ahead
-                v.pose = Pose(float(xy[0]), float(xy[1]), v.pose.heading_deg, v.pose.sigma_mm, v.pose.sigma_deg)
+                yield from self.place(state, v, Pose(float(xy[0]), float(xy[1]), v.pose.heading_deg, v.pose.sigma_mm,
+                                                     v.pose.sigma_deg), said)
             state.shifts_mm += shift
-            events.append(f"a vehicle reached the front edge: move every vehicle back {shift / MM_PER_IN:.1f} in")
         for v in cars:
             rear = float((v.footprint().corners - centre).dot(ahead).min())
             if rear <= -reach and not v.at_back_edge and not table.contains(v.footprint().polygon):
