@@ -607,6 +607,14 @@ class TableGame:
             raise GameError(f"{exc}: {why}" if why else str(exc)) from None
         return filled, spec.camera_cars(filled)
 
+    def checks(self, marker) -> dict:
+        """Every action the car can take now, each with the rules' own verdict for every option
+        of its choices, tried as `preview` tries one (see companion/checks.py): what the page
+        offers, greys and picks first. Nothing changes."""
+        from .checks import car_checks
+        with self._lock:
+            return car_checks(self, marker)
+
     def preview(self, action: dict) -> dict:
         """Would this action go ahead, and what would it ask for? Played on a copy up to
         its first dice; nothing changes."""

@@ -276,6 +276,14 @@ def preview():
     return jsonify(game().preview(body()))
 
 
+@bp.post("/checks")
+def checks():
+    """For one car, `{"marker": N}`: every action it can take now with the rules' verdict for
+    each of its choices (a dry run, as /preview makes; nothing changes). A POST, as /preview
+    is: only a page that may play asks the rules to play actions out."""
+    return jsonify(game().checks(_int(body().get("marker"), "marker")))
+
+
 @bp.post("/act")
 def act():
     return jsonify(game().act(body()))

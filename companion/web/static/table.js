@@ -737,42 +737,50 @@
 
   // --- actions, and why one cannot be taken now ------------------------------------------------
   // Said before it is chosen: what the page knows (watching, a roll or a choice waiting) once for
-  // all, else the rules' own answer to the action as its form would first send it (api/preview).
-  // It is asked again when the game changes, and when cars have moved since (at most once every
+  // all, else the rules' own answer (api/checks): every action of the car tried as it would be
+  // resolved, with every option of its choices (every target, every warrior), in one request per
+  // car and game change. It is asked again when cars have moved since (at most once every
   // RECHECK_MS; the last answer stays shown meanwhile): a target driving into range turns its
-  // Shoot on. An action with a choice in its form (a target, a warrior) is asked with each of
-  // the first choice's options (up to VARIANTS): refused only when every one is, else its button
-  // stays and the refusal is said of the choice it names.
-  const actionChecks = new Map();      // "marker:act" -> { version, askedAt, asking, answer }
+  // Shoot on. An action is refused only when no option of it would go ahead (the reason is the
+  // rules' own, for the option it names); its form starts on the first option that would go
+  // ahead, the other side's first.
+  const actionChecks = new Map();      // marker -> { version, askedAt, asking, answer: { act: check } | { error } }
   const RECHECK_MS = 1000;
   let recheckTimer = null;
-  const VARIANTS = 6;
-  function firstBody(c, a, variant = 0) {
-    const body = { act: a.act };
-    let varied = false;
-    for (const f of a.fields) {
-      if (f.kind === "fixed") body[f.name] = f.value;
-      else if (f.kind === "choice" && !f.optional) {
-        const choices = f.choices_by ? (f.choices_by[String(body[f.depends_on])] || []) : (f.choices || []);
-        // A target: one the rules say can be shot, else the nearest (its reason is the one a
-        // player looks for), rather than the menu's first.
-        const offered = (t) => choices.some((x) => String(x.value) === String(t.marker));
-        const best = f.name === "target"
-          ? (c.targets || []).find((t) => t.shootable && offered(t)) || (c.targets || []).find(offered) : null;
-        let pick = best ? choices.find((x) => String(x.value) === String(best.marker)) : choices[0];
-        if (!varied && choices.length > 1) {
-          varied = true;
-          if (variant > 0) pick = choices.filter((x) => x !== pick)[variant - 1];
-        }
-        if (pick) body[f.name] = pick.value;
-      } else if (f.kind === "number" && !f.optional && f.minimum !== null && f.minimum !== undefined) body[f.name] = f.minimum;
-      else if (f.kind === "flag") body[f.name] = false;
+  function carChecks(c) {
+    const marker = c.card.marker;
+    let got = actionChecks.get(marker);
+    if (got && got.version !== state.gameVersion) got = null;            // another game state: forgotten
+    const now = performance.now();
+    const moved = got && !got.asking && lastMoved > got.askedAt;
+    if (!got || (moved && now - got.askedAt >= RECHECK_MS)) {
+      const entry = { version: state.gameVersion, askedAt: now, asking: true, answer: got ? got.answer : null };
+      actionChecks.set(marker, entry);
+      api("checks", { marker }).then((r) => { entry.answer = Object.fromEntries(r.checks.map((x) => [x.act, x])); },
+                                     (e) => { entry.answer = { error: e.message }; })
+        .finally(() => {
+          entry.asking = false;
+          if (state.car && state.car.card.marker === marker) showActions(state.car);
+        });
+    } else if (moved && !recheckTimer) {
+      // Asked a moment ago: asked again once the pause is over, even if the cars stop meanwhile.
+      recheckTimer = setTimeout(() => { recheckTimer = null; if (state.car) showActions(state.car); },
+                                RECHECK_MS - (now - got.askedAt) + 20);
     }
-    return body;
+    return actionChecks.get(marker).answer;
   }
-  function variants(a) {
-    const f = a.fields.find((x) => x.kind === "choice" && !x.optional && (x.choices || []).length > 1);
-    return f ? Math.min(f.choices.length, VARIANTS) : 1;
+  // The option a form starts on for a choice: the first the rules take (the other side's first),
+  // with the form's other choices where they are made; undefined before the checks are in.
+  function checkedChoice(act, field, choices, values) {
+    const got = state.car && actionChecks.get(state.car.card.marker);
+    const x = got && got.version === state.gameVersion && got.answer && got.answer[act];
+    if (!x || !x.options) return undefined;
+    const has = (v) => choices.some((c) => String(c.value) === String(v));
+    const first = x.first_ok;
+    const fits = first && Object.keys(first).every((k) => k === field || values[k] === undefined || String(values[k]) === String(first[k]));
+    if (fits && field in first && has(first[field])) return String(first[field]);
+    const o = (x.options[field] || []).find((y) => y.ok && has(y.value));
+    return o ? String(o.value) : undefined;
   }
   function globalWhyNot() {
     if (!state.canChange) return "Watching: enter the table's PIN to play.";
@@ -791,41 +799,20 @@
   }
   const readsTable = (a) => a.fields.some((f) => f.kind === "table_pose" || f.kind === "table_path");
   function rulesWhyNot(c, a) {
-    if (a.fields.some((f) => f.kind === "table_point")) return null;      // asked once the point is picked
-    const key = `${c.card.marker}:${a.act}`;
-    let got = actionChecks.get(key);
-    if (got && got.version !== state.gameVersion) got = null;            // another game state: forgotten
-    const now = performance.now();
-    const moved = got && !got.asking && lastMoved > got.askedAt;
-    if (!got || (moved && now - got.askedAt >= RECHECK_MS)) {
-      const entry = { version: state.gameVersion, askedAt: now, asking: true, answer: got ? got.answer : null };
-      actionChecks.set(key, entry);
-      const asks = [];
-      for (let i = 0; i < variants(a); i++) asks.push(api("preview", firstBody(c, a, i)).catch((e) => ({ ok: false, why: e.message })));
-      Promise.all(asks).then((answers) => { entry.answer = { ok: answers.some((r) => r.ok), first: answers[0] }; })
-        .finally(() => {
-          entry.asking = false;
-          if (state.car && state.car.card.marker === c.card.marker) showActions(state.car);
-        });
-    } else if (moved && !recheckTimer) {
-      // Asked a moment ago: asked again once the pause is over, even if the cars stop meanwhile.
-      recheckTimer = setTimeout(() => { recheckTimer = null; if (state.car) showActions(state.car); },
-                                RECHECK_MS - (now - got.askedAt) + 20);
-    }
-    got = actionChecks.get(key).answer;
+    const got = carChecks(c);
     if (!got) return null;
+    const check = (b) => (got.error ? { ok: false, why: got.error } : got[b.act]);
+    const x = check(a);
+    if (!x || x.unchecked) return null;           // a point to pick first: asked once it is picked
+    if (x.ok) return null;
     // A move read from the table may be refused only because the car is not there yet: it
     // keeps its button, and the reason is said as "not yet".
     const onTable = readsTable(a);
     // Refused for a reason an action that does not read the table shares (the crew already
     // acted): not about where the car stands, so moving it will not help: greyed like the rest.
-    const refusedBecause = (b) => {
-      const x = actionChecks.get(`${c.card.marker}:${b.act}`);
-      return x && x.version === state.gameVersion && x.answer && !x.answer.ok ? x.answer.first.why : null;
-    };
-    const notAboutTable = onTable && c.actions.some((b) => !readsTable(b) && refusedBecause(b) === got.first.why);
-    if (!got.ok) return { off: !onTable || notAboutTable, refused: true, why: clean(got.first.why) };
-    return got.first.ok ? null : { off: false, refused: false, why: clean(got.first.why) };
+    const refusedBecause = (b) => { const y = check(b); return y && !y.ok ? y.why : null; };
+    const notAboutTable = onTable && c.actions.some((b) => !readsTable(b) && refusedBecause(b) === x.why);
+    return { off: !onTable || notAboutTable, refused: true, why: clean(x.why) };
   }
   function showActions(c) {
     let all = globalWhyNot();
@@ -1162,10 +1149,12 @@
         ...choices.map((c) => html("option", { value: String(c.value), text: c.label })));
       const prev = openForm.values[f.name];
       if (prev !== undefined && choices.some((c) => String(c.value) === String(prev))) sel.value = String(prev);
-      else if (f.name === "target" && state.car) {
-        // Start with the nearest target it can reach.
-        const best = state.car.targets.find((t) => t.shootable && choices.some((c) => String(c.value) === String(t.marker)));
-        if (best) sel.value = String(best.marker);
+      else if (state.car) {
+        // Start on the first option the rules take (the car's checks: the other side's first);
+        // before they are in, a target on the nearest one it can reach.
+        const checked = checkedChoice(spec.act, f.name, choices, openForm.values);
+        const best = checked === undefined && f.name === "target" && state.car.targets.find((t) => t.shootable && choices.some((c) => String(c.value) === String(t.marker)));
+        if (checked !== undefined) sel.value = checked; else if (best) sel.value = String(best.marker);
       }
       openForm.values[f.name] = sel.value === "" ? undefined : sel.value;
       sel.addEventListener("change", () => { openForm.values[f.name] = sel.value === "" ? undefined : sel.value; refreshActionForm(); });
