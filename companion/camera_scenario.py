@@ -18,7 +18,8 @@ the TableGame, with the request shapes the page sends:
 - `judge_move`: the car is slid to the pose, the page's preview of its move (a
   `table_pose` "to") answers with `judged`, and the car is put back;
 - dice: the scenario's `dice` typed in request by request (`answer_typed`); choices a
-  player owes, the scenario's `choices` in order (`answer_choice`).
+  player owes, the scenario's `choices` in order (`answer_choice`); a piece the rules
+  moved is slid to where the placement asks, and the camera seeing it there takes it.
 
 The outcome is a plain run's, plus `"camera": {"frames", "max_pose_error_mm",
 "max_heading_error_deg"}` (see FilmedTable.read for which frames count).
@@ -91,6 +92,15 @@ class CameraRun:
             pending = self.game.game_json()["pending"]
             if pending is None:
                 return
+            if pending.get("waiting") == "placement":
+                # The rules moved a piece: the hand puts it where the page draws it, and the
+                # camera seeing it there stands still takes it.
+                p = pending["placement"]
+                asked = self.game.session.pending
+                self.film.slide(int(p["marker"]), p["to"], f"putting the {p['name']} in place ({p['why']})")
+                if self.game.session.pending is asked:
+                    self.game.place(int(p["marker"]))      # says how far off it is, if it is
+                continue
             if pending.get("waiting") == "choice":
                 if self.choices_used >= len(self.choices):
                     raise ScenarioError(f"{where}: ran out of choices (waiting for {pending['asked']})")

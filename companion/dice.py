@@ -155,6 +155,10 @@ class PlacementRequest:
     tolerance_deg: float = 6.0
     may_stay: bool = False
 
+    @property
+    def who(self) -> str:
+        return f"the {self.name}"
+
     def describe(self) -> str:
         return f"put the {self.name} here: {self.why}" if self.why else f"put the {self.name} here"
 
