@@ -11,9 +11,9 @@ live in `wr_data` with their sections; rosters and state in `wr_state`.
 Rounds ("orders"): `start_round(state, orders)` rolls the initiative roll-off
 (CORE, "Initiative"), then players take turns activating one vehicle each, in
 the order of their rolls. `orders` maps each player to a list of their vehicles
-in the order they mean to activate them; a list may be short or empty, and then
-the player chooses at the table: the first action of an unactivated vehicle of
-the player whose turn it is activates it. `end_activation` ends that vehicle's
+in the order they mean to activate them, slot by slot; a slot may be blank (None),
+a list short or empty, and then the player chooses at the table: the first action
+of an unactivated vehicle of the player whose turn it is activates it. `end_activation` ends that vehicle's
 activation and passes the turn; when nobody has a vehicle left to activate the
 round ends (finishers ranked, the elimination gate checked, stress taken).
 """
@@ -544,7 +544,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
     def turn_info(self, state: GameState) -> dict:
         """The round's activations: those made (in order), the one under way, then the cars the
-        players' orders name next; `turn` is the one under way, `up` whose turn it is."""
+        players' orders name next (a blank slot is the player's choice at the table, so it names
+        none); `turn` is the one under way, `up` whose turn it is."""
         order = [{"player": state.vehicles[m].owner, "vehicle": m} for m in state.activated]
         turn = -1
         if state.active_marker is not None:
@@ -552,17 +553,89 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             order.append({"player": state.vehicles[state.active_marker].owner, "vehicle": state.active_marker})
         done = {o["vehicle"] for o in order}
         order += [{"player": p, "vehicle": m} for p in state.initiative for m in state.orders.get(p, [])
-                  if m not in done]
+                  if m is not None and m not in done]
         return {"round": state.round, "players": list(state.players), "order": order, "turn": turn,
                 "active": state.active_marker, "up": state.up}
 
     def round_orders(self, state: GameState) -> dict[str, list[dict]]:
-        """The order each player plans for their own cars in play."""
+        """The order each player plans for their own cars in play: optional, slot by slot. Open
+        Fire has no play orders (CORE, "Activating Units": in turn, each player "choose[s] one
+        unit that has not yet been activated"), so any slot may be left blank (chosen at the table
+        when it comes) and a car may be left out; a car named twice is refused."""
         return {p: [{"value": v.marker, "label": v.name} for v in state.in_play() if v.owner == p]
                 for p in state.players}
 
+    def _check_orders(self, state: GameState, orders) -> dict[str, list[int | None]]:
+        """The players' play orders, checked: {player: slots}, a slot a car's marker or None (blank)."""
+        if orders is None:
+            return {}
+        if not isinstance(orders, dict):
+            raise RulesError("play orders: for each player, a list of their cars in the order they will "
+                             "activate them (blank where they choose at the table)")
+        clean: dict[str, list[int | None]] = {}
+        for player, order in orders.items():
+            if player not in state.players:
+                raise RulesError(f"an order from {player}, who is not playing")
+            if order is None:
+                order = []
+            if not isinstance(order, (list, tuple)):
+                raise RulesError(f"{player}'s play order: a list of their cars in the order they will activate "
+                                 f"them, not {order!r}")
+            seen: set[int] = set()
+            for m in order:
+                if m is None:
+                    continue                # a blank slot: chosen at the table when it comes
+                if isinstance(m, bool) or not isinstance(m, int):
+                    raise RulesError(f"{player}'s play order: {m!r} is not a car's marker")
+                v = state.vehicle(m)
+                if m in seen:
+                    raise RulesError(f"{player}'s play order names the {v.name} twice: a car activates once a "
+                                     f"round ({D.CORE}, \"Activating Units\": each player in turn chooses \"one "
+                                     f"unit that has not yet been activated\")")
+                seen.add(m)
+                if v.owner != player:
+                    raise RulesError(f"{player}'s order names the {v.name}, which {v.owner} owns")
+                if not v.in_play:
+                    raise RulesError(f"{player}'s order names the {v.name}, which is {v.status()}")
+            clean[player] = list(order)
+        return clean
+
+    def _order_now(self, state: GameState, player: str) -> tuple[int | None, list[int]]:
+        """Whom the player's play order lets activate next: (the car it names for this activation,
+        or None; the cars they may choose from). Their k-th activation this round takes slot k; a
+        slot naming a car that left the game before activating drops out (the rest move up). A
+        blank slot (or none left) is a free choice among their cars yet to act, but for those a
+        later slot names (unless only those are left)."""
+        left = [c.marker for c in state.vehicles.values() if c.owner == player and c.in_play
+                and c.pose is not None and c.marker not in state.activated]
+        slots = [m for m in state.orders.get(player, []) if m is None or m in state.activated
+                 or state.vehicles[m].in_play]
+        k = sum(1 for m in state.activated if state.vehicles[m].owner == player)
+        if k < len(slots) and slots[k] in left:
+            return slots[k], [slots[k]]
+        later = [m for m in slots[k:] if m is not None and m in left]
+        free = [m for m in left if m not in later]
+        if not free and later:
+            return later[0], [later[0]]
+        return None, free
+
+    def _order_refusal(self, state: GameState, v: Vehicle) -> str | None:
+        """Why the player's play order does not let this car activate now (None: it may)."""
+        due, free = self._order_now(state, v.owner)
+        if v.marker in free:
+            return None
+        if due is not None:
+            return f"{v.owner}'s order activates the {state.vehicles[due].name} next, not the {v.name}"
+        slot = state.orders.get(v.owner, []).index(v.marker) if v.marker in state.orders.get(v.owner, []) else None
+        if slot is not None:
+            return (f"{v.owner}'s order activates the {v.name} {_ordinal(slot + 1)}; this is their "
+                    f"{_ordinal(sum(1 for m in state.activated if state.vehicles[m].owner == v.owner) + 1)} "
+                    f"activation this round")
+        return f"the {v.name} cannot activate now"
+
     def start_round(self, state: GameState, orders: dict):
-        """The initiative roll-off (D12 each, ties re-rolled) and the players' planned orders."""
+        """The initiative roll-off (D12 each, ties re-rolled) and the players' planned orders
+        (optional; see `round_orders`). Every check comes before the first die."""
         if state.over:
             raise RulesError(f"the game is over ({state.winner or 'no one'} won)")
         if state.round > 0 and (state.up is not None or state.active_marker is not None):
@@ -570,18 +643,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             raise RulesError(f"round {state.round} is not over: {', '.join(left)} still to activate")
         if state.pending:
             raise RulesError(self._pending_text(state))
-        orders = orders or {}
-        for player, order in orders.items():
-            if player not in state.players:
-                raise RulesError(f"an order from {player}, who is not playing")
-            if len(set(order)) != len(order):
-                raise RulesError(f"{player}'s order names a vehicle twice")
-            for m in order:
-                v = state.vehicle(m)
-                if v.owner != player:
-                    raise RulesError(f"{player}'s order names the {v.name}, which {v.owner} owns")
-                if not v.in_play:
-                    raise RulesError(f"{player}'s order names the {v.name}, which is {v.status()}")
+        orders = self._check_orders(state, orders)
         history: list[dict] = []
 
         def rank(group: list[str]):
@@ -598,7 +660,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         order = yield from rank(list(state.players))
         state.round += 1
         state.initiative = order
-        state.orders = {p: list(orders.get(p, [])) for p in state.players}
+        state.orders = {p: list(orders.get(p, [])) for p in state.players}      # blanks kept: slots
         state.activated = []
         state.active_marker = None
         state.up = self._next_player(state, None)
@@ -645,16 +707,14 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                  "(the initiative roll-off) or act with a car")
             if state.up is None:
                 raise RulesError(f"round {state.round} is over: start the next round")
-            left = [c for c in state.vehicles.values() if c.owner == state.up and c.in_play and c.pose is not None
-                    and c.marker not in state.activated]
-            planned = [m for m in state.orders.get(state.up, []) if any(c.marker == m for c in left)]
-            if planned:
-                pick = planned[0]
-            elif len(left) == 1:
-                pick = left[0].marker
+            due, free = self._order_now(state, state.up)
+            if due is not None:
+                pick = due
+            elif len(free) == 1:
+                pick = free[0]
             else:
                 pick = yield ChoiceRequest(state.up, "which car activates and does nothing (a pass)",
-                                           tuple({"value": c.marker, "label": c.name} for c in left))
+                                           tuple({"value": m, "label": state.vehicles[m].name} for m in free))
             v = state.vehicles[pick]
             v.recovered, v.moved, v.advanced, v.attacked = False, None, False, []
             events.append(f"{state.up} passes: the {v.name} activates and does nothing")
@@ -949,11 +1009,9 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                      f"{v.owner}'s")
                 if v.marker in state.activated:
                     raise RulesError(f"the {v.name} has already activated this round")
-                planned = [m for m in state.orders.get(v.owner, []) if m not in state.activated
-                           and state.vehicles[m].in_play]
-                if planned and planned[0] != v.marker:
-                    raise RulesError(f"{v.owner}'s order activates the {state.vehicles[planned[0]].name} next, "
-                                     f"not the {v.name}")
+                refusal = self._order_refusal(state, v)
+                if refusal:
+                    raise RulesError(refusal)
             if step != "move":
                 self._check_stands_where_it_stood(v, step)
             state.active_marker = v.marker

@@ -150,7 +150,7 @@ class GameState:
     mission: str
     sequence: list[str]                       # gate names, in the order they must be crossed
     round: int = 0
-    orders: dict[str, list[int]] = field(default_factory=dict)
+    orders: dict[str, list[int | None]] = field(default_factory=dict)   # play order slots; None: blank
     initiative: list[str] = field(default_factory=list)   # players, in the round's turn order
     up: str | None = None                    # the player whose turn it is to activate
     active_marker: int | None = None
@@ -189,6 +189,7 @@ class GameState:
             "mission": self.mission, "round": self.round, "up": self.up,
             "active": self.active_marker, "activated": sorted(self.activated),
             "initiative": list(self.initiative),
+            "orders": {p: list(o) for p, o in self.orders.items()},
             "sequence": list(self.sequence),
             "elimination_gate": (None if self.elimination_index is None or self.elimination_index >= len(self.sequence)
                                  else {"index": self.elimination_index + 1,
