@@ -50,13 +50,6 @@ from .table_dice import TableDice
 from .table_layout import LayoutError, TableLayout
 
 
-#: A piece stands still (a placement can be taken) when its last STILL_FRAMES sightings lie
-#: within STILL_MM and STILL_DEG of each other: jitter, not a hand.
-STILL_FRAMES = 3
-STILL_MM = 2.0
-STILL_DEG = 2.0
-
-
 class GameError(ValueError):
     """A request the game cannot take; the message says why, for the player."""
 
@@ -82,8 +75,6 @@ class TableGame:
         self._conditions: dict[int, tuple[str, str | None]] = {}   # what each piece had left after the last event
         self._lock = threading.RLock()
         self._moving: list[int] = []          # the cars the action being resolved moved
-        #: Each car's last few sightings: a placement is taken once the piece stands still.
-        self._recent: dict[int, deque] = {}
         #: The table file the game is played on (JSON, as the game file keeps it): its size,
         #: terrain, gates and cars' footprints cannot change mid-game (see `load_table`).
         self._game_table: dict | None = None
@@ -140,10 +131,6 @@ class TableGame:
             for c in tracked.cars:
                 if not c.stale:
                     self.activations.seen(c.id, [c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg])
-                    self._recent.setdefault(c.id, deque(maxlen=STILL_FRAMES)).append(
-                        (c.x_mm, c.y_mm, c.heading_deg))
-                else:
-                    self._recent.pop(c.id, None)
             session = self.session
             if session is not None and isinstance(session.pending, PlacementRequest):
                 self._try_place(session)
@@ -734,8 +721,9 @@ class TableGame:
         if not isinstance(p, PlacementRequest):
             return False
         seen = self.live_poses().get(p.marker)
+        # A car still being pushed towards its place is not in place yet: it must be let go.
         if seen is None or seen["stale"] or not p.fits(seen["x_mm"], seen["y_mm"], seen["heading_deg"]) \
-                or not self._still(p.marker):
+                or not self.activations.still(p.marker):
             return False
         try:
             outcome = session.place(p.marker, [seen["x_mm"], seen["y_mm"], seen["heading_deg"], seen["sigma_mm"],
@@ -746,16 +734,16 @@ class TableGame:
         self._after(outcome)          # which tries the next placement, if one is asked
         return True
 
-    def _still(self, marker: int) -> bool:
-        """Has the camera seen the car stand still over its last few frames (the hand let
-        go)? A car still being pushed towards its place is not in place yet."""
-        recent = self._recent.get(marker)
-        if recent is None or len(recent) < STILL_FRAMES:
-            return False
-        xs, ys = [p[0] for p in recent], [p[1] for p in recent]
-        h0 = recent[0][2]
-        turns = [abs((p[2] - h0 + 180) % 360 - 180) for p in recent]
-        return max(xs) - min(xs) <= STILL_MM and max(ys) - min(ys) <= STILL_MM and max(turns) <= STILL_DEG
+    def redo_move(self, marker) -> dict:
+        """"Redo this move": the car's move under way starts again from where it began once the
+        car is put down near its ghost and let go; no exact re-placement is needed."""
+        with self._lock:
+            v = self._vehicle(marker)
+            back = self.activations.redo_move(v.marker)
+            if back is None:
+                raise GameError(f"the {v.name} has no move under way to redo")
+            self.note(f"redo the {v.name}'s move: put it down by its ghost and let go, then move it again")
+            return self.game_json()
 
     def place(self, marker, stay: bool = False) -> dict:
         """The piece the rules moved is in place (the camera is asked where it stands), or,

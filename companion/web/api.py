@@ -335,6 +335,13 @@ def place():
     return jsonify(game().place(_int(b.get("marker"), "marker"), stay))
 
 
+@bp.post("/redo_move")
+def redo_move():
+    """"Redo this move": `{"vehicle": N}`; its move starts again from where it began once the
+    car is put down by its ghost."""
+    return jsonify(game().redo_move(_int(body().get("vehicle"), "vehicle")))
+
+
 @bp.post("/dice/virtual")
 def virtual_dice():
     return jsonify(game().answer_virtual())
