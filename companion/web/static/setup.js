@@ -1,10 +1,51 @@
 // Setup: the rule system, its options in words with the rule each reads, and the rosters as a
 // form (the table's cars to pick from; the JSON stays, for import and export). Anything that
 // ends a game in progress (a new game, another table file) asks first.
+
+// An option's box, as text and back: pure, so node can check every system's every default
+// round-trips (tests/test_wr_setup_options.py). An option without choices holds what its
+// default holds: a list (of numbers, or of names: Wasteland Rally's finishing points and
+// exploding terrain), a number (or none, where a number may be given), or text.
+(function (root) {
+  "use strict";
+  const isNumber = (x) => typeof x === "number" && Number.isFinite(x);
+  function optionKind(o) {
+    const d = o.default;
+    if (Array.isArray(d)) return d.length && d.every(isNumber) ? "numbers" : "names";
+    if (typeof d === "string") return "text";
+    return "number";
+  }
+  function optionText(o, value) {
+    if (value === null || value === undefined) return "";
+    return Array.isArray(value) ? value.join(", ") : String(value);
+  }
+  // {value} to send, {} to leave the option at its default (an empty number box), or {error}
+  // in players' words.
+  function readOption(o, text) {
+    const kind = optionKind(o);
+    const t = String(text).trim();
+    if (kind === "text") return { value: String(text) };
+    if (kind === "number") {
+      if (t === "") return {};
+      const n = Number(t);
+      return isNumber(n) ? { value: n } : { error: `${t} is not a number` };
+    }
+    const parts = t.split(",").map((x) => x.trim()).filter((x) => x !== "");
+    if (kind === "names") return { value: parts };
+    const bad = parts.find((x) => !isNumber(Number(x)));
+    return bad !== undefined ? { error: `${bad} is not a number (give numbers separated by commas)` }
+      : { value: parts.map(Number) };
+  }
+  const form = { optionKind, optionText, readOption };
+  if (typeof module === "object" && module.exports) module.exports = form;
+  else root.companionOptionForm = form;
+})(this);
+
 (() => {
   "use strict";
-  const P = window.companionPage;
+  const P = typeof window === "object" ? window.companionPage : null;      // none under node's tests
   if (!P) return;
+  const { optionKind, optionText, readOption } = window.companionOptionForm;
   const { api, act, html, fmt, state, showTab } = P;
   const $ = (id) => document.getElementById(id);
 
@@ -215,6 +256,7 @@
   // --- rule system and options -------------------------------------------------------------------
   function optionValueWords(v) {
     if (v === null) return "none";
+    if (Array.isArray(v)) return v.length ? v.map(optionValueWords).join(", ") : "none";
     if (v === true) return "yes";
     if (v === false) return "no";
     return String(v).replace(/_/g, " ");
@@ -231,14 +273,19 @@
           ...o.choices.map((c) => html("option", { value: JSON.stringify(c),
                                                    text: optionValueWords(c) + (JSON.stringify(c) === JSON.stringify(o.default) ? " (the default)" : "") })));
         input.value = JSON.stringify(value);
-      } else {
-        input = html("input", { id, "data-option": o.name, value: value === null ? "" : value, inputmode: "decimal",
+      } else if (optionKind(o) === "number") {
+        input = html("input", { id, "data-option": o.name, value: optionText(o, value), inputmode: "decimal",
                                 placeholder: "none", class: "num-input" });
+      } else {
+        // A list (numbers or names, separated by commas) or text: a plain text box.
+        input = html("input", { id, "data-option": o.name, value: optionText(o, value),
+                                placeholder: optionKind(o) === "text" ? "" : "none (separate several with commas)" });
       }
+      const changed = o.value !== undefined && JSON.stringify(o.value) !== JSON.stringify(o.default);
       return html("div", { class: "option", "data-option-box": o.name },
         html("p", { class: "option-doc", text: o.doc }),
         html("p", {}, html("label", { for: id, text: `${words(o.name)}: ` }), input,
-             o.value !== undefined && o.value !== o.default ? html("span", { class: "dim", text: ` (default ${optionValueWords(o.default)})` }) : null),
+             changed ? html("span", { class: "dim", text: ` (default ${optionValueWords(o.default)})` }) : null),
         html("p", { class: "dim option-rule", text: `The rule it reads: ${o.rule}` }));
     }));
   }
@@ -270,12 +317,12 @@
     const options = {};
     for (const input of $("setup-options").querySelectorAll("[data-option]")) {
       const name = input.dataset.option;
-      if (input.tagName === "SELECT") options[name] = JSON.parse(input.value);
-      else if (input.value.trim() !== "") {
-        const n = Number(input.value);
-        if (Number.isNaN(n)) { $("setup-error").textContent = `${words(name)}: ${input.value} is not a number`; return; }
-        options[name] = n;
-      }
+      if (input.tagName === "SELECT") { options[name] = JSON.parse(input.value); continue; }
+      const system = state.game.rule_systems.find((r) => r.name === $("setup-rules").value);
+      const o = system && system.options.find((x) => x.name === name);
+      const read = readOption(o || { default: null }, input.value);
+      if (read.error) { $("setup-error").textContent = `${words(name)}: ${read.error}`; return; }
+      if ("value" in read) options[name] = read.value;
     }
     if (!model.length) { $("setup-error").textContent = "add a player's roster first"; return; }
     if (!(await confirmEnd("Starting a new game", "End it and start the new game", null, $("setup-start").parentElement))) return;
