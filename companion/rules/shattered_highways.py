@@ -304,32 +304,85 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 "order": [{"player": p, "vehicle": m} for p, m in state.order],
                 "active": self.active_marker(state), "up": up}
 
+    #: "A Combat Round", the book's words for the play order, quoted by every refusal of one.
+    ORDER_RULE = (f'{D.RULEBOOK}, "A Combat Round": "each player writes the order they want to play their '
+                  f'vehicles in, using numbers starting at one in each vehicle\'s columns. The total number of '
+                  f'order positions is equal to the number of vehicles in the largest army fielded. Only one '
+                  f'vehicle can be played per number. If a player has less vehicles, they can choose which play '
+                  f'numbers to skip."')
+
+    @staticmethod
+    def _order_places(state: GameState) -> int:
+        """ "The total number of order positions is equal to the number of vehicles in the largest
+        army fielded": a wreck's card still counts ("counted only to keep the play order intact",
+        "Destroyed!"); a buggy still hidden in its rig is not on the table yet."""
+        return max((sum(1 for v in state.vehicles.values() if v.owner == p and v.hidden_in is None)
+                    for p in state.players), default=0)
+
+    @staticmethod
+    def _to_order(state: GameState, player: str) -> list[Vehicle]:
+        """The vehicles a player must give a number: every one they own still in the fight (a
+        captured one too: "the original owner continues to chose its play order")."""
+        return [v for v in state.vehicles.values() if v.owner == player and v.in_play]
+
     def round_orders(self, state: GameState) -> dict[str, list[dict]]:
-        """Each player's secret play order is of the vehicles they own ("A Combat Round"; a boarded
-        vehicle's original owner "continues to chose its play order", "Within a Round")."""
-        return {p: [{"value": v.marker, "label": v.name} for v in state.vehicles.values()
-                    if v.owner == p and v.in_play and v.hidden_in is None] for p in state.players}
+        """Each player's play order, one place for each of the largest army's vehicles ("A Combat
+        Round"): their own vehicles in the fight first, then blanks (value None) for the numbers
+        a smaller fleet skips. A boarded vehicle's original owner "continues to chose its play
+        order" ("Within a Round")."""
+        places = self._order_places(state)
+        out = {}
+        for p in state.players:
+            own = [{"value": v.marker, "label": v.name} for v in self._to_order(state, p)]
+            out[p] = own + [{"value": None, "label": "a number skipped (no vehicle)"}] * (places - len(own))
+        return out
 
     def start_round(self, state: GameState, orders: dict[str, list[int | None]]):
-        """Secret play orders revealed, the initiative rolled, activations set (resolution)."""
+        """Secret play orders revealed, the initiative rolled, activations set (resolution).
+        Refused, nothing rolled, while a round is under way, or for an order that leaves out a
+        vehicle that must play, names one twice, or has more numbers than the largest army."""
         if state.winner:
             raise RulesError(f"the game is over: {state.winner} won")
-        largest = max(sum(1 for v in state.vehicles.values() if v.owner == p and v.hidden_in is None)
-                      for p in state.players)
+        if state.active is not None:
+            later = [f"the {state.vehicles[m].name}" for _, m in state.order[state.turn + 1:]
+                     if state.vehicles[m].in_play]
+            raise RulesError(f"round {state.round} is not over: the {state.active.name}'s turn is under way"
+                             + (f", then {', then '.join(later)}" if later else "") + f' ("Continue back and forth until the second player plays their final '
+                             f'vehicle. This constitutes one complete round.", {D.RULEBOOK}, "A Combat Round")')
+        if not isinstance(orders, dict):
+            raise RulesError("play orders: each player's name with their list of vehicles")
+        for player in orders:
+            if player not in state.players:
+                raise RulesError(f"a play order from {player}, who is not playing "
+                                 f"(the players: {', '.join(state.players)})")
+        largest = self._order_places(state)
         for player in state.players:
             order = orders.get(player)
             if order is None:
-                raise RulesError(f"no play order from {player}")
+                raise RulesError(f"no play order from {player} ({self.ORDER_RULE})")
+            if not isinstance(order, (list, tuple)):
+                raise RulesError(f"{player}'s play order is a list of vehicles, a blank for a number skipped")
             if len(order) > largest:
-                raise RulesError(f"{player}'s play order has {len(order)} places; there are {largest}")
+                raise RulesError(f"{player}'s play order has {len(order)} numbers; the largest army has "
+                                 f"{largest} vehicles ({self.ORDER_RULE})")
             named = [m for m in order if m is not None]
-            if len(set(named)) != len(named):
-                raise RulesError(f"{player}'s play order names a vehicle twice")
             for m in named:
                 v = state.vehicle(m)
                 if v.owner != player:
                     raise RulesError(f"{player}'s play order names {v.name}, which {v.owner} owns "
                                      f"(the original owner chooses its order)")
+                if v.hidden_in is not None:
+                    raise RulesError(f"{player}'s play order names the {v.name}, still hidden in the "
+                                     f"{state.vehicles[v.hidden_in].name}: it is played once it is deployed")
+            twice = sorted({state.vehicles[m].name for m in named if named.count(m) > 1})
+            if twice:
+                raise RulesError(f"{player}'s play order names the {' and the '.join(twice)} twice: each vehicle "
+                                 f"has one number ({self.ORDER_RULE})")
+            missing = [v.name for v in self._to_order(state, player) if v.marker not in named]
+            if missing:
+                raise RulesError(f"{player}'s play order leaves out the {' and the '.join(missing)}: every "
+                                 f"vehicle in the fight plays each round, only the numbers a smaller fleet has "
+                                 f"no vehicle for are skipped ({self.ORDER_RULE})")
         rolls = {}
         while True:
             for player in state.players:
@@ -648,6 +701,13 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if w.out:
             raise RulesError(f"{w.label()} is out of the fight")
         active = state.active
+        if active is None and state.round > 0 and not action.get("desperate"):
+            # Every vehicle has played: a warrior acts only in his vehicle's turn, and what he
+            # did not use is lost (the desperate leap is "regardless of if they have acted").
+            raise RulesError(f"round {state.round} is over: every vehicle has played, and a warrior acts only in "
+                             f"his vehicle's turn (\"any unused warriors actions are lost once play moves to another "
+                             f"vehicle\", {D.RULEBOOK}, \"Within a Round\"); start round {state.round + 1} with "
+                             f"the play orders")
         if active is not None and w.vehicle != active.marker and not action.get("desperate"):
             raise RulesError(f"it is the {active.name}'s turn; {w.label()} is not aboard it")
         if w.acted and not w.extra_action and not action.get("desperate") and active is not None:
