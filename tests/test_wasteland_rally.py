@@ -375,9 +375,10 @@ def test_a_repositioned_car_moves_in_its_next_activation():
 
 
 def test_the_demo_layout_is_a_legal_starting_grid_on_the_demo_table():
+    from companion.commands.serve import with_scenery
     from vision.demo import demo_table
-    t = demo_table()
     rules = rule_system("wasteland_rally")
+    t = with_scenery(demo_table(), rules)          # the demo's own race (demo_scenery)
     layout = rules.demo_layout([(c.id, c.name, c.length_mm, c.width_mm) for c in t.cars], (t.width_mm, t.depth_mm))
     scene = {"rules": "wasteland_rally", "table": {"width_mm": t.width_mm, "depth_mm": t.depth_mm},
              "cars": [{"id": c.id, "name": c.name, "x_mm": layout[c.id][0], "y_mm": layout[c.id][1],

@@ -296,22 +296,38 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                                "weapons": ["heavy_machine_gun"]})
         return [r for r in rosters if r["vehicles"]]
 
+    def demo_scenery(self, table_mm: tuple[float, float]) -> dict:
+        """The demo table's race (wr_data.DEMO_GATES, DEMO_TERRAIN, scaled from the 1219.2 x 812.8 mm
+        demo table to the one given): a two lap race round an island, the start/finish gate and
+        the far checkpoint 8 in wide (RULEBOOK, "Objective Gates", "Two Lap Race"), and the terrain
+        the book uses: impassable (a bus, blocking sight), a barrier (CORE, "Barrier"), exploding
+        fuel drums (RULEBOOK, "Exploding Terrain"), slow ground and wreckage."""
+        sx, sy = table_mm[0] / D.DEMO_TABLE_MM[0], table_mm[1] / D.DEMO_TABLE_MM[1]
+        at = lambda p: [round(p[0] * sx, 1), round(p[1] * sy, 1)]
+        return {"terrain": [{"name": t["name"], "kind": t["kind"], "points": [at(p) for p in t["points"]]}
+                            for t in D.DEMO_TERRAIN],
+                "gates": [{"name": g["name"], "role": g["role"], "a_mm": at(g["a_mm"]), "b_mm": at(g["b_mm"])}
+                          for g in D.DEMO_GATES]}
+
     def demo_layout(self, cars, table_mm):
-        """A starting grid behind the demo table's start/finish gate, facing +x to drive through it
-        (vision/data/demo_table.toml: the gate crosses the near straight at the table's middle, its
-        posts 92.6 and 232.6 mm from the near edge, scaled here to the table given). Two columns
-        inside the gate's lane, each car 2 in and a hair from the next ("Deployment Areas"); each
-        car goes behind the column whose last car ends nearer the gate, so none could have stood
-        closer (the check_deploy_closest check passes on it)."""
-        width_mm, depth_mm = table_mm
-        gate_x = width_mm / 2
-        lane = (depth_mm * 92.6 / 812.8, depth_mm * 232.6 / 812.8)
+        """A starting grid behind the demo's start/finish gate (`demo_scenery`), facing +x to drive
+        through it. Two columns inside the gate's lane, each car 2 in and a hair from the next
+        ("Deployment Areas"); each car goes behind the column whose last car ends nearer the gate.
+        The columns stand in from the posts so that neither beside them nor between them is room
+        for another car 2 in clear of both: none could have stood closer (the check_deploy_closest
+        check passes on it)."""
+        start = next(g for g in self.demo_scenery(table_mm)["gates"] if g["role"] == "start_finish")
+        gate_x = start["a_mm"][0]
+        lane = sorted((start["a_mm"][1], start["b_mm"][1]))
         hair_mm = 3.0                                   # clear of the line, a post's lane and each other
+        widest = max((w for *_, w in cars), default=32.0)
+        # Between the columns a gap narrower than a car and 2 in each side (60 mm); the rest at the posts.
+        edge_mm = max(hair_mm, (lane[1] - lane[0] - 2 * widest - 60.0) / 2)
         fronts = [gate_x - hair_mm, gate_x - hair_mm]   # how far forward each column's next car may reach
         out = {}
         for k, (marker, _name, length_mm, width_car_mm) in enumerate(cars):
             col = k if k < 2 else max((0, 1), key=lambda c: fronts[c])
-            y = lane[0] + width_car_mm / 2 + hair_mm if col == 0 else lane[1] - width_car_mm / 2 - hair_mm
+            y = lane[0] + edge_mm + width_car_mm / 2 if col == 0 else lane[1] - edge_mm - width_car_mm / 2
             out[marker] = (round(fronts[col] - length_mm / 2, 1), round(y, 1), 0.0)
             fronts[col] -= length_mm + inches(D.DEPLOY_SPACING_IN) + hair_mm
         return out

@@ -169,3 +169,29 @@ TEMPLATES = (
     dict(name="Minigun / rocket launcher range", shape="gauge", length_in=18.0, rule=f'{RULEBOOK}, "Weapon Upgrades"',
          quote="Minigun, Rocket Launcher: range 18", use="a weapon's reach"),
 )
+
+
+# --- the demo table (RuleSystem.demo_scenery), on vision/data/demo_table.toml's 1219.2 x 812.8 mm ---
+# A two lap race round the table's middle (RULEBOOK, "Two Lap Race": a closed loop "roughly 60-80
+# inches long", the start/finish gate and "a second gate at the furthest point on the track"):
+# the loop runs anticlockwise round an island (the bus, a barrier, exploding fuel drums), about
+# 82 in along its middle, the start/finish gate across the near straight (driving +x), the far
+# checkpoint across the far straight (driving -x), each 8 in wide ("Objective Gates": "roughly
+# 8-10 inches"). Slow ground in the east turn, wreckage in the west turn. The gates clear the
+# anchors at the middle of the long edges (vision/data/demo_table.toml). Scaled to other tables.
+DEMO_TABLE_MM = (1219.2, 812.8)
+DEMO_GATES = (
+    dict(name="Start/finish", role="start_finish", a_mm=(609.6, 295.8), b_mm=(609.6, 92.6)),
+    dict(name="Far checkpoint", role="checkpoint", a_mm=(609.6, 517.0), b_mm=(609.6, 720.2)),
+)
+#: Kinds as the table file takes them (calibration/tablefile.py TERRAIN_KINDS); a name starting
+#: "Barrier" is read as a barrier (the barrier_terrain option), the table file having no such kind.
+DEMO_TERRAIN = (
+    dict(name="Burnt-out bus", kind="blocking", points=((520.0, 380.0), (700.0, 380.0), (700.0, 435.0), (520.0, 435.0))),
+    dict(name="Barrier: concrete blocks", kind="impassable",
+         points=((720.0, 398.0), (820.0, 398.0), (820.0, 417.0), (720.0, 417.0))),
+    dict(name="Fuel drums", kind="exploding", points=((440.0, 385.0), (485.0, 385.0), (485.0, 430.0), (440.0, 430.0))),
+    dict(name="Scrap heap", kind="rough",
+         points=((1000.0, 360.0), (1080.0, 350.0), (1100.0, 440.0), (1010.0, 455.0))),
+    dict(name="Rusted van", kind="wreckage", points=((140.0, 380.0), (200.0, 380.0), (200.0, 430.0), (140.0, 430.0))),
+)
