@@ -459,10 +459,14 @@ def test_option_drift():
 def test_option_path_tolerance():
     wobble = [[900 - 4 * MM, 302.5, 180], [900 - 9 * MM, 300, 180]]
     assert scrapjaw_moves(wobble)["steps"][3]["move"]["drift_left_mm"] == 0
-    # the Rustler at 2 ST has a minimum of 3 in: no drift allowed; a 2.5 mm wobble counts as drift
-    # once the tolerance is under it
-    out = scrapjaw_moves(wobble, {"path_tolerance_mm": 1.0})
+    # a 2.5 mm wobble counts as drift once the tolerance is under it (and no slide back is taken
+    # for a hand's correction: drift_correction_mm 0)
+    out = scrapjaw_moves(wobble, {"path_tolerance_mm": 1.0, "drift_correction_mm": 0})
     assert out["steps"][3]["move"]["drift_right_mm"] == pytest.approx(2.5)
+    # by default the slide back is a correction of the slide out: their net, none, is the drift
+    out = scrapjaw_moves(wobble, {"path_tolerance_mm": 1.0})
+    assert out["steps"][3]["move"]["drift_left_mm"] == out["steps"][3]["move"]["drift_right_mm"] == 0
+    assert out["steps"][3]["move"]["drift_corrected_mm"] == pytest.approx(2.5)
 
 
 def test_a_jittery_camera_path_reads_as_the_move_it_was():

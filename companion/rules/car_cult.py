@@ -32,6 +32,7 @@ and those it leaves out, marked reconstructed); rosters and state in `cc_state`.
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -206,6 +207,14 @@ OPTIONS = (
     RuleOption("path_tolerance_mm", 3.0, None, f'{R}, "Car Movement/Engines"',
                '"Cars must move in straight lines": how far (mm) a path may wander sideways (the camera, a hand) '
                'before it counts as drift.'),
+    RuleOption("drift_correction_mm", 20.0, None, f'{R}, "Car Movement/Engines"',
+               '"Cars must move in straight lines with the exception that they may Drift ... Cars may Drift a number '
+               'of inches left and/or right whist they move." A hand is not noise-free: a car slid past its mark and '
+               'back is one slide corrected, not drift both ways. How far (mm) a slide back, right after a slide the '
+               'other way within one move, may go and still be that correction: the two count as their net (where '
+               'the car ends up across its line). 20: a careful hand that overshoots by up to 2 cm and brings the car '
+               'back is not charged for it; a longer slide back is drift the other way; 0: every slide back counts '
+               '(the strict reading of "left and/or right" with drift "total").'),
     RuleOption("turn_tolerance_deg", 4.0, None, f'{R}, "Car Movement/Engines"',
                'How much a straight run may change heading (degrees) before it counts as a turn; a turn of up to '
                '45 degrees more than this is one turn ("may be combined together but may not be split").'),
@@ -694,15 +703,20 @@ class CarCult(CarCultViews, RuleSystem):
             raise RulesError(f"the {v.name} has already activated this round")
         return v
 
+    def _check_activate(self, state: GameState, action: dict) -> tuple[Car, int]:
+        """The activation's checks: the car up next, a down shift it can make."""
+        v = self._acting(state, action, "activate")
+        down = _int(action.get("downshift", 0) or 0, f"the {v.name}'s downshift")
+        if down > v.engine.st:
+            raise RulesError(f"the {v.name} has {v.engine.st} ST on its engine; it cannot down shift {down}")
+        return v, down
+
     @action("activate")
     def _act_activate(self, state: GameState, action: dict):
         """"remove all ST from their car except for those on their engine" (Down Shifting those if
         the player wishes), then one ST per visible +ST symbol ("Car Activation", "Down Shift")."""
-        v = self._acting(state, action, "activate")
-        down = _int(action.get("downshift", 0) or 0, f"the {v.name}'s downshift")
+        v, down = self._check_activate(state, action)
         engine = v.engine
-        if down > engine.st:
-            raise RulesError(f"the {v.name} has {engine.st} ST on its engine; it cannot down shift {down}")
         events, rolls = [], []
         state.active_marker = v.marker
         v.generated, v.allocated, v.moved, v.fired = None, False, False, []
@@ -727,7 +741,8 @@ class CarCult(CarCultViews, RuleSystem):
             throw = yield DiceRequest((D.DIE,) * extra, f"down shift ({extra} rolled of {down}, 10+ each)", v.name)
             for face in throw.faces:
                 ok = face >= D.BASE_TARGET
-                rolls.append({"asked": "down shift", "face": face, "total": face, "target": D.BASE_TARGET, "passed": ok})
+                rolls.append({"asked": "down shift", "face": face, "total": face, "modifiers": [],
+                              "target": D.BASE_TARGET, "passed": ok})
                 if not ok:
                     self._damage(state, v, 1, "a failed down shift", events, picks=["engine"], forced=True)
         if not v.in_play:
@@ -756,10 +771,8 @@ class CarCult(CarCultViews, RuleSystem):
             out[comp.id] = _int(n, f"ST for the {v.name}'s {comp.name}")
         return out
 
-    @action("allocate")
-    def _act_allocate(self, state: GameState, action: dict):
-        """"allocates their ST to the required Action Zones tracks ... filling them top left to
-        bottom right"; the engine takes at most its Spark Plug more; the rest is wasted."""
+    def _check_allocate(self, state: GameState, action: dict) -> tuple[Car, dict[str, int], int]:
+        """The allocation's checks (nothing measured, nothing rolled): the car, ST per track, the total."""
         v = self._acting(state, action, "allocate")
         if v.generated is None:
             raise RulesError(f"the {v.name} has not generated its ST yet")
@@ -781,6 +794,13 @@ class CarCult(CarCultViews, RuleSystem):
                 raise RulesError(f"the {v.name}'s armour takes no ST (it only soaks DT)")
             if comp.kind == WEAPON and not comp.weapon.needs_st and n:
                 raise RulesError(f"the {v.name}'s {comp.name} does not use ST ({R}, \"Building a Car Cult\")")
+        return v, alloc, total
+
+    @action("allocate")
+    def _act_allocate(self, state: GameState, action: dict):
+        """"allocates their ST to the required Action Zones tracks ... filling them top left to
+        bottom right"; the engine takes at most its Spark Plug more; the rest is wasted."""
+        v, alloc, total = self._check_allocate(state, action)
         events = []
         for comp in v.components:                # card order, whatever order the fields came in
             n = alloc.get(comp.id, 0)
@@ -822,7 +842,8 @@ class CarCult(CarCultViews, RuleSystem):
         tol_mm = float(self.option("path_tolerance_mm"))
         tol_deg = float(self.option("turn_tolerance_deg"))
         poses = [v.pose, *path]
-        along = offset = anchor = left = right = 0.0
+        along = offset = anchor = 0.0
+        slides: list[float] = []                 # sideways movement counted, in order: + left, - right
         runs: list[float] = []
         cur = back = 0.0
         for a, b in zip(poses, poses[1:]):
@@ -845,19 +866,17 @@ class CarCult(CarCultViews, RuleSystem):
             offset += float(d @ np.array([-fwd[1], fwd[0]]))
             # Sideways movement counted in steps of more than the tolerance (hysteresis): a hand's
             # wobble or the camera's jitter is not drift, a deliberate slide is.
-            if offset - anchor > tol_mm:
-                left += offset - anchor
-                anchor = offset
-            elif anchor - offset > tol_mm:
-                right += anchor - offset
+            if abs(offset - anchor) > tol_mm:
+                slides.append(offset - anchor)
                 anchor = offset
         runs.append(cur)
         # What is left over at the end finishes a slide already under way (or is one itself).
         rest = offset - anchor
-        if rest > 0 and (left > 0 or rest > tol_mm):
-            left += rest
-        elif rest < 0 and (right > 0 or -rest > tol_mm):
-            right -= rest
+        if rest > 0 and (any(x > 0 for x in slides) or rest > tol_mm):
+            slides.append(rest)
+        elif rest < 0 and (any(x < 0 for x in slides) or -rest > tol_mm):
+            slides.append(rest)
+        left, right, corrected = self._drift_ways(slides)
         if along < -tol_mm:
             raise RulesError(f"the {v.name}'s path goes {-along / MM_PER_IN:.2f} in backwards; cars move ahead in "
                              f"straight lines ({R}, \"Car Movement/Engines\")")
@@ -869,24 +888,75 @@ class CarCult(CarCultViews, RuleSystem):
         drift_total = left + right if self.option("drift") == "total" else max(left, right)
         return {"distance_mm": round(dist, 2), "distance_in": round(dist / MM_PER_IN, 3),
                 "drift_left_mm": round(left, 2), "drift_right_mm": round(right, 2),
-                "turns": turns, "turn_runs_deg": [round(r, 1) for r in runs if abs(r) > tol_deg],
+                "drift_corrected_mm": round(corrected, 2), "turns": turns, "turn_runs_deg": [round(r, 1) for r in runs if abs(r) > tol_deg],
                 "free_turns": self.free_turns(v), "min_in": lo, "max_in": hi, "max_drift_in": drift_in,
                 "maximum": judge("distance moved", dist, inches(hi), sigma),
                 "minimum": judge("distance moved", dist, inches(lo), sigma, at_most=False),
                 "drift": judge(f"drift ({self.option('drift').replace('_', ' ')})", drift_total, inches(drift_in),
                                sigma)}
 
-    def judge_move(self, state: GameState, marker: int, to: Pose) -> dict:
-        """Would a straight move (with drift) to `to` be legal? (the scenario step)."""
-        v = state.vehicle(marker)
+    def _drift_ways(self, slides: list[float]) -> tuple[float, float, float]:
+        """The drift left and right of a move's sideways slides (in order, + left, - right), and
+        how much of them was a hand's correction: a slide back of at most drift_correction_mm
+        right after one the other way is the hand bringing the car back to its mark, so the two
+        count as their net (where the car ended up sideways), not as drift both ways."""
+        ways: list[float] = []
+        for x in slides:                          # a run of slides one way is one slide
+            if ways and (ways[-1] > 0) == (x > 0):
+                ways[-1] += x
+            else:
+                ways.append(x)
+        most = float(self.option("drift_correction_mm"))
+        net: list[float] = []
+        corrected = 0.0
+        for x in ways:
+            if net and (net[-1] > 0) != (x > 0) and abs(x) <= most + 1e-9:
+                corrected += min(abs(x), abs(net[-1]))
+                merged = net.pop() + x
+                if abs(merged) > 1e-9:
+                    if net and (net[-1] > 0) == (merged > 0):
+                        net[-1] += merged
+                    else:
+                        net.append(merged)
+            else:
+                net.append(x)
+        return sum(x for x in net if x > 0), -sum(x for x in net if x < 0), corrected
+
+    def judge_action(self, state: GameState, action: dict) -> dict | None:
+        """The rules' answer on an action before it is resolved, from the checks its resolution
+        makes before its first request (`_check_activate`, `_check_allocate`, `_check_fix`,
+        `_check_attack`, `_check_move` and the move's `_plan_move`): the same code, so a refusal
+        here is the resolution's word for word. Nothing is rolled, and nothing measured that the
+        draft keeps unmeasured ("No pre-measuring"): an attack's range and sight are measured
+        once it is declared, and a move is judged only while the page may draw its band
+        (`_may_judge_move`). None where they take it and have nothing to add. Changes nothing."""
+        if not isinstance(action, dict):
+            return None
+        act = action.get("act")
+        state = copy.deepcopy(state)             # the checks change nothing; a copy makes sure
         try:
-            m = self.check_path(state, v, [to])
+            self.before_action(state, action)
+            if act == "move":
+                v, path = self._check_move(state, action)
+                return self._judged_move(state, v, path, action) if self._may_judge_move(state, v) else None
+            check = {"activate": self._check_activate, "allocate": self._check_allocate, "fix": self._check_fix,
+                     "attack": self._check_attack}.get(act)
+            if check is not None:
+                check(state, action)
         except RulesError as exc:
-            return {"legal": False, "reasons": [str(exc)], "fix": self._move_fixes(state, v, to)}
-        reasons = self._move_faults(v, m)
-        out = {k: (x.to_json() if hasattr(x, "to_json") else x) for k, x in m.items()}
-        return {"legal": not reasons, "reasons": reasons, "fix": self._move_fixes(state, v, to) if reasons else [],
-                "brakes": m["minimum"].outcome == "out", **out}
+            return {"legal": False, "reasons": [str(exc)], **({"move": True} if act == "move" else {})}
+        except (KeyError, TypeError):
+            return None                          # a malformed action: its resolution says what is missing
+        return None
+
+    def judge_move(self, state: GameState, marker: int, to: Pose) -> dict:
+        """Would a straight move (with drift and turns) from where the car stands to `to` be
+        taken, and where would it end? Judged by the move's own plan (`_plan_move`, the code its
+        resolution runs before any dice): `legal` is whether the resolution takes it, `reasons`
+        why not (with `fix`: what makes it legal), `brakes` a brake roll short of the minimum,
+        and `halts` (with `halt_at`) where it would stop against blocking terrain or another
+        model. Changes nothing."""
+        return self._judged_move(state, state.vehicle(marker), [to], {})
 
     def _move_fixes(self, state: GameState, v: Car, to: Pose) -> list[str]:
         """What a player does with the car in hand to make the move to `to` legal, in order
@@ -1004,11 +1074,9 @@ class CarCult(CarCultViews, RuleSystem):
         into = np.flatnonzero(shapely.intersects(polys[stop:], poly))
         return min(touch, ahead[stop + int(into[0])]) if len(into) else touch
 
-    @action("move")
-    def _act_move(self, state: GameState, action: dict):
-        """The move: the camera's path checked (distance, drift, turns), mines laid along the route,
-        then what it met in order: mines it came within 4" of, rough terrain, a blocking halt (or a
-        brake short of the minimum)."""
+    def _check_move(self, state: GameState, action: dict) -> tuple[Car, list[Pose]]:
+        """The move's checks that measure nothing: its turn, its ST generated, not moved yet, an
+        engine that still runs; the path read (standing still: no path)."""
         v = self._acting(state, action, "move")
         self._ready(v, "move")
         if v.moved:
@@ -1017,23 +1085,27 @@ class CarCult(CarCultViews, RuleSystem):
             raise RulesError(f"the {v.name}'s engine is full of DT; it may no longer move ({R}, "
                              f"\"Attacking opponents\", 6)")
         path = [parse_pose(p, f"move of the {v.name}, path pose {k + 1}") for k, p in enumerate(action.get("path") or [])]
-        if not path:
-            path = [v.pose]                     # standing still: a brake for the whole minimum
+        return v, path or [v.pose]               # standing still: a brake for the whole minimum
+
+    def _plan_move(self, state: GameState, v: Car, path: list[Pose], action: dict) -> dict:
+        """Everything the move's resolution works out before its first request, the dice aside:
+        the path read as the draft's move (`check_path`), what refuses it (too far, too much
+        drift or turning, off the table, a mine marker off the route: `refusal`, None when it is
+        taken), and where it ends: the first touch of blocking terrain or another model halts it
+        (`halt`: the index into the dense poses, kind, what). The move's resolution and
+        `judge_move` both read this, so they cannot disagree. Changes nothing."""
         m = self.check_path(state, v, path)
+        plan = {"m": m, "refusal": None, "halt": None, "stop": None, "dense": None, "spots": []}
         faults = self._move_faults(v, m)
         if faults:
-            raise RulesError("; ".join(faults))
-        v.allocated = True                       # ST not allocated by now are wasted
-        events, rolls = [], []
-        for key in ("maximum", "drift"):
-            if m[key].outcome == TOO_CLOSE:
-                events.append(f"{m[key].describe()}: too close to call, so the move stands")
+            plan["refusal"] = "; ".join(faults)
+            return plan
         dense = [v.pose]
         for a, b in zip([v.pose, *path], path):
             dense += interpolate(a, b, 1.0, 1.0)
-        for p in dense:
-            if not self._on_table(state, v.footprint(p)):
-                raise RulesError(f"the {v.name}'s path leaves the table")
+        if any(not self._on_table(state, v.footprint(p)) for p in dense):
+            plan["refusal"] = f"the {v.name}'s path leaves the table"
+            return plan
         # Ground covered ahead up to each dense pose (for a halt's shortfall, rough terrain).
         ahead = [0.0]
         for a, b in zip(dense, dense[1:]):
@@ -1041,24 +1113,96 @@ class CarCult(CarCultViews, RuleSystem):
             ahead.append(ahead[-1] + max(float((b.xy - a.xy) @ Pose(0, 0, mid).forward), 0.0))
         scale = m["distance_mm"] / ahead[-1] if ahead[-1] > 1e-6 else 1.0
         ahead = [x * scale for x in ahead]       # the move's own measure of its length
-        feet = [v.footprint(p) for p in dense]
-        polys = shapely.polygons([fp.corners for fp in feet])
+        polys = shapely.polygons([v.footprint(p).corners for p in dense])
         contact = float(self.option("contact_mm"))
         inner = shapely.buffer(polys, -contact, join_style="mitre")
         halt = self._halt(state, v, polys, inner)
-        stop = len(dense) - 1
-        ram = self._has_ram(v)
+        stop = len(dense) - 1 if halt is None else halt[0]
+        plan.update(dense=dense, ahead=ahead, polys=polys, halt=halt, stop=stop)
+        try:
+            plan["spots"] = self._mine_spots(state, v, action, dense[:stop + 1], polys[:stop + 1], ahead[:stop + 1])
+        except RulesError as exc:
+            plan["refusal"] = str(exc)
+        return plan
+
+    def _halt_words(self, state: GameState, v: Car, plan: dict) -> dict | None:
+        """A planned halt as players say it: what it touches, after how far, where it stands."""
+        if plan.get("halt") is None:
+            return None
+        index, kind, what = plan["halt"]
+        dense, polys, ahead, stop = plan["dense"], plan["polys"], plan["ahead"], plan["stop"]
+        touch_mm = self._touch_mm(dense, polys, ahead, stop,
+                                  what.footprint().polygon if kind == "car" else what.polygon)
+        name = f"the {what.name}" if kind == "car" or what.name else "blocking terrain"
+        at = dense[stop]
+        return {"kind": kind, "touches": name, "touch_mm": touch_mm, "at": at,
+                "rammed": kind == "car" and self._has_ram(v) and self.option("ram_collision") == "no_halt",
+                "why": f"halted where it touched {name}"}
+
+    def _may_judge_move(self, state: GameState, v: Car) -> bool:
+        """May the page judge this car's move before it is resolved? Where the table measures
+        freely, always; without pre-measuring only while its move band is drawn (the tape laid
+        along a move being made; `move_band`)."""
+        return self.may_premeasure() or self._band_shown(state, v)
+
+    def _judged_move(self, state: GameState, v: Car, path: list[Pose], action: dict) -> dict:
+        """A move judged by its plan, as `judge_move` and `judge_action` give it."""
+        fix_to = path[-1]
+        try:
+            plan = self._plan_move(state, v, path, action)
+        except RulesError as exc:
+            return {"legal": False, "reasons": [str(exc)], "fix": self._move_fixes(state, v, fix_to), "move": True}
+        m = plan["m"]
+        out = {k: (x.to_json() if hasattr(x, "to_json") else x) for k, x in m.items()}
+        if plan["refusal"] is not None:
+            return {"legal": False, "reasons": [plan["refusal"]], "fix": self._move_fixes(state, v, fix_to),
+                    "brakes": m["minimum"].outcome == "out", "move": True, **out}
+        close = any(m[k].outcome == TOO_CLOSE for k in ("maximum", "drift", "minimum"))
+        judged = {"legal": True, "reasons": [], "fix": [], "brakes": m["minimum"].outcome == "out", "move": True,
+                  "verdict": TOO_CLOSE if close else "in", "margin_mm": round(m["maximum"].margin_mm, 2), **out}
+        halt = self._halt_words(state, v, plan)
         if halt is not None:
-            stop = halt[0]
+            at = halt["at"]
+            judged.update(brakes=False, halt_at=[round(at.x_mm, 2), round(at.y_mm, 2), round(at.heading_deg, 2)],
+                          halts=f"it halts where it touches {halt['touches']}, after "
+                                f"{halt['touch_mm'] / MM_PER_IN:.2f} in" +
+                                ("" if halt["rammed"] else f" ({R}, \"Down Shift\": \"Cars must halt their movement "
+                                                           f"when they touch Blocking terrain\")"))
+        return judged
+
+    @action("move")
+    def _act_move(self, state: GameState, action: dict):
+        """The move: the camera's path checked (distance, drift, turns), mines laid along the route,
+        then what it met in order: mines it came within 4" of, rough terrain, a blocking halt (or a
+        brake short of the minimum). Everything that can refuse it comes first (`_plan_move`),
+        before any request."""
+        v, path = self._check_move(state, action)
+        plan = self._plan_move(state, v, path, action)
+        if plan["refusal"] is not None:
+            raise RulesError(plan["refusal"])
+        m, dense, polys, ahead = plan["m"], plan["dense"], plan["polys"], plan["ahead"]
+        halt, stop = plan["halt"], plan["stop"]
+        v.allocated = True                       # ST not allocated by now are wasted
+        events, rolls = [], []
+        for key in ("maximum", "drift"):
+            if m[key].outcome == TOO_CLOSE:
+                events.append(f"{m[key].describe()}: too close to call, so the move stands")
+        ram = self._has_ram(v)
         start = v.pose
-        # Mines allocated: laid along the route actually driven, then their ST become DT.
-        laid = yield from self._lay_mines(state, v, action, dense[:stop + 1], polys[:stop + 1], ahead[:stop + 1],
-                                          events)
-        # Mines it came within range of, in path order.
-        triggered = self._mine_triggers(state, v, dense[:stop + 1], laid)
+        # Mines it came within range of, in path order; rough terrain crossed (both on the route
+        # driven up to a halt).
+        triggered = self._mine_triggers(state, v, dense[:stop + 1], [])
         rough = self._rough(state, v, dense[:stop + 1], polys[:stop + 1], ahead[:stop + 1])
         v.moved = True
-        v.pose = dense[stop]
+        words = self._halt_words(state, v, plan)
+        if words is not None:
+            # "Cars must halt their movement when they touch Blocking terrain": the car is put where
+            # it touched, before anything that reads where it stands (its mines, an explosion).
+            yield from self.place(state, v, dense[stop], words["why"])
+        else:
+            v.pose = dense[stop]
+        # Mines allocated: laid along the route actually driven, then their ST become DT.
+        laid = self._lay_mines(state, v, plan["spots"], events)
         for index, mine in triggered:
             if not v.in_play:
                 break
@@ -1086,14 +1230,12 @@ class CarCult(CarCultViews, RuleSystem):
             # Counted to the touch itself: the halt is the first pose within contact_mm (the
             # camera's "touching"), up to that much short of it, and a whole inch short is
             # counted from the touch, not from a hair before it.
-            touch_mm = self._touch_mm(dense, polys, ahead, stop, what.footprint().polygon if kind == "car" else what.polygon)
+            touch_mm = words["touch_mm"]
             short = max(int(math.floor(_whole_within((inches(lo) - touch_mm) / MM_PER_IN,
                                                       _doubt_in(m["minimum"])))), 0)
             name = what.name if kind == "car" else (what.name or "blocking terrain")
-            events.append(f"the {v.name} touches {'the ' if kind == 'car' else ''}{name} after "
-                          f"{touch_mm / MM_PER_IN:.2f} in and halts there"
-                          + (f" (the path went on: put it at [{v.pose.x_mm:.1f}, {v.pose.y_mm:.1f}, "
-                             f"{v.pose.heading_deg:.1f}])" if stop < len(dense) - 1 else ""))
+            events.append(f"the {v.name} touches {words['touches']} after {touch_mm / MM_PER_IN:.2f} in and halts "
+                          f"there")
             if kind == "car" and ram and self.option("ram_collision") == "no_halt":
                 result = "rammed"
                 events.append(f"the {v.name}'s Reinforced Ram: no DT from the collision and its engine keeps its "
@@ -1142,7 +1284,10 @@ class CarCult(CarCultViews, RuleSystem):
         return {"result": result, "move": out, "moved_mm": round(moved_mm, 2), "mines_laid": [mn.id for mn in laid],
                 "mines_triggered": [mn.id for _, mn in triggered], "rolls": rolls, "events": events}
 
-    def _lay_mines(self, state: GameState, v: Car, action: dict, dense, polys, ahead, events: list):
+    def _mine_spots(self, state: GameState, v: Car, action: dict, dense, polys, ahead) -> list[tuple[float, float]]:
+        """Where the mines allocated go: the markers the player put (each on the route driven, by
+        mine_placement), the rest spread evenly along the centre of the route. A RulesError names
+        a marker that may not be where it was put. Changes nothing."""
         comps = [c for c in v.components if c.kind == WEAPON and c.key == "mines" and c.st]
         n = sum(c.st for c in comps)
         given = []
@@ -1171,6 +1316,13 @@ class CarCult(CarCultViews, RuleSystem):
             want = total * (k + 1) / (n + 1)
             i = min(range(len(ahead)), key=lambda j: abs(ahead[j] - want))
             spots.append((float(dense[i].x_mm), float(dense[i].y_mm)))
+        return spots
+
+    def _lay_mines(self, state: GameState, v: Car, spots, events: list) -> list[Mine]:
+        """The markers laid where `_mine_spots` put them; then the mines' ST become DT."""
+        comps = [c for c in v.components if c.kind == WEAPON and c.key == "mines" and c.st]
+        if not comps:
+            return []
         laid = []
         for x, y in spots:
             mine = Mine(state.next_mine, v.marker, v.owner, x, y, state.round)
@@ -1185,7 +1337,6 @@ class CarCult(CarCultViews, RuleSystem):
         if v.wrecked:
             self._explode(state, v, events)
         return laid
-        yield
 
     def _mine_triggers(self, state: GameState, v: Car, dense, laid) -> list[tuple[int, Mine]]:
         if len(dense) < 2:
@@ -1333,10 +1484,9 @@ class CarCult(CarCultViews, RuleSystem):
         seen = self.sight(state, me, them)
         return {"distance": dist, "range": rng, "sight": seen}
 
-    @action("attack")
-    def _act_attack(self, state: GameState, action: dict):
-        """Stages 1-6 of "Attacking opponents": target, ST on the weapon, range and sight, the
-        dice (Crack and Crap Shots, rerolls), Blast and speed modifiers, damage."""
+    def _check_attack(self, state: GameState, action: dict):
+        """The attack's checks as it is declared, nothing measured (stages 1 and 2 of "Attacking
+        opponents"): the car, the weapon, its shots, the target."""
         v = self._acting(state, action, "attack")
         self._ready(v, "attack")
         comp = v.component(str(action.get("weapon")))
@@ -1361,6 +1511,13 @@ class CarCult(CarCultViews, RuleSystem):
             raise RulesError(f"the {target.name} is not in play")
         if target.owner == v.owner:
             raise RulesError(f"the {target.name} is {v.owner}'s own car; attacks target an opposing model")
+        return v, comp, w, shots, target
+
+    @action("attack")
+    def _act_attack(self, state: GameState, action: dict):
+        """Stages 1-6 of "Attacking opponents": target, ST on the weapon, range and sight, the
+        dice (Crack and Crap Shots, rerolls), Blast and speed modifiers, damage."""
+        v, comp, w, shots, target = self._check_attack(state, action)
         v.allocated = True
         # Stage 3, once the attack is declared: the measurement, recorded in the outcome.
         m = self.reach(state, v, comp, target)
@@ -1472,12 +1629,9 @@ class CarCult(CarCultViews, RuleSystem):
                     f"({R}, \"Car Movement/Engines\")")
         return None
 
-    @action("fix")
-    def _act_fix(self, state: GameState, action: dict):
-        """Fanatical Fixer: "Swap the positions of any two tokens not on the fixer per ST
-        allocated": two tokens (fixer_swap "two_tokens"), or a token and an empty zone
-        ("token_or_empty"); either way the tokens must end where the rules let them be
-        (`_swap_fault`: fill from the left, the Spark Plug, no ST on armour or the ram)."""
+    def _check_fix(self, state: GameState, action: dict):
+        """The swap's checks (nothing measured, nothing rolled): the car, the two zones, and that
+        the tokens would end where the rules let them be (`_swap_fault`). Changes nothing."""
         v = self._acting(state, action, "fix")
         self._ready(v, "fix")
         if v.swaps_left <= 0:
@@ -1492,11 +1646,23 @@ class CarCult(CarCultViews, RuleSystem):
         if ca.zones[za] == cb.zones[zb]:
             raise RulesError(f"the {ca.name} zone {za + 1} and the {cb.name} zone {zb + 1} hold the same "
                              f"({ca.zones[za] or 'nothing'}); swapping them changes nothing")
-        ca.zones[za], cb.zones[zb] = cb.zones[zb], ca.zones[za]
-        fault = self._swap_fault(v, ca, cb)
+        ca.zones[za], cb.zones[zb] = cb.zones[zb], ca.zones[za]          # tried, then put back
+        try:
+            fault = self._swap_fault(v, ca, cb)
+        finally:
+            ca.zones[za], cb.zones[zb] = cb.zones[zb], ca.zones[za]
         if fault:
-            ca.zones[za], cb.zones[zb] = cb.zones[zb], ca.zones[za]      # put back: the swap is refused
             raise RulesError(fault)
+        return v, ca, za, cb, zb
+
+    @action("fix")
+    def _act_fix(self, state: GameState, action: dict):
+        """Fanatical Fixer: "Swap the positions of any two tokens not on the fixer per ST
+        allocated": two tokens (fixer_swap "two_tokens"), or a token and an empty zone
+        ("token_or_empty"); either way the tokens must end where the rules let them be
+        (`_swap_fault`: fill from the left, the Spark Plug, no ST on armour or the ram)."""
+        v, ca, za, cb, zb = self._check_fix(state, action)
+        ca.zones[za], cb.zones[zb] = cb.zones[zb], ca.zones[za]
         v.swaps_left -= 1
         v.allocated = True
         events = [f"the {v.name}'s fixer swaps the {ca.name} zone {za + 1} ({cb.zones[zb] or 'empty'}) with the "

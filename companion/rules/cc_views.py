@@ -138,6 +138,13 @@ class CarCultViews:
                     bands.append(self._band(v, turned, max(lo_in - at_in, 0.0), hi_in - at_in, drift_in))
         return shapely.union_all(shapely.convex_hull(shapely.multipoints(np.array(bands))))
 
+    def _band_shown(self, state, v) -> bool:
+        """Without pre-measuring, the band is a tape laid along a declared move: only for the car
+        moving now, once its ST are allocated (the engine's action is compulsory), until it has
+        moved (option move_band)."""
+        return (state.active_marker == v.marker and v.allocated and not v.moved
+                and self.option("move_band") == "declared_move")
+
     def overlays(self, state, marker: int) -> dict:
         """Where the move may end (minimum to maximum with drift and the free 45-degree turns;
         short of the minimum it brakes), and each weapon's range round the car."""
@@ -149,11 +156,7 @@ class CarCultViews:
         turns = self.free_turns(v)
         regions = []
         premeasure = self.may_premeasure()
-        # Without pre-measuring the band is a tape laid along a declared move: only for the car
-        # moving now, once its ST are allocated (the engine's action is compulsory), until it moves.
-        moving_now = (state.active_marker == marker and v.allocated and not v.moved
-                      and self.option("move_band") == "declared_move")
-        if hi > 0 and (premeasure or moving_now):
+        if hi > 0 and (premeasure or self._band_shown(state, v)):
             regions.append({"name": "move", "polygons": polygon_rings(self._move_zone(v, lo, hi, drift, turns)),
                             "min_in": lo, "max_in": hi, "drift_in": drift, "turns": turns,
                             "about": f"{lo}-{hi} in, drift up to {drift} in, {turns} turn{'' if turns == 1 else 's'} of 45 degrees (drawn "
