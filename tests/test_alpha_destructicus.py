@@ -21,7 +21,8 @@ from companion.rules.alpha_destructicus import ACTIONS
 from companion.session import GameSession
 
 SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "examples" / "scenarios").glob("ad-*.json"))
-BASE = {k: v for k, v in load_scenario(SCENARIOS[0]).items() if k not in ("steps", "dice", "expect", "about")}
+BASE = {k: v for k, v in load_scenario(SCENARIOS[0]).items()
+        if k not in ("steps", "dice", "choices", "expect", "about")}
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
@@ -39,24 +40,28 @@ def test_at_least_four_worked_scenarios_and_the_command_checks_them(capsys):
     assert out["rules"] == "alpha_destructicus"
 
 
-def play(steps, dice, options=None, **changes):
+def play(steps, dice, options=None, choices=("Ann",), **changes):
+    """The steps played on the first scenario's table; `choices` in the order they are asked,
+    the chip draws among them (by default only the first round's first draw: Ann's chip)."""
     data = copy.deepcopy(BASE)
     data.update(changes)
-    data.update(steps=steps, dice=dice, options=options or {})
+    data.update(steps=steps, dice=dice, options=options or {}, choices=list(choices))
     return run_scenario(data)
 
 
-def session(options=None, dice=(), prep=None, choices=(), **changes):
-    """A game with its first round begun (Ann's chip drawn), for acting on directly."""
+def session(options=None, dice=(), prep=None, choices=(), chip="Ann", **changes):
+    """A game with its first round begun (`chip`'s chip drawn from the bag), for acting on
+    directly; `choices` are those asked after that draw."""
     data = copy.deepcopy(BASE)
     data.update(changes)
     rules = rule_system("alpha_destructicus", options)
     state = rules.new_game(data["rosters"], parse_scene(data))
     if prep:
         prep(state)
-    s = GameSession(rules, state, FixedDice([1]), FixedChoices(list(choices)))
+    s = GameSession(rules, state, FixedDice([]), FixedChoices([chip]))
     s.start_round({})
-    s.dice = FixedDice(list(dice))
+    assert s.state.chip == (None if s.rules.option("chip_draw") == "declared" else chip)
+    s.dice, s.choices = FixedDice(list(dice)), FixedChoices(list(choices))
     return s
 
 
@@ -70,18 +75,53 @@ def working(*markers):
 # --- every option, both ways ------------------------------------------------------
 
 def test_option_chip_draw():
-    # "dice": a d6 for six chips; face 1 is Ann's first chip, so Bob's freak may not act.
-    out = play([{"round": {}}, {"act": "activate", "freak": "Grub", "expect_error": True}], [1])
-    assert out["steps"][0]["chip"] == "Ann" and "Ann's chip was drawn" in out["steps"][1]["error"]
-    # "declared": no dice; the first freak to act says whose chip came out of the real bag.
-    out = play([{"round": {}}, {"act": "activate", "freak": "Grub"}], [], {"chip_draw": "declared"})
+    """ "All the chips are placed in a bag. Chips are drawn out one at a time" ("The Turn"): a blind
+    pick by hand, not a roll (the book's dice are six-sided: there is no d5). "drawn": the page asks
+    whose chip came out, offering the chips still in the bag, and says a chip is being drawn."""
+    s = session(chip="Bob")
+    assert s.state.chip == "Bob" and sorted(s.state.bag) == ["Ann", "Ann", "Ann", "Bob", "Bob"]
+    with pytest.raises(RulesError, match="Bob's chip was drawn; Zed is Ann's"):
+        s.act({"act": "activate", "freak": "Zed"})
+    rules = rule_system("alpha_destructicus")
+    state = rules.new_game(BASE["rosters"], parse_scene(BASE))
+    s = GameSession(rules, state, FixedDice([]), FixedChoices([]))
+    assert s.start_round({}) is None
+    asked = s.pending
+    assert isinstance(asked, ChoiceRequest) and asked.player == "Ann"
+    assert [(o["value"], o["label"]) for o in asked.options] == [("Ann", "Ann's chip (3 of 6)"),
+                                                                 ("Bob", "Bob's chip (3 of 6)")]
+    assert "whose chip came out of the bag" in asked.purpose and "6 chips in it: Ann 3, Bob 3" in asked.purpose
+    # While it is drawn, the header says so (not that the round is over).
+    assert rules.turn_text(s.state) == "round 1 of 6: draw a chip from the bag (6 in it) and say whose it is"
+    assert rules.turn_info(s.state)["round"] == 1
+    with pytest.raises(DiceError, match="not an option"):
+        s.choose("Ann", "Cy")
+    assert s.choose("Ann", "Bob")["chip"] == "Bob"
+    # "declared": nothing is asked; the first freak to act says whose chip came out of the real bag.
+    out = play([{"round": {}}, {"act": "activate", "freak": "Grub"}], [], {"chip_draw": "declared"}, choices=[])
     assert out["state"]["chip"] == "Bob" and out["state"]["bag"] == ["Ann", "Ann", "Ann", "Bob", "Bob"]
+
+
+def test_chips_all_of_one_player_are_not_asked_and_no_draw_rolls_a_die():
+    """Once every chip left in the bag is one player's, the draw is his without asking; and no chip
+    draw anywhere asks for dice (the whole worked game's dice are all d6s)."""
+    s = session(chip="Bob")
+    s.state.bag = ["Ann", "Ann"]
+    s.act({"act": "activate", "freak": "Grub"})
+    out = s.end_turn()
+    assert out["chip"] == "Ann" and s.pending is None and s.state.bag == ["Ann"]
+    path = next(p for p in SCENARIOS if p.name == "ad-game-whole.json")
+    log = run_scenario(load_scenario(path), str(path))["log"]
+    asked = [d for e in log for d in e["dice"]]
+    assert asked and all(set(d["dice"]) == {"d6"} for d in asked), {tuple(d["dice"]) for d in asked}
+    draws = [c for e in log for c in e.get("choices", []) if "whose chip came out" in c["asked"]]
+    assert len(draws) >= 20
 
 
 def _shoot_king(options, tank_pose, dice=(4,), king=(500, 400, 0)):
     steps = [{"poses": {"12": list(king), "10": list(tank_pose)}}, {"round": {}},
              {"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12}]
-    return play(steps, [1, *dice], options)["steps"][2]
+    return play(steps, [*dice], options)["steps"][2]
 
 
 def test_option_facing_from():
@@ -126,7 +166,7 @@ def _ram_after(path, king, options=None, dice=(4, 2)):
              {"act": "repair", "freak": "Zed", "component": "engine"},
              {"act": "drive", "freak": "Zed", "vehicle": 10, "path": path},
              {"act": "ram", "freak": "Zed", "vehicle": 10, "target": 12}]
-    return play(steps, [1, 5, *dice], options)["steps"][4]
+    return play(steps, [5, *dice], options)["steps"][4]
 
 
 def test_option_ram_distance():
@@ -153,11 +193,11 @@ def test_option_barrier_armour():
              {"act": "repair", "freak": "Zed", "component": "engine"},
              {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[100, 200, 0], [200, 200, 0]]},
              {"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "barrier: crates"}]
-    out = play(steps, [1, 5, 4, 2, 3], terrain=terrain, choices=[0])     # Ann knocks it straight on
+    out = play(steps, [5, 4, 2, 3], terrain=terrain, choices=["Ann", 0])     # Ann knocks it straight on
     ram = out["steps"][4]
     assert ram["result"] == "won" and any("more armour" in m["reason"] for m in ram["rolls"][0]["modifiers"])
     assert out["state"]["terrain"]["barrier: crates"]["offset_mm"] == [76.2, 0.0]      # knocked 3 in away
-    out = play(steps, [1, 5, 2, 5, 1], {"barrier_armour": 5}, terrain=terrain)
+    out = play(steps, [5, 2, 5, 1], {"barrier_armour": 5}, terrain=terrain)
     ram = out["steps"][4]
     assert ram["result"] == "lost" and any("more armour" in m["reason"] for m in ram["rolls"][1]["modifiers"])
 
@@ -166,20 +206,20 @@ def test_option_turn_tolerance_deg():
     path = [[200, 200, 0], [250, 200, 4], [300, 200, 0]]
     steps = [{"round": {}}, {"act": "repair", "freak": "Zed", "component": "engine"},
              {"act": "drive", "freak": "Zed", "vehicle": 10, "path": path}]
-    assert play(steps, [1, 5])["steps"][2]["turning_in"] == 0.0
-    assert play(steps, [1, 5], {"turn_tolerance_deg": 2.0})["steps"][2]["turning_in"] == 6.0    # two 4-deg turns
+    assert play(steps, [5])["steps"][2]["turning_in"] == 0.0
+    assert play(steps, [5], {"turn_tolerance_deg": 2.0})["steps"][2]["turning_in"] == 6.0    # two 4-deg turns
 
 
 def test_option_speed_freak():
     steps = [{"round": {}}, {"act": "repair", "freak": "Zed", "component": "engine"},
              {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[200, 200, 0], [300, 200, 0]]},
              {"end_turn": True}]
-    out = play(steps, [1, 5, 1])
+    out = play(steps, [5], choices=["Ann", "Ann"])
     assert any("Speed Freak: Zed drove the Rhinocerator only 3.94 in" in e for e in out["steps"][3]["events"])
     with pytest.raises(ScenarioError, match="drive on, or say the way was blocked"):
-        play(steps, [1, 5, 1], {"speed_freak": "refuse"})
+        play(steps, [5], {"speed_freak": "refuse"}, choices=["Ann", "Ann"])
     steps[2]["blocked"] = True
-    assert play(steps, [1, 5, 1], {"speed_freak": "refuse"})["steps"][3]["chip"] == "Ann"
+    assert play(steps, [5], {"speed_freak": "refuse"}, choices=["Ann", "Ann"])["steps"][3]["chip"] == "Ann"
 
 
 def test_option_down_gets_up():
@@ -201,10 +241,10 @@ def test_option_obsession_free():
     steps = [{"round": {}}, {"act": "walk", "freak": "Ix", "to": [376.2, 600]},
              {"act": "walk", "freak": "Ix", "to": [300, 600]},
              {"act": "board", "freak": "Ix", "vehicle": 14, "seat": "driver"}]
-    out = play(steps, [1])
+    out = play(steps, [])
     assert out["steps"][3]["result"] == "boarded" and out["state"]["freaks"]["Ix"]["aboard"] == 14
     with pytest.raises(ScenarioError, match="the Horse is 5.51 in from Ix; he reaches 0.00 in"):
-        play(steps, [1], {"obsession_free": False})
+        play(steps, [], {"obsession_free": False})
 
 
 def _kez(spot):
@@ -215,28 +255,29 @@ def _kez(spot):
 
 def test_option_jack_reach():
     steps = [{"round": {}}, {"act": "jack", "freak": "Kez", "vehicle": 10}]
-    out = play(steps, [4, 5, 2, 1], rosters=_kez({"at": [200, 230]}))      # 12 mm from the tank's side
+    out = play(steps, [5, 2, 1], rosters=_kez({"at": [200, 230]}), choices=["Bob"])      # 12 mm from the tank's side
     assert out["steps"][1]["result"] == "jacked" and out["state"]["vehicles"]["10"]["driver"] == "Kez"
     with pytest.raises(ScenarioError, match="must be aboard the Rhinocerator to jack it"):
-        play(steps, [4], {"jack_reach": "aboard_only"}, rosters=_kez({"at": [200, 230]}))
+        play(steps, [], {"jack_reach": "aboard_only"}, rosters=_kez({"at": [200, 230]}), choices=["Bob"])
 
 
 def test_option_jack_tie():
     """Kez clinging to the Rhinocerator: 3 against 2 + 1, a tie; the tank surges 6 in ahead."""
     steps = [{"round": {}}, {"act": "jack", "freak": "Kez", "vehicle": 10}]
-    out = play(steps, [4, 3, 2], rosters=_kez({"aboard": 10, "seat": "clinging"}))
+    out = play(steps, [3, 2], rosters=_kez({"aboard": 10, "seat": "clinging"}), choices=["Bob"])
     assert out["steps"][1]["result"] == "tie: surged"
     assert out["state"]["vehicles"]["10"]["pose"] == [352.4, 200.0, 0.0]
     assert out["state"]["freaks"]["Kez"]["seat"] == "clinging"
-    out = play(steps, [4, 3, 2], {"jack_tie": "falls_off"}, rosters=_kez({"aboard": 10, "seat": "clinging"}))
+    out = play(steps, [3, 2], {"jack_tie": "falls_off"}, rosters=_kez({"aboard": 10, "seat": "clinging"}),
+               choices=["Bob"])
     assert out["state"]["freaks"]["Kez"]["pos"] == [200.0, 200.0] and out["state"]["freaks"]["Kez"]["aboard"] is None
 
 
 def test_option_two_wheels_failure():
     steps = [{"round": {}}, {"act": "stunt", "freak": "Mo", "stunt": "two_wheels"}]
-    out = play(steps, [1, 2])
+    out = play(steps, [2])
     assert out["steps"][1]["result"] == "failure" and out["state"]["vehicles"]["11"]["pose"][2] == 0.0
-    out = play(steps, [1, 2, 5], {"two_wheels_failure": "rollover"}, choices=["left"])  # the booster survives (5)
+    out = play(steps, [2, 5], {"two_wheels_failure": "rollover"}, choices=["Ann", "left"])  # the booster survives (5)
     assert out["state"]["vehicles"]["11"]["pose"][2] == 90.0
     assert out["state"]["vehicles"]["11"]["pending"] == "rollover"
 
@@ -246,10 +287,10 @@ def test_option_flamer_ignites():
     than the armour: a point of armour, not a damaging hit."""
     steps = [{"poses": {"13": [330, 200, 180]}}, {"round": {}},
              {"act": "shoot", "freak": "Pox", "weapon": "flamethrower", "target": 10}]
-    out = play(steps, [4, 2])
+    out = play(steps, [2], choices=["Bob"])
     assert out["steps"][2]["result"] == "armour" and out["state"]["vehicles"]["10"]["burning"]
     assert out["state"]["vehicles"]["10"]["armour"]["front"] == 3
-    out = play(steps, [4, 2], {"flamer_ignites": "damaging_hit"})
+    out = play(steps, [2], {"flamer_ignites": "damaging_hit"}, choices=["Bob"])
     assert not out["state"]["vehicles"]["10"]["burning"]
 
 
@@ -292,7 +333,7 @@ def _jump(options):
              {"act": "repair", "freak": "Zed", "component": "engine"},
              {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [840, 320, 0]]}]
     # The drive reaches the ramp's foot and jumps ("Jumping"); Ann states 10 in of the 11.81 possible.
-    return play(steps, [1, 5, 4], options, gates=gates, choices=[10.0])
+    return play(steps, [5, 4], options, gates=gates, choices=["Ann", 10.0])
 
 
 def test_option_airborne_scores():
@@ -370,8 +411,8 @@ def test_option_sight():
     steps = [{"poses": {"10": [300, 705, 0], "12": [620, 705, 0]}}, {"round": {}},
              {"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12}]
     with pytest.raises(ScenarioError, match="no line of sight to the King Rhino: Bank in the way"):
-        play(steps, [1, 3])
-    shot = play(steps, [1, 3], {"sight": "forest_only"})["steps"][2]
+        play(steps, [3])
+    shot = play(steps, [3], {"sight": "forest_only"})["steps"][2]
     assert shot["result"] == "glancing" and shot["facing"]["facing"] == "back"
 
 
@@ -450,6 +491,7 @@ def test_push_it_adds_6_inches_and_a_failure_breaks_the_engine_after_the_move():
     s.act({"act": "stunt", "freak": "Zed", "stunt": "push_it"})
     out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [650, 200, 0]})     # 17.72 in of 18
     assert out["left_in"] == 0.28 and s.state.vehicles[10].engine.status == "working"
+    s.choices = FixedChoices(["Bob"])                         # the next chip out of the bag: Bob's
     end = s.end_turn()
     assert s.state.vehicles[10].engine.status == "damaged"
     assert any("failed push wrecks the Rhinocerator's engine" in e for e in end["events"])
@@ -531,7 +573,7 @@ def test_a_forced_move_comes_first_and_is_made_even_if_the_turn_ends_without_it(
     with pytest.raises(RulesError, match=r"must first make its forced move \(badly shaken\)"):
         s.act({"act": "shoot", "freak": "Zed", "weapon": "machine guns", "target": 12})
     s.act({"act": "activate", "freak": "Zed"})
-    s.dice = FixedDice([1])                                   # the next chip: Ann's
+    s.choices = FixedChoices(["Ann"])                         # the next chip out of the bag: Ann's
     end = s.end_turn()
     assert "the Rhinocerator's forced move (badly shaken) was not made: it is made now" in end["events"]
     assert s.state.vehicles[10].pose.x_mm == pytest.approx(200 + 152.4) and not s.state.vehicles[10].pending
@@ -541,8 +583,8 @@ def test_a_pass_is_the_drivers_turn_too():
     """The chip put on a driver who does nothing is his turn: a slightly shaken waiting for it is spent."""
     def prep(state):
         state.vehicles[12].pending, state.vehicles[12].pending_table = 1, "glancing"
-    s = session({}, [3, 1], prep, choices=["Zed", "Grub"])
-    s.end_turn()                                              # Ann passes (Zed); Bob's chip is drawn (3rd of 5)
+    s = session({}, [], prep, choices=["Zed", "Bob", "Grub", "Ann"])
+    s.end_turn()                                              # Ann passes (Zed); Bob's chip is drawn
     end = s.end_turn()                                        # Bob passes: the chip on Grub
     assert any("slightly shaken is over" in e for e in end["events"]) and not s.state.vehicles[12].pending
 
@@ -552,7 +594,7 @@ def test_fire_burns_at_the_end_of_the_drivers_turn():
         working(10)(state)
         state.vehicles[10].burning = True
         state.vehicles[10].component("machine guns").status = "damaged"
-    s = session({}, [3, 5, 1, 3], prep)                      # repair at -1: 3 - 1 = 2 fails
+    s = session({}, [3, 5, 1], prep, choices=["Bob"])        # repair at -1: 3 - 1 = 2 fails
     out = s.act({"act": "repair", "freak": "Zed", "component": "machine guns"})
     assert out["result"] == "failed" and out["rolls"][0]["modifiers"][0]["value"] == -1
     end = s.end_turn()                                       # Zed rolls 5: unhurt; the engine 1: damaged
@@ -667,8 +709,9 @@ ROSTERS = [
 
 
 class Table:
-    """Plays a game through the session; each step's dice are fixed and must all be used; the chip
-    draws are the faces that pick the chip of the player named next."""
+    """Plays a game through the session; each step's dice and choices are fixed and must all be
+    used; a chip draw is the choice of the player named next, asked while the bag holds more than
+    one player's chips."""
 
     def __init__(self):
         rules = rule_system("alpha_destructicus")
@@ -681,13 +724,14 @@ class Table:
         return self.s.state
 
     def _chip(self, bag, player):
-        return [bag.index(player) + 1] if len(bag) > 1 else []
+        return [player] if len(set(bag)) > 1 else []
 
     def round(self, first):
         bag = [p for p in self.st.players for _ in self.st.alive(p)]
-        self.s.dice = FixedDice(self._chip(bag, first))
+        self.s.dice = FixedDice([])
+        self.s.choices = FixedChoices(self._chip(bag, first))
         out = self.s.start_round({})
-        assert self.s.dice.remaining == 0 and out["chip"] == first, out
+        assert self.s.choices.remaining == 0 and out["chip"] == first, out
         return out
 
     def act(self, dice=(), choices=(), **action):
@@ -703,10 +747,10 @@ class Table:
 
     def end(self, dice=(), next=None, choices=()):
         bag = self.st.bag
-        self.s.dice = FixedDice(list(dice) + ([] if next is None else self._chip(bag, next)))
-        self.s.choices = FixedChoices(list(choices))
+        self.s.dice = FixedDice(list(dice))
+        self.s.choices = FixedChoices(list(choices) + ([] if next is None else self._chip(bag, next)))
         out = self.s.end_turn()
-        assert self.s.dice.remaining == 0, (out, self.s.dice.remaining)
+        assert self.s.dice.remaining == 0 and self.s.choices.remaining == 0, (out, self.s.dice.remaining)
         if next is not None:
             assert out["chip"] == next, out
         return out
@@ -1006,7 +1050,7 @@ def test_a_jump_declared_under_half_its_reach_is_refused_and_a_failed_roll_halve
              {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [840, 320, 0]], "jump_in": 5,
               "expect_error": True},
              {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [840, 320, 0]]}]
-    out = play(steps, [1, 5, 2], gates=gates, choices=[10.0])
+    out = play(steps, [5, 2], gates=gates, choices=["Ann", 10.0])
     assert "declare between 5.91 in and 11.81 in" in out["steps"][3]["error"]
     assert out["steps"][4]["jump"]["distance_in"] == 5.0 and out["state"]["vehicles"]["10"]["pose"][0] == 967.0
 
@@ -1334,11 +1378,13 @@ def test_hit_choices_are_asked_of_the_player_the_book_gives_them_to():
 def test_a_player_who_passes_puts_the_chip_on_the_freak_he_chooses():
     """ "he may move one ... He must then place the chip on the character" ("The Turn"): ending the
     turn with nobody chosen asks the player which freak's chip it is; that freak has moved."""
-    s = session({}, [3])                # then the third chip of Ann, Ann, Bob, Bob, Bob: Bob's
+    s = session({})
     s.choices = None
     assert s.end_turn() is None
     assert s.pending.player == "Ann" and {o["value"] for o in s.pending.options} == {"Zed", "Mo", "Ix"}
-    out = s.choose("Ann", "Ix")
+    assert s.choose("Ann", "Ix") is None
+    assert "whose chip came out of the bag" in s.pending.purpose       # then the next chip is drawn
+    out = s.choose("Ann", "Bob")
     assert s.state.freaks["Ix"].moved and not s.state.freaks["Zed"].moved and out["chip"] == "Bob"
     assert any("Ann passes: the chip goes on Ix" in e for e in out["events"])
 
@@ -1462,8 +1508,12 @@ def test_an_activation_through_the_table_game_with_the_pages_requests(demo_table
     rosters = client.get("/api/rosters/starter?rules=alpha_destructicus").get_json()
     post("/api/game", {"rules": "alpha_destructicus", "rosters": rosters})
     g = post("/api/round", {"orders": {}})
-    assert g["pending"]["dice"] == ["d6"]                      # six chips in the bag
-    g = post("/api/dice/typed", {"faces": [1]})                # Player 1's chip
+    # A chip is drawn from the bag by hand: the page asks whose came out (no die), and its
+    # header says a chip is being drawn, not that the round is over.
+    assert g["pending"]["waiting"] == "choice" and g["pending"]["dice"] == []
+    assert [o["value"] for o in g["pending"]["options"]] == ["Player 1", "Player 2"]
+    assert g["game"]["turn_text"] == "round 1 of 6: draw a chip from the bag (6 in it) and say whose it is"
+    g = post("/api/choice", {"player": g["pending"]["player"], "value": "Player 1"})
     assert g["game"]["up"] == "Player 1"
     car = client.get("/api/car/10").get_json()
     acts = {a["act"]: a for a in car["actions"]}
@@ -1494,8 +1544,9 @@ def test_an_activation_through_the_table_game_with_the_pages_requests(demo_table
     r = client.post("/api/act", json={"act": "drive", "freak": driver, "vehicle": 10, "path": [[0, 0, 0]]}, headers=h)
     assert r.status_code == 409 and "read from the table by the camera" in r.get_json()["error"]
     g = post("/api/end_turn", {})
-    assert g["pending"]["dice"] == ["d5"]                      # the next chip, of five left
-    g = post("/api/dice/typed", {"faces": [3]})                # Player 1, Player 1, Player 2...: Player 2's
+    assert g["pending"]["waiting"] == "choice" and "5 chips in it" in g["pending"]["purpose"]
+    assert g["game"]["turn_text"] == "round 1 of 6: draw a chip from the bag (5 in it) and say whose it is"
+    g = post("/api/choice", {"player": g["pending"]["player"], "value": "Player 2"})
     assert g["game"]["up"] == "Player 2" and g["game"]["active"] is None and g["held"] == []
     # Freak 2.3 is on foot: his walk is on the card of the car nearest him, and goes where he is sent.
     on_foot = next(f for f in rosters[1]["freaks"] if "at" in f)["name"]

@@ -33,10 +33,12 @@ OPTIONS = (
                'bike\'s Kablooie: "everyone within 3\""). "vehicle": measured from the exploding vehicle itself, its '
                'nearest edge, as every other distance (range, grab hold, jacking); "centre": from its centre, '
                'which spares things up to half its length nearer.'),
-    RuleOption("chip_draw", "dice", ("dice", "declared"), sec("The Turn"),
-               'The rule: chips "are drawn out one at a time". "dice": the companion draws for the table, '
-               'with a die of as many faces as chips left in the bag (a d6 for six chips); "declared": the '
-               'table draws real chips, and the first action of a freak says whose chip came up.'),
+    RuleOption("chip_draw", "drawn", ("drawn", "declared"), sec("The Turn"),
+               'The rule: "All the chips are placed in a bag. Chips are drawn out one at a time" (and "What you '
+               'need": poker chips "or other easily mixable object"; the only dice are six-sided). A draw is a '
+               'blind pick from the bag by hand, not a roll. "drawn": at each draw the page asks whose chip came '
+               'out (the chips still in the bag are offered; nothing is asked when they are all one player\'s); '
+               '"declared": nothing is asked, and the first action of a freak says whose chip came up.'),
     RuleOption("facing_from", "attacker_centre", ("attacker_centre", "closest_point"), sec("Shooting"),
                'Which facing a shot or ram strikes ("the armor rating on the targeted vehicle\'s facing side"). '
                'The target is split by its diagonals into front, back and two sides. "attacker_centre": the '
@@ -209,6 +211,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             return f"{head}: {state.chip}'s chip is drawn: choose the freak who moves (or pass)"
         if self.option("chip_draw") == "declared" and state.bag:
             return f"{head}: draw a chip; its freak's first action names it ({len(state.bag)} in the bag)"
+        if state.bag:
+            # A draw under way: the chips are still in the bag, none is out yet.
+            return f"{head}: draw a chip from the bag ({len(state.bag)} in it) and say whose it is"
         return f"{head} is over: start the next round"
 
     def start_round(self, state: GameState, orders: dict | None = None):
@@ -241,17 +246,29 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             state.bag = keep
             return None
         while state.bag:
-            n = len(state.bag)
-            k = 0
-            if n > 1:
-                k = (yield DiceRequest((f"d{n}",), f"chip draw ({n} chips: {', '.join(state.bag)})")).faces[0] - 1
-            player = state.bag.pop(k)
+            player = yield from self._which_chip(state)
+            state.bag.remove(player)
             if self._movable(state, player):
                 state.chip = player
                 events.append(f"{player}'s chip is drawn: {player} moves one freak")
                 return player
             events.append(f"{player}'s chip is drawn, but {player} has no freak left to move")
         return None
+
+    def _which_chip(self, state: GameState):
+        """Whose chip came out of the bag: a blind pick by hand ("Chips are drawn out one at a time",
+        "The Turn"), so the page asks which it was, offering the chips still in the bag. The book
+        does not say who draws: the question is put to the first player round the table (the
+        rosters' order), for whoever holds the bag to answer."""
+        left = sorted(set(state.bag), key=state.players.index)
+        if len(left) == 1:
+            return left[0]                 # every chip left is one player's: nothing to draw blind
+        n = len(state.bag)
+        counts = ", ".join(f"{p} {state.bag.count(p)}" for p in left)
+        return (yield ChoiceRequest(state.players[0], f"whose chip came out of the bag (draw one without "
+                                    f"looking; {n} chips in it: {counts})",
+                                    tuple({"value": p, "label": f"{p}'s chip ({state.bag.count(p)} of {n})"}
+                                          for p in left)))
 
     def end_activation(self, state: GameState):
         """The acting freak's move ends: a failed push, Speed Freak, fire; the next chip is drawn."""
