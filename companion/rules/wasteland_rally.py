@@ -147,6 +147,14 @@ OPTIONS = (
                'path\'s last, as [x, y, heading, sigma_mm, sigma_deg]; none given, none counted): a hair over within '
                'the doubt is too close to call and the move stands, said so (CORE, "Resolving Issues": keep '
                'playing on a simple resolution); "strict": the measured cost alone, a hair over is refused.'),
+    RuleOption("reverse_correction_mm", 25.0, None, f'{D.VEHICLES}, "Vehicle Restrictions"',
+               '"Vehicles may only move forward or backward during their activation but not both on the same '
+               'activation." A hand pushing a car slides it past its mark and back: a move is judged by where the '
+               'car ends and the way it went. Travel against the way the path mostly went, up to this many mm in '
+               'all in one move, is a correction, not a reverse: the move counts as the way it mostly went, and '
+               'the correction and the overshoot it undoes (slow ground too) do not count against the allowance; '
+               'more is driving both ways, refused. 0: any travel back is refused. Steps the camera sees too short '
+               'to tell their way (path_tolerance_mm) are ground covered, as before.'),
     RuleOption("turn_tolerance_deg", 3.0, None, f'{D.VEHICLES}, "Vehicle Movement"',
                'How much a straight run may change heading (degrees) before it counts as a manoeuvre; a turn\'s '
                'manoeuvres are its angle less this, in 45-degree steps.'),
@@ -1141,7 +1149,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         if boost:
             poses = _boost_first(poses, inches(D.BOOST_IN), tol_mm, tol_deg)
         dist_mm = boost_mm = slow_mm = 0.0
-        directions = set()
+        travel = {"forward": 0.0, "backward": 0.0}       # ground driven each way, and slow ground of it
+        slow_way = {"forward": 0.0, "backward": 0.0}
         slow = [t for t in state.live_terrain() if _terrain_kind(self, t) == "slow"]
         on_the_spot = self.option("path_reading") == "on_the_spot"
         # Turning is summed into runs in one direction (a counter-turn within the tolerance is
@@ -1199,16 +1208,33 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 boost_mm = run
                 if not self.option("boost_counts"):
                     continue
-            directions.add("forward" if along > 0 else "backward")
+            way = "forward" if along > 0 else "backward"
+            on_slow = self._slow_on(v, slow, a, b)
+            travel[way] += run
+            slow_way[way] += on_slow
             dist_mm += run
-            slow_mm += self._slow_on(v, slow, a, b)
+            slow_mm += on_slow
         if boost and not boost_mm:
             raise RulesError(f"a boost moves directly forward {D.BOOST_IN} in at the start of the move; the path "
                              f"starts with no straight step")
-        if len(directions) > 1:
-            raise RulesError(f"the path drives both forwards and backwards; a vehicle moves one way in an "
-                             f"activation ({D.VEHICLES}, \"Vehicle Restrictions\")")
-        going = directions.pop() if directions else ("backward" if backward else "forward")
+        correction_mm = 0.0
+        if travel["forward"] and travel["backward"]:
+            # A move is judged by where the car ends and the way it went: a hand that slides a car
+            # past its mark and back has not reversed, up to reverse_correction_mm of travel back.
+            going = "forward" if travel["forward"] >= travel["backward"] else "backward"
+            other = "backward" if going == "forward" else "forward"
+            correction_mm, limit = travel[other], float(self.option("reverse_correction_mm"))
+            if correction_mm > limit:
+                raise RulesError(f"the path drives both forwards and backwards ({travel['forward'] / MM_PER_IN:.2f} in "
+                                 f"forwards, {travel['backward'] / MM_PER_IN:.2f} in backwards); a vehicle moves one "
+                                 f"way in an activation ({D.VEHICLES}, \"Vehicle Restrictions\"), and a hand's "
+                                 f"correction counts only up to {limit / MM_PER_IN:.2f} in back")
+            # The correction undoes as much of the overshoot: neither counts against the allowance.
+            dist_mm = max(dist_mm - 2 * correction_mm, 0.0)
+            slow_mm = max(slow_mm - 2 * slow_way[other], 0.0)
+        else:
+            going = ("forward" if travel["forward"] else "backward" if travel["backward"]
+                     else ("backward" if backward else "forward"))
         if backward is not None and (going == "backward") != bool(backward):
             raise RulesError(f"the path drives {going}s, but the move says backward={bool(backward)}")
         if boost and going == "backward":
@@ -1239,6 +1265,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         if crossed:
             why.append(f"barriers crossed: {', '.join(crossed)} (+{D.BARRIER_IN} in each)")
         return {"distance_mm": round(dist_mm, 2), "boost_mm": round(boost_mm, 2), "slow_extra_mm": round(slow_mm, 2),
+                "correction_mm": round(correction_mm, 2),
                 "barrier_extra_mm": round(barrier_mm, 2),
                 "manoeuvres": manoeuvres, "free_manoeuvres": free, "extra_manoeuvres": extra,
                 "direction": going, "cost_mm": round(cost_mm, 2), "allowance_mm": round(allowance_mm, 2),
