@@ -2296,7 +2296,15 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
     def _act_campaign_mission(self, state: GameState, action: dict):
         """The next campaign round's mission (RULEBOOK, "Campaign Structure"): the first is the two
         lap race, the final outrun, others a D12, moving on down the list if it repeats the last."""
-        n = int(action.get("campaign_round", 2))
+        n = action.get("campaign_round", 2)
+        if isinstance(n, bool) or not isinstance(n, (int, float)) or n != int(n) or n < 1:
+            raise RulesError(f"the campaign round is a whole number from 1, not {n!r} ({R}, \"Campaign Structure\")")
+        n = int(n)
+        previous = action.get("previous")
+        if previous is not None and previous not in [m for _, _, m in D.CAMPAIGN_MISSIONS]:
+            raise RulesError(f"last round's mission is one of "
+                             f"{', '.join(m.replace('_', ' ') for _, _, m in D.CAMPAIGN_MISSIONS)}, not {previous!r} "
+                             f"({R}, \"Campaign Structure\")")
         if n == 1:
             return {"result": "two_lap_race", "rolls": [], "events": ["the first round is a two lap race"]}
         if action.get("final"):
