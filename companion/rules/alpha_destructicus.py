@@ -596,6 +596,21 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- moving --------------------------------------------------------------------------
 
+    def _put(self, state: GameState, v: Vehicle, to: Pose, why: str):
+        """The rules moved the vehicle (stopped at a contact, spun, rolled, surged, landed): the
+        players put it there, told why in their words (`RuleSystem.place`); a car that already
+        stands there (a spin of no degrees) is not asked for."""
+        if v.pose is not None and float(np.linalg.norm(to.xy - v.pose.xy)) <= 0.05 \
+                and abs(normalize_deg(to.heading_deg - v.pose.heading_deg)) <= 0.05:
+            v.pose = to
+            return to
+        return (yield from self.place(state, v, to, why))
+
+    @staticmethod
+    def _turn_words(deg: float) -> str:
+        """A turn as players say it: "30 deg anticlockwise" (a positive turn is to the left)."""
+        return f"{abs(deg):g} deg {'anticlockwise' if deg > 0 else 'clockwise'}"
+
     def _path_poses(self, state: GameState, v: Vehicle, action: dict) -> list[Pose]:
         """The poses a drive went through, from where the car stands in the game.
 
@@ -848,6 +863,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         leap = action.get("leap")
         if leap is not None:
             self._check_leap(state, v, poses, str(leap))
+        driven = poses
         contact = self._path_contact(state, v, poses, None if leap is None else str(leap))
         jump_off = None
         start_ramps = [t.name for t in state.terrain.values() if t.kind == "ramp"
@@ -866,11 +882,35 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             if self.option("path_contact") == "refuse":
                 raise RulesError(f"{met}: that is a ram; drive to the contact and 'ram' it ({sec('Ramming')})")
             poses = contact["poses"]
+        if jump_off is None and contact is None and not v.kind.flies:
+            # A drive that ends at the foot of a ramp (touching, not into it) has reached it too.
+            jump_off = next((t for t in state.terrain.values() if t.kind == "ramp" and t.name not in start_ramps
+                             and self._at_ramp_foot(state, v, t, poses[-1])), None)
         ground, turn_cost, problems, turns, since = self._cost(state, v, poses, reverse)
         problems += self._push_problems(state, v, poses)
         if problems:
             raise RulesError(f"the {v.name} cannot drive that path: {'; '.join(problems)}")
         rough, lava = ([], []) if v.kind.flies else self._terrain_on_path(state, v, poses)
+        sigma = math.hypot(v.pose.axis_sigma_mm, poses[-1].axis_sigma_mm)
+
+        def over_budget(rubble_mm: float) -> None:
+            spent = state.spent_mm + ground + turn_cost + rubble_mm
+            verdict = judge("movement spent", spent, state.budget_mm, sigma)
+            if verdict.outcome == "out":
+                raise RulesError(f"the {v.name} cannot drive that path: it spends {_fmt_in(spent)} "
+                                 f"({_fmt_in(ground)} driven, {_fmt_in(turn_cost)} turning"
+                                 + (f", {_fmt_in(rubble_mm)} extra in rubble" if rubble_mm else "")
+                                 + (f", {_fmt_in(state.spent_mm)} before" if state.spent_mm else "")
+                                 + f") but has {_fmt_in(state.budget_mm)} this turn")
+            return spent, verdict
+
+        # Everything the dice cannot change is judged before the first of them (the page's preview
+        # plays an action up to its first request): the movement without any rubble, and a jump's
+        # declared distance.
+        over_budget(0.0)
+        if jump_off is not None:
+            self._check_jump(state, v, state.ground_mm + ground, state.turn_cost_mm + turn_cost,
+                             action.get("jump_in"))
         rubble_mm = 0.0
         for t, inside in rough:
             roll = yield from self._skill(state, f, f"driving through the {t.kind} {t.name}")
@@ -878,15 +918,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             if roll.total < D.SKILL:
                 rubble_mm += inside * (D.RUBBLE_COST_FACTOR - 1.0)
                 events.append(f"the {v.name} bogs down in {t.name}: {_fmt_in(inside)} in it cost double")
-        spent = state.spent_mm + ground + turn_cost + rubble_mm
-        sigma = math.hypot(v.pose.axis_sigma_mm, poses[-1].axis_sigma_mm)
-        verdict = judge("movement spent", spent, state.budget_mm, sigma)
-        if verdict.outcome == "out":
-            raise RulesError(f"the {v.name} cannot drive that path: it spends {_fmt_in(spent)} "
-                             f"({_fmt_in(ground)} driven, {_fmt_in(turn_cost)} turning"
-                             + (f", {_fmt_in(rubble_mm)} extra in rubble" if rubble_mm else "")
-                             + (f", {_fmt_in(state.spent_mm)} before" if state.spent_mm else "")
-                             + f") but has {_fmt_in(state.budget_mm)} this turn")
+        spent, verdict = over_budget(rubble_mm)
         state.spent_mm = spent
         state.ground_mm += ground
         state.turn_cost_mm = state.turn_cost_mm + turn_cost
@@ -894,12 +926,15 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         state.paths.setdefault(v.marker, []).extend([[p.x_mm, p.y_mm, p.heading_deg] for p in poses])
         if action.get("blocked"):
             state.blocked = True
-        v.pose = poses[-1]
+        end = poses[-1]
+        cut = float(np.linalg.norm(end.xy - driven[-1].xy)) > 1.0 or \
+            abs(normalize_deg(end.heading_deg - driven[-1].heading_deg)) > 1.0
+        if contact is not None and cut:
+            # The path ran on past the contact on the table: the car goes back to where it struck.
+            yield from self._put(state, v, end, f"it stopped where it struck {contact['name']}, and rams it")
+        else:
+            v.pose = end
         scored = self._crossings(state, v, poses, events)
-        if jump_off is None and contact is None and not v.kind.flies:
-            # A drive that ends at the foot of a ramp (touching, not into it) has reached it too.
-            jump_off = next((t for t in state.terrain.values() if t.kind == "ramp" and t.name not in start_ramps
-                             and self._at_ramp_foot(state, v, t, v.pose)), None)
         result = {"act": "drive", "vehicle": v.marker, "result": "moved", "rolls": rolls, "events": events,
                   "moved_in": round(ground / MM_PER_IN, 2), "turning_in": round(turn_cost / MM_PER_IN, 2),
                   "turns_deg": turns, "spent": verdict.to_json(),
@@ -915,6 +950,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             declared = action.get("jump_in")
             result["jump"] = yield from self._jump(state, f, v, jump_off, None if declared is None else float(declared),
                                                    events, rolls, action)
+        elif jump_off is not None and cut:
+            yield from self._put(state, v, end, f"it reached the foot of {jump_off.name}")
         rammed = []
         if contact is not None:
             events.append(f"{met}: it stops there and rams it ({sec('Ramming')})")
@@ -923,7 +960,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                                  "after_in": round(contact["after_mm"] / MM_PER_IN, 2)}
             state.blocked = True
             rammed.append(contact["thing"])
-            result["ram"] = yield from self._ram(state, v, contact["thing"], events, rolls)
+            result["ram"] = yield from self._ram(state, v, contact["thing"], events, rolls, known_contact=True)
         result["touching"] = self._touching(state, v) if v.in_play else []
         state.no_ram = [x for x in state.no_ram if x in result["touching"] or x in rammed]
         if contact is None and result["touching"] and v.kind.flies and v.in_play:
@@ -1058,16 +1095,18 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             state.budget_mm += inches(dist_in)
         way = "straight ahead" if heading is None else f"sideways, the way it was travelling ({heading:g} deg)"
         events.append(f"{what}: the {v.name} moves {dist_in:g} in {way}" + (" and stops" if stop else ""))
-        hit = yield from self._surge(state, v, inches(dist_in), events, rolls, rams=True, heading_deg=heading)
+        hit = yield from self._surge(state, v, inches(dist_in), events, rolls, rams=True, heading_deg=heading,
+                                     why=f"{what}: it moved {dist_in:g} in {way}")
         state.spent_mm += inches(dist_in)
         if stop:
             state.stopped = True
         return {"result": "stopped" if stop else "moved", "distance_in": dist_in, "hit": hit}
 
     def _surge(self, state: GameState, v: Vehicle, dist_mm: float, events: list, rolls: list, rams: bool = True,
-               reverse: bool = False, heading_deg: float | None = None):
+               reverse: bool = False, heading_deg: float | None = None, why: str = ""):
         """Straight ahead (or along `heading_deg`, its facing kept) until the distance is gone or
-        something is in the way, which it rams: the ram counts all the vehicle moved this turn."""
+        something is in the way, which it rams: the ram counts all the vehicle moved this turn. The
+        players put it where it ends, told `why` (and what stopped it)."""
         start = v.pose
         step = 2.0
         moved = 0.0
@@ -1098,7 +1137,11 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             moved = nxt
         end = at(moved)
         self._crossings(state, v, [start, end], events)
-        v.pose = end
+        words = why or f"it surged {_fmt_in(dist_mm)}"
+        if hit is not None:
+            words += f", and stopped where it struck the {state.vehicles[hit].name if isinstance(hit, int) else hit}" \
+                     f" after {_fmt_in(moved)}"
+        yield from self._put(state, v, end, words)
         if state.drove == v.marker:
             touching = self._touching(state, v)
             state.no_ram = [x for x in state.no_ram if x in touching]
@@ -1111,7 +1154,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 events.append(f"the {v.name} stops at the {name} after {_fmt_in(moved)}")
             elif rams:
                 events.append(f"the {v.name} runs into the {name} after {_fmt_in(moved)}: a ram")
-                yield from self._ram(state, v, hit, events, rolls, moved_mm=before + moved)
+                yield from self._ram(state, v, hit, events, rolls, moved_mm=before + moved, known_contact=True)
         return hit
 
     # --- on foot -------------------------------------------------------------------------
@@ -1304,7 +1347,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                           + ("" if ok else "; the engine will be damaged after the move"))
         elif kind == "panic_turn":
             if ok:
-                v.pose = v.pose.moved(turn_deg=turn_deg)
+                yield from self._put(state, v, v.pose.moved(turn_deg=turn_deg),
+                                     f"Panic Turn: it snapped round {self._turn_words(turn_deg)}")
                 events.append(f"the {v.name} snaps round {turn_deg:+g} deg")
         elif kind == "two_wheels":
             if ok:
@@ -1331,7 +1375,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         left = max(state.budget_mm - state.spent_mm, 0.0) if state.drove == v.marker and v.functional else 0.0
         if left > 0:
             events.append(f"the {v.name} carries on {_fmt_in(left)} straight ahead")
-            yield from self._surge(state, v, left, events, rolls, rams=True)
+            yield from self._surge(state, v, left, events, rolls, rams=True,
+                                   why=f"{f.id} bailed out: it carried on {_fmt_in(left)} straight ahead")
             state.spent_mm = state.budget_mm
 
     @action("grab")
@@ -1416,14 +1461,29 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                                     events, rolls, action)
         return {"act": "jump", "vehicle": v.marker, **out, "rolls": rolls, "events": events}
 
+    def _check_jump(self, state: GameState, v: Vehicle, ground_mm: float, turn_mm: float, declared_in) -> tuple:
+        """How far a jump may go ("Jumping": what it moved this turn, turning included, +6" when pushing
+        it), and a declared distance checked against it (at least half of that, at most all of it):
+        (moved, most) in mm, or a refusal."""
+        moved = ground_mm + turn_mm
+        most = moved + (inches(D.PUSH_IT_IN) if state.pushing else 0.0)
+        if most <= 0:
+            raise RulesError(f"the {v.name} has not moved this turn: it cannot jump")
+        if declared_in is not None:
+            try:
+                declared = inches(float(declared_in))
+            except (TypeError, ValueError):
+                raise RulesError(f"a jump's declared distance is a number of inches, not {declared_in!r}") from None
+            if not (most / 2 - 1e-6 <= declared <= most + 1e-6):
+                raise RulesError(f"declare between {_fmt_in(most / 2)} and {_fmt_in(most)} (it moved {_fmt_in(moved)}"
+                                 + (" and is pushing it" if state.pushing else "") + f"; {sec('Jumping')})")
+        return moved, most
+
     def _jump(self, state: GameState, f: Freak, v: Vehicle, ramp, declared_in: float | None, events, rolls, action):
         """The flight ("Jumping"): the most is what it moved this turn before the ramp, turning included
         (+6" when pushing it); the driver states a distance from half the most to the most (asked of
         his player when not given); a failed stunt roll flies half of it."""
-        moved = state.ground_mm + state.turn_cost_mm
-        most = moved + (inches(D.PUSH_IT_IN) if state.pushing else 0.0)
-        if most <= 0:
-            raise RulesError(f"the {v.name} has not moved this turn: it cannot jump")
+        moved, most = self._check_jump(state, v, state.ground_mm, state.turn_cost_mm, declared_in)
         if declared_in is None:
             lo, hi = most / 2 / MM_PER_IN, most / MM_PER_IN
             # Half the most (to the hundredth, rounded up so it is at least half), the whole inches
@@ -1434,10 +1494,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 f.player, f"how far the {v.name} jumps off {ramp.name} (from {lo:.2f} to {hi:.2f} in)",
                 tuple({"value": d, "label": f"{d:g} in"} for d in picks), v.name))
             declared_in = float(declared_in)
+        self._check_jump(state, v, state.ground_mm, state.turn_cost_mm, declared_in)
         declared = inches(declared_in)
-        if declared > most + 1e-6 or declared < most / 2 - 1e-6:
-            raise RulesError(f"declare between {_fmt_in(most / 2)} and {_fmt_in(most)} (it moved {_fmt_in(moved)}"
-                             + (" and is pushing it" if state.pushing else "") + f"; {sec('Jumping')})")
         events.append(f"the {v.name} reaches the bottom of {ramp.name} and jumps: {f.id} states {declared_in:g} in "
                       f"(most {_fmt_in(most)}; {sec('Jumping')})")
         roll = yield from self._skill(state, f, f"the jump off {ramp.name}", stunt_on=v)
@@ -1448,15 +1506,18 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         land = start.moved(dist)
         steps = [start.moved(dist * k / 8) for k in range(9)]
         self._crossings(state, v, steps, events, airborne=True)
-        v.pose = land
+        # What it comes down on is where the rules land it, whatever a hand then makes of the stack.
+        under = next((o for o in self._others(state, v.marker)
+                      if o.in_play and shapely.intersects(v.footprint(land).polygon, o.footprint().polygon)), None)
+        yield from self._put(state, v, land, f"it jumped off {ramp.name} and landed {_fmt_in(dist)} on"
+                             + ("" if roll.total >= D.SKILL else " (half: the stunt roll failed)")
+                             + (f", on top of the {under.name}" if under is not None else ""))
         state.ground_mm += dist
         state.paths.setdefault(v.marker, []).extend([[p.x_mm, p.y_mm, p.heading_deg] for p in steps])
         events.append(f"the {v.name} flies {_fmt_in(dist)}" + ("" if roll.total >= D.SKILL else
                                                                  " (half: the stunt roll failed)"))
         result = {"result": "landed", "ramp": ramp.name, "declared_in": round(declared_in, 2),
                   "distance_in": round(dist / MM_PER_IN, 2), "max_in": round(most / MM_PER_IN, 2)}
-        under = next((o for o in self._others(state, v.marker)
-                      if o.in_play and shapely.intersects(v.footprint().polygon, o.footprint().polygon)), None)
         if under is not None:
             events.append(f"the {v.name} lands on the {under.name}: a ram from above, on its top armour")
             result["rammed"] = under.marker
@@ -1524,7 +1585,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             if f.aboard == v.marker and self.option("jack_tie") == "falls_off":
                 self._put_on_foot(state, f, v.pose.xy)
                 events.append(f"{f.id} falls off where the surge began")
-            yield from self._surge(state, v, inches(D.SURGE_IN), events, rolls, rams=True)
+            yield from self._surge(state, v, inches(D.SURGE_IN), events, rolls, rams=True,
+                                   why="a tie in the jacking: it surged 6 in straight ahead")
             result["result"] = "tie: surged"
         return result
 
@@ -1730,7 +1792,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 events.append(f"the pending {D.GLANCING[v.pending]} is higher and stands")
         if n == 4:
             spin = yield from self._choose_turn(state, v, self._other_player(state, v), "spins out")
-            v.pose = v.pose.moved(turn_deg=spin)
+            yield from self._put(state, v, v.pose.moved(turn_deg=spin), f"Spinout: it spun {self._turn_words(spin)}")
             events.append(f"the {v.name} spins {spin:+g} deg")
         elif n == 5:
             c = yield from self._choose_component(state, v, self._driver_player(state, v),
@@ -1752,7 +1814,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                                    f"(90 deg to its direction of travel)",
                                    ({"value": "left", "label": "to the left"}, {"value": "right", "label": "to the right"}),
                                    v.name)
-        v.pose = v.pose.moved(turn_deg=D.ROLLOVER_DEG if side == "left" else -D.ROLLOVER_DEG)
+        yield from self._put(state, v, v.pose.moved(turn_deg=D.ROLLOVER_DEG if side == "left" else -D.ROLLOVER_DEG),
+                             f"it rolled over to its {side}, turned 90 deg")
         events.append(f"the {v.name} rolls over, turned 90 deg to the {side}")
         for c in [c for c in v.components if c.status == "working"]:
             face = yield from self._d6(f"does the {v.name}'s {c.name} survive the roll? (1-3 breaks it)", v.name)
@@ -1818,7 +1881,10 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                                   v.name)
         turned = v.pose.moved(turn_deg=(way - 1) * 60.0)
         xy = turned.moved(inches(dist_in)).xy
-        v.pose = Pose(float(xy[0]), float(xy[1]), v.pose.heading_deg, v.pose.sigma_mm, v.pose.sigma_deg)
+        yield from self._put(state, v, Pose(float(xy[0]), float(xy[1]), v.pose.heading_deg, v.pose.sigma_mm,
+                                            v.pose.sigma_deg),
+                             f"Burning Wreck: it scattered {dist_in} in, direction {way} (1 straight ahead, each "
+                             f"face 60 deg anticlockwise), its facing kept")
         events.append(f"the {v.name} scatters {dist_in} in (direction {way}): put it there")
         for c in v.components:
             if c.status == "working":
@@ -1891,7 +1957,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 events.append(f"the {v.name}'s {c.name} is damaged")
         elif n == 2:
             spin = yield from self._choose_turn(state, v, self._other_player(state, v), "is turned (Rattled)")
-            v.pose = v.pose.moved(turn_deg=spin)
+            yield from self._put(state, v, v.pose.moved(turn_deg=spin), f"Rattled: it was turned {self._turn_words(spin)}")
             self._set_pending(state, v, 2, "bike")
             events.append(f"the {v.name} is turned {spin:+g} deg and must move 6 in straight ahead next")
         else:
@@ -1920,7 +1986,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 self._destroy(state, v, events, self._culprit(state), "removed from play")
                 v.removed = True
                 return
-            yield from self._surge(state, v, inches(D.SURGE_IN), events, rolls, rams=(n == 5 or v.type != "cavalry"))
+            yield from self._surge(state, v, inches(D.SURGE_IN), events, rolls, rams=(n == 5 or v.type != "cavalry"),
+                                   why=f"{D.BIKE[n]}: it surged 6 in straight ahead")
             if n == 4:
                 if not any(c.status == "working" for c in v.components):
                     self._destroy(state, v, events, self._culprit(state), "crashed with nothing left working")
@@ -2013,9 +2080,11 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         return result
 
     def _ram(self, state: GameState, v: Vehicle, target, events, rolls, moved_mm: float | None = None,
-             from_above: bool = False, result: dict | None = None):
+             from_above: bool = False, result: dict | None = None, known_contact: bool = False):
         """Both roll a d6 with the modifiers of "Ramming"; each damages the other's facing; the loser
-        stops short (or, terrain, is breached or knocked away)."""
+        stops short (or, terrain, is breached or knocked away). `known_contact`: the rules stopped the
+        car where it struck (a path, a surge), so it is in contact whatever gap the hand that put it
+        back there left."""
         result = result if result is not None else {}
         fp = v.footprint()
         contact = float(self.option("contact_mm"))
@@ -2034,7 +2103,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             gap = judge("gap to the terrain", gap_mm, contact, fp.pose.axis_sigma_mm)
             tname = t.name
         result["contact"] = gap.to_json()
-        if gap.outcome == "out" and not from_above:
+        if gap.outcome == "out" and not from_above and not known_contact:
             raise RulesError(f"the {v.name} is {_fmt_in(gap.value_mm)} from the {tname}: a ram needs contact "
                              f"(within {contact:g} mm)")
         # Facings: where each strikes the other.
