@@ -1198,11 +1198,20 @@ def test_board_shows_mines():
     session.act({"act": "activate", "vehicle": 11})
     session.act({"act": "allocate", "vehicle": 11, "st_mines": 1})
     session.act({"act": "move", "vehicle": 11, "path": [[528.6, 600, 0]]})
-    assert [c["kind"] for c in out_rules.board(st)["cells"]] == ["mine"]      # no pre-measuring
+    # The route the mine was laid along, under its marker, whichever car is selected; no reach
+    # without pre-measuring.
+    cells = out_rules.board(st)["cells"]
+    assert [(c["kind"], c["label"]) for c in cells] == [("hazard", "Dust Devil's mines"), ("mine", "mine 1")]
+    import shapely
+    route = shapely.Polygon(cells[0]["polygon"])
+    mine = st.mines[0]
+    assert route.covers(shapely.Point(mine.x_mm, mine.y_mm))
+    # the ground the Dust Devil (70 x 32) covered from x 300 to 528.6 at y 600
+    assert route.bounds == pytest.approx((300 - 35, 600 - 16, 528.6 + 35, 600 + 16), abs=1.5)
     out_rules.settings["premeasure"] = True
     board = out_rules.board(st)
-    assert [c["kind"] for c in board["cells"]] == ["hazard", "mine"]
-    assert board["cells"][1]["label"] == "mine 1"
+    assert [c["kind"] for c in board["cells"]] == ["hazard", "hazard", "mine"]
+    assert board["cells"][2]["label"] == "mine 1"
     assert "4 in" in board["about"]
 
 

@@ -252,6 +252,19 @@ def _outline_points(v, dense) -> np.ndarray:
     return np.concatenate([*edges, centre], axis=1)
 
 
+def _route_outline(polys) -> tuple[tuple[float, float], ...]:
+    """The outline of the ground a car's footprints covered along a route, to a millimetre
+    (its corners, [x_mm, y_mm]): one polygon (the largest part, should a route come apart)."""
+    if len(polys) == 0:
+        return ()
+    ground = shapely.union_all(polys).buffer(0.5).simplify(1.0)
+    if ground.geom_type != "Polygon":
+        ground = max(getattr(ground, "geoms", []), key=lambda g: g.area, default=None)
+        if ground is None or ground.is_empty:
+            return ()
+    return tuple((round(float(x), 1), round(float(y), 1)) for x, y in list(ground.exterior.coords)[:-1])
+
+
 def _turns(n: int) -> str:
     """"1 turn", "2 turns": the count of 45-degree turns as players say it."""
     return f"{n} turn{'' if n == 1 else 's'}"
@@ -1202,7 +1215,7 @@ class CarCult(CarCultViews, RuleSystem):
         else:
             v.pose = dense[stop]
         # Mines allocated: laid along the route actually driven, then their ST become DT.
-        laid = self._lay_mines(state, v, plan["spots"], events)
+        laid = self._lay_mines(state, v, plan["spots"], events, _route_outline(polys[:stop + 1]))
         for index, mine in triggered:
             if not v.in_play:
                 break
@@ -1318,14 +1331,15 @@ class CarCult(CarCultViews, RuleSystem):
             spots.append((float(dense[i].x_mm), float(dense[i].y_mm)))
         return spots
 
-    def _lay_mines(self, state: GameState, v: Car, spots, events: list) -> list[Mine]:
-        """The markers laid where `_mine_spots` put them; then the mines' ST become DT."""
+    def _lay_mines(self, state: GameState, v: Car, spots, events: list, route=()) -> list[Mine]:
+        """The markers laid where `_mine_spots` put them (each knowing the route it was laid
+        along, for the board); then the mines' ST become DT."""
         comps = [c for c in v.components if c.kind == WEAPON and c.key == "mines" and c.st]
         if not comps:
             return []
         laid = []
         for x, y in spots:
-            mine = Mine(state.next_mine, v.marker, v.owner, x, y, state.round)
+            mine = Mine(state.next_mine, v.marker, v.owner, x, y, state.round, route)
             state.next_mine += 1
             state.mines.append(mine)
             laid.append(mine)

@@ -90,10 +90,13 @@ class Mine:
     x_mm: float
     y_mm: float
     round: int
+    #: The route it was laid along: the outline of the ground the layer's car covered on that
+    #: move ([x_mm, y_mm] corners), drawn on the board while a mine on it is left.
+    route: tuple[tuple[float, float], ...] = ()
 
     def to_json(self) -> dict:
         return {"id": self.id, "layer": self.layer, "owner": self.owner, "at": [round(self.x_mm, 2),
-                round(self.y_mm, 2)], "round": self.round}
+                round(self.y_mm, 2)], "round": self.round, "route": [[x, y] for x, y in self.route]}
 
 
 @dataclass

@@ -180,11 +180,20 @@ class CarCultViews:
         return {"move_regions": regions, "arcs": arcs}
 
     def board(self, state) -> dict | None:
-        """The mines on the table (kind "mine") and the 4 in each one reaches (kind "hazard")."""
+        """The mines on the table (kind "mine", "mine 1"), the route each was laid along (kind
+        "hazard": the ground the layer's car covered on that move, "Dust Devil's mines") and,
+        where measuring is allowed, the 4 in each one reaches (kind "hazard")."""
         if not state.mines:
             return None
         reach = inches(D.WEAPONS["mines"].range_in)
-        cells = []
+        cells, routes = [], []
+        for m in state.mines:
+            # Drawn under the markers, once however many mines were laid along it.
+            if len(m.route) >= 3 and (m.layer, m.round, m.route) not in routes:
+                routes.append((m.layer, m.round, m.route))
+                cells.append({"polygon": [list(p) for p in m.route], "kind": "hazard",
+                              "label": f"{state.vehicles[m.layer].name}'s mines", "layer": state.vehicles[m.layer].name,
+                              "owner": m.owner})
         for m in state.mines:
             layer = state.vehicles[m.layer].name
             if self.may_premeasure():       # the 4 in a mine reaches is a measurement too
@@ -192,7 +201,7 @@ class CarCultViews:
                               "label": "", "kind": "hazard"})
             cells.append({"polygon": polygon_rings(circle((m.x_mm, m.y_mm), _MINE_MARKER_MM))[0][0],
                           "label": f"mine {m.id}", "kind": "mine", "layer": layer, "owner": m.owner})
-        return {"cells": cells, "about": f"mines: they go off when a model moves within "
+        return {"cells": cells, "about": f"mines, and the routes they were laid along: they go off when a model moves within "
                                          f"{D.WEAPONS['mines'].range_in} in ({D.RULEBOOK}, \"Building a Car Cult\")"
                                          + ("" if self.may_premeasure() else "; their reach is not drawn (no "
                                                                              "pre-measuring)")}
@@ -296,6 +305,29 @@ class CarCultViews:
             for n, (m, _, _, _) in enumerate(side):
                 out[m] = (x, gap * (n + 1), heading)
         return out
+
+    def demo_scenery(self, table_mm) -> dict:
+        """The draft's two kinds of terrain between the cults ("There are two types of terrain,
+        Rough and Blocking", "Down Shift"), in the middle of the table clear of where the cars
+        start and of their first moves (`demo_layout`: 8 in from the short edges; a first move of
+        at most 6 in ends short of a third of the way across): a wrecked bus and a concrete wall
+        (blocking, which also blocks sight), a scrap field and a patch of soft sand (rough, read
+        by kind "rough"). No gates: the draft has none. Scaled to the table given."""
+        w, d = table_mm
+        cx, cy = w / 2, d / 2
+
+        def box(x0, y0, x1, y1):
+            return [[round(x, 1), round(y, 1)] for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
+
+        return {"terrain": [
+            {"name": "Wrecked bus", "kind": "blocking", "points": box(cx - 28, cy - 0.10 * d, cx + 28, cy + 0.10 * d)},
+            {"name": "Concrete wall", "kind": "blocking",
+             "points": box(cx + 0.10 * w, cy + 0.17 * d, cx + 0.10 * w + 15, cy + 0.36 * d)},
+            {"name": "Scrap field", "kind": "rough",
+             "points": [[round(cx - 0.11 * w, 1), round(cy + 0.20 * d, 1)], [round(cx - 0.01 * w, 1), round(cy + 0.17 * d, 1)],
+                        [round(cx + 0.02 * w, 1), round(cy + 0.33 * d, 1)], [round(cx - 0.09 * w, 1), round(cy + 0.36 * d, 1)]]},
+            {"name": "Soft sand", "kind": "rough", "points": box(cx - 0.05 * w, cy - 0.36 * d, cx + 0.09 * w, cy - 0.20 * d)},
+        ], "gates": []}
 
     def actions(self, state, marker: int) -> list[ActionSpec]:
         """What the car can do now, as typed specs: every field an action's resolution reads.
