@@ -20,7 +20,6 @@ Pure of Flask; it uses the TableGame it is given (its lock held by the caller).
 from __future__ import annotations
 
 import copy
-import math
 import pickle
 import weakref
 from typing import Any
@@ -89,6 +88,28 @@ def owners(rules, state) -> dict[int, str]:
     return out
 
 
+def option_order(rules, state, marker: int):
+    """The order a car's options are tried and offered in, as a sort key (a stable sort: the
+    rules' own order otherwise): another side's pieces first, then pieces of no known side
+    and what is not a piece (a warrior, a gear box), its own side's last. The car's side is
+    its owner's (`owners`), else the side whose turn it is (`turn_info`'s `up`)."""
+    sides = owners(rules, state)
+    me = sides.get(marker)
+    if me is None:
+        up = (rules.turn_info(state) or {}).get("up")
+        me = up if isinstance(up, str) else None
+    pieces = rules.pieces(state)
+
+    def rank(value) -> int:
+        if not _marker(value) or value not in pieces:
+            return 1
+        side = sides.get(value)
+        if value == marker or (side is not None and side == me):
+            return 2
+        return 1 if side is None or me is None else 0
+    return rank
+
+
 def car_checks(game, marker) -> dict:
     """Every action the car's spec offers now, each with the rules' verdict for each option
     of its required choice fields (see the module's doc). The caller holds the game's lock.
@@ -121,13 +142,7 @@ def _car_checks(game, session, v) -> dict:
     except RulesError as exc:
         from .game import GameError
         raise GameError(str(exc)) from None
-    sides = owners(rules, state)
-    me = sides.get(v.marker)
-    if me is None:
-        up = (rules.turn_info(state) or {}).get("up")
-        me = up if isinstance(up, str) else None
-    pieces = rules.pieces(state)
-    here = pieces[v.marker].pose if v.marker in pieces else None
+    rank = option_order(rules, state, v.marker)
     premeasure = rules.may_premeasure()
     now = _Copies(state)
     judged: dict[tuple, _Copies] = {}     # the cars it moves -> copies of the game set as a resolution judges
@@ -140,20 +155,6 @@ def _car_checks(game, session, v) -> dict:
             judged[key] = _Copies(base)
         return judged[key]
 
-    def rank(value) -> tuple:
-        """Another side's pieces first, then pieces of no known side and what is not a piece,
-        its own side's last; among pieces, the nearest first (centre to centre: an order, not
-        a measurement any verdict reads)."""
-        if not _marker(value) or value not in pieces:
-            return (1, 0.0)
-        side = sides.get(value)
-        there = pieces[value].pose
-        away = (math.hypot(there.x_mm - here.x_mm, there.y_mm - here.y_mm)
-                if there is not None and here is not None else math.inf)
-        if value == v.marker or (side is not None and side == me):
-            return (2, away)
-        return (1 if side is None or me is None else 0, away)
-
     def verdict(spec: ActionSpec, body: dict) -> dict:
         try:
             filled = spec.fill(body, game)
@@ -165,10 +166,13 @@ def _car_checks(game, session, v) -> dict:
         return dry_run(rules, judging(spec.camera_cars(filled)).fresh(), filled)
 
     return {"marker": v.marker, "version": game.version, "premeasure": premeasure,
-            "checks": [_check_spec(spec, rank, verdict) for spec in specs]}
+            "checks": [check_action(spec, rank, verdict) for spec in specs]}
 
 
-def _check_spec(spec: ActionSpec, rank, verdict) -> dict:
+def check_action(spec: ActionSpec, rank, verdict) -> dict:
+    """One action's answer: `verdict(spec, body)` (a dry run) for every combination of the
+    options of its required choice fields, in `rank` order (least first), stopping at
+    MAX_TRIES_PER_ACTION; an option goes ahead when any combination with it does."""
     out: dict[str, Any] = {"act": spec.act, "ok": False, "why": None, "options": {}, "first_ok": None}
     if any(f.kind == "table_point" and not f.optional for f in spec.fields):
         # Its verdict depends on the point the player picks: asked then, in the form.
