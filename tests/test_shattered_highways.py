@@ -307,7 +307,7 @@ def test_the_demo_pack_heads_one_way_and_the_demo_rosters_fit_any_markers():
     layout = rules.demo_layout(list(DEMO_CARS), (1219.2, 812.8))
     assert {h for _, _, h in layout.values()} == {0.0}
     lanes = sorted(y for _, y, _ in layout.values())
-    assert [round(b - a, 1) for a, b in zip(lanes, lanes[1:])] == [63.5] * 4
+    assert [round(b - a, 1) for a, b in zip(lanes, lanes[1:])] == [50.8] * 4     # the book's 2 in lanes
     # Every leader a template's length (9 in) or more from the front edge ("Play Setup").
     assert all(1219.2 - (x + length / 2) >= 228.6 for (m, _, length, _), (x, _, _) in
                zip(DEMO_CARS, (layout[m] for m, *_ in DEMO_CARS)))
@@ -365,7 +365,7 @@ def test_an_activation_played_through_the_table_game_with_the_pages_requests(dem
     assert {"move", "ram", "nudge", "shoot", "board", "attack", "pass"} <= set(acts)    # every seat taken: no Change
     assert {f["name"]: f["kind"] for f in acts["nudge"]["fields"]}["push_to"] == "table_pose"
 
-    # The gunner: 6 hits the War Rig (in the front arc, 93 mm off), 3 + 2 damage.
+    # The gunner: 6 hits the War Rig (two lanes over, level with it: in the front arc), 3 + 2 damage.
     game.act({"act": "shoot", "warrior": "Max:10:W1", "target": 12, "at": "vehicle"})
     game.answer_typed([6])
     out = game.answer_typed([3])
@@ -376,12 +376,14 @@ def test_an_activation_played_through_the_table_game_with_the_pages_requests(dem
         game.act({"act": "move", "vehicle": 10})
     out = game.answer_choice("Max", "yes")
     assert out["pending"]["player"] == "Furiosa"
-    assert {o["value"] for o in out["pending"]["options"]} == {"Furiosa:12:D", "Furiosa:12:W1", "Furiosa:12:P1",
-                                                                "Furiosa:12:P2"}
+    assert {o["value"] for o in out["pending"]["options"]} == {"Furiosa:12:D", "Furiosa:12:W1", "Furiosa:12:W2",
+                                                                "Furiosa:12:P1", "Furiosa:12:P2", "Furiosa:12:P3"}
     game.answer_choice("Furiosa", "Furiosa:12:P2")
     out = game.answer_typed([5])                                   # 5 against tenacity 4
     state = out["game"]["state"]
-    assert state["vehicles"]["12"]["hp"]["body"] == 30 and state["warriors_out"] == ["Furiosa:12:P2"]
+    # A rig's damage is split, the odd point to the tractor ("Shoot", option rig_damage_split).
+    assert state["vehicles"]["12"]["hp"] == {"tractor": 22, "trailer": 23}
+    assert state["warriors_out"] == ["Furiosa:12:P2"]
 
     # The hero drives 60 mm ahead on the table; the Move takes where the camera sees it.
     x, y, _ = layout[10]
@@ -396,9 +398,9 @@ def test_an_activation_played_through_the_table_game_with_the_pages_requests(dem
     out = game.end_turn()
     assert out["game"]["active"] == 12 and out["game"]["up"] == "Furiosa"
 
-    # The War Rig nudges the Buggy: the Buggy is set down 30 mm aside by hand first.
+    # The War Rig nudges the Buggy in the next lane: the Buggy is set down 40 mm on by hand first.
     bx, by, _ = layout[13]
-    game.move_demo_car(13, bx, by + 30.0, 0.0)
+    game.move_demo_car(13, bx + 40.0, by, 0.0)
     settle()
     game.act({"act": "nudge", "vehicle": 12, "target": 13})
     for face in (6, 8):                                            # in position; the rig's hero 8
@@ -407,8 +409,8 @@ def test_an_activation_played_through_the_table_game_with_the_pages_requests(dem
     event = out["log"][0]
     assert event["outcome"]["result"] == "nudged" and event["outcome"]["sections"] == 3
     vehicles = out["game"]["state"]["vehicles"]
-    assert vehicles["13"]["pose"] == pytest.approx([bx, by + 30.0, 0.0], abs=1.0)
-    assert vehicles["13"]["hp"]["body"] == 14 and vehicles["12"]["hp"]["body"] == 29
+    assert vehicles["13"]["pose"] == pytest.approx([bx + 40.0, by, 0.0], abs=1.0)
+    assert vehicles["13"]["hp"]["body"] == 14 and vehicles["12"]["hp"] == {"tractor": 21, "trailer": 23}
     assert vehicles["12"]["pose"] == pytest.approx(list(layout[12]), abs=1.0)   # it did not go on
 
 

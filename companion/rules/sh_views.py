@@ -193,20 +193,28 @@ class ShatteredHighwaysViews:
             return tuple({"value": w.id, "label": w.label() + (f", in {seat_words(w.seat)}" if w.seat else ", clinging on")}
                          for w in ws)
         rule = lambda section: f'{D.RULEBOOK}, "{section}"'  # noqa: E731
-        others = [o for o in state.vehicles.values() if o.marker != marker and o.in_play]
+        # Every list of vehicles: the other side's first ("targets default to the other side"),
+        # nearest first within each side.
+        others = self._other_side_first(state, v, [o for o in state.vehicles.values()
+                                                  if o.marker != marker and o.in_play])
         vehicles = tuple({"value": o.marker, "label": _label(o)} for o in others)
+        # "Board any vehicle within 1" of their vehicle" (a leap from a wreck too: "any other
+        # vehicle close enough"): only those the Board's own measure lets them reach.
+        near = [o for o in others if v.pose is not None and o.pose is not None
+                and self.board_gap(v.footprint(), o.footprint())[1].outcome != "out"]
+        reachable = tuple({"value": o.marker, "label": _label(o)} for o in near)
         if v.destroyed:
             # "Destroyed!": the warriors aboard may leap for any vehicle close enough, at -1,
             # whether or not they have acted, until the wreck is gone (option wreck_leap_window).
             gone = marker not in state.wrecks and self.option("wreck_leap_window") != "any_time"
             leapers = [w for w in crew if not w.leapt]      # one leap each
-            if gone or not vehicles or not leapers:
+            if gone or not reachable or not leapers:
                 return []
             return [ActionSpec("board", "Leap from the wreck", (
                 Field("warrior", "choice", "who leaps", choices=who(leapers)),
-                Field("target", "choice", "onto", choices=vehicles),
+                Field("target", "choice", "onto", choices=reachable),
                 Field("seat", "choice", "into seat", depends_on="target", optional=True,
-                      choices_by=self._empty_seats(state, others)),
+                      choices_by=self._empty_seats(state, near)),
                 Field("desperate", "fixed", "a desperate leap", value=True)),
                 actor="warrior", rule=rule("Destroyed!"),
                 about="A Board roll at -1 to any vehicle within 1 in, whether or not they have acted.")]
@@ -237,9 +245,12 @@ class ShatteredHighwaysViews:
             acts.append(ActionSpec("move", "Move", (vehicle, Field(
                 "to", "table_pose", "to where the car stands now", of=marker)), rule=rule("Move"),
                 about="Drive the car within its template on the table, then resolve: where it stands is where it went."))
+        # A Ram or a Nudge strikes a vehicle its template reaches: those first (the other side's
+        # before its own), then the rest, which the rules refuse with the distance.
+        struck = tuple(sorted(vehicles, key=lambda c: not self.in_reach(v, state.vehicles[c["value"]])))
         if driver and vehicles:
             acts.append(ActionSpec("ram", "Ram", (
-                vehicle, Field("target", "choice", "ram", choices=vehicles), *more,
+                vehicle, Field("target", "choice", "ram", choices=struck), *more,
                 Field("to", "table_pose", "against it, where the car stands now", of=marker), *declared),
                 rule=rule("Ram"), about="Drive up against the target on the table, then resolve."))
             pushes = ()
@@ -249,7 +260,7 @@ class ShatteredHighwaysViews:
                           Field("push_to_3", "table_pose", "the third target set down", of="third_target",
                                 optional=True))
             acts.append(ActionSpec("nudge", "Nudge", (
-                vehicle, Field("target", "choice", "nudge", choices=vehicles),
+                vehicle, Field("target", "choice", "nudge", choices=struck),
                 Field("push_to", "table_pose", "the target set down where you push it", of="target"),
                 *more, *pushes,
                 Field("into", "choice", "pushing it into", choices=vehicles, optional=True,
@@ -275,15 +286,17 @@ class ShatteredHighwaysViews:
                     choices += [{"value": p, "label": f"the {o.name}'s {p} (-1)"} for p in ("tractor", "trailer")]
                 choices += [{"value": w.id, "label": w.label()} for w in state.crew(o.marker)]
                 aim[str(o.marker)] = tuple(choices)
+            shootable = {t["marker"] for t in self.targets(state, marker) if t["shootable"]}
+            aims = tuple(sorted(vehicles, key=lambda c: c["value"] not in shootable))
             acts.append(ActionSpec("shoot", "Shoot", (
                 Field("warrior", "choice", "gunner", choices=who(gunners)),
-                Field("target", "choice", "at", choices=vehicles),
+                Field("target", "choice", "at", choices=aims),
                 Field("at", "choice", "aim at", depends_on="target", choices_by=aim, optional=True,
                       about="the vehicle (the default), a rig's tractor or trailer, or a warrior aboard")),
                 actor="warrior", rule=rule("Shoot"),
                 about="On the maximum the gunner's player is asked about the bonus, and the target's side who takes it."))
-        boardable = list(vehicles)
-        seats = self._empty_seats(state, others)
+        boardable = list(reachable)
+        seats = self._empty_seats(state, near)
         if v.cls == "rig" and not v.decoupled:
             # "Moving between a Rig's tractor and trailer requires a Board roll."
             boardable.append({"value": marker, "label": f"the {v.name}'s other part (tractor or trailer)"})
@@ -303,15 +316,21 @@ class ShatteredHighwaysViews:
                 Field("warrior", "choice", "who", choices=who(crew)),
                 Field("seat", "choice", "to seat", choices=free)), actor="warrior", rule=rule("Change"),
                 about="No roll; one more action that turn at -1."))
-        targets = [x for x in state.warriors.values() if not x.out and x.vehicle is not None
-                   and state.vehicles[x.vehicle].in_play]
-        foes = {w.player for w in crew}
-        # Anyone another player's: the resolution checks who may reach whom.
-        victims = [x for x in targets if x.player not in foes or len(foes) > 1]
-        if any(w.kind == "hero" for w in crew) or len(foes) > 1:
+        # Whom each warrior can attack, as the Attack itself judges it (a hero's pistol 3 in,
+        # fodder hand to hand aboard): those on his own vehicle first, then the nearest.
+        here = {o.marker: n for n, o in enumerate(others)}
+        by_warrior = {}
+        for w in crew:
+            victims = [x for x in state.warriors.values() if x.vehicle is not None
+                       and x.vehicle in state.vehicles and self.attack_refusal(state, w, x) is None]
+            victims.sort(key=lambda x: (x.vehicle != marker, here.get(x.vehicle, -1)))
+            if victims:
+                by_warrior[w.id] = who(victims)
+        if by_warrior:
             acts.append(ActionSpec("attack", "Attack", (
-                Field("warrior", "choice", "who", choices=who(crew)),
-                Field("target", "choice", "attack", choices=who(victims))), actor="warrior", rule=rule("Attack"),
+                Field("warrior", "choice", "who", choices=who([w for w in crew if w.id in by_warrior])),
+                Field("target", "choice", "attack", depends_on="warrior", choices_by=by_warrior)),
+                actor="warrior", rule=rule("Attack"),
                 about="Fodder fight hand to hand aboard; a hero's pistol reaches 3 in."))
         jammed = [{"value": w.mount, "label": f"the {w.mount} gun"} for w in v.weapons if w.jammed]
         jammed += [{"value": "pistol", "label": "a hero's pistol"}] if any(w.jammed for w in crew) else []
@@ -330,6 +349,15 @@ class ShatteredHighwaysViews:
         acts.append(ActionSpec("pass", "Pass", (Field("warrior", "choice", "who", choices=who(crew)),),
                                actor="warrior", rule=rule("Within a Round"), about="A warrior can be skipped."))
         return acts
+
+    @staticmethod
+    def _other_side_first(state, v, vehicles) -> list:
+        """Vehicles the other side controls first, then the car's own side's; nearest first in each."""
+        def gap(o):
+            if v.pose is None or o.pose is None:
+                return float("inf")
+            return closest_distance(v.footprint(), o.footprint()).distance_mm
+        return sorted(vehicles, key=lambda o: (o.controller == v.controller, gap(o)))
 
     @staticmethod
     def _empty_seats(state, vehicles) -> dict:

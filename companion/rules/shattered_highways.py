@@ -106,8 +106,14 @@ NO_MOVE_MM = 3.0
 NO_MOVE_DEG = 2.0
 #: How near a car pushed "into" another must end to meet it: a quarter inch, a hand's care.
 CONTACT_MM = 6.35
-#: The demo's pack: one car to a lane, lanes this far apart (a 2 in lane and a car's gap).
-DEMO_LANE_IN = 2.5
+#: The demo's pack: one car to a lane, the book's lanes ("Play Space": "2" wide lanes work well"):
+#: a car beside another is within a Board's 1 in of it.
+DEMO_LANE_IN = 2.0
+#: The demo's highway: this many lanes, with the roadside beyond on either side ("Make sure to leave
+#: room on either side for vehicles that get Nudged off the highway").
+DEMO_HIGHWAY_LANES = 8
+#: The roadside strips keep this far from the table's edges (the demo table's anchors lie there).
+DEMO_EDGE_MM = 90.0
 
 
 def _heading_gap(a: float, b: float) -> float:
@@ -250,6 +256,25 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             x = front_x - (inches(2.0) if k % 2 else 0.0) - (length - longest) / 2
             out[marker] = (round(x, 1), round(y0 + k * lane, 1), 0.0)
         return out
+
+    def demo_scenery(self, table_mm: tuple[float, float]) -> dict:
+        """The book's play space: a highway running along the pack's way (+x), the roadside
+        beyond it on either side as rough ground, room "for vehicles that get Nudged off the
+        highway" ("Play Space"). No gates (the book has none) and nothing standing still in the
+        road: "static elements like bridges, walls & buildings will look out of place". The book
+        has no rule for terrain, so the rules read none of it; it is the table's look."""
+        width_mm, depth_mm = table_mm
+        half = inches(DEMO_HIGHWAY_LANES * 2.0) / 2
+        near_edge, far_edge = depth_mm / 2 - half, depth_mm / 2 + half
+        x0, x1 = DEMO_EDGE_MM, width_mm - DEMO_EDGE_MM
+        terrain = []
+        for name, y0, y1 in (("Roadside (near side)", DEMO_EDGE_MM, near_edge),
+                             ("Roadside (far side)", far_edge, depth_mm - DEMO_EDGE_MM)):
+            if y1 - y0 > 10.0:
+                terrain.append({"name": name, "kind": "rough",
+                                "points": [[x0, round(y0, 1)], [x1, round(y0, 1)], [x1, round(y1, 1)],
+                                           [x0, round(y1, 1)]]})
+        return {"terrain": terrain, "gates": []}
 
     def game_from_scene(self, scene, cars: list[dict]) -> GameState:
         """Each car's `class` (buggy, car, truck, rig) from the scene, for judging a Move."""
@@ -1038,18 +1063,26 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             out["at"] = action["at"]
         return out
 
+    @staticmethod
+    def in_reach(attacker: Vehicle, target: Vehicle) -> bool:
+        """Does any part of the target lie in the attacker's move template, forwards or backwards
+        (or touch it)? What a Ram or a Nudge needs ("Move up until they are against the target")."""
+        if attacker.pose is None or target.pose is None:
+            return False
+        fp, aim = attacker.footprint(), target.footprint()
+        if closest_distance(fp, aim).distance_mm <= 0.0:
+            return True
+        length = inches(attacker.klass.template_length_in)
+        return any(shapely.intersects(MoveTemplate.at_front_bumper(fp, forwards, length).polygon, aim.polygon)
+                   for forwards in (True, False))
+
     def _within_reach(self, state: GameState, attacker: Vehicle, target: Vehicle, what: str) -> None:
         """ "they Move up until they are against the target": the target must lie within the
         attacker's move template (forwards or backwards), or already touch it."""
         if attacker.pose is None or target.pose is None:
             raise RulesError(f"the {attacker.name} and the {target.name} must both be on the table to {what}")
-        fp, aim = attacker.footprint(), target.footprint()
-        if closest_distance(fp, aim).distance_mm <= 0.0:
+        if self.in_reach(attacker, target):
             return
-        length = inches(attacker.klass.template_length_in)
-        for forwards in (True, False):
-            if shapely.intersects(MoveTemplate.at_front_bumper(fp, forwards, length).polygon, aim.polygon):
-                return
         raise RulesError(f"the {target.name} is out of the {attacker.name}'s reach: no part of it lies in "
                          f"the move template, forwards or backwards ({D.RULEBOOK}, \"Move\")")
 
@@ -1383,6 +1416,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                        start.sigma_mm, start.sigma_deg)
         way = _shift_words(start, end)
         stopped = f", up against the {hit_vehicle.name}" if hit_vehicle is not None else ""
+        if way == "no distance":        # it meets a car it already touches before it can veer
+            way = "straight into it" if hit_vehicle is not None else "no distance"
         events.append(f"the {v.name} loses control: box {box}, veering {way}{stopped}")
         # Set down before any Ram it makes: the Ram reads where the two cars meet.
         yield from self.place(state, v, end, f"Lost Control: veers {way} (box {box}){stopped}")
@@ -1450,16 +1485,22 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             problems.append(f"the {target.name} is not in the {weapon.mount} gun's arc")
         if problems:
             raise RulesError(f"{w.label()} cannot shoot: {'; '.join(problems)}")
-        events, rolls = [], []
-        result = {"act": "shoot", "vehicle": v.marker, "target": target.marker, "rolls": rolls, "events": events,
-                  "range": in_range.to_json(), "arc": arc.to_json()}
-        self._done(w)
+        # What is aimed at, checked with the rest before the gunner's action is spent or a die asked.
         aim = action.get("at", "vehicle")
         if aim in ("vehicle", "tractor", "trailer"):
             if aim != "vehicle" and target.cls != "rig":
                 raise RulesError(f"the {target.name} is not a rig; aim at the vehicle")
             if aim != "vehicle" and target.decoupled:
                 raise RulesError(f"the {target.name} has cut its trailer loose: it is all tractor; aim at the vehicle")
+        else:
+            victim = state.warrior(aim)
+            if victim.vehicle != target.marker or victim.out:
+                raise RulesError(f"{victim.label()} is not aboard the {target.name}")
+        events, rolls = [], []
+        result = {"act": "shoot", "vehicle": v.marker, "target": target.marker, "rolls": rolls, "events": events,
+                  "range": in_range.to_json(), "arc": arc.to_json()}
+        self._done(w)
+        if aim in ("vehicle", "tractor", "trailer"):
             extra = (Modifier(D.SHOOT_RIG_PART_PENALTY, f"aiming at the {aim}"),) if aim != "vehicle" else ()
             roll = yield from self._skill(state, w, f"Shoot at the {target.name}", extra)
             rolls.append(roll.to_json())
@@ -1489,9 +1530,6 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 bonus = (yield from self._d(die, "bonus damage inside the vehicle", chosen.label())) + plus
                 yield from self._wound(state, chosen, bonus, events, rolls)
             return result
-        victim = state.warrior(aim)
-        if victim.vehicle != target.marker or victim.out:
-            raise RulesError(f"{victim.label()} is not aboard the {target.name}")
         a, d, won = yield from self._contested(state, w, victim, f"Shoot at {victim.label()}")
         rolls += [a.to_json(), d.to_json()]
         if a.face == D.FUMBLE:
@@ -1533,6 +1571,42 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             return judge(verdict.what, verdict.value_mm - offset, 0.0, verdict.sigma_mm, at_most=False)
         return verdict
 
+    def board_gap(self, a: Footprint, b: Footprint):
+        """ "A warrior can Board any vehicle within 1" of their vehicle" (option board_touching):
+        the gap between the two footprints and its verdict against the reach. The Board, the
+        leap from a falling trailer and the page's list of vehicles to board all ask here."""
+        d = closest_distance(a, b)
+        reach = 0.0 if self.option("board_touching") == "in_contact_only" else inches(D.BOARD_RANGE_IN)
+        return d, d.within(reach, "gap")
+
+    def attack_refusal(self, state: GameState, w: Warrior, victim: Warrior) -> str | None:
+        """Why `w` cannot Attack `victim` where they stand ("Attack"), or None: the Attack and the
+        page's list of whom each warrior can attack both ask here. A hero's pistol reaches any
+        vehicle within 3 in; fodder (or a hero whose pistol is jammed) fight hand to hand, on
+        the same vehicle only, and not between a rig's tractor and trailer."""
+        if victim.out:
+            return f"{victim.label()} is already out of the fight"
+        if victim.player == w.player:
+            return f"{victim.label()} is on {w.player}'s own side"
+        if victim.vehicle is None or not state.vehicle(victim.vehicle).in_play:
+            return (f"{victim.label()} is on a vehicle out of play (a wreck is removed from the play "
+                    f'space, {D.RULEBOOK}, "Destroyed!")')
+        if w.kind == "hero" and not w.jammed:
+            if victim.vehicle != w.vehicle:
+                d = closest_distance(state.vehicle(w.vehicle).footprint(), state.vehicle(victim.vehicle).footprint())
+                if d.within(inches(D.HERO_RANGE_IN), "pistol range").outcome == "out":
+                    return f"{victim.label()} is {d.distance_mm / MM_PER_IN:.2f} in away (pistol range 3 in)"
+            return None
+        if victim.vehicle != w.vehicle:
+            return f"{w.label()} fights hand to hand: {victim.label()} is on another vehicle"
+        here = state.vehicle(w.vehicle)
+        parts = dict(here.seats)
+        if here.cls == "rig" and w.seat in parts and victim.seat in parts and parts[w.seat] != parts[victim.seat]:
+            # "Moving between a Rig's tractor and trailer requires a Board roll": they are apart.
+            return (f"{w.label()} fights hand to hand: {victim.label()} is on the rig's "
+                    f"{parts[victim.seat]}, he on its {parts[w.seat]}")
+        return None
+
     @action("board")
     def _act_board(self, state: GameState, action: dict):
         w = self._acting(state, action)
@@ -1556,12 +1630,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         result = {"act": "board", "warrior": w.id, "target": target.marker, "rolls": rolls, "events": events}
         moving_within_rig = target.marker == source.marker
         if not moving_within_rig:
-            a, b = source.footprint(), target.footprint()
-            d = closest_distance(a, b)
-            if self.option("board_touching") == "in_contact_only":
-                verdict = d.within(0.0, "gap")
-            else:
-                verdict = d.within(inches(D.BOARD_RANGE_IN), "gap")
+            d, verdict = self.board_gap(source.footprint(), target.footprint())
             result["range"] = verdict.to_json()
             if verdict.outcome == "out":
                 raise RulesError(f"the {target.name} is {d.distance_mm / MM_PER_IN:.2f} in away; Board reaches 1 in")
@@ -1618,30 +1687,11 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
     def _act_attack(self, state: GameState, action: dict):
         w = self._acting(state, action)
         victim = state.warrior(action["target"])
-        if victim.out:
-            raise RulesError(f"{victim.label()} is already out of the fight")
-        if victim.player == w.player:
-            raise RulesError(f"{victim.label()} is on {w.player}'s own side")
-        if victim.vehicle is None or not state.vehicle(victim.vehicle).in_play:
-            raise RulesError(f"{victim.label()} is on a vehicle out of play (a wreck is removed from the play "
-                             f'space, {D.RULEBOOK}, "Destroyed!")')
+        refusal = self.attack_refusal(state, w, victim)
+        if refusal is not None:
+            raise RulesError(refusal)
         events, rolls = [], []
         ranged = w.kind == "hero" and not w.jammed
-        if ranged:
-            if victim.vehicle != w.vehicle:
-                d = closest_distance(state.vehicle(w.vehicle).footprint(), state.vehicle(victim.vehicle).footprint())
-                verdict = d.within(inches(D.HERO_RANGE_IN), "pistol range")
-                if verdict.outcome == "out":
-                    raise RulesError(f"{victim.label()} is {d.distance_mm / MM_PER_IN:.2f} in away (pistol range 3 in)")
-        elif victim.vehicle != w.vehicle:
-            raise RulesError(f"{w.label()} fights hand to hand: {victim.label()} is on another vehicle")
-        else:
-            here = state.vehicle(w.vehicle)
-            parts = dict(here.seats)
-            if here.cls == "rig" and w.seat in parts and victim.seat in parts and parts[w.seat] != parts[victim.seat]:
-                # "Moving between a Rig's tractor and trailer requires a Board roll": they are apart.
-                raise RulesError(f"{w.label()} fights hand to hand: {victim.label()} is on the rig's "
-                                 f"{parts[victim.seat]}, he on its {parts[w.seat]}")
         a, d, won = yield from self._contested(state, w, victim, f"Attack {victim.label()}")
         rolls += [a.to_json(), d.to_json()]
         self._done(w)
@@ -1728,9 +1778,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 if o.marker == rig.marker:
                     near.append({"value": o.marker, "label": f"the {o.name}'s tractor"})
                     continue
-                d = closest_distance(fp, o.footprint())
-                reach = 0.0 if self.option("board_touching") == "in_contact_only" else inches(D.BOARD_RANGE_IN)
-                if d.within(reach, "gap").outcome != "out":
+                if self.board_gap(fp, o.footprint())[1].outcome != "out":
                     near.append({"value": o.marker, "label": f"the {o.name}"})
         picked = yield ChoiceRequest(
             x.player, f"where {x.label()} leaps from the falling trailer (a Board at -1), or to stay on it",
