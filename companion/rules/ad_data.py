@@ -21,6 +21,9 @@ RESILIENCE = 6                   # "Resilience: 6 (... negate a wound by rolling
 WOUNDS = 3                       # "Wounds: 3"
 OBSESSION_IN = 6.0               # "Vehicle Obsession: ... within 6" of a vehicle"
 SPEED_FREAK_IN = 6.0             # "Speed Freak: ... at least 6""
+# "Freaks may be represented by any reasonably sized model": no size is given. The board draws a
+# freak on foot as a 1 in base round the point his distances are measured from.
+FREAK_DRAWN_IN = 1.0
 
 # --- "Vehicles" ------------------------------------------------------------------------
 BASE_MOVE_IN = 12.0              # "All vehicles except walkers have a base movement of 12""

@@ -11,6 +11,9 @@ to the arena (vehicles belong to nobody: whoever drives one controls it):
                    "armour": {"front": 2, "side": 1, "back": 1, "top": 0},
                    "components": ["engine", {"weapon": "gun", "strength": 1, "range_in": 12}]}]}
 
+A vehicle takes the table's name for its car (the page labels it so; `sample` gives its type,
+armour and components): a roster that names it otherwise is refused.
+
 Terrain comes from the scene: a piece's Alpha Destructicus kind is its scene kind
 ("building"; "rough" and "wreckage" are rubble) unless its name starts with one of
 `ad_data.TERRAIN_KINDS` and a colon ("lava: the pit", "ramp: big one", "barrier: crates",
@@ -314,7 +317,11 @@ def _components(spec: list, where: str) -> list[Component]:
     return out
 
 
-def build_vehicle(spec: dict, where: str, sizes: dict, taken: set, waldo_armour: int = 0) -> Vehicle:
+def build_vehicle(spec: dict, where: str, sizes: dict, taken: set, waldo_armour: int = 0,
+                  table_names: dict | None = None) -> Vehicle:
+    """A roster's vehicle. `table_names`: the table's name for each car it knows (marker to name):
+    the page labels the car with it, so the game calls the car by it too (one name everywhere); a
+    roster that names the car otherwise is refused, saying both names."""
     marker = spec.get("marker")
     if not isinstance(marker, int) or isinstance(marker, bool):
         raise RulesError(f"{where}: a vehicle needs its roof 'marker' id")
@@ -328,6 +335,13 @@ def build_vehicle(spec: dict, where: str, sizes: dict, taken: set, waldo_armour:
                              f"(samples: {', '.join(D.SAMPLES)}; {D.sec('Appendix 1: Sample Vehicles')})")
         base = D.SAMPLES[spec["sample"]]
     full = {**base, **{k: v for k, v in spec.items() if k != "sample"}}
+    on_table = (table_names or {}).get(marker)
+    if on_table:
+        if spec.get("name") not in (None, "", on_table):
+            raise RulesError(f"{where}: the table calls marker {marker} '{on_table}' and the roster calls it "
+                             f"'{spec['name']}'; a car has one name everywhere: name it '{on_table}' in the "
+                             f"roster, or leave its name out")
+        full["name"] = on_table
     if spec.get("sample") == "waldo" and "armour" not in spec:
         # The appendix prints no armour for Waldo: the table's reading (option waldo_armour).
         full["armour"] = {"all": int(waldo_armour)}
@@ -367,6 +381,7 @@ def build_game(rosters: list[dict], scene, waldo_armour: int = 0) -> GameState:
         raise RulesError("a game needs at least two rosters")
     cars = {c.id: c for c in scene.cars} if scene is not None else {}
     sizes = {m: (c.length_mm, c.width_mm) for m, c in cars.items()}
+    names = {m: c.name for m, c in cars.items() if c.name}
     players, vehicles, freaks, taken = [], {}, {}, set()
     for roster in rosters:
         player = roster.get("player")
@@ -376,7 +391,7 @@ def build_game(rosters: list[dict], scene, waldo_armour: int = 0) -> GameState:
             raise RulesError(f"two rosters for {player}")
         players.append(player)
         for n, spec in enumerate(roster.get("vehicles", []) or []):
-            v = build_vehicle(spec, f"roster of {player}, vehicle #{n + 1}", sizes, taken, waldo_armour)
+            v = build_vehicle(spec, f"roster of {player}, vehicle #{n + 1}", sizes, taken, waldo_armour, names)
             if v.marker in cars:
                 v.pose = cars[v.marker].pose
             vehicles[v.marker] = v

@@ -111,6 +111,26 @@ class AlphaDestructicusViews:
             })
         return sorted(out, key=lambda t: t["distance_mm"])
 
+    def board(self, state) -> dict | None:
+        """Every freak on foot, drawn where he stands: his walk, a climb in, a grab and a jacking are
+        measured from that point, so players see it (an octagon a base across, kind "freak", his
+        name on it; "down" while he lies there). Freaks aboard ride on their car's marker. None when
+        nobody is on foot."""
+        import math
+        r = inches(D.FREAK_DRAWN_IN) / 2
+        cells = []
+        for f in state.freaks.values():
+            if not f.on_foot or f.pos is None:
+                continue
+            x, y = f.pos
+            ring = [[round(x + r * math.cos(math.radians(22.5 + 45 * k)), 2),
+                     round(y + r * math.sin(math.radians(22.5 + 45 * k)), 2)] for k in range(8)]
+            cells.append({"polygon": ring, "label": f.id + (" (down)" if f.down else ""), "kind": "freak"})
+        if not cells:
+            return None
+        return {"cells": cells, "about": "freaks on foot, each where his walk, climbing in, grabbing hold and "
+                                         f"jacking are measured from ({D.sec('Characters')})"}
+
     def evidence(self, state, detail: dict, actor: int | None, target: int | None) -> list[dict]:
         """Besides the closest line to a target: the target's diagonals, which split it into the
         facings a shot or ram strikes ("Shooting"; option facing_from), labelled with the facing

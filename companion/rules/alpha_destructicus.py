@@ -158,11 +158,13 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         return [table_template(**t) for t in D.TEMPLATES]
     def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
         """Two players, the table's cars shared out as the appendix's sample vehicles, three
-        freaks each ("Freaks"): one driving each of their vehicles, the rest on foot."""
+        freaks each ("Freaks"): one driving each of their vehicles, the rest on foot. Each car keeps
+        the table's name (the page labels it so): the sample gives its type, armour and components."""
         samples = ("dragster", "king_rhino", "sarge", "rhinocerator", "waldo", "velociraptor")
         rosters = [{"player": p, "freaks": [], "vehicles": []} for p in ("Player 1", "Player 2")]
-        for n, (marker, _name) in enumerate(cars):
-            rosters[n % 2]["vehicles"].append({"marker": marker, "sample": samples[n % len(samples)]})
+        for n, (marker, name) in enumerate(cars):
+            rosters[n % 2]["vehicles"].append({"marker": marker, "sample": samples[n % len(samples)],
+                                               **({"name": name} if name else {})})
         for k, r in enumerate(rosters):
             for i in range(3):
                 if i < len(r["vehicles"]):
