@@ -75,6 +75,12 @@ class TableGame:
         self._conditions: dict[int, tuple[str, str | None]] = {}   # what each piece had left after the last event
         self._lock = threading.RLock()
         self._moving: list[int] = []          # the cars the action being resolved moved
+        #: Pieces to put back where the game has them (after an undo, or a resume), outside any
+        #: resolution: each a PlacementRequest, and whether the table held the car already.
+        self.putbacks: list[tuple[PlacementRequest, bool]] = []
+        #: Pieces of a resumed game the camera has not seen yet: checked against the record on
+        #: their first sighting, before the camera's pose is taken.
+        self._unchecked: set[int] = set()
         #: The table file the game is played on (JSON, as the game file keeps it): its size,
         #: terrain, gates and cars' footprints cannot change mid-game (see `load_table`).
         self._game_table: dict | None = None
@@ -135,6 +141,10 @@ class TableGame:
             if session is not None and isinstance(session.pending, PlacementRequest):
                 self._try_place(session)
                 return
+            if session is not None and self._unchecked:
+                self._check_resumed({c.id: c for c in tracked.cars if not c.stale})
+            if session is not None and session.pending is None and self.putbacks:
+                self._try_putbacks()
             if session is None or session.pending is not None:
                 return
             poses = {c.id: Pose(c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg)
@@ -269,6 +279,7 @@ class TableGame:
                                                       table_file=table_to_json(self.table)))
             self._game_table = table_to_json(self.table)
             self.activations = Activations()
+            self.putbacks, self._unchecked = [], set()
             self._begin_activation(self.session)
             self.last_outcome = None
             self._conditions = self._conditions_now()
@@ -302,6 +313,10 @@ class TableGame:
                 self.activations.hold(active, True)
             self.note(f"resumed from {self.store.path}: {len(replayed.events)} events played back, "
                       f"every state as recorded")
+            # Every car the camera first sees away from where the record has it is asked back there.
+            self.putbacks = []
+            self._unchecked = {m for m, p in session.rules.pieces(session.state).items()
+                               if p.pose is not None and p.in_play}
             last = next((e for e in reversed(replayed.events)
                          if e.kind in ("setup", "table") and e.body.get("table_file")), None)
             here = table_to_json(self.table)
@@ -484,8 +499,18 @@ class TableGame:
             }
 
     def _pending_json(self, session, running) -> dict | None:
-        """What the running resolution waits for: dice (`"dice"`), or a choice that is one
-        player's to make (`"choice"`, with its options)."""
+        """What the running resolution waits for: dice (`"dice"`), a choice that is one
+        player's to make (`"choice"`, with its options), or a piece put in place
+        (`"placement"`); with nothing running, a piece to put back after an undo or a resume
+        (`"placement"` with `put_back`)."""
+        if session.pending is None and self.putbacks:
+            p = self.putbacks[0][0]
+            return {"asked": f"put the {p.name} back {p.why}", "who": p.who, "action": None, "kind": "put_back",
+                    "so_far": [], "choices_so_far": [], "tray": self.tray is not None, "waiting": "placement",
+                    "placement": {**p.to_json(), "asked": f"put the {p.name} back {p.why}", "put_back": True,
+                                  "seen": self._seen_against(p), "placed_so_far": [],
+                                  "also": [r.to_json() for r, _ in self.putbacks[1:]]},
+                    "dice": [], "purpose": p.why}
         if session.pending is None:
             return None
         p = session.pending
@@ -499,18 +524,21 @@ class TableGame:
         if isinstance(p, ChoiceRequest):
             out.update(waiting="choice", player=p.player, purpose=p.purpose, options=list(p.options), dice=[])
         elif isinstance(p, PlacementRequest):
-            seen = self.live_poses().get(p.marker)
-            where = None
-            if seen is not None:
-                d_mm, d_deg = p.off_by(seen["x_mm"], seen["y_mm"], seen["heading_deg"])
-                where = {"at": [round(seen["x_mm"], 2), round(seen["y_mm"], 2), round(seen["heading_deg"], 2)],
-                         "stale": bool(seen["stale"]), "off_mm": round(d_mm, 1), "off_deg": round(d_deg, 1)}
-            out.update(waiting="placement", placement={**p.to_json(), "seen": where,
+            out.update(waiting="placement", placement={**p.to_json(), "seen": self._seen_against(p),
                                                        "placed_so_far": running.placements if running else []},
                        dice=[], purpose=p.why)
         else:
             out.update(waiting="dice", dice=list(p.dice), purpose=p.purpose)
         return out
+
+    def _seen_against(self, p: PlacementRequest) -> dict | None:
+        """Where the camera sees the piece a placement waits for, and how far it is to go."""
+        seen = self.live_poses().get(p.marker)
+        if seen is None:
+            return None
+        d_mm, d_deg = p.off_by(seen["x_mm"], seen["y_mm"], seen["heading_deg"])
+        return {"at": [round(seen["x_mm"], 2), round(seen["y_mm"], 2), round(seen["heading_deg"], 2)],
+                "stale": bool(seen["stale"]), "off_mm": round(d_mm, 1), "off_deg": round(d_deg, 1)}
 
     @staticmethod
     def _public(session, event: dict) -> dict:
@@ -669,6 +697,10 @@ class TableGame:
         is touched: no pose synced, no roll called off."""
         if session.pending is not None:
             raise GameError(f"cannot {what} now: waiting for {session.waiting_for()} (answer it, or call it off)")
+        if self.putbacks:
+            names = ", ".join(f"the {p.name}" for p, _ in self.putbacks)
+            raise GameError(f"cannot {what} now: waiting for {names} to be put back where the game has "
+                            f"{'it' if len(self.putbacks) == 1 else 'them'} ({self.putbacks[0][0].why})")
 
     def act(self, action: dict) -> dict:
         with self._lock:
@@ -753,6 +785,8 @@ class TableGame:
         with self._lock:
             session = self._need_game()
             p = session.pending
+            if p is None and self.putbacks:
+                return self._confirm_putback(marker, stay)
             if not isinstance(p, PlacementRequest):
                 raise GameError("no piece is waiting to be put in place"
                                 + (f": waiting for {session.waiting_for()}" if p is not None else ""))
@@ -773,6 +807,34 @@ class TableGame:
                 raise GameError(_say(exc)) from None
             self._after(outcome)
             return self.game_json()
+
+    def _confirm_putback(self, marker, stay: bool) -> dict:
+        """A put-back confirmed on the page: the camera must see the piece there (an undo or a
+        resume never lets a piece stay where the undone move, or anything else, left it)."""
+        try:
+            marker = int(marker)
+        except (TypeError, ValueError):
+            raise GameError(f"{marker!r} is not a piece's marker number") from None
+        found = next(((r, h) for r, h in self.putbacks if r.marker == marker), None)
+        if found is None:
+            names = ", ".join(f"the {r.name}" for r, _ in self.putbacks)
+            raise GameError(f"waiting for {names} to be put back, not the {self._name(marker)}")
+        request, was_held = found
+        if stay:
+            raise GameError(f"the {request.name} must be put back {request.why}: it cannot stay where it stands")
+        try:
+            pose = self._table_pose(marker)
+        except ActionError as exc:
+            raise GameError(str(exc)) from None
+        if not request.fits(*pose[:3]):
+            d_mm, d_deg = request.off_by(*pose[:3])
+            raise GameError(f"the {request.name} stands {d_mm:.0f} mm and {d_deg:.0f}° from where the game has it; "
+                            f"put it within {request.tolerance_mm:.0f} mm and {request.tolerance_deg:.0f}°")
+        self.putbacks.remove(found)
+        self._put_back(request, {"x_mm": pose[0], "y_mm": pose[1], "heading_deg": pose[2], "sigma_mm": pose[3],
+                                 "sigma_deg": pose[4]}, was_held)
+        self._changed()
+        return self.game_json()
 
     def out_of_place(self) -> list[dict]:
         """Held pieces (but the car whose move is under way) the camera sees away from where
@@ -907,8 +969,82 @@ class TableGame:
                 raise GameError(str(exc)) from None
             self.last_outcome = {"undone": out}
             self._conditions = self._conditions_now()
+            undone = next((e for e in session.log if e.n == out["undid"]), None)
+            what = (undone.detail.get("act") if undone is not None and undone.kind == "action"
+                    else out.get("kind", "event"))
+            # The pieces the undone event moved, and the held ones, go back where the game has them
+            # (any other car's pose is the camera's anyway).
+            moved = {p["marker"] for p in (undone.placements if undone is not None else [])} | self.held
+            self._ask_putbacks(f"back where it stood before the undone {str(what).replace('_', ' ')}", moved)
             self._changed()
             return self.game_json()
+
+    def _ask_putbacks(self, why: str, markers: set[int]) -> None:
+        """Each of these pieces the camera sees away from where the game now has it (an undo
+        took the game back) is asked to be put back there, as a placement: held where the game
+        has it until the camera sees it there."""
+        session = self.session
+        live = self.live_poses()
+        self.putbacks = []
+        rules = session.rules
+        for m, piece in sorted(rules.pieces(session.state).items()):
+            if m not in markers or piece.pose is None or not piece.in_play:
+                continue
+            request = PlacementRequest(m, piece.name, piece.pose.x_mm, piece.pose.y_mm, piece.pose.heading_deg,
+                                       why, rules.PLACE_TOLERANCE_MM, rules.PLACE_TOLERANCE_DEG)
+            seen = live.get(m)
+            if seen is not None and not seen["stale"] and request.fits(seen["x_mm"], seen["y_mm"],
+                                                                        seen["heading_deg"]):
+                continue
+            self.putbacks.append((request, m in self.held))
+            self.activations.hold(m, True)
+
+    def _check_resumed(self, seen: dict) -> None:
+        """A resumed game's pieces, each on its first sighting: one the camera sees away from
+        where the record has it is asked back there (and held there meanwhile)."""
+        session = self.session
+        rules = session.rules
+        pieces = rules.pieces(session.state)
+        for m in sorted(self._unchecked & set(seen)):
+            self._unchecked.discard(m)
+            piece, c = pieces.get(m), seen[m]
+            if piece is None or piece.pose is None or not piece.in_play:
+                continue
+            request = PlacementRequest(m, piece.name, piece.pose.x_mm, piece.pose.y_mm, piece.pose.heading_deg,
+                                       "where the game file has it", rules.PLACE_TOLERANCE_MM,
+                                       rules.PLACE_TOLERANCE_DEG)
+            if not request.fits(c.x_mm, c.y_mm, c.heading_deg):
+                self.putbacks.append((request, m in self.held))
+                self.activations.hold(m, True)
+                self._changed()
+
+    def _try_putbacks(self) -> None:
+        """Put-backs the camera now sees done (the piece let go where the game has it): the
+        game keeps the camera's pose, and the car's next move starts from there."""
+        live = self.live_poses()
+        left = []
+        done = False
+        for request, was_held in self.putbacks:
+            seen = live.get(request.marker)
+            if seen is not None and not seen["stale"] and self.activations.still(request.marker) \
+                    and request.fits(seen["x_mm"], seen["y_mm"], seen["heading_deg"]):
+                self._put_back(request, seen, was_held)
+                done = True
+            else:
+                left.append((request, was_held))
+        self.putbacks = left
+        if done:
+            self._changed()
+
+    def _put_back(self, request: PlacementRequest, seen: dict, was_held: bool) -> None:
+        session = self.session
+        pose = [seen["x_mm"], seen["y_mm"], seen["heading_deg"], seen["sigma_mm"], seen["sigma_deg"]]
+        session.rules.set_poses(session.state, {request.marker: Pose(*pose)})
+        self.activations.start[request.marker] = list(pose)
+        self.activations.moved(request.marker, pose)
+        if not was_held:
+            self.activations.hold(request.marker, False)
+        self.note(f"the {request.name} is back where the game has it")
 
     def move_demo_car(self, marker, x_mm, y_mm, heading_deg) -> dict:
         """Demo only: put a car at (x_mm, y_mm, heading_deg) in the synthetic camera's frames;

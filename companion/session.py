@@ -193,17 +193,23 @@ class GameSession:
         (so no rule-made move goes unseen on the table): each such piece is asked for where the
         rules left it, the camera confirming it there (a car driven by hand already is)."""
         placed: dict[int, Any] = {}
-        answer = None
+        answer, asked = None, None
         while True:
             try:
                 request = gen.send(answer)
             except StopIteration as stop:
                 result = stop.value
                 break
+            finally:
+                # Where the placement just answered put the piece: the resolution sets its pose as
+                # the answer goes in, not before (read earlier, every placed piece was asked again).
+                if asked is not None:
+                    placed[asked] = self.rules.pieces(state)[asked].pose \
+                        if asked in self.rules.pieces(state) else None
+                    asked = None
             answer = yield request
             if isinstance(request, PlacementRequest):
-                placed[request.marker] = self.rules.pieces(state)[request.marker].pose \
-                    if request.marker in self.rules.pieces(state) else None
+                asked = request.marker
         before = event.poses or {}
         what = event.detail.get("act") if event.kind == "action" else {"round": "the round began",
                                                                         "end_turn": "the turn ended"}.get(event.kind)

@@ -16,7 +16,7 @@ The hooks, by who calls them:
   `active_marker`, `turn_info`, `turn_text`;
 - acting: `actions` (typed `ActionSpec`s, see `actions.py`), `actor_marker`,
   `resolve` (a generator that yields `DiceRequest`s, `ChoiceRequest`s and
-  `PlacementRequest`s, the last through `place`), `judge_move`, `public_action`;
+  `PlacementRequest`s, the last through `place`), `judge_move`, `judge_action`, `public_action`;
 - the table's poses: `pieces`, `update_poses`, `poses_of`, `set_poses`;
 - what the page shows: `card`, `overlays`, `targets`, `board`,
   `may_premeasure`, `templates`;
@@ -55,6 +55,15 @@ class RuleOption:
         if self.choices is None and isinstance(self.default, (int, float)) and not isinstance(self.default, bool):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise RulesError(f"option {self.name}: {value!r} is not a number")
+        if self.choices is None and isinstance(self.default, (tuple, list)):
+            # A list (finishing points, terrain names): a list again, numbers where its default's are.
+            if not isinstance(value, (tuple, list)):
+                raise RulesError(f"option {self.name}: {value!r} is not a list")
+            numbers = bool(self.default) and all(isinstance(d, (int, float)) and not isinstance(d, bool)
+                                                 for d in self.default)
+            bad = [x for x in value if numbers and (isinstance(x, bool) or not isinstance(x, (int, float)))]
+            if bad:
+                raise RulesError(f"option {self.name}: {bad[0]!r} is not a number")
         return value
 
     def to_json(self) -> dict:
@@ -249,7 +258,20 @@ class RuleSystem:
         system judges moves only as they resolve. `verdict`, where given, is the call as
         `Verdict.to_json()` or its outcome word alone ("in", "out", "too close to call"): the
         page's live ruler says "too close to call" of a legal move by it; `fix`, where given,
-        lists what would make an illegal move legal, in players' words."""
+        lists what would make an illegal move legal, in players' words; `halts`, where given,
+        says in players' words where the rules stop a legal move short of `to` (a car halted
+        where it touches something), and the ruler says that instead."""
+        return None
+
+    def judge_action(self, state, action: dict) -> dict | None:
+        """The rules' answer on an action (filled by its spec) before it is resolved, from the
+        very checks its resolution makes before its first request, with nothing rolled and
+        nothing measured that the book forbids measuring before an action is declared: None
+        where they take it and have nothing to add; else `{"legal": bool, "reasons": [...]}`
+        (why they refuse it, in players' words), and for a move `"move": True` with what
+        `judge_move` gives (`fix`, `halts`, `verdict`...). The preview says it where the book
+        forbids pre-measuring (a dry run up to the dice could tell what is in range), and
+        beside the dry run elsewhere. Changes nothing."""
         return None
 
     def condition(self, state, marker: int) -> str | None:
