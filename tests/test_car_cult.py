@@ -1086,7 +1086,9 @@ def test_option_premeasure_nothing_measured_is_shown_before_declaring():
     session.act({"act": "move", "vehicle": 11, "path": [[300 + 9 * MM, 600, 0]]})
     assert rules.overlays(st, 11)["move_regions"] == []         # moved: the tape is put away
     board = rules.board(st)
-    assert [c["kind"] for c in board["cells"]] == ["mine"] and "not drawn" in board["about"]
+    # the marker and the route it was laid along; its 4 in reach is not drawn
+    assert [(c["kind"], c["label"]) for c in board["cells"]] == [("hazard", "Dust Devil's mines"), ("mine", "mine 1")]
+    assert "not drawn" in board["about"]
     # The declared attack is measured then, and the outcome says what was measured.
     session.act({"act": "attack", "vehicle": 11, "weapon": "reinforced_ram", "target": 20})
     out = session.log[-1].outcome
