@@ -185,3 +185,35 @@ TEMPLATES = (
     dict(name="Flamethrower range", shape="gauge", length_in=6.0, rule=f'{RULEBOOK}, "Appendix 1: Sample Vehicles"',
          quote='Flamethrower: strength 2, range 6"', use="a weapon's reach"),
 )
+
+
+# --- the demo table (RuleSystem.demo_scenery), on vision/data/demo_table.toml's 1219.2 x 812.8 mm ---
+# "The Arena" has no design rules, only what an arena should have: a "Track" ("an open path going
+# around your arena"), "about four gates along the track so that drivers can go through them one
+# after the other", "some buildings scattered around", and "Other Terrain ... Ramps are cool". The
+# track runs anticlockwise round the table (the demo layout's cars: the near side driving +x, the
+# east end +y, the far side -x, the west end -y); a gate across each side, 4.5 in wide ("Gate":
+# "They should be a 4-5 inches wide"), post A on the driver's left; a ramp on the near straight
+# (its first two points its bottom edge, met driving +x); two buildings (the teleporter needs two),
+# a forest, a lava pit and a normal barrier in and round the infield. The gates and terrain clear
+# the table's anchors and the cars' starting places. Scaled to other tables.
+DEMO_TABLE_MM = (1219.2, 812.8)
+GATE_WIDTH_IN = 4.5
+DEMO_GATES = (
+    dict(name="Near gate", role="score", a_mm=(609.6, 219.6), b_mm=(609.6, 105.3)),
+    dict(name="East gate", role="score", a_mm=(1039.9, 520.0), b_mm=(1154.2, 520.0)),
+    dict(name="Far gate", role="score", a_mm=(760.0, 592.9), b_mm=(760.0, 707.2)),
+    dict(name="West gate", role="score", a_mm=(179.2, 290.0), b_mm=(64.9, 290.0)),
+)
+#: Kinds as the table file takes them (calibration/tablefile.py TERRAIN_KINDS, which has no ramp,
+#: lava, forest or barrier): the Alpha Destructicus kind is the name's "kind:" prefix (ad_state).
+DEMO_TERRAIN = (
+    dict(name="Bank", kind="building", points=((300.0, 300.0), (420.0, 300.0), (420.0, 400.0), (300.0, 400.0))),
+    dict(name="Saloon", kind="building", points=((800.0, 430.0), (920.0, 430.0), (920.0, 530.0), (800.0, 530.0))),
+    dict(name="ramp: Jump", kind="blocking", points=((880.0, 190.0), (880.0, 135.0), (940.0, 135.0), (940.0, 190.0))),
+    dict(name="lava: Lava pit", kind="exploding",
+         points=((520.0, 450.0), (640.0, 450.0), (640.0, 530.0), (520.0, 530.0))),
+    dict(name="forest: Pines", kind="rough", points=((560.0, 300.0), (700.0, 290.0), (720.0, 380.0), (580.0, 395.0))),
+    dict(name="barrier: Tyre stack", kind="impassable",
+         points=((230.0, 560.0), (330.0, 560.0), (330.0, 580.0), (230.0, 580.0))),
+)

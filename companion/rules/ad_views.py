@@ -148,6 +148,20 @@ class AlphaDestructicusViews:
                            "role": "actor", "label": "path driven"})
         return shapes
 
+    def demo_scenery(self, table_mm) -> dict:
+        """The demo table's arena (ad_data.DEMO_GATES, DEMO_TERRAIN, scaled from the 1219.2 x 812.8 mm
+        demo table to the one given): four gates round the track, one on each side, scored the way
+        the cars drive ("The Arena"; "Gate": 4-5 in wide), and the terrain the book has: two
+        buildings, a ramp on the track, a forest, a lava pit and a normal barrier ("Terrain")."""
+        sx, sy = table_mm[0] / D.DEMO_TABLE_MM[0], table_mm[1] / D.DEMO_TABLE_MM[1]
+
+        def at(p):
+            return [round(p[0] * sx, 1), round(p[1] * sy, 1)]
+        return {"terrain": [{"name": t["name"], "kind": t["kind"], "points": [at(p) for p in t["points"]]}
+                            for t in D.DEMO_TERRAIN],
+                "gates": [{"name": g["name"], "role": g["role"], "a_mm": at(g["a_mm"]), "b_mm": at(g["b_mm"])}
+                          for g in D.DEMO_GATES]}
+
     def demo_layout(self, cars, table_mm) -> dict[int, tuple[float, float, float]]:
         """An arena's track round the middle of the table ("The Arena": "an open path going around
         your arena"): cars spread round it anticlockwise, the near side driving +x, the far side -x
