@@ -159,9 +159,13 @@ def test_judge_action_reads_the_whole_path_as_the_move_does():
     said = rules.judge_action(session.state, action)
     assert isinstance(out, str) and "makes 3 turns" in out
     assert said["move"] and not said["legal"] and said["reasons"] == [out]
-    # a legal path: taken, and nothing is refused
+    # a legal path: taken, and without pre-measuring nothing more is said (no margin to spare);
+    # where the table measures freely it is judged legal, with its margin
     fine = {"act": "move", "vehicle": 20, "path": [[900 - 9 * MM, 300, 180]]}
-    assert rules.judge_action(session.state, fine)["legal"]
+    assert rules.judge_action(session.state, fine) is None
+    rules.settings["premeasure"] = True
+    said = rules.judge_action(session.state, fine)
+    assert said["legal"] and said["margin_mm"] == pytest.approx(2 * MM, abs=0.01)
 
 
 def test_judge_action_judges_no_move_before_it_is_declared():

@@ -942,7 +942,9 @@ class CarCult(CarCultViews, RuleSystem):
         here is the resolution's word for word. Nothing is rolled, and nothing measured that the
         draft keeps unmeasured ("No pre-measuring"): an attack's range and sight are measured
         once it is declared, and a move is judged only while the page may draw its band
-        (`_may_judge_move`). None where they take it and have nothing to add. Changes nothing."""
+        (`_may_judge_move`); without pre-measuring a move taken as driven is not judged further
+        (no margin to spare is told), only one refused or halted. None where they take it and
+        have nothing to add. Changes nothing."""
         if not isinstance(action, dict):
             return None
         act = action.get("act")
@@ -951,7 +953,12 @@ class CarCult(CarCultViews, RuleSystem):
             self.before_action(state, action)
             if act == "move":
                 v, path = self._check_move(state, action)
-                return self._judged_move(state, v, path, action) if self._may_judge_move(state, v) else None
+                if not self._may_judge_move(state, v):
+                    return None
+                judged = self._judged_move(state, v, path, action)
+                if judged["legal"] and "halts" not in judged and not self.may_premeasure():
+                    return None                  # taken as driven: no margin is told without pre-measuring
+                return judged
             check = {"activate": self._check_activate, "allocate": self._check_allocate, "fix": self._check_fix,
                      "attack": self._check_attack}.get(act)
             if check is not None:
