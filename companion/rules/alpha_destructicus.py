@@ -302,6 +302,15 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         else:
             f = state.freaks[state.acting]
             f.moved = True
+            mine = state.vehicles.get(f.aboard) if f.aboard is not None and f.seat == "driver" else None
+            forced_now = mine is not None and mine.in_play and f.aboard in (state.drove_at_start, state.drove) \
+                and self._forced_due(state, mine)
+            if self.option("speed_freak") == "refuse" and not forced_now:
+                # Judged before any die (a failed push's, the fire's): only a forced move still to be
+                # made now can change how far he drove.
+                short = self._speed_freak_short(state, f)
+                if short:
+                    raise RulesError(short + "; drive on, or say the way was blocked")
             yield from self._drivers_turn_ends(state, f, events, rolls)
             v = state.vehicles.get(state.drove) if state.drove is not None else None
             if v is not None and state.push_failed and v.in_play:
@@ -314,14 +323,11 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                                   f"({sec('Stunts')})")
             driving = state.drove if state.drove is not None else (f.aboard if f.seat == "driver" else None)
             dv = state.vehicles.get(driving) if driving is not None else None
-            if dv is not None and f.aboard == dv.marker and f.seat == "driver" and dv.functional \
-                    and not state.stopped and state.ground_mm < inches(D.SPEED_FREAK_IN) - 1e-6 \
-                    and not state.blocked:
-                words = (f"Speed Freak: {f.id} drove the {dv.name} only {_fmt_in(state.ground_mm)} "
-                         f"(at least 6 in if possible; {sec('Characters')})")
+            short = self._speed_freak_short(state, f)
+            if short:
                 if self.option("speed_freak") == "refuse":
-                    raise RulesError(words + "; drive on, or say the way was blocked")
-                events.append(words)
+                    raise RulesError(short + "; drive on, or say the way was blocked")
+                events.append(short)
             if dv is not None and dv.burning and dv.in_play:
                 yield from self._fire(state, dv, events, rolls)
         for v in state.vehicles.values():
@@ -336,6 +342,18 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                     self._finish(state, events, f"{D.ROUNDS} rounds played")
         return {"events": events, "rolls": rolls, "chip": state.chip, "round": state.round,
                 "scores": dict(state.scores)}
+
+    def _speed_freak_short(self, state: GameState, f: Freak) -> str | None:
+        """ "Speed Freak: A Freak who is in a vehicle must ALWAYS move at least 6" in that vehicle if
+        possible" ("Characters"): what falls short this turn, in words, or None."""
+        driving = state.drove if state.drove is not None else (f.aboard if f.seat == "driver" else None)
+        dv = state.vehicles.get(driving) if driving is not None else None
+        if dv is not None and f.aboard == dv.marker and f.seat == "driver" and dv.functional \
+                and not state.stopped and state.ground_mm < inches(D.SPEED_FREAK_IN) - 1e-6 \
+                and not state.blocked:
+            return (f"Speed Freak: {f.id} drove the {dv.name} only {_fmt_in(state.ground_mm)} "
+                    f"(at least 6 in if possible; {sec('Characters')})")
+        return None
 
     def _reset_activation(self, state: GameState) -> None:
         state.acting, state.chip = None, None
@@ -1319,6 +1337,10 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if f.seat != "driver":
             raise RulesError(f"{f.id} is not driving anything")
         v = state.vehicles[f.aboard]
+        if kind != "bail_out" and f.aboard == state.drove_at_start and self._forced_due(state, v):
+            # "at the beginning of the driver's next turn": bailing out is the only way off first.
+            raise RulesError(f"the {v.name} must first make its forced move ({self._pending_words(v)}): act "
+                             f"'forced' (or bail out; {sec('Stunts')})")
         if kind in ("push_it", "panic_turn") and not v.functional:
             raise RulesError(f"the {v.name} cannot move (its engine is not working)")
         if kind == "two_wheels" and v.type not in ("truck", "bike"):
