@@ -1,5 +1,5 @@
 """Alpha Destructicus's first activation played on the playable demo page, as players would:
-the round starts from the Round tab and the first chip is drawn with a typed die; the drawn
+the round starts from the Round tab and the players say whose chip came out of the bag; the drawn
 player's freak repairs his truck's engine (every engine starts broken), then drives it by a
 drag on the board, the drive read from the camera's path; his turn ends and the next chip is
 drawn (docs/actions/alpha-destructicus.md, "The Turn"; alpha-destructicus.txt, "The Turn",
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.browser
 #: Generous: the machine is small and other tests run beside this one.
 WAIT_MS = 30000
 
-#: Sarge (the War Rig, marker 12): Player 1's truck, driven by Freak 1.2, standing on the
+#: The War Rig (marker 12, the sample Sarge): Player 1's truck, driven by Freak 1.2, standing on the
 #: arena's far end facing +y with nothing ahead of it for well over 6 in.
 CAR, FREAK, PLAYER = 12, "Freak 1.2", "Player 1"
 #: How far it drives: more than 6 in (Speed Freak), well within its 12 in.
@@ -49,6 +49,17 @@ def _type_die(page, face: str, asked_has: str) -> str:
     return asked
 
 
+def _draw_chip(page, player: str, asked_has: str) -> None:
+    """Say whose chip came out of the bag (a blind pick by hand, asked as a choice); the header
+    says a chip is being drawn meanwhile."""
+    page.wait_for_selector("#choice:not([hidden])", timeout=WAIT_MS)
+    asked = page.inner_text("#choice-asked")
+    assert "whose chip came out of the bag" in asked and asked_has in asked, asked
+    assert "draw a chip from the bag" in page.inner_text("#turn"), page.inner_text("#turn")
+    page.click(f'#choice-options button[data-choice="{player}"]')
+    page.wait_for_function("() => !window.companion.game.pending", timeout=WAIT_MS)
+
+
 def _open_action(page, car: int, act: str) -> None:
     """Select the car (its card) and open one of its actions' forms."""
     page.click('#tabs [data-tab="car"]')
@@ -68,11 +79,11 @@ def test_a_first_alpha_destructicus_activation_is_played_by_dragging_the_car(ad_
                                                                "status": "damaged"}
 
     # The round starts from the Round tab: a chip for every freak goes in the bag, one is drawn
-    # (a d6 for six chips, Player 1's three first: a 1 draws Player 1's).
+    # by hand and the page asks whose it is (Player 1's).
     page.click('#tabs [data-tab="round"]')
     page.wait_for_selector("#start-round:not([disabled])", timeout=WAIT_MS)
     page.click("#start-round")
-    _type_die(page, "1", "chip draw (6 chips")
+    _draw_chip(page, PLAYER, "6 chips in it")
     page.wait_for_function(f"window.companion.game.game.state.chip === {PLAYER!r}", timeout=WAIT_MS)
     assert "Player 1's chip is drawn" in page.inner_text("#turn")
 
@@ -85,7 +96,7 @@ def test_a_first_alpha_destructicus_activation_is_played_by_dragging_the_car(ad_
     page.wait_for_selector("#conditions.holds", timeout=WAIT_MS)
     assert "It needs 1d6" in page.inner_text("#conditions"), page.inner_text("#conditions")
     page.click("#resolve")
-    _type_die(page, "5", "repair the Sarge's engine")
+    _type_die(page, "5", "repair the War Rig's engine")
     page.wait_for_function(f"window.companion.game.game.state.vehicles['{CAR}'].components[0].status "
                            "=== 'working'", timeout=WAIT_MS)
     assert _game(page, "acting") == FREAK
@@ -116,12 +127,12 @@ def test_a_first_alpha_destructicus_activation_is_played_by_dragging_the_car(ad_
     snap(page, "ad-2-first-drive-resolved", panel_top=True)
 
     # His move ends from the Round tab (he drove over 6 in: no Speed Freak reminder); the next
-    # chip is drawn from the five left (a 5 draws Player 2's).
+    # chip is drawn from the five left (Player 2's).
     page.click('#tabs [data-tab="round"]')
     page.wait_for_selector("#end-turn:not([disabled])", timeout=WAIT_MS)
     assert page.inner_text("#end-turn") == "End this turn"
     page.click("#end-turn")
-    _type_die(page, "5", "chip draw (5 chips")
+    _draw_chip(page, "Player 2", "5 chips in it")
     page.wait_for_function("window.companion.game.game.state.chip === 'Player 2'", timeout=WAIT_MS)
     assert _game(page, f"freaks['{FREAK}'].moved") is True
     assert _game(page, "acting") is None
