@@ -7,6 +7,7 @@ readings, the page hooks, the worked scenarios and a whole game with fixed dice.
 from __future__ import annotations
 
 import copy
+import math
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,10 @@ class Game:
 
     def round(self, dice=()):
         return self._run(dice, lambda: self.session.start_round({}))
+
+    def placements(self) -> list[dict]:
+        """Where the last event asked for cars to be put (the rules' own moves), and why."""
+        return [{"marker": p["marker"], "asked": p["asked"], "why": p["why"]} for p in self.session.log[-1].placements]
 
     def end(self, dice=()):
         return self._run(dice, self.session.end_turn)
@@ -413,11 +418,12 @@ def test_blue_box_fails_on_twice_the_skill_and_understeers():
     g.picks({10: "2:4 1L"}, truck="2:3")
     g.act(act="move", vehicle=10, to=at(4, 5))
     out = g.act([7, 3], act="drive_roll", vehicle=10)        # 7 against 6: BLUE table 3, under steer
-    assert g.st.pending[0]["square"] == (3, 5) and "under steer" in " ".join(out["events"])
-    with pytest.raises(RulesError, match="first put the Bike"):
-        g.act(act="pass", vehicle=10)
-    g.act(act="place", vehicle=10, to=at(4, 6))
-    assert g.v(10).square == (3, 5) and not g.st.pending
+    # "Go one square away from straight": its box went left, so one more left, into 4,6; the
+    # resolution asked for the bike to be put there before it ended.
+    assert g.v(10).square == (3, 5) and "under steer" in " ".join(out["events"])
+    assert g.placements() == [{"marker": 10, "asked": at(4, 6),
+                               "why": "under steer (BLUE table), into square 4,6"}]
+    assert out["placed"][0]["square"] == [4, 6] and g.v(10).pose.xy.tolist() == at(4, 6)[:2]
 
 
 def test_the_truck_understeers_in_its_sideways_move():
@@ -427,10 +433,11 @@ def test_the_truck_understeers_in_its_sideways_move():
     g.round()
     g.picks({}, truck="2:4 1L")                           # a blue box: a roll against twice Max's 3
     out = g.act([7, 3], act="drive_roll", vehicle=1)        # 7 against 6: BLUE table 3, under steer
-    assert "under steers" in " ".join(out["events"]) and not g.st.pending
+    assert "under steers" in " ".join(out["events"]) and "placed" not in out
     assert g.st.phase == "truck" and g.rules.truck_sideways_squares(g.st) == 2
-    g.act(act="truck_sideways", vehicle=1, to=[650.0, 700.0, 0.0])
+    g.act(act="truck_sideways", vehicle=1)
     assert g.v(1).square[1] == 6
+    assert g.placements() == [{"marker": 1, "asked": [650.0, 700.0, 0.0], "why": "slides 2 squares left, into row 7"}]
 
 
 # --- collisions -----------------------------------------------------------------------------
@@ -453,11 +460,11 @@ def test_collision_by_the_colliders_chart_and_the_bump():
     out = g.act([6], choose=["collide"], act="collide", vehicle=11)
     assert (out["collider"], out["victim"], out["facings"], out["score"]) == (11, 10, ["front", "rear"], 6)
     assert g.v(10).structure == 1 and out["bumped"] == 10
-    # The outcome says where to put it: square 4,2's middle (column 4 of 100 mm from x 50, row 2).
-    assert g.st.pending == [{"vehicle": 10, "square": (3, 1), "why": "bumped sideways", "pose": [400.0, 200.0, 0.0]}]
-    assert out["place"] == [{"vehicle": 10, "name": "Bike", "square": [4, 2], "pose": [400.0, 200.0, 0.0],
-                             "why": "bumped sideways"}]
-    g.act(act="place", vehicle=10, to=at(4, 2))
+    # It was put in square 4,2's middle (column 4 of 100 mm from x 50, row 2); the outcome says so.
+    why = "bumped sideways by the collision with the Plated Wrecker, into square 4,2"
+    assert out["placed"] == [{"vehicle": 10, "name": "Bike", "square": [4, 2], "pose": [400.0, 200.0, 0.0],
+                              "why": why}]
+    assert g.placements() == [{"marker": 10, "asked": [400.0, 200.0, 0.0], "why": why}]
     assert g.st.phase == "shooting" and g.v(10).collided and g.v(11).collided
 
 
@@ -491,11 +498,9 @@ def test_option_bump_side():
         g.drive_rolls()
         return g
     g = setup("away_from_truck")
-    g.act([6], choose=["collide"], act="collide", vehicle=11)
-    assert g.st.pending[0]["square"] == (3, 1)
+    assert g.act([6], choose=["collide"], act="collide", vehicle=11)["placed"][0]["square"] == [4, 2]
     g = setup("collider_direction")
-    g.act([6], choose=["collide"], act="collide", vehicle=11)
-    assert g.st.pending[0]["square"] == (3, 3)
+    assert g.act([6], choose=["collide"], act="collide", vehicle=11)["placed"][0]["square"] == [4, 4]
 
 
 def test_the_bike_avoids_and_may_not_shoot():
@@ -529,8 +534,7 @@ def test_ramming_the_truck_max_ignores_driver_loss_and_the_cab():
     assert g.v(1).structure == 25 and g.v(1).driver == 8
     assert g.st.truck.cab_hit and out["bumped"] == 11      # the truck is too big to be moved
     # Bumped back out on the side it came in from (row 4), not through the truck to row 6.
-    assert g.st.pending[0]["square"] == (6, 3)
-    g.act(act="place", vehicle=11, to=at(7, 4))
+    assert out["placed"][0]["square"] == [7, 4] and g.v(11).square == (6, 3)
     assert g.rules._can_shoot(g.st, g.v(1), "max") == "the cab was in a collision this turn"
 
 
@@ -555,13 +559,15 @@ def test_truck_pushes_a_chain_and_off_the_board():
     g.act(act="move", vehicle=12, to=at(7, 9))
     g.act(act="move", vehicle=11, to=at(6, 6))
     assert g.st.phase == "truck"
-    out = g.act([4, 4], choose=["collide"], act="truck_sideways", vehicle=1, to=[650.0, 600.0, 0.0])
+    out = g.act([4, 4], choose=["collide"], act="truck_sideways", vehicle=1)
     # The truck into the wrecker (+1 its side ram: 5, 1 point), the wrecker into the bike (4: none).
     assert out["row"] == 6 and out["pushed"] == [11, 10]
     assert g.v(11).structure == 11 and g.v(10).structure == 3
-    assert [(p["vehicle"], p["square"]) for p in g.st.pending] == [(10, (5, 7)), (11, (5, 6))]
-    g.act(act="place", vehicle=10, to=at(6, 8))
-    g.act(act="place", vehicle=11, to=at(6, 7))
+    # Put down end of the chain first (the bike out of the wrecker's way), then the truck.
+    assert g.placements() == [
+        {"marker": 10, "asked": at(6, 8), "why": "pushed sideways by the Plated Wrecker, into square 6,8"},
+        {"marker": 11, "asked": at(6, 7), "why": "pushed sideways by The Truck, into square 6,7"},
+        {"marker": 1, "asked": [650.0, 600.0, 0.0], "why": "slides 1 square left, into row 6"}]
     assert g.st.phase == "shooting"
 
 
@@ -571,19 +577,28 @@ def test_pushed_off_the_board_is_lost():
     g.round()
     g.picks({10: "2:3"}, truck="2:3 1L")
     g.act(act="move", vehicle=10, to=at(6, 9))
-    out = g.act([4], choose=["collide"], act="truck_sideways", vehicle=1, to=[650.0, 900.0, 0.0])
+    out = g.act([4], choose=["collide"], act="truck_sideways", vehicle=1)
     assert g.v(10).out == "pushed off the board by the truck" and out["pushed"] == [10]
     assert g.st.phase == "shooting"
 
 
 def test_the_truck_must_stand_in_its_new_row():
+    """"Move the truck sideways" (Move sequence 6): the resolution asks for the truck in its new
+    row, as far along the board as it stands; left where it stood (a row off) it is refused and
+    nothing changes; anywhere with its centre in the row and half a square from there, it is put."""
     g = Game({}, extra={1: {"gear": 2}})
     g.round()
     g.picks({}, truck="2:3 1R")
-    with pytest.raises(RulesError, match="should be in row 4, but the camera puts it in row 5"):
-        g.act(act="truck_sideways", vehicle=1, to=list(TRUCK))
-    g.act(act="truck_sideways", vehicle=1, to=[650.0, 400.0, 0.0])
-    assert g.v(1).square == (7, 3)
+    g.session.placements = None                          # a table: the camera must see it there
+    assert g.session.act({"act": "truck_sideways", "vehicle": 1}) is None
+    asked = g.session.pending
+    assert (asked.marker, [asked.x_mm, asked.y_mm, asked.heading_deg]) == (1, [650.0, 400.0, 0.0])
+    assert asked.why == "slides 1 square right, into row 4" and asked.tolerance_mm == S / 2
+    with pytest.raises(DiceError, match="stands 100 mm and 0° from where the rules put it"):
+        g.session.place(1, list(TRUCK), "camera")
+    assert g.session.pending is asked
+    out = g.session.place(1, [650.0 + 30.0, 400.0 - 20.0, 10.0, 0.5, 0.3], "camera")
+    assert g.v(1).square == (7, 3) and out["placed"][0]["pose"] == [680.0, 380.0, 10.0]
 
 
 def test_option_tyre_pull():
@@ -981,26 +996,39 @@ class Camera:
 class Play:
     """The whole game at the table: the game, and where each model really stands. An action that
     puts a car somewhere (`to`) is given the pose `see` reports for it: here the pose meant, in
-    the video test the webcam's."""
+    the video test the webcam's. A car the rules move is asked for by the resolution: the hand
+    puts it where asked, and the pose `see` reports is where it was put."""
 
     def __init__(self) -> None:
         self.game = Game(WHOLE_START, {"distance_squares": 12}, truck=WHOLE_TRUCK, table=WHOLE_TABLE)
+        self.game.session.placements = None                # each placement is seen, as on a table
         self.placed = {1: list(WHOLE_TRUCK), **copy.deepcopy(WHOLE_START)}
 
     def see(self, marker: int, standing: dict) -> list[float]:
         return list(standing[marker])
 
-    def act(self, dice=(), also=None, choose=(), **action):
+    def _placing(self, out):
+        """Every car the resolution waits for, put where it is asked and seen there."""
+        from companion.dice import PlacementRequest
+        s = self.game.session
+        while out is None and isinstance(s.pending, PlacementRequest):
+            p = s.pending
+            self.placed[p.marker] = [p.x_mm, p.y_mm, p.heading_deg]
+            out = s.place(p.marker, self.see(p.marker, self.placed), "camera")
+        return out
+
+    def act(self, dice=(), choose=(), **action):
         """The action as the page sends it (no pose: the camera's is filled in), checked and filled
         by the car's own spec, as the table game does."""
         seen = {}
         if "to" in action:
-            standing = {**self.placed, action["vehicle"]: action.pop("to"), **(also or {})}
+            standing = {**self.placed, action["vehicle"]: action.pop("to")}
             seen[action["vehicle"]] = self.see(action["vehicle"], standing)
             self.placed = standing
         specs = {s.act: s for s in self.game.rules.action_specs(self.game.st, action["vehicle"])}
         assert action["act"] in specs, f"the page does not offer {action['act']} now (it offers {', '.join(specs)})"
-        out = self.game.act(dice, choose, **specs[action["act"]].fill(action, Camera(seen)))
+        filled = specs[action["act"]].fill(action, Camera(seen))
+        out = self.game._run(dice, lambda: self._placing(self.game.session.act(filled)), choose)
         for m, v in self.game.st.vehicles.items():
             if not v.in_play:
                 self.placed.pop(m, None)           # taken off the table
@@ -1068,11 +1096,15 @@ def play_whole_game(p: Play) -> None:
     p.act([2], act="drive_roll", vehicle=12)
     out = p.act([6], choose=["collide"], act="collide", vehicle=11)
     assert out["facings"] == ["side", "side"] and g.v(14).structure == 2 and out["bumped"] == 14
-    p.act(act="place", vehicle=14, to=sq(3, 6))
+    # Put in the middle of its new square before the collide ended (within the camera's doubt of the board).
+    assert out["placed"][0]["square"] == [3, 6] and math.dist(p.placed[14][:2], sq(3, 6)[:2]) < 1
     assert g.st.phase == "truck"
-    out = p.act([3], act="truck_sideways", vehicle=1, to=[750.0, 700.0, 0.0], also={12: sq(6, 7)})
+    out = p.act([3], act="truck_sideways", vehicle=1)
     assert out["row"] == 6 and out["pushed"] == [12]
-    p.act(act="place", vehicle=12, to=sq(6, 7))
+    # The van it pushed is put in its new square first, then the truck in its new row.
+    assert [(q["vehicle"], q.get("square"), q.get("row")) for q in out["placed"]] == [(12, [6, 7], None),
+                                                                                      (1, None, 6)]
+    assert math.dist(p.placed[12][:2], sq(6, 7)[:2]) < 1 and math.dist(p.placed[1][:2], (750.0, 700.0)) < 1
     assert g.st.phase == "gyro"
     assert p.act([5], act="drop", vehicle=9, target=12, payload="snake")["result"] == "hit"
     p.act([5, 6], act="shoot", vehicle=10, at="gunner")
@@ -1491,9 +1523,13 @@ def test_demo_layout_lays_the_board_on_the_demo_table():
 
 def test_evidence_shows_the_square_owed_and_the_shooters_arc():
     g = ram_setup()
-    g.act([6], choose=["collide"], act="collide", vehicle=11)
-    shapes = g.rules.evidence(g.st, {"act": "place", "vehicle": 10, "to": at(4, 2)}, 10, None)
-    assert [s["label"] for s in shapes] == ["put here", "owed 4,2"]
+    shapes = g.rules.evidence(g.st, {"act": "collide", "vehicle": 11}, 11, None)
+    assert [s["label"] for s in shapes] == ["contested 4,3"]
+    g = Game({10: at(3, 3), 11: at(3, 7)})
+    g.round()
+    g.picks({10: "2:4 1L", 11: "2:3"})
+    shapes = g.rules.evidence(g.st, {"act": "move", "vehicle": 10, "to": at(4, 4)}, 10, None)
+    assert [s["label"] for s in shapes] == ["put here", "box 2:4 1L: 4,4"]
     g = shoot_setup({12: at(3, 5)})
     shapes = g.rules.evidence(g.st, {"act": "shoot", "vehicle": 12, "at": "gunner"}, 12, None)
     assert {s["role"] for s in shapes} == {"arc", "target"} and shapes[-1]["label"] == "gunner"
@@ -1513,7 +1549,8 @@ def test_a_turn_on_the_demo_table_through_the_page(demo_table, renderer):
     """The demo's start (demo_layout) filmed by the synthetic camera, then a turn through the table
     game with the page's own request shapes: secret picks, the truck's declaration, each car moved
     by hand to the pose its move's spec names and read back by the camera (no pose sent), a
-    collision whose outcome says where the bumped car goes, the car put there, and the turn ended."""
+    collision that waits for the bumped car to be put in its new square (any pose in the square
+    fits: the camera sees it there off the middle and the game goes on), and the turn ended."""
     import numpy as np
 
     from companion.game import TableGame
@@ -1548,7 +1585,9 @@ def test_a_turn_on_the_demo_table_through_the_page(demo_table, renderer):
         standing[m] = spec["place"][0]["pose"]
         film()
         assert game.preview({"act": "move", "vehicle": m})["judged"]["legal"]
-        g = game.act({"act": "move", "vehicle": m})
+        game.act({"act": "move", "vehicle": m})
+        film()              # the camera sees it stand still where its move ended: the move is taken
+        g = game.game_json()
         assert g["game"]["state"]["vehicles"][str(m)]["square"] == square
     assert g["game"]["state"]["phase"] == "collisions" and g["game"]["up"] == "Gang 4"
     g = game.act({"act": "collide", "vehicle": 14})
@@ -1556,16 +1595,24 @@ def test_a_turn_on_the_demo_table_through_the_page(demo_table, renderer):
     g = game.answer_choice("Gang 4", "collide")
     assert g["pending"]["dice"] == ["d10"] and g["pending"]["who"] == "Gang 4"
     g = game.answer_typed([6])           # the standard chart's 6: 1 point to the victim, bumped away from the truck
-    out = g["last_outcome"]["event"]["outcome"]
-    assert out["bumped"] == 11 and out["place"] == [{"vehicle": 11, "name": "Rust Bucket", "square": [4, 2],
-                                                     "pose": [419.1, 177.8, 0.0], "why": "bumped sideways"}]
+    # The resolution waits for the Rust Bucket in square 4,2 (its middle drawn; any pose in it fits).
+    asked = g["pending"]["placement"]
+    why = "bumped sideways by the collision with the Hearse, into square 4,2"
+    assert (asked["marker"], asked["to"], asked["why"]) == (11, [419.1, 177.8, 0.0], why)
+    # A 76.2 mm square's half diagonal, 53.9 mm (the board laid from the camera's truck pose).
+    assert abs(asked["tolerance_mm"] - 53.9) <= 0.2 and asked["tolerance_deg"] == 45.0
     from companion.game import GameError
-    with pytest.raises(GameError, match="first put the Rust Bucket in square 4,2"):
+    with pytest.raises(GameError, match="waiting for put the Rust Bucket here: " + why):
         game.end_turn()
-    standing[11] = out["place"][0]["pose"]
+    standing[11] = [419.1 - 30.0, 177.8 + 25.0, 8.0]     # off the middle, still inside the square
     film()
-    g = game.act({"act": "place", "vehicle": 11})
-    assert g["game"]["state"]["pending"] == [] and g["game"]["state"]["phase"] == "shooting"
+    film()              # standing still there: taken
+    g = game.game_json()
+    assert g["pending"] is None, g["pending"]
+    out = g["log"][0]["outcome"]                       # the log, newest first
+    assert out["bumped"] == 11 and out["placed"][0]["square"] == [4, 2]
+    assert g["game"]["state"]["vehicles"]["11"]["square"] == [4, 2] and g["game"]["state"]["phase"] == "shooting"
+    assert abs(g["game"]["state"]["vehicles"]["11"]["pose"][0] - 389.1) < 2
     g = game.end_turn()
     assert g["game"]["state"]["phase"] == "turn_over" and g["game"]["state"]["distance"] == 3
 
@@ -1629,7 +1676,8 @@ def test_option_bomb_victims_spares_max_side_only_when_chosen():
     path = next(p for p in SCENARIOS if p.stem.startswith("st-11"))
     data = load_scenario(path)
     data["options"]["bomb_victims"] = "gang_only"
-    data["dice"], data["steps"] = [], data["steps"][:10]
+    slide = next(i for i, s in enumerate(data["steps"]) if s.get("act") == "truck_sideways")
+    data["dice"], data["steps"] = [], data["steps"][:slide + 1]
     out = run_scenario(data, str(path))
     assert out["state"]["phase"] == "shooting" and out["state"]["vehicles"]["7"]["structure"] == 9
 

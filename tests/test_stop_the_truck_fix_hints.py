@@ -18,6 +18,7 @@ import re
 import numpy as np
 import pytest
 
+from companion.dice import DiceError
 from companion.geometry import MM_PER_IN, Pose
 from companion.rules.base import RulesError
 from tests.test_stop_the_truck import Game, at
@@ -150,20 +151,30 @@ def test_the_bike_avoiding_is_sent_to_the_nearest_free_square():
     assert g.v(10).square == (3, 3)
 
 
-def test_a_bumped_car_is_told_where_its_placing_is():
+def test_a_bumped_car_is_asked_for_in_its_square_and_any_pose_in_it_fits():
     """A roll of 6 on the wrecker's chart: 2 structure to the bike, which is bumped sideways away
-    from the truck's row 5, to square 4,2 (y 150-250). Left standing at (400, 300) it is 50 mm past
-    that square's left edge: right 50.1 mm = 1.972 in -> 1.98 in."""
+    from the truck's row 5, to square 4,2 (x 350-450, y 150-250). The resolution asks for it there
+    (its middle, (400, 200)), and takes it with its centre anywhere in the square, a corner too
+    (the tolerance is the square's half diagonal, 70.8 mm), turned up to 45 degrees (facing the
+    truck's way); left standing at (400, 300), 50 mm past the square's edge and 100 mm from its
+    middle, it is refused with the distance and the reason, and nothing changes."""
     g = ram()
-    g.act([6], choose=["collide"], act="collide", vehicle=11)
-    to = Pose(400.0, 300.0, 0.0)
-    bad = g.rules.judge_move(g.st, 10, to)
-    assert not bad["legal"] and bad["square"] == [4, 2]
-    assert bad["fix"] == ["move it 1.98 in right into square 4,2"]
-    moved = apply_fix(g, to, bad["fix"][0])
-    assert g.rules.judge_move(g.st, 10, moved)["legal"]
-    g.act(act="place", vehicle=10, to=[float(moved.x_mm), float(moved.y_mm), 0.0])
-    assert not g.st.pending
+    g.session.placements = None                              # a table: the camera must see it there
+    g.dice.faces.append(6)
+    g.session.choices.choices.append("collide")
+    assert g.session.act({"act": "collide", "vehicle": 11}) is None
+    asked = g.session.pending
+    assert (asked.marker, [asked.x_mm, asked.y_mm, asked.heading_deg]) == (10, [400.0, 200.0, 0.0])
+    assert asked.why == "bumped sideways by the collision with the Plated Wrecker, into square 4,2"
+    assert (asked.tolerance_mm, asked.tolerance_deg) == (70.8, 45.0)
+    assert all(asked.fits(x, y, 0.0) for x in (351.0, 449.0) for y in (151.0, 249.0))      # every corner
+    assert not asked.fits(400.0, 200.0, 50.0)
+    with pytest.raises(DiceError, match=r"stands 100 mm and 0° from where the rules put it \(bumped sideways"):
+        g.session.place(10, [400.0, 300.0, 0.0], "camera")
+    assert g.session.pending is asked and g.v(10).square == (3, 1)
+    out = g.session.place(10, [440.0, 160.0, -30.0, 0.4, 0.2], "camera")
+    assert out["placed"][0]["pose"] == [440.0, 160.0, -30.0] and g.st.phase == "shooting"
+    assert g.v(10).pose.xy.tolist() == [440.0, 160.0]
 
 
 def test_the_truck_slides_into_its_new_row():
@@ -179,8 +190,8 @@ def test_the_truck_slides_into_its_new_row():
     moved = apply_fix(g, to, bad["fix"][0])
     ok = g.rules.judge_move(g.st, 1, moved)
     assert ok["legal"] and ok["fix"] == []
-    g.act(act="truck_sideways", vehicle=1, to=[float(moved.x_mm), float(moved.y_mm), 0.0])
-    assert g.v(1).square == (7, 3)
+    g.act(act="truck_sideways", vehicle=1)
+    assert g.v(1).square == (7, 3) and g.v(1).pose.xy.tolist() == [650.0, 400.0]
 
 
 def test_every_illegal_answer_has_a_fix_and_every_legal_one_none():

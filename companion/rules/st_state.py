@@ -239,7 +239,6 @@ class GameState:
     turn: int = 0
     phase: str = "setup"
     distance: int = 0
-    pending: list[dict] = field(default_factory=list)     # placements owed: {"vehicle", "square", "why"}
     gyro_done: bool = False
     wrecks: list[dict] = field(default_factory=list)      # vehicles replaced
     eliminated: int = 0
@@ -249,6 +248,8 @@ class GameState:
     notes: list[str] = field(default_factory=list)
     #: What the action being resolved has done so far, in words (its outcome's `events`).
     events: list[str] = field(default_factory=list, repr=False, compare=False)
+    #: The cars the action being resolved has had put where the rules moved them (its `placed`).
+    placed: list[dict] = field(default_factory=list, repr=False, compare=False)
 
     def vehicle(self, marker: int) -> Vehicle:
         if marker not in self.vehicles:
@@ -304,7 +305,6 @@ class GameState:
             "board_origin": [round(self.board_origin.x_mm, 2), round(self.board_origin.y_mm, 2),
                              round(self.board_origin.heading_deg, 2)],
             "next_to_move": self.active.marker if self.active else None,
-            "pending": [dict(p, square=[p["square"][0] + 1, p["square"][1] + 1]) for p in self.pending],
             "truck": {"marker": tv.marker, "max": tv.driver, "structure": tv.structure,
                       "bombers": list(t.bombers), "gunner": t.gunner, "tyres_burst": dict(t.tyres_burst),
                       "top_gear_turns": t.top_gear_turns,

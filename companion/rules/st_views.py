@@ -216,15 +216,6 @@ class StopTheTruckViews:
         fixed = Field("vehicle", "fixed", "vehicle", value=marker)
         pose = Field("to", "table_pose", "where the car stands now", of=marker)
         rule = D.RULEBOOK
-        p = next((p for p in state.pending if p["vehicle"] == marker), None)
-        if p is not None:
-            at = _sq_label(p["square"])
-            return [ActionSpec("place", f"Put it in square {at}", (fixed, pose), rule=f'{rule}, "Move sequence" 5',
-                               about=f"{p['why']}: put the car in square {at} (its middle, about "
-                                     f"{_xy(p['pose'])}), then resolve: the camera says the square.",
-                               extra={"place": self.placings(state)})]
-        if state.pending:
-            return []           # a car must be put in its square first; that car's player does it
         if not v.on_board:
             return self._enter_specs(state, v, fixed, pose)
         ph = state.phase
@@ -255,10 +246,11 @@ class StopTheTruckViews:
             n = self.truck_sideways_squares(state)
             row = min(max(v.square[1] + n, 0), D.BOARD_ROWS - 1)
             to = self.truck_row_pose(state, row)
-            acts.append(ActionSpec("truck_sideways", f"Move the truck sideways ({n:+d}) to row {row + 1}",
-                                   (fixed, pose), rule=f'{rule}, "Move sequence" 6',
-                                   about=f"Slide the truck across to row {row + 1} (about {_xy(to)}), pushing the "
-                                         f"cars it meets, then resolve.",
+            slide = f"{abs(n)} square{'s' if abs(n) != 1 else ''} {'left' if n > 0 else 'right'}"
+            acts.append(ActionSpec("truck_sideways", f"Slide the truck {slide} to row {row + 1}",
+                                   (fixed,), rule=f'{rule}, "Move sequence" 6',
+                                   about=f"Resolve, then put each car it pushes where the page shows, and the "
+                                         f"truck in row {row + 1} (about {_xy(to)}).",
                                    extra={"place": [{"vehicle": marker, "name": v.name, "row": row + 1, "pose": to}]}))
         elif ph == "bombs" and v.is_truck:
             acts.append(ActionSpec("bombs", "Drop the petrol bombs", (fixed,), rule=f'{rule}, "Move sequence" 7'))
@@ -296,10 +288,7 @@ class StopTheTruckViews:
         if isinstance(detail.get("to"), list) and len(detail["to"]) >= 3:
             fp = v.footprint(Pose(*detail["to"][:3]))
             shapes.append({"kind": "polygon", "points": fp.corners.tolist(), "role": "actor", "label": "put here"})
-        owed = next((p for p in state.pending if p["vehicle"] == v.marker), None)
-        if act == "place" and owed is not None:
-            square(owed["square"], f"owed {_sq_label(owed['square'])}")
-        elif act == "move" and v.choice is not None and state.truck.speed is not None:
+        if act == "move" and v.choice is not None and state.truck.speed is not None:
             want = self.target_square(state, v, v.choice, state.truck.speed)
             square(want, f"box {v.choice.key}: {_sq_label(want)}")
         elif act == "avoid":

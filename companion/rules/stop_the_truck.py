@@ -17,14 +17,16 @@ A turn ("Move sequence", "TURN SEQUENCE"):
   the camera's pose is checked against the square its box reaches.
 - then, in the order of the `sequence` option: `drive_roll` (RED and blue boxes),
   `avoid` / `collide` (contested squares, bumped cars), `truck_sideways` (the truck
-  pushes), `bombs`, the auto-gyro's `drop` (or `pass`), and `shoot`; `place` puts a
-  car the rules moved (bumped, pushed, under/over-steer) where the rules say.
+  pushes), `bombs`, the auto-gyro's `drop` (or `pass`), and `shoot`. A car the rules move
+  (bumped, pushed, under or over steering, the truck's own slide) is asked for inside the
+  resolution (`RuleSystem.place`): "put the Buggy here: bumped sideways by the collision
+  with the Jeep, into square 4,3", any pose with its point in that square fitting.
 - `end_turn` counts the distance (at the gyro's step it is the gyro's pass); `enter` brings
   on a replacement gang vehicle.
 
 Each action is an `@action` method the base dispatches; every field it reads is in its
 spec (`st_views.actions`), and `to` is always the camera's pose of the car. An outcome that
-moves a car carries `place` (the square and the pose to put it at). Choices the book gives
+moved a car carries `placed` (the car, its square, why). Choices the book gives
 a vehicle's player (a kangaroo's points, the gear lost) are `ChoiceRequest`s asked of that
 player while the resolution waits.
 
@@ -152,7 +154,7 @@ TRUCK_PARTS = ("max", "bomber1", "bomber2", "gunner", "tyre_left", "tyre_right")
 #: front tyres of the truck are protected").
 PART_SQUARE = {"max": (2,), "bomber1": (3,), "bomber2": (4,), "gunner": (4,), "tyre_left": (2, 3, 4),
                "tyre_right": (2, 3, 4)}
-ACTIONS = ("select", "declare", "move", "drive_roll", "avoid", "collide", "place", "truck_sideways", "bombs", "drop",
+ACTIONS = ("select", "declare", "move", "drive_roll", "avoid", "collide", "truck_sideways", "bombs", "drop",
            "pass", "shoot", "enter")
 
 
@@ -457,8 +459,6 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         in secret, shooting) or nobody need (between turns)."""
         if state.over:
             return None
-        if state.pending:
-            return state.vehicles[state.pending[0]["vehicle"]].owner
         ph = state.phase
         if ph == "move" and state.active is not None:
             return state.active.owner
@@ -481,8 +481,9 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
 
     def judge_move(self, state: GameState, marker: int, to) -> dict | None:
         """Would car `marker` standing at `to` be where the rules want it now: in the square its
-        box reaches (its move), the square it is owed (a placing), a free square next to it (the
-        bike's or trike's avoid), or, for the truck's slide, its new row. The margin is how far its
+        box reaches (its move), a free square next to it (the bike's or trike's avoid), or, for
+        the truck's slide, its new row (a car the rules move is asked for by the resolution
+        itself, `place`, and the session judges it against the tolerance asked). The margin is how far its
         point (option square_point) is inside that square (negative: outside by that much), against
         the pose's doubt. None when nothing is owed of that car."""
         v = state.vehicles.get(marker)
@@ -492,10 +493,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         # (empty when it is): always a move across the board into the square wanted, since the
         # book judges a car only by the square it stands in ("Concept and Board Layout",
         # "Movement"), never by how it is turned.
-        p = next((p for p in state.pending if p["vehicle"] == marker), None)
-        if p is not None:
-            wants, doing = [p["square"]], f"is put in {_name(p['square'])} ({p['why']})"
-        elif state.phase == "move" and state.active is v:
+        if state.phase == "move" and state.active is v:
             want = self.target_square(state, v, v.choice, state.truck.speed)
             if not self.on_grid(want):
                 return {"legal": True, "reasons": ["its box takes it off the board: it is out"], "margin_mm": None,
@@ -662,14 +660,12 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         it waits for."""
         if state.over:
             raise RulesError(f"the game is over: {state.why_over}")
-        if state.phase == "gyro" and not state.pending:
+        if state.phase == "gyro":
             state.gyro_done = True
             events = ["the auto-gyro drops nothing this turn"]
             self._advance(state, events)
             return {"result": "passed", "events": events, "phase": state.phase, "over": state.over,
                     "winner": state.winner}
-        if state.pending:
-            raise RulesError(f"the turn cannot end yet: first put {self._waiting(state)} (where the rules moved it)")
         if state.phase != "shooting":
             raise RulesError(f"the turn ends after shooting; it is at the {state.phase} step"
                              + (f" (waiting for: {self._waiting(state)})" if self._waiting(state) else ""))
@@ -710,9 +706,6 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return f"{head}: waiting for {waiting}" if waiting else head
 
     def _waiting(self, state: GameState) -> str:
-        if state.pending:
-            return "; ".join(f"{_the(state.vehicles[p['vehicle']].name)} in {_name(p['square'])}"
-                             for p in state.pending)
         if state.phase == "select":
             return ", ".join(v.name for v in state.on_board() if v.choice is None)
         if state.phase == "move" and state.active:
@@ -751,7 +744,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
     def _advance(self, state: GameState, events: list) -> None:
         """On to the next step whose work is not done (a step with nothing to do is passed)."""
         order = self.phases()
-        while not state.over and not state.pending and state.phase in order and self._phase_done(state, events):
+        while not state.over and state.phase in order and self._phase_done(state, events):
             i = order.index(state.phase)
             if i + 1 >= len(order):
                 return
@@ -805,7 +798,6 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             return
         v.out = why
         v.conditions["out_turn"] = state.turn
-        state.pending = [p for p in state.pending if p["vehicle"] != v.marker]
         v.roll_needed = None
         events.append(f"{_the(v.name)} is out of the game ({why})")
         if not self.truck_side(state, v):
@@ -922,7 +914,8 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                     events.append(f"the truck {'under' if special == 'understeer' else 'over'} steers: one square "
                                   f"{'left' if step > 0 else 'right'} more in its sideways move")
             elif step:
-                self._shift(state, v, (0, step), events, "under steer" if special == "understeer" else "over steer")
+                yield from self._shift(state, v, (0, step), events,
+                                       f"{'under' if special == 'understeer' else 'over'} steer ({why})")
         elif special == "red_table":
             yield from self._red_table(state, v, events, rolls, 0)
 
@@ -993,17 +986,43 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         tr = state.truck_vehicle.square[1]
         return 1 if v.square[1] >= tr else -1
 
-    def _shift(self, state: GameState, v: Vehicle, step: tuple[int, int], events: list, why: str) -> None:
-        """The rules move a car by squares: off the board it is out, else it is owed a placing."""
+    def _shift(self, state: GameState, v: Vehicle, step: tuple[int, int], events: list, why: str):
+        """The rules move a car by squares: off the board it is out, else its players put it in
+        its new square before the resolution goes on (later rules read where it stands)."""
         new = (v.square[0] + step[0], v.square[1] + step[1])
         if not self.on_grid(new):
             self._eliminate(state, v, f"{why} off the board", events)
             return
         v.square = new
         self._arrive(state, v, step)
-        state.pending = [p for p in state.pending if p["vehicle"] != v.marker]
-        state.pending.append(self._owed(state, v, new, why))
-        events.append(f"{_the(v.name)} goes to {_name(new)} ({why}): put it there")
+        events.append(f"{_the(v.name)} goes to {_name(new)} ({why})")
+        yield from self._put(state, v, new, why)
+
+    #: How far a car put where the rules say may be turned from the board's heading, in degrees.
+    #: The book judges a car by its square alone ("Concept and Board Layout"; "Movement": moves
+    #: are "forward" and "left"/"right" on the board): a car stands facing the truck's way, nearer
+    #: along the board than across it.
+    PLACE_HEADING_DEG = 45.0
+
+    def square_reach_mm(self, state: GameState, v: Vehicle, to: Pose, sq: tuple[int, int]) -> float:
+        """How far from `to` a car put in square `sq` may stand and still fit: out to the square's
+        farthest corner from the point `to` puts in it (option square_point), so a car whose point
+        is anywhere inside the square fits, wherever in it the page's outline is drawn."""
+        s = state.square_mm
+        f, l = state.board_origin.to_local(self._point(v, to)[0])
+        return math.ceil(max(math.hypot(f - c * s, l - r * s) for c in (sq[0], sq[0] + 1)
+                             for r in (sq[1], sq[1] + 1)) * 10) / 10
+
+    def _put(self, state: GameState, v: Vehicle, sq: tuple[int, int], why: str):
+        """Ask for a car the rules moved to be put in square `sq` (its middle, or beside a model
+        already there: `square_pose`), any pose with its point in the square fitting, facing the
+        board's way; "put the Buggy here: bumped sideways ..., into square 4,3"."""
+        to = Pose(*self.square_pose(state, v, sq))
+        why = f"{why}, into {_name(sq)}"
+        yield from self.place(state, v, to, why, tolerance_mm=self.square_reach_mm(state, v, to, sq),
+                              tolerance_deg=self.PLACE_HEADING_DEG)
+        state.placed.append({"vehicle": v.marker, "name": v.name, "square": [sq[0] + 1, sq[1] + 1], "why": why,
+                             "pose": [round(v.pose.x_mm, 2), round(v.pose.y_mm, 2), round(v.pose.heading_deg, 2)]})
 
     #: How far inside a square's edge a car put beside another in it stands (its point), in mm:
     #: clear of the line by far more than the camera's doubt.
@@ -1054,17 +1073,6 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         along = state.board_origin.to_local(tv.pose.xy)[0] if tv.pose is not None else 6 * s
         centre = state.board_origin.to_table(along, (row + 0.5) * s)
         return [round(float(centre[0]), 1), round(float(centre[1]), 1), round(state.board_origin.heading_deg, 1) + 0.0]
-
-    def _owed(self, state: GameState, v: Vehicle, sq: tuple[int, int], why: str) -> dict:
-        """A placing owed: the car, its new square and the pose that puts it there."""
-        return {"vehicle": v.marker, "square": sq, "why": why, "pose": self.square_pose(state, v, sq)}
-
-    def placings(self, state: GameState) -> list[dict]:
-        """Every car the rules moved that must now be put in its square, for the page to tell the
-        players: {"vehicle", "name", "square": [column, row], "pose": [x_mm, y_mm, heading_deg], "why"}."""
-        return [{"vehicle": p["vehicle"], "name": state.vehicles[p["vehicle"]].name,
-                 "square": [p["square"][0] + 1, p["square"][1] + 1], "pose": list(p["pose"]), "why": p["why"]}
-                for p in state.pending]
 
     def _arrive(self, state: GameState, v: Vehicle, step: tuple[int, int], *, came: bool = True) -> None:
         """The order cars came into their squares says who is the collider in a contested one.
@@ -1149,23 +1157,26 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
     # --- resolving actions ---------------------------------------------------------------------
 
     def before_action(self, state: GameState, action: dict) -> None:
-        """Every action: not after the game is over; this action's events start empty."""
+        """Every action: not after the game is over; this action's events and placements start
+        empty."""
         if state.over:
             raise RulesError(f"the game is over: {state.why_over}")
         state.events = []
+        state.placed = []
 
     def after_action(self, state: GameState, action: dict, result: dict) -> dict:
         """On to the next step with work to do; the outcome says what happened, the step the turn
-        is at, and where every car the rules moved must now be put (`place`)."""
-        events = state.events
+        is at, and where each car the rules moved was put (`placed`: {"vehicle", "name",
+        "square": [column, row], "why", "pose"})."""
+        events, placed = state.events, state.placed
         self._advance(state, events)
-        state.events = []
+        state.events, state.placed = [], []
         result["events"] = events
         result["act"] = action.get("act")
         result["phase"] = state.phase
         result["over"], result["winner"] = state.over, state.winner
-        if state.pending:
-            result["place"] = self.placings(state)
+        if placed:
+            result["placed"] = placed
         return result
 
     def _vehicle(self, state: GameState, action: dict) -> Vehicle:
@@ -1177,8 +1188,6 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return v
 
     def _phase(self, state: GameState, *phases: str, act: str) -> None:
-        if state.pending and act != "place":
-            raise RulesError(f"{act}: first put {self._waiting(state)}")
         if state.phase not in phases:
             wait = self._waiting(state)
             raise RulesError(f"{act} is for the {' or '.join(phases)} step; the turn is at the {state.phase} step"
@@ -1495,9 +1504,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if loser.is_truck:
             loser = c if loser is victim else victim
         if loser.in_play:
-            step = self._bump_step(state, loser, c, victim if loser is c else c)
+            winner = victim if loser is c else c
+            step = self._bump_step(state, loser, c, winner)
             out["bumped"] = loser.marker
-            self._shift(state, loser, (0, step), events, "bumped sideways")
+            yield from self._shift(state, loser, (0, step), events,
+                                   f"bumped sideways by the collision with {_the(winner.name)}")
         return out
 
     def _slash_side(self, state: GameState, c: Vehicle) -> str:
@@ -1551,28 +1562,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         t.tyres_burst[side] += 1
         events.append(f"a {side} tyre bursts ({why}): {t.tyres_burst['left']} left, {t.tyres_burst['right']} right burst")
 
-    @action("place")
-    def _act_place(self, state: GameState, action: dict):
-        """A car the rules moved (bumped, pushed, steered) put where they say; the camera checks."""
-        events = state.events
-        v = self._vehicle(state, action)
-        p = next((p for p in state.pending if p["vehicle"] == v.marker), None)
-        if p is None:
-            raise RulesError(f"{_the(v.name)} is owed no placing (owed: {self._waiting(state) or 'none'})")
-        pose = parse_pose(action.get("to"), f"place, {_the(v.name)}")
-        sq, note = self._square_at(state, v, pose, p["square"], "goes to")
-        if note:
-            events.append(note)
-        v.pose = pose
-        state.pending.remove(p)
-        events.append(f"{_the(v.name)} stands in {_name(sq)}")
-        return {"result": "placed", "vehicle": v.marker, "square": [sq[0] + 1, sq[1] + 1]}
-        yield  # noqa: a resolution that asks for no dice
-
     @action("truck_sideways")
     def _act_truck_sideways(self, state: GameState, action: dict):
         """Step 6: the truck moves sideways in full, pushing the vehicles it meets with it,
-        a collision each; any pushed off the board are lost."""
+        a collision each; any pushed off the board are lost. Its players put each car it pushes
+        in its new square, then the truck in its new row (`place`): the rules say where."""
         events = state.events
         self._phase(state, "truck", act="truck_sideways")
         v = self._vehicle(state, action)
@@ -1584,10 +1578,6 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if not 0 <= want < D.BOARD_ROWS:
             want = min(max(want, 0), D.BOARD_ROWS - 1)
             events.append("the truck stops at the board's edge")
-        pose = parse_pose(action.get("to"), "truck_sideways, the truck")
-        row, note = self._truck_row(state, pose, want)
-        if note:
-            events.append(note)
         rolls: list = []
         step = 1 if want > row0 else -1
         pushed: list[int] = []
@@ -1600,12 +1590,24 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                     if o is v or state.over:
                         continue    # the truck stopped by a push: nothing more is rolled
                     yield from self._push(state, v, o, sq, step, events, rolls, pushed)
-        v.pose = pose
         state.truck.sideways_done = True
-        events.append(f"the truck moves {abs(want - row0)} square{'s' if abs(want - row0) != 1 else ''} "
-                      f"{'left' if step > 0 else 'right'} to row {v.square[1] + 1}" if want != row0 else
-                      "the truck keeps its row")
+        moved = abs(v.square[1] - row0)
+        slide = f"{moved} square{'s' if moved != 1 else ''} {'left' if step > 0 else 'right'}"
+        events.append(f"the truck moves {slide} to row {v.square[1] + 1}" if moved else "the truck keeps its row")
+        if moved and not state.over:
+            yield from self._put_truck(state, v, f"slides {slide}")
         return {"result": "truck moved", "row": v.square[1] + 1, "pushed": pushed, "rolls": rolls}
+
+    def _put_truck(self, state: GameState, tv: Vehicle, why: str):
+        """Ask for the truck to be put in its new row ("Move sequence" 6: "Move the truck
+        sideways"), as far along the board as it stands: its centre anywhere in the row and within
+        half a square of there fits."""
+        row = tv.square[1]
+        to = Pose(*self.truck_row_pose(state, row))
+        why = f"{why}, into row {row + 1}"
+        yield from self.place(state, tv, to, why, tolerance_mm=state.square_mm / 2, tolerance_deg=self.PLACE_HEADING_DEG)
+        state.placed.append({"vehicle": tv.marker, "name": tv.name, "row": row + 1, "why": why,
+                             "pose": [round(tv.pose.x_mm, 2), round(tv.pose.y_mm, 2), round(tv.pose.heading_deg, 2)]})
 
     def _push(self, state: GameState, pusher: Vehicle, o: Vehicle, sq, step: int, events: list, rolls: list,
               pushed: list):
@@ -1626,10 +1628,9 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 o.square = to
                 self._arrive(state, o, (to[0] - sq[0], to[1] - sq[1]))
                 o.no_shooting.append("avoided a collision")
-                state.pending = [p for p in state.pending if p["vehicle"] != o.marker]
-                state.pending.append(self._owed(state, o, to, "avoided the push"))
                 events.append(f"{_the(o.name)} avoids the push, to {_name(to)} ({o.owner}'s choice); it may not shoot "
                               f"this turn")
+                yield from self._put(state, o, to, f"avoids the push of {_the(pusher.name)} ({o.owner}'s choice)")
                 return
         yield from self._collision(state, pusher, o, sq, events, rolls, pushing=True)
         if not o.in_play or state.over:
@@ -1647,9 +1648,8 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 yield from self._push(state, o, other, new, step, events, rolls, pushed)
         o.square = new
         self._arrive(state, o, (0, step))
-        state.pending = [p for p in state.pending if p["vehicle"] != o.marker]
-        state.pending.append(self._owed(state, o, new, "pushed by the truck"))
         events.append(f"{_the(o.name)} is pushed to {_name(new)}")
+        yield from self._put(state, o, new, f"pushed sideways by {_the(pusher.name)}")
 
     # --- petrol bombs --------------------------------------------------------------------------
 
