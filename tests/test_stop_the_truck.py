@@ -180,8 +180,28 @@ def test_board_lies_from_the_truck_and_maps_cars_to_squares():
     kinds = [c["kind"] for c in board["cells"]]
     assert kinds.count("square") == 108 and kinds.count("truck") == 4
     truck = [c for c in board["cells"] if c["kind"] == "truck"]
-    assert [c["label"] for c in truck] == ["cab 1", "cab 2 Max", "tanker 3", "tanker 4"]
+    assert [c["label"] for c in truck] == ["cab 1", "Max 2", "tanker 3", "tanker 4"]
     assert truck[0]["polygon"][0] == [750.0, 450.0]
+
+
+def test_the_boards_labels_are_short_and_one_a_square():
+    """Issue #23: every label short enough to read in its square ("4,3"; the truck's squares in
+    players' words), and one label a square: the truck's four and a revealed bomb square are
+    labelled by what holds them, not printed over the square's own "column,row"."""
+    g = bomb_setup()
+    cells = g.rules.board(g.st)["cells"]
+    by_square: dict[tuple, list[str]] = {}
+    for c in cells:
+        xs, ys = [p[0] for p in c["polygon"]], [p[1] for p in c["polygon"]]
+        by_square.setdefault((round(min(xs)), round(min(ys))), []).append(c["label"])
+    assert len(by_square) == 108
+    assert all(len([w for w in words if w]) == 1 for words in by_square.values()), by_square
+    assert all(len(c["label"]) <= 8 for c in cells)
+    plain = {c["label"] for c in cells if c["kind"] == "square" and c["label"]}
+    assert "4,3" not in plain and "9,7" not in plain and "8,5" not in plain and "1,1" in plain
+    assert [c["label"] for c in cells if c["kind"] == "bomb"] == ["bomb 1", "bomb 2"]
+    assert [c["label"] for c in cells if c["kind"] == "truck"] == ["cab 1", "Max 2", "tanker 3", "tanker 4"]
+    assert {c["kind"] for c in cells} == {"square", "truck", "bomb"}
 
 
 def test_a_car_off_the_board_waits_to_come_on_and_cars_may_not_share():
@@ -1519,6 +1539,19 @@ def test_demo_layout_lays_the_board_on_the_demo_table():
     assert all(0 < x < 1219.2 and 0 < y < 812.8 for ring in corners for x, y in ring)
     with pytest.raises(RulesError, match="does not fit the 1219 x 813 mm table"):
         rule_system("stop_the_truck", {"square_mm": 100}).demo_layout(demo_cars(), (1219.2, 812.8))
+
+
+def test_the_demo_table_carries_no_other_systems_gates_or_terrain():
+    """The book's table is the board alone ("Concept and Board Layout"): the demo for Stop The
+    Truck! carries no gates and no terrain (the demo table's own are another system's)."""
+    from companion.commands.serve import with_scenery
+    from vision.demo import demo_table
+    rules = rule_system("stop_the_truck")
+    assert rules.demo_scenery((1219.2, 812.8)) == {"terrain": [], "gates": []}
+    table = demo_table()
+    assert table.terrain or table.gates                    # the plain demo table has some
+    shown = with_scenery(table, rules)
+    assert shown.terrain == () and shown.gates == () and shown.cars == table.cars
 
 
 def test_evidence_shows_the_square_owed_and_the_shooters_arc():

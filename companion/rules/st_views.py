@@ -459,24 +459,41 @@ class StopTheTruckViews:
                 out.append({"value": [c + 1, r + 1], "label": _sq_label((c, r))})
         return out
 
+    #: The truck's squares as players call them, front to back ("Max - Occupies the second
+    #: square of the truck"; "the cab part of the truck (the front two squares)"; "the tanker
+    #: section (squares 3 and 4)"), each with its number, as the Blue Slasher's note counts them.
+    TRUCK_SQUARE_WORDS = ("cab 1", "Max 2", "tanker 3", "tanker 4")
+
     def board(self, state) -> dict:
-        """Every square of the board (labelled column,row), the truck's four, and the petrol
-        bomb squares once they are revealed (step 7)."""
+        """Every square of the board (kind "square", labelled "column,row"), the truck's four
+        (kind "truck", "cab 1", "Max 2", "tanker 3", "tanker 4") and the petrol bomb squares once
+        revealed at step 7 (kind "bomb", "bomb 1", "bomb 2"). One label a square: a square the
+        truck or a bomb holds is labelled by what holds it, so no two labels print over each other."""
         grid = self.grid(state)
-        cells = []
-        for c in range(D.BOARD_COLUMNS):
-            for r in range(D.BOARD_ROWS):
-                cells.append({"polygon": _ring(grid.polygon(c, r)), "label": _sq_label((c, r)), "kind": "square"})
+        held: dict[tuple[int, int], dict] = {}
         if state.truck_vehicle.square is not None:
             for k, sq in enumerate(self.truck_squares(state)):
-                cells.append({"polygon": _ring(grid.polygon(*sq)), "kind": "truck",
-                              "label": f"{'cab' if k < 2 else 'tanker'} {k + 1}" + (" Max" if k + 1 == D.MAX_SQUARE else "")})
+                if self.on_grid(sq):
+                    held[sq] = {"polygon": _ring(grid.polygon(*sq)), "kind": "truck",
+                                "label": self.TRUCK_SQUARE_WORDS[k]}
         t = state.truck
+        bombs = []
         if t.bombs_revealed:
             for i, sq in enumerate(t.bomb_squares):
                 if sq is not None and self.on_grid(sq):
-                    cells.append({"polygon": _ring(grid.polygon(*sq)), "kind": "bomb", "label": f"bomb {i + 1}"})
+                    bombs.append((sq, {"polygon": _ring(grid.polygon(*sq)), "kind": "bomb", "label": f"bomb {i + 1}"}))
+        taken = set(held) | {sq for sq, _ in bombs}
+        cells = [{"polygon": _ring(grid.polygon(c, r)), "kind": "square",
+                  "label": "" if (c, r) in taken else _sq_label((c, r))}
+                 for c in range(D.BOARD_COLUMNS) for r in range(D.BOARD_ROWS)]
+        cells += list(held.values())
+        # Two bombs on one square: one label says both; a bomb on the truck's square (the squares
+        # do not follow it, option bomb_squares_follow_truck) leaves the label to the truck's.
+        for sq, cell in bombs:
+            same = [b for q, b in bombs if q == sq]
+            if cell is same[0]:
+                words = "" if sq in held else " + ".join(b["label"] for b in same)
+                cells.append({**cell, "label": words})
         return {"cells": cells, "about": (f"turn {state.turn}, {self.PHASE_WORDS.get(state.phase, state.phase)}: the truck has gone {state.distance} of "
                                           f"{self.option('distance_squares')} squares; squares {state.square_mm:g} mm, "
                                           f"column 1 at the back, row 1 on the truck's right")}
-

@@ -251,6 +251,12 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             raise RulesError(f"the demo places at most {len(self.DEMO_GANG_SQUARES)} gang vehicles")
         return out
 
+    def demo_scenery(self, table_mm: tuple[float, float]) -> dict:
+        """Nothing: the book's table is the 12 x 9 board alone ("Concept and Board Layout"): no
+        terrain, no gates (the chase runs along an endless road, the distance counted in squares;
+        the sheets' cross-roads and bridges are not legible enough to play, and not played)."""
+        return {"terrain": [], "gates": []}
+
     def game_from_scene(self, scene, cars: list[dict]) -> GameState:
         """A game from a scene alone: each car names its `template` (exactly one `the_truck`) and
         may name its `player` (the truck's is Max; a gang car without one is its own player)."""

@@ -10,6 +10,10 @@
   const depth = parseFloat(board.dataset.depthMm);
   const width = parseFloat(board.dataset.widthMm);
   const carLayer = $("cars"), labelLayer = $("labels"), overlayLayer = $("overlays"), lineLayer = $("lines");
+  // A board's cells go over the cars, so what a model stands on still shows (the squares under a
+  // truck model, a car in a bomb square); every tap goes through them to the car.
+  carLayer.after($("board-cells"));
+  $("board-cells").setAttribute("pointer-events", "none");
   const rows = $("car-rows");
   const cars = new Map();   // id -> {group, label, row, shown, target, width}
   // Everything the page knows, for people poking at it and for the tests.
@@ -938,8 +942,11 @@
       parts.push(el("polygon", { class: `cell ${c.kind || "square"}`, points: pts.map(([x, y]) => `${x},${Y(y)}`).join(" "),
                                  "data-cell": c.label || "", "data-kind": c.kind || "square" }));
       if (c.label) {
-        const cx = pts.reduce((s, p) => s + p[0], 0) / pts.length, cy = pts.reduce((s, p) => s + p[1], 0) / pts.length;
-        parts.push(el("text", { class: `cell-label ${c.kind || "square"}`, x: cx, y: Y(cy) + 5 }, c.label));
+        // Just inside the cell's lower edge: a car standing in its middle leaves it readable, and
+        // the car's name, printed above the car, does not cover it.
+        const xs = pts.map((p) => p[0]), bottom = Y(Math.min(...pts.map((p) => p[1])));
+        parts.push(el("text", { class: `cell-label ${c.kind || "square"}`, x: (Math.min(...xs) + Math.max(...xs)) / 2,
+                                y: bottom - 3 }, c.label));
       }
     }
     return parts;
