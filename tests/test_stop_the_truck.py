@@ -1515,8 +1515,36 @@ def test_end_turn_passes_the_gyro_and_is_refused_where_the_step_is_compulsory():
     g = Game({10: at(3, 3)})
     g.round()
     g.picks({10: "2:3"})
-    with pytest.raises(RulesError, match="the turn ends after shooting; it is at the move step .*the Bike to move"):
+    with pytest.raises(RulesError, match=r'the turn ends after shooting, its last step \(stop-the-truck.txt, "Move '
+                                         r'sequence" 8: "All vehicles .* may shoot"\); it is at moves, lightest first '
+                                         r'.*"Move all vehicles in order, lightest first to heaviest"\), which nobody '
+                                         r'may pass: waiting for the Bike to move'):
         g.end()
+
+
+def test_the_book_sets_the_order_of_play_and_the_turn_ends_only_after_shooting():
+    """"Move all vehicles in order, lightest first to heaviest" ("Move sequence" 3): no player
+    gives a play order (round_orders is None), and a turn started with one, a car named twice or
+    one, is refused, quoting the rule, with nothing changed; no turn can be ended before one
+    begins, nor a new one begun before the last has had its shooting ("Move sequence" 8)."""
+    g = Game({10: at(3, 3), 11: at(3, 7)})
+    assert g.rules.round_orders(g.st) is None
+    before = g.st.to_json()
+    for orders in ({"Ann": [10, 10]}, {"Ann": [10], "Bob": [11]}, {"Bob": [None, 11]}):
+        with pytest.raises(RulesError, match='no play order is given in Stop The Truck!: the book sets it .*"Move '
+                                             'all vehicles in order, lightest first to heaviest"'):
+            g.session.start_round(orders)
+    with pytest.raises(RulesError, match=r"no turn is under way to end: start turn 1 .*TURN SEQUENCE 1"):
+        g.session.end_turn()
+    assert g.st.to_json() == before and g.session.log == []
+    assert g.session.start_round({"Ann": [], "Bob": [None]})["turn"] == 1        # blanks: no order given
+    with pytest.raises(RulesError, match=r"turn 1 is not over: it is at picking boxes in secret .*"
+                                         r"\"All players select movement \(a coloured box\)\"\), waiting for The Truck, Bike, "
+                                         r"Plated Wrecker; the turn ends after shooting"):
+        g.session.start_round({})
+    with pytest.raises(RulesError, match=r"a collision is for collisions \(.*\"After all vehicles have moved do "
+                                         r"any collision rolls\"\); the game is at: picking boxes in secret"):
+        g.session.act({"act": "collide", "vehicle": 10})
 
 
 def demo_cars():

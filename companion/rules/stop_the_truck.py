@@ -589,12 +589,47 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
     def phases(self) -> tuple[str, ...]:
         return PHASES_TYPED if self.option("sequence") == "typed" else PHASES_SHEET
 
+    #: Each step of the turn and the book's words that make it one ("Move sequence"; the typed
+    #: "TURN SEQUENCE" for the snakes and the auto-gyro), for refusals to quote.
+    STEP_RULE = {
+        "snakes": 'TURN SEQUENCE 1: "Dice for snake action or re-appearance"',
+        "select": '"Move sequence" 1: "All players select movement (a coloured box)"',
+        "move": '"Move sequence" 3: "Move all vehicles in order, lightest first to heaviest"',
+        "driving": '"Move sequence" 4: "Any vehicles that have done a RED action roll against their driver skill"',
+        "collisions": '"Move sequence" 5: "After all vehicles have moved do any collision rolls"',
+        "truck": '"Move sequence" 6: "Move the truck sideways"',
+        "bombs": '"Move sequence" 7: "Check to see if any vehicles are in a square selected as a petrol bomb '
+                 'location"',
+        "gyro": 'TURN SEQUENCE 9: "Drop snakes or bombs from auto-gyro"',
+        "shooting": '"Move sequence" 8: "All vehicles not involved in a collision or hit by a petrol bomb that '
+                    'have a shooting skill may shoot"',
+    }
+
+    #: Each action as a refusal names it.
+    ACT_WORDS = {"select": "picking a box", "declare": "declaring the truck's speed", "move": "a move",
+                 "drive_roll": "a driving roll", "avoid": "avoiding a collision", "collide": "a collision",
+                 "truck_sideways": "the truck's sideways move", "bombs": "the petrol bombs",
+                 "drop": "the auto-gyro's drop", "pass": "the auto-gyro's pass", "shoot": "shooting"}
+
+    def _step_words(self, phase: str) -> str:
+        """A step as players read it, with the book's words for it where it has them."""
+        words = self.PHASE_WORDS.get(phase, phase)
+        return f"{words} ({R}, {self.STEP_RULE[phase]})" if phase in self.STEP_RULE else words
+
     def start_round(self, state: GameState, orders: dict):
-        """A new turn: snakes first (TURN SEQUENCE, 1), then every vehicle picks its box."""
+        """A new turn: snakes first (TURN SEQUENCE, 1), then every vehicle picks its box. No play
+        order is given: the book's is lightest first, whoever plays the vehicles."""
         if state.over:
             raise RulesError(f"the game is over: {state.why_over}")
+        if not isinstance(orders, dict) or any(m is not None for order in orders.values()
+                                               for m in (order if isinstance(order, list) else [order])):
+            raise RulesError(f"no play order is given in {self.title}: the book sets it ({R}, "
+                             f"{self.STEP_RULE['move']}; TURN SEQUENCE 4 lists the vehicles from the Open Dirt "
+                             f"Buggy to The Wagon); start the turn without one")
         if state.phase not in ("setup", "turn_over"):
-            raise RulesError(f"turn {state.turn} is not over (step: {state.phase}); end it first")
+            raise RulesError(f"turn {state.turn} is not over: it is at {self._step_words(state.phase)}"
+                             + (f", waiting for {self._waiting(state)}" if self._waiting(state) else "")
+                             + f"; the turn ends after shooting ({R}, {self.STEP_RULE['shooting']})")
         state.turn += 1
         state.phase = "snakes"
         t = state.truck
@@ -672,9 +707,14 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             self._advance(state, events)
             return {"result": "passed", "events": events, "phase": state.phase, "over": state.over,
                     "winner": state.winner}
+        if state.phase in ("setup", "turn_over"):
+            raise RulesError(f"no turn is under way to end: start turn {state.turn + 1} ({R}, "
+                             f"{self.STEP_RULE['snakes']}, then {self.STEP_RULE['select']})")
         if state.phase != "shooting":
-            raise RulesError(f"the turn ends after shooting; it is at the {state.phase} step"
-                             + (f" (waiting for: {self._waiting(state)})" if self._waiting(state) else ""))
+            wait = self._waiting(state)
+            raise RulesError(f"the turn ends after shooting, its last step ({R}, {self.STEP_RULE['shooting']}); "
+                             f"it is at {self._step_words(state.phase)}, which nobody may pass"
+                             + (f": waiting for {wait}" if wait else ""))
         t = state.truck
         t.last_speed = t.speed or 0
         state.phase = "turn_over"
@@ -697,7 +737,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             state.phase = "over"
 
     #: The steps as a player reads them on the page.
-    PHASE_WORDS = {"snakes": "snakes", "select": "picking boxes in secret", "move": "moves, lightest first",
+    PHASE_WORDS = {"setup": "before the first turn", "snakes": "snakes", "select": "picking boxes in secret", "move": "moves, lightest first",
                    "driving": "driving rolls", "collisions": "collisions", "truck": "the truck's sideways move",
                    "bombs": "petrol bombs", "gyro": "the auto-gyro", "shooting": "shooting",
                    "turn_over": "the turn is over", "over": "the game is over"}
@@ -1196,7 +1236,9 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
     def _phase(self, state: GameState, *phases: str, act: str) -> None:
         if state.phase not in phases:
             wait = self._waiting(state)
-            raise RulesError(f"{act} is for the {' or '.join(phases)} step; the turn is at the {state.phase} step"
+            raise RulesError(f"{self.ACT_WORDS.get(act, act)} is for "
+                             f"{' or '.join(self._step_words(p) for p in phases)}; the game is at: "
+                             f"{self.PHASE_WORDS.get(state.phase, state.phase)}"
                              + (f" (waiting for {wait})" if wait else ""))
 
     def _find_box(self, state: GameState, v: Vehicle, key) -> Box:
@@ -2087,7 +2129,8 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         turn": a new vehicle (template) on the marker's car, on a free edge square."""
         events = state.events
         if state.phase not in ("setup", "turn_over", "select"):
-            raise RulesError(f"a vehicle comes on between turns or while boxes are picked, not at the {state.phase} step")
+            raise RulesError(f"a vehicle comes on between turns or while boxes are picked ({R}, \"Movement\": "
+                             f"\"come back on next turn\"), not at {self.PHASE_WORDS.get(state.phase, state.phase)}")
         if "vehicle" not in action:
             raise RulesError("enter: say which car ('vehicle', its marker)")
         old = state.vehicle(action["vehicle"])
