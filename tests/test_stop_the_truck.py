@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -567,6 +568,92 @@ def test_blue_slasher_bursts_a_tyre():
     out = g.act([9, 3], act="collide", vehicle=13)
     assert g.v(1).structure == 27 and g.st.truck.tyres_burst == {"left": 0, "right": 1}
     assert out["rolls"][1]["target"] == 7
+
+
+def test_the_slash_side_is_read_before_any_die():
+    """The Blue Slasher straight into the truck's tanker 4 from behind: the side a slash would burst
+    is the side of the truck's centre line it stands on, read from the poses before the collision's
+    die, so with no pose of the truck the collide is refused with nothing rolled (it rolled the
+    collision first, then refused), and the page's dry run says so."""
+    from companion.checks import dry_run
+    g = Game({13: at(4, 5, dy=10)})
+    g.round()
+    g.picks({13: "2:4"}, truck="2:3")                   # one square up: into 5,5, the truck's square 4
+    g.act(act="move", vehicle=13, to=at(5, 5, dy=-40))
+    assert g.st.phase == "collisions"
+    g.v(1).pose = None
+    said = dry_run(g.rules, copy.deepcopy(g.st), {"act": "collide", "vehicle": 13})
+    assert not said["ok"] and "which side of the truck the Blue Slasher is on" in said["why"]
+    with pytest.raises(RulesError, match="which side of the truck"):
+        g.session.act({"act": "collide", "vehicle": 13})          # no die given: none asked for
+    assert g.dice.used == 0 and g.st.phase == "collisions" and not g.v(13).collided
+
+
+def _refused_before_any_request(g, action: dict, why: str) -> None:
+    """The page's dry run (up to the first request) refuses `action` with the words the whole
+    resolution refuses it with, and no die, choice or placement was asked for first."""
+    from companion.checks import dry_run
+    said = dry_run(g.rules, copy.deepcopy(g.st), action)
+    assert not said["ok"] and why in said["why"], (action, said)
+    before = g.st.to_json()
+    with pytest.raises(RulesError, match=re.escape(why)):
+        g.session.act(dict(action))
+    assert g.session.pending is None and g.st.to_json() == before
+
+
+def test_every_refusal_of_an_action_with_dice_comes_before_its_first_request():
+    """Issue #23, one judgement: every check of an action that does not depend on the dice is made
+    before its first request, so the page's preview (a dry run up to it) refuses what the
+    resolution refuses, for every kind of action that rolls: driving rolls, collisions, the
+    truck's slide, the petrol bombs, the auto-gyro's drop, shooting, and a turn's start."""
+    g = Game({10: at(3, 3), 11: at(3, 7)})
+    g.round()
+    g.picks({10: "2:4 1L", 11: "2:3"})                    # the bike's blue box: a driving roll
+    g.act(act="move", vehicle=10, to=at(4, 4))
+    g.act(act="move", vehicle=11, to=at(3, 7))
+    _refused_before_any_request(g, {"act": "drive_roll", "vehicle": 11}, "owes no driving roll")
+    g = ram_setup()
+    _refused_before_any_request(g, {"act": "drive_roll", "vehicle": 11}, "is for driving rolls")
+    _refused_before_any_request(g, {"act": "truck_sideways", "vehicle": 1}, "for the truck's sideways move")
+    _refused_before_any_request(g, {"act": "bombs", "vehicle": 1}, "is for petrol bombs")
+    g.act(act="avoid", vehicle=10, to=at(5, 2))
+    _refused_before_any_request(g, {"act": "collide", "vehicle": 11}, "is for collisions")
+    g = Game({12: at(6, 6), 11: at(6, 4)})
+    g.round()
+    g.picks({11: "2:3", 12: "2:3"}, truck="2:3 1L")
+    g.act(act="move", vehicle=12, to=at(6, 6))
+    g.act(act="move", vehicle=11, to=at(6, 4))
+    _refused_before_any_request(g, {"act": "truck_sideways", "vehicle": 12}, "only the truck moves in this step")
+    _refused_before_any_request(g, {"act": "collide", "vehicle": 12}, "is for collisions")
+    g.act([4], act="truck_sideways", vehicle=1)
+    _refused_before_any_request(g, {"act": "bombs", "vehicle": 12}, "is for petrol bombs")
+    g = gyro_setup()
+    _refused_before_any_request(g, {"act": "drop", "vehicle": 9, "payload": "mines", "target": 11},
+                                "payload is 'bomb' or 'snake'")
+    _refused_before_any_request(g, {"act": "drop", "vehicle": 9, "payload": "bomb", "target": 1},
+                                "can drop on: Plated Wrecker")
+    _refused_before_any_request(g, {"act": "drop", "vehicle": 11, "payload": "bomb", "target": 11},
+                                "only the auto-gyro drops")
+    g = shoot_setup({12: at(6, 3), 11: at(3, 5)})
+    # Targets default to the other side: a gang car's form offers the truck first, Max's the gang.
+    gang = next(a for a in specs(g, 12) if a["act"] == "shoot")
+    assert [c["value"] for c in gang["fields"][1]["choices"]][:2] == ["max", "bomber1"]
+    truck = next(a for a in specs(g, 1) if a["act"] == "shoot")
+    target = next(f for f in truck["fields"] if f["name"] == "target")
+    assert {c["value"] for cs in target["choices_by"].values() for c in cs} <= {11, 12}
+    _refused_before_any_request(g, {"act": "shoot", "vehicle": 12, "at": "tyre_left"}, "cannot see the left tyres")
+    _refused_before_any_request(g, {"act": "shoot", "vehicle": 12, "at": "vehicle", "target": 11},
+                                "is in the gang")
+    _refused_before_any_request(g, {"act": "shoot", "vehicle": 1, "shooter": "gunner", "target": 12},
+                                "the nearest vehicle in the rear 180 degrees: the Plated Wrecker")
+    _refused_before_any_request(g, {"act": "shoot", "vehicle": 1, "shooter": "driver", "target": 12},
+                                "the truck shoots with 'max' or 'gunner'")
+    g.act([10], act="shoot", vehicle=12, at="gunner")       # a miss
+    _refused_before_any_request(g, {"act": "shoot", "vehicle": 12, "at": "max"}, "it has shot this turn")
+    g.end()
+    with pytest.raises(RulesError, match="no play order is given"):
+        g.session.start_round({"Cat": [12]})
+    assert g.dice.remaining == 0 and g.st.phase == "turn_over"
 
 
 # --- the truck sideways -------------------------------------------------------------------

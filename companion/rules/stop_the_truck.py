@@ -1454,13 +1454,16 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         sq, vs = entry
         collider, victim = self._pair(state, sq, vs)
         # "The Bike - Can adjust one square in any direction to avoid a collision, but cannot shoot
-        # this turn" (the Trike sideways): the bike's player chooses, before the dice.
+        # this turn" (the Trike sideways): the bike's player chooses, before the dice. Every refusal
+        # first, before any question: the page's preview plays an action up to its first request.
+        for o in (collider, victim):
+            if o.kind.avoid and self.avoid_squares(state, o) and o.conditions.get("avoiding") == state.turn:
+                raise RulesError(f"{_the(o.name)} avoids the collision: its player moves it one square "
+                                 f"({', '.join(_name(q) for q in self.avoid_squares(state, o))}) with Avoid")
+        self._slash_side_now(state, collider, victim, sq)
         for o in (collider, victim):
             if not o.kind.avoid or not self.avoid_squares(state, o):
                 continue
-            if o.conditions.get("avoiding") == state.turn:
-                raise RulesError(f"{_the(o.name)} avoids the collision: its player moves it one square "
-                                 f"({', '.join(_name(q) for q in self.avoid_squares(state, o))}) with 'avoid'")
             if o.conditions.get("stays") == state.turn:
                 continue
             pick = yield ChoiceRequest(
@@ -1505,6 +1508,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         against the final score. Any red value is damage to self, and green value is damage to
         the victim." The winner keeps the square; the loser is bumped sideways."""
         fc, fv = self._facings(state, c, victim, sq)
+        slash = self._slash_side_now(state, c, victim, sq)
         mods = [Modifier(c.kind.ram[fc], f"{_the(c.name)}'s {fc} ram")] if c.kind.ram[fc] else []
         if c.choice is not None and c.choice.ram:
             mods.append(Modifier(c.choice.ram, f"{_the(c.name)}'s box {c.choice.label}"))
@@ -1536,14 +1540,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         out = {"collider": c.marker, "victim": victim.marker, "facings": [fc, fv], "score": score,
                "damaged": None if hurt is None else hurt.marker, "damage": pts if hurt else 0}
         # The Blue Slasher's tyre slash (Notes).
-        if c.kind.tyre_slasher and victim.is_truck and truck_damage and not state.over:
-            k = self.truck_squares(state).index(sq) + 1
-            if k >= 2:
-                side = self._slash_side(state, c)
-                face = yield from self._d10(rolls, f"{_the(c.name)} slashes a {side} tyre (needs {c.driver} or less)",
-                                            c.owner, target=c.driver)
-                if face <= c.driver:
-                    self._burst(state, side, events, f"{_the(c.name)}'s slash")
+        if slash is not None and truck_damage and not state.over:
+            face = yield from self._d10(rolls, f"{_the(c.name)} slashes a {slash} tyre (needs {c.driver} or less)",
+                                        c.owner, target=c.driver)
+            if face <= c.driver:
+                self._burst(state, slash, events, f"{_the(c.name)}'s slash")
         if pushing or state.over:
             return out
         # The winner occupies the square; the loser is bumped sideways. The truck is "just too
@@ -1558,6 +1559,14 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             yield from self._shift(state, loser, (0, step), events,
                                    f"bumped sideways by the collision with {_the(winner.name)}")
         return out
+
+    def _slash_side_now(self, state: GameState, c: Vehicle, victim: Vehicle, sq) -> str | None:
+        """The side the Blue Slasher would slash, were its collision with the truck's squares 2-4
+        to damage it ("Notes", The Blue Slasher); None where no slash can follow. Read before any
+        die, so a refusal (no pose to tell the side by) comes before the dice."""
+        if not (c.kind.tyre_slasher and victim.is_truck and sq in self.truck_squares(state)[1:]):
+            return None
+        return self._slash_side(state, c)
 
     def _slash_side(self, state: GameState, c: Vehicle) -> str:
         """The side of the truck the Blue Slasher came at: the side it drove in from (rows are + left),
