@@ -269,7 +269,7 @@ class StopTheTruckViews:
 
     def evidence(self, state, detail: dict, actor: int | None, target: int | None) -> list[dict]:
         """What a verdict was measured on, over the state it was judged in: the square a car had to
-        stand in (a move, a placing, an avoid, a replacement coming on) and where the camera put it;
+        stand in (a move, an avoid, a replacement coming on) and where the camera put it;
         the truck's new row; the contested square of a collision; the petrol bomb squares; the
         gyro's reach; a shot's arc from the shooter's pose and the part of the truck aimed at."""
         from ..geometry import Pose
