@@ -157,10 +157,11 @@ class PlacementRequest:
 
     @property
     def who(self) -> str:
-        return f"the {self.name}"
+        """The piece in a sentence: "the Buggy", and "The Truck" as it is named."""
+        return self.name if self.name.lower().startswith("the ") else f"the {self.name}"
 
     def describe(self) -> str:
-        return f"put the {self.name} here: {self.why}" if self.why else f"put the {self.name} here"
+        return f"put {self.who} here: {self.why}" if self.why else f"put {self.who} here"
 
     def off_by(self, x_mm: float, y_mm: float, heading_deg: float) -> tuple[float, float]:
         """How far a pose stands from where the piece must go: (mm, degrees)."""

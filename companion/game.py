@@ -505,9 +505,9 @@ class TableGame:
         (`"placement"` with `put_back`)."""
         if session.pending is None and self.putbacks:
             p = self.putbacks[0][0]
-            return {"asked": f"put the {p.name} back {p.why}", "who": p.who, "action": None, "kind": "put_back",
+            return {"asked": f"put {p.who} back {p.why}", "who": p.who, "action": None, "kind": "put_back",
                     "so_far": [], "choices_so_far": [], "tray": self.tray is not None, "waiting": "placement",
-                    "placement": {**p.to_json(), "asked": f"put the {p.name} back {p.why}", "put_back": True,
+                    "placement": {**p.to_json(), "asked": f"put {p.who} back {p.why}", "put_back": True,
                                   "seen": self._seen_against(p), "placed_so_far": [],
                                   "also": [r.to_json() for r, _ in self.putbacks[1:]]},
                     "dice": [], "purpose": p.why}
@@ -698,7 +698,7 @@ class TableGame:
         if session.pending is not None:
             raise GameError(f"cannot {what} now: waiting for {session.waiting_for()} (answer it, or call it off)")
         if self.putbacks:
-            names = ", ".join(f"the {p.name}" for p, _ in self.putbacks)
+            names = ", ".join(f"{p.who}" for p, _ in self.putbacks)
             raise GameError(f"cannot {what} now: waiting for {names} to be put back where the game has "
                             f"{'it' if len(self.putbacks) == 1 else 'them'} ({self.putbacks[0][0].why})")
 
@@ -761,7 +761,7 @@ class TableGame:
             outcome = session.place(p.marker, [seen["x_mm"], seen["y_mm"], seen["heading_deg"], seen["sigma_mm"],
                                                seen["sigma_deg"]], "camera")
         except (RulesError, DiceError) as exc:
-            self.note(f"putting the {p.name} in place failed: {exc}", "warn")
+            self.note(f"putting {p.who} in place failed: {exc}", "warn")
             return False
         self._after(outcome)          # which tries the next placement, if one is asked
         return True
@@ -795,7 +795,7 @@ class TableGame:
             except (TypeError, ValueError):
                 raise GameError(f"{marker!r} is not a piece's marker number") from None
             if marker != p.marker:
-                raise GameError(f"waiting for the {p.name} to be put in place ({p.why}), "
+                raise GameError(f"waiting for {p.who} to be put in place ({p.why}), "
                                 f"not the {self._name(marker)}")
             try:
                 pose = self._table_pose(marker)
@@ -817,18 +817,18 @@ class TableGame:
             raise GameError(f"{marker!r} is not a piece's marker number") from None
         found = next(((r, h) for r, h in self.putbacks if r.marker == marker), None)
         if found is None:
-            names = ", ".join(f"the {r.name}" for r, _ in self.putbacks)
+            names = ", ".join(f"{r.who}" for r, _ in self.putbacks)
             raise GameError(f"waiting for {names} to be put back, not the {self._name(marker)}")
         request, was_held = found
         if stay:
-            raise GameError(f"the {request.name} must be put back {request.why}: it cannot stay where it stands")
+            raise GameError(f"{request.who} must be put back {request.why}: it cannot stay where it stands")
         try:
             pose = self._table_pose(marker)
         except ActionError as exc:
             raise GameError(str(exc)) from None
         if not request.fits(*pose[:3]):
             d_mm, d_deg = request.off_by(*pose[:3])
-            raise GameError(f"the {request.name} stands {d_mm:.0f} mm and {d_deg:.0f}° from where the game has it; "
+            raise GameError(f"{request.who} stands {d_mm:.0f} mm and {d_deg:.0f}° from where the game has it; "
                             f"put it within {request.tolerance_mm:.0f} mm and {request.tolerance_deg:.0f}°")
         self.putbacks.remove(found)
         self._put_back(request, {"x_mm": pose[0], "y_mm": pose[1], "heading_deg": pose[2], "sigma_mm": pose[3],
@@ -1044,7 +1044,7 @@ class TableGame:
         self.activations.moved(request.marker, pose)
         if not was_held:
             self.activations.hold(request.marker, False)
-        self.note(f"the {request.name} is back where the game has it")
+        self.note(f"{request.who} is back where the game has it")
 
     def move_demo_car(self, marker, x_mm, y_mm, heading_deg) -> dict:
         """Demo only: put a car at (x_mm, y_mm, heading_deg) in the synthetic camera's frames;

@@ -164,16 +164,16 @@ class GameSession:
                 raise DiceError("no piece is waiting to be put in place" + (
                     f": waiting for {self.waiting_for()}" if self._running is not None else ""))
             if int(marker) != p.marker:
-                raise DiceError(f"waiting for the {p.name} (marker {p.marker}) to be put in place "
+                raise DiceError(f"waiting for {p.who} (marker {p.marker}) to be put in place "
                                 f"({p.why}), not marker {marker}")
             pose = [float(v) for v in pose]
             if how == "stayed":
                 if not p.may_stay:
-                    raise DiceError(f"the {p.name} must be put where the rules say ({p.why}): "
+                    raise DiceError(f"{p.who} must be put where the rules say ({p.why}): "
                                     f"the book does not let it stay where it stands")
             elif not p.fits(*pose[:3]):
                 d_mm, d_deg = p.off_by(*pose[:3])
-                raise DiceError(f"the {p.name} stands {d_mm:.0f} mm and {d_deg:.0f}° from where the rules "
+                raise DiceError(f"{p.who} stands {d_mm:.0f} mm and {d_deg:.0f}° from where the rules "
                                 f"put it ({p.why}); it must be within {p.tolerance_mm:.0f} mm and "
                                 f"{p.tolerance_deg:.0f}°")
             result = self._send_placed(Placed(tuple(pose), how))
