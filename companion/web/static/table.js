@@ -135,6 +135,103 @@
     placeLabels();
   }
   window.addEventListener("resize", fitToScreen);
+
+  // --- a phone's board follows the play --------------------------------------------------------
+  // A phone draws the whole table a few hundred pixels wide (a car is a fingertip): there the
+  // board zooms on what the play is about (the acting car, where it may go and the cars it may
+  // act against; a piece the rules moved and where it goes), keeping its shape, so its height on
+  // the page never changes. Redrawn only when something it shows leaves the view or the play
+  // moves on, and never while a car is being dragged (the board would move under the finger).
+  // "Whole table" shows it all.
+  const FULL = { x: -30, y: -30, w: width + 60, h: depth + 60 };
+  const view = { ...FULL };
+  const MIN_VIEW_MM = 480, VIEW_MARGIN_MM = 45;
+  const narrowScreen = window.matchMedia("(max-width: 900px), (orientation: portrait)");
+  let following = localStorage.getItem("companion.follow") !== "off";
+  state.view = view;
+  const focus = { marker: null, version: -1, car: null, asking: false };    // the acting car's targets and regions
+  function focusBox() {
+    const pts = [];
+    const around = (x, y, r) => { pts.push([x - r, y - r], [x + r, y + r]); };
+    const p = placementOf(state.game);
+    if (p) {
+      around(p.to[0], p.to[1], 50);
+      const c = liveCar(p.marker);
+      if (c) around(c.x_mm, c.y_mm, 50);
+    } else {
+      const a = actingCar(), c = a === null ? null : liveCar(a);
+      if (!c) return null;
+      around(c.x_mm, c.y_mm, 50);
+      const sel = state.selected !== null && state.selected !== a ? liveCar(state.selected) : null;
+      if (sel) around(sel.x_mm, sel.y_mm, 40);
+      const info = state.car && state.car.card && state.car.card.marker === a ? state.car
+        : focus.marker === a && focus.version === state.gameVersion ? focus.car : null;
+      if (!info && !focus.asking && (focus.marker !== a || focus.version !== state.gameVersion)) {
+        focus.asking = true;
+        const version = state.gameVersion;
+        api(`car/${a}`).then((x) => Object.assign(focus, { marker: a, version, car: x }))
+          .catch(() => Object.assign(focus, { marker: a, version, car: null }))
+          .finally(() => { focus.asking = false; followBoard(); });
+      }
+      for (const t of (info && info.targets) || []) {
+        const tc = t.range && t.range.outcome !== "out" ? liveCar(t.marker) : null;
+        if (tc) around(tc.x_mm, tc.y_mm, 40);
+      }
+      for (const r of (info && info.overlays && info.overlays.move_regions) || []) {
+        for (const poly of r.polygons || []) for (const ring of poly) for (const pt of ring) pts.push(pt);
+      }
+    }
+    if (!pts.length) return null;
+    const xs = pts.map((q) => q[0]), ys = pts.map((q) => depth - q[1]);
+    return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+  }
+  function wantedView() {
+    const box = following && narrowScreen.matches ? focusBox() : null;
+    if (!box) return FULL;
+    const aspect = FULL.h / FULL.w;
+    const [x0, y0, x1, y1] = [box[0] - VIEW_MARGIN_MM, box[1] - VIEW_MARGIN_MM, box[2] + VIEW_MARGIN_MM, box[3] + VIEW_MARGIN_MM];
+    const w = Math.max(x1 - x0, (y1 - y0) / aspect, MIN_VIEW_MM);
+    if (w >= FULL.w * 0.8) return FULL;
+    const h = w * aspect, clamp = (v, lo, hi) => Math.min(Math.max(v, lo), hi);
+    return { x: clamp((x0 + x1) / 2 - w / 2, FULL.x, FULL.x + FULL.w - w), y: clamp((y0 + y1) / 2 - h / 2, FULL.y, FULL.y + FULL.h - h), w, h,
+             box: [x0, y0, x1, y1] };
+  }
+  let viewFor = null;                  // what the view was last fitted to (the acting car, a placement)
+  function followBoard() {
+    if (state.demo && state.demo.dragging) return;
+    const want = wantedView();
+    const about = JSON.stringify([actingCar(), placementOf(state.game) && placementOf(state.game).to, following, narrowScreen.matches]);
+    const inside = want.box && want.box[0] >= view.x && want.box[1] >= view.y
+      && want.box[2] <= view.x + view.w && want.box[3] <= view.y + view.h && view.w <= want.w * 1.6;
+    const same = Math.abs(want.x - view.x) < 1 && Math.abs(want.y - view.y) < 1 && Math.abs(want.w - view.w) < 1;
+    if (same || (about === viewFor && (inside || (!want.box && view.w === FULL.w)))) { viewFor = about; return; }
+    viewFor = about;
+    Object.assign(view, { x: want.x, y: want.y, w: want.w, h: want.h });
+    board.setAttribute("viewBox", [view.x, view.y, view.w, view.h].map((v) => v.toFixed(1)).join(" "));
+    board.classList.toggle("zoomed", view.w < FULL.w);
+    fitToScreen();
+  }
+  function showFollow() {
+    const b = $("board-follow");
+    b.textContent = following ? "Whole table" : "Follow the play";
+    b.title = following ? "Show the whole table" : "Zoom on the car acting and what it acts against";
+  }
+  $("board-follow").addEventListener("click", () => {
+    following = !following;
+    localStorage.setItem("companion.follow", following ? "on" : "off");
+    showFollow();
+    followBoard();
+  });
+  showFollow();
+  // A phone's selected car's actions (and its open action's form) right under the board, within
+  // a thumb's reach of the car; beside it in the Car tab where the panel stands beside the board.
+  function placeActions() {
+    const narrow = narrowScreen.matches;
+    const home = narrow ? $("board-actions") : $("tab-car");
+    if ($("car-actions").parentNode !== home) home.append($("car-actions"), $("action-form"));
+    if (narrow && $("board-box").nextElementSibling !== $("board-bar")) $("board-box").after($("board-bar"), $("board-actions"));
+  }
+  narrowScreen.addEventListener("change", () => { placeActions(); followBoard(); showWaiting(); });
   // Tap areas overlap where cars stand closer than a fingertip on the screen: a tap takes the
   // car whose centre is nearest to it, not whichever area happens to be drawn on top.
   function nearestCar(ev, fallback) {
@@ -242,6 +339,8 @@
     drawGates(s.gates);
     if (panel) drawGhosts();
     if (panel) drawActing();
+    drawPlacement();
+    if (panel) { refreshAway(now); followBoard(); }
     followRuler();
     setText($("source"), `${s.source.description}: ${s.source.status}`);
     setText($("camera"), s.camera
@@ -317,31 +416,29 @@
   function wake() {
     if (!animating) { animating = true; lastTick = performance.now(); requestAnimationFrame(tick); }
   }
-  // Car names placed so none covers another or a neighbouring car: above the car, else below,
-  // right or left of it; where none of those is free (cars side by side on a phone, where a
-  // name is wider than a car) a short name (initials) is tried, and failing that the name is
-  // left out (the car keeps its colour, its row in the list, and its card when tapped). The
-  // selected and the acting car are placed first. Sizes are in table mm, from the labels' CSS
-  // size in screen pixels (--u): pure arithmetic, cheap enough for every frame.
+  // Car names placed so none covers another name, a car, the turning handle, a terrain or gate
+  // name, or a placement's outline: above the car, else below, beside or at a corner of it;
+  // where none of those is free (cars side by side on a phone, where a name is wider than a
+  // car) a short name (initials) is tried, and failing that the name is left out (the car keeps
+  // its colour, its row in the list, and its card when tapped). The selected and the acting car
+  // are placed first. Sizes are in table mm, from the labels' CSS size in screen pixels (--u):
+  // pure arithmetic, cheap enough for every frame.
   const shortName = (name) => {
     const words = name.replace(/\(.*\)/, "").trim().split(/\s+/).filter((w) => !/^(the|of)$/i.test(w));
     return words.length > 1 ? words.map((w) => w[0].toUpperCase()).join("") : words[0].slice(0, 3);
   };
+  // A pose's outline on the board as a box (a turned car's box is larger), in board y (down).
+  function poseBox(x, y, h, hl, hw) {
+    const t = (h * Math.PI) / 180;
+    const ex = Math.abs(Math.cos(t)) * hl + Math.abs(Math.sin(t)) * hw, ey = Math.abs(Math.sin(t)) * hl + Math.abs(Math.cos(t)) * hw;
+    return [x - ex, depth - y - ey, x + ex, depth - y + ey];
+  }
+  const carBox = (c) => poseBox(c.shown.x, c.shown.y, c.shown.h, (c.length || 75) / 2, (c.width || 32) / 2);
+  const boxesApart = (a, b) => a[2] <= b[0] || b[2] <= a[0] || a[3] <= b[1] || b[3] <= a[1];
   let fixedBoxes = null;              // terrain and gate names on the board (table mm), re-read on resize
-  function placeLabels() {
-    const fs = Math.max(18, 13 * unitsPerPx), gap = Math.max(3, 3 * unitsPerPx), charW = 0.6 * fs;
-    const acting = actingCar();
-    const list = [...cars.entries()].filter(([, c]) => c.shown)
-      .sort(([a], [b]) => (b === state.selected) - (a === state.selected) || (b === acting) - (a === acting) || a - b);
-    // Each car's outline on the board as a box (a turned car's box is larger), in board y (down).
-    const boxOf = (c) => {
-      const t = (c.shown.h * Math.PI) / 180, hl = (c.length || 75) / 2, hw = (c.width || 32) / 2;
-      const ex = Math.abs(Math.cos(t)) * hl + Math.abs(Math.sin(t)) * hw, ey = Math.abs(Math.sin(t)) * hl + Math.abs(Math.cos(t)) * hw;
-      const x = c.shown.x, y = depth - c.shown.y;
-      return [x - ex, y - ey, x + ex, y + ey];
-    };
-    const carBoxes = new Map(list.map(([id, c]) => [id, boxOf(c)]));
-    // Terrain and gate names stay where they are: car names go round them too, when they can.
+  let handleBoxes = [];               // the demo's turning handle: its grip and its arm
+  // Terrain and gate names stay where they are: names the page places go round them.
+  function measureFixed() {
     const inv = fixedBoxes ? null : board.getScreenCTM()?.inverse();
     if (inv) {                          // (not laid out yet: asked again next time)
       fixedBoxes = [...document.querySelectorAll("#terrain text, .gate-name")].map((t) => {
@@ -352,20 +449,34 @@
         return [Math.min(a.x, b.x), y0 + trim, Math.max(a.x, b.x), y1 - trim];
       }).filter((b) => b[2] > b[0]);
     }
-    const apart = (a, b) => a[2] <= b[0] || b[2] <= a[0] || a[3] <= b[1] || b[3] <= a[1];
+    return fixedBoxes || [];
+  }
+  function placeLabels() {
+    const fs = Math.max(18, 13 * unitsPerPx), gap = Math.max(3, 3 * unitsPerPx), charW = 0.6 * fs;
+    const acting = actingCar();
+    const list = [...cars.entries()].filter(([, c]) => c.shown)
+      .sort(([a], [b]) => (b === state.selected) - (a === state.selected) || (b === acting) - (a === acting) || a - b);
+    const carBoxes = new Map(list.map(([id, c]) => [id, carBox(c)]));
+    const fixed = [...measureFixed(), ...handleBoxes, ...state.placementBoxes];
+    // Inside the table, and inside the part of it the board shows (a phone's board may be zoomed).
+    const [vx0, vy0, vx1, vy1] = [Math.max(0, view.x), Math.max(0, view.y), Math.min(width, view.x + view.w), Math.min(depth, view.y + view.h)];
     const placed = [];
     for (const [id, car] of list) {
       const full = car.labelText || car.name;
       const [x0, y0, x1, y1] = carBoxes.get(id), cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
       let chosen = null;
       for (const text of full === shortName(full) ? [full] : [full, shortName(full)]) {
-        const w = text.length * charW, h = fs;
+        // The line box as drawn: a bold name's ascent and descent reach about 0.84 and 0.31 of its size.
+        const w = text.length * charW, h = 1.15 * fs;
         const spots = [[cx - w / 2, y0 - gap - h], [cx - w / 2, y1 + gap], [x1 + gap, cy - h / 2], [x0 - gap - w, cy - h / 2],
-                       [x1 + gap, cy], [x1 + gap, cy - h], [x0 - gap - w, cy], [x0 - gap - w, cy - h]]
+                       [x1 + gap, cy], [x1 + gap, cy - h], [x0 - gap - w, cy], [x0 - gap - w, cy - h],
+                       [x1 - w / 3, y0 - gap - h], [x0 - 2 * w / 3, y0 - gap - h], [x1 - w / 3, y1 + gap], [x0 - 2 * w / 3, y1 + gap],
+                       [x1 + gap, y0 - gap - h], [x0 - gap - w, y0 - gap - h], [x1 + gap, y1 + gap], [x0 - gap - w, y1 + gap]]
           .map(([bx, by]) => [bx, by, bx + w, by + h])
-          .filter((b) => b[0] >= 0 && b[2] <= width && b[1] >= 0 && b[3] <= depth);
-        const free = (b) => placed.every((p) => apart(b, p)) && [...carBoxes].every(([other, cb]) => other === id || apart(b, cb));
-        const spot = spots.find((b) => free(b) && (fixedBoxes || []).every((f) => apart(b, f))) || spots.find(free);
+          .filter((b) => b[0] >= vx0 && b[2] <= vx1 && b[1] >= vy0 && b[3] <= vy1);
+        const free = (b) => placed.every((p) => boxesApart(b, p)) && fixed.every((f) => boxesApart(b, f))
+          && [...carBoxes].every(([other, cb]) => other === id || boxesApart(b, cb));
+        const spot = spots.find(free);
         if (spot) { chosen = { text, box: spot }; break; }
       }
       car.label.style.display = chosen ? "" : "none";
@@ -373,7 +484,7 @@
       placed.push(chosen.box);
       setText(car.label, chosen.text);
       car.label.setAttribute("x", ((chosen.box[0] + chosen.box[2]) / 2).toFixed(1));
-      car.label.setAttribute("y", (chosen.box[3] - 0.22 * fs).toFixed(1));
+      car.label.setAttribute("y", (chosen.box[3] - 0.31 * fs).toFixed(1));
       car.label.dataset.box = chosen.box.map((v) => v.toFixed(1)).join(" ");
     }
   }
@@ -419,9 +530,12 @@
   }
 
   function showGame(g) {
+    const before = state.game;
     state.game = g;
     state.gameVersion = g.version;
+    noticePlaced(before, g);
     showDice(g.pending);
+    showPlacement(g);
     showOutcome(g);
     showRound(g);
     for (const f of hooks.game) f(g);
@@ -432,6 +546,8 @@
     actionChecks.clear();
     rulerLast = null;
     followRuler();
+    showWaiting();
+    followBoard();
     if (state.selected !== null) loadCar(state.selected);
   }
 
@@ -471,7 +587,8 @@
 
   function showDice(pending) {
     const box = $("dice");
-    const p = pending && pending.waiting === "choice" ? null : pending;
+    // Dice only: a choice and a placement have boxes of their own.
+    const p = pending && pending.waiting !== "choice" && pending.waiting !== "placement" ? pending : null;
     showChoice(pending && pending.waiting === "choice" ? pending : null);
     box.hidden = !p;
     state.pendingDice = pending;
@@ -491,6 +608,249 @@
     $("dice-error").textContent = "";
     $("dice-use").disabled = $("dice-roll").disabled = $("dice-cancel").disabled = !state.canChange;
   }
+
+  // --- a piece the rules moved, put where they say ---------------------------------------------
+  // A resolution that moved a piece (lost control, a bump, a halt at contact) waits until it
+  // stands where the rules put it. The board draws its outline there (dashed, its front marked),
+  // an arrow from where the camera sees it now, and a label; the headline says how far it has
+  // still to go, following the camera. The table takes it by itself once the camera sees it
+  // there, and the page ticks it off. Held cars the camera sees away from where the game has
+  // them while nothing waits are drawn the same way, with a warning line.
+  state.placed = [];                   // placements this page saw taken: {marker, name, why, how}
+  state.placementBoxes = [];           // the outlines and their labels (board mm), kept clear by car names
+  const isDemo = document.body.dataset.demo === "true";
+  const PLACED_SHOWN_MS = 8000;
+  const placementOf = (g) => (g && g.pending && g.pending.waiting === "placement" ? g.pending.placement : null);
+  const capital = (t) => t.charAt(0).toUpperCase() + t.slice(1);
+  // A piece in a sentence: "the Buggy", and "The Truck" as it is named.
+  const theName = (name) => (/^the\s/i.test(name) ? name : `the ${name}`);
+  const liveCar = (marker) => (state.last ? state.last.cars.find((c) => c.id === marker) || null : null);
+  const turnOff = (a, b) => Math.abs(((((a - b) % 360) + 540) % 360) - 180);
+  function footprint(marker) {
+    const c = liveCar(marker), k = cars.get(marker);
+    return { L: (c && c.length_mm) || (k && k.length) || 75, W: (c && c.width_mm) || (k && k.width) || 32 };
+  }
+  // How far the camera sees a piece from a pose: {mm, deg, stale, at}, or null when unseen.
+  function offFrom(marker, to) {
+    const c = liveCar(marker);
+    if (!c) return null;
+    return { mm: Math.hypot(c.x_mm - to[0], c.y_mm - to[1]), deg: turnOff(c.heading_deg, to[2]), stale: c.stale,
+             at: [c.x_mm, c.y_mm, c.heading_deg] };
+  }
+  const fitsPlace = (p, off) => !!off && !off.stale && off.mm <= p.tolerance_mm && off.deg <= p.tolerance_deg;
+  function toGo(p) {
+    const off = offFrom(p.marker, p.to);
+    if (!off || off.stale) return `the camera does not see ${theName(p.name)}${off ? " now" : ""}`;
+    if (fitsPlace(p, off)) return "there: taken as soon as it stands still";
+    return `${fmt(off.mm, 0)} mm and ${fmt(off.deg, 0)}° to go`;
+  }
+  const placementHeadline = (p) => capital(clean(p.asked));
+
+  function showPlacement(g) {
+    const p = placementOf(g);
+    $("placement").hidden = !p;
+    // The selected car's regions and reach are dimmed meanwhile: the outline is what matters now.
+    document.body.classList.toggle("placing", !!p);
+    if (p) {
+      const key = JSON.stringify([p.marker, p.to, p.why]);
+      if ($("placement").dataset.key !== key) {
+        $("placement").dataset.key = key;
+        $("placement-error").textContent = "";
+      }
+      setText($("placement-asked"), placementHeadline(p));
+      setText($("placement-how"), `Put it on the dashed outline on the board, its front at the marked end: the camera takes it ` +
+        `once it stands still within ${fmt(p.tolerance_mm, 0)} mm and ${fmt(p.tolerance_deg, 0)}° of it` +
+        (p.may_stay ? "; the rules also let it stay where it stands." : "."));
+      const also = p.also || [];
+      setText($("placement-also"), also.length ? `Then ${also.map((a) => theName(a.name)).join(", ")}, each on its own outline.` : "");
+      $("placement-demo").hidden = !(isDemo && state.canChange);
+      setText($("placement-demo"), also.length ? "Move them there (demo)" : "Move it there (demo)");
+      $("placement-stay").hidden = !(p.may_stay && state.canChange);
+      // A put-back (after an undo or a resume) has no resolution to call off.
+      $("placement-cancel").hidden = !state.canChange || !!p.put_back;
+    }
+    showOutOfPlace(g);
+    placementKey = null;
+    drawPlacement();
+  }
+  $("placement-stay").addEventListener("click", () => {
+    const p = placementOf(state.game);
+    if (p) act("place", { marker: p.marker, stay: true }, $("placement-error"));
+  });
+  $("placement-cancel").addEventListener("click", () => act("cancel", {}, $("placement-error")));
+  $("placement-demo").addEventListener("click", () => {
+    const p = placementOf(state.game);
+    if (p && demoPlay) for (const q of [p, ...(p.also || [])]) demoPlay.send(q.marker, { x: q.to[0], y: q.to[1], h: q.to[2] });
+  });
+
+  // A placement the game no longer waits for was taken (not called off: then nothing more of
+  // the resolution happened): ticked off for a moment, with how it was put.
+  let placedTimer = null;
+  function noticePlaced(before, g) {
+    const was = placementOf(before);
+    if (!was || !g.game) return;
+    const now = placementOf(g);
+    let done;
+    if (was.put_back) {
+      const left = new Set(now && now.put_back ? [now.marker, ...(now.also || []).map((a) => a.marker)] : []);
+      done = [was, ...(was.also || [])].filter((q) => !left.has(q.marker));
+      if (!done.length) return;
+    } else {
+      if (now && now.marker === was.marker && String(now.to) === String(was.to)
+          && (now.placed_so_far || []).length === (was.placed_so_far || []).length) return;
+      done = [was];
+    }
+    const head = (x) => (x && x.log && x.log.length ? x.log[0].n : null);
+    const made = now ? now.placed_so_far || [] : head(g) !== head(before) ? (g.log[0].placements || []) : null;
+    if (!was.put_back && !g.pending && !made) return;      // called off
+    const words = [];
+    for (const q of done) {
+      const rec = (made || []).filter((r) => r.marker === q.marker).slice(-1)[0];
+      state.placed.push({ marker: q.marker, name: q.name, why: q.why, how: rec ? rec.how : was.put_back ? "put back" : null });
+      words.push(`${capital(theName(q.name))} ${rec && rec.how === "stayed" ? "stays where it stands" : "is in place"}`);
+    }
+    const note = $("placed-note");
+    note.textContent = `✓ ${words.join("; ")} (${clean(was.why)}).`;
+    note.hidden = false;
+    clearTimeout(placedTimer);
+    placedTimer = setTimeout(() => { note.hidden = true; showWaiting(); }, PLACED_SHOWN_MS);
+  }
+
+  // Held cars the camera sees away from where the game has them: a warning line each, its
+  // distance following the camera (a line goes once the car is back within a few mm).
+  function awayText(o) {
+    const off = offFrom(o.marker, o.to);
+    const mmOff = off ? off.mm : o.off_mm, degOff = off ? off.deg : o.off_deg;
+    return `${theName(o.name)} stands ${fmt(mmOff, 0)} mm${degOff >= 3 ? ` and ${fmt(degOff, 0)}°` : ""} from where the game has it`;
+  }
+  const stillAway = (o) => { const off = offFrom(o.marker, o.to); return !off || off.mm > 3 || off.deg > 3; };
+  function showOutOfPlace(g) {
+    const list = placementOf(g) ? [] : ((g && g.out_of_place) || []).filter(stillAway);
+    const box = $("out-of-place");
+    const key = JSON.stringify(list.map((o) => [o.marker, o.to]));
+    if (box.dataset.key !== key) {
+      box.dataset.key = key;
+      box.replaceChildren(...list.map((o) => html("p", { class: "away-line", "data-away": o.marker },
+        html("span", { class: "away-text", text: `⚠ ${capital(awayText(o))}` }),
+        isDemo && state.canChange ? html("button", { type: "button", class: "quiet", "data-away-back": o.marker, text: "Move it back (demo)",
+          onclick: () => demoPlay && demoPlay.send(o.marker, { x: o.to[0], y: o.to[1], h: o.to[2] }) }) : null)));
+    }
+    for (const o of list) {
+      const line = box.querySelector(`[data-away="${o.marker}"] .away-text`);
+      if (line) setText(line, `⚠ ${capital(awayText(o))}`);
+    }
+    box.hidden = !list.length;
+  }
+  // The game's list is asked again (at most every AWAY_MS) while a held car moves.
+  const AWAY_MS = 1500;
+  let awayAt = -Infinity, awayBusy = false;
+  function refreshAway(now) {
+    const g = state.game;
+    if (!g || !g.game || g.pending || awayBusy || now - awayAt < AWAY_MS || now - lastMoved > 1000) return;
+    const a = actingCar();
+    if (!(g.held || []).some((m) => m !== a) && !(g.out_of_place || []).length) return;
+    awayAt = now;
+    awayBusy = true;
+    api("game").then((fresh) => {
+      if (fresh.version !== state.gameVersion) { showGame(fresh); return; }
+      if (JSON.stringify(fresh.out_of_place) === JSON.stringify(state.game.out_of_place)) return;
+      state.game.out_of_place = fresh.out_of_place;
+      showOutOfPlace(state.game);
+      drawPlacement();
+      showWaiting();
+    }).catch(() => {}).finally(() => { awayBusy = false; });
+  }
+
+  // On the board: the outline where the piece goes (its front marked), an arrow from where the
+  // camera sees it, and a label beside the outline, clear of the cars.
+  let placementKey = null;
+  function drawPlacement() {
+    const g = state.game, p = placementOf(g);
+    const items = p ? [p, ...(p.also || [])].map((q) => ({ kind: "asked", marker: q.marker, name: q.name, to: q.to, p: q, back: !!p.put_back }))
+      : ((g && g.out_of_place) || []).filter(stillAway).map((o) => ({ kind: "away", marker: o.marker, name: o.name, to: o.to }));
+    const offs = items.map((it) => offFrom(it.marker, it.to));
+    if (p) {
+      const text = toGo(p), fits = fitsPlace(p, offs[0]);
+      setText($("placement-togo"), text);
+      $("placement-togo").classList.toggle("fits", fits);
+      if ($("ts-wanted").dataset.kind === "placement") setText($("ts-wanted"), `${placementHeadline(p)}: ${text}`);
+    }
+    if (items.length || $("out-of-place").dataset.key) showOutOfPlace(g);
+    const key = JSON.stringify([items.map((it, i) => [it.kind, it.marker, it.to, offs[i] && offs[i].at.map((v) => Math.round(v)),
+                                                      offs[i] && offs[i].stale, it.p && fitsPlace(it.p, offs[i])]),
+                                unitsPerPx.toFixed(2), !!fixedBoxes, view.x, view.y, view.w]);
+    if (key === placementKey) return;
+    placementKey = key;
+    const parts = [], boxes = [];
+    const fs = Math.max(18, 13 * unitsPerPx), gap = Math.max(4, 4 * unitsPerPx);
+    const others = [...cars.entries()].filter(([, c]) => c.shown).map(([id, c]) => [id, carBox(c)]);
+    // Inside the table, and inside the part of it the board shows (a phone's board may be zoomed).
+    const [vx0, vy0, vx1, vy1] = [Math.max(0, view.x), Math.max(0, view.y), Math.min(width, view.x + view.w), Math.min(depth, view.y + view.h)];
+    items.forEach((it, i) => {
+      const { L, W } = footprint(it.marker), [x, y, h] = it.to, off = offs[i];
+      const fits = it.p ? fitsPlace(it.p, off) : false;
+      const nose = 5 + W * 0.45;
+      const grp = el("g", { class: `place-target ${it.kind}${fits ? " fits" : ""}`, "data-place-for": it.marker,
+                            transform: `translate(${x} ${Y(y)}) rotate(${-h})` });
+      grp.append(el("rect", { class: "place-outline", x: -L / 2, y: -W / 2, width: L, height: W, rx: 4 }),
+                 el("path", { class: "place-front", d: `M ${L / 2} ${-W / 2 + 2} L ${L / 2} ${W / 2 - 2}` }),
+                 el("path", { class: "place-nose", d: `M ${L / 2 + 5} ${-W / 2 + 3} L ${L / 2 + nose} 0 L ${L / 2 + 5} ${W / 2 - 3} Z` }));
+      parts.push(grp);
+      if (off && !off.stale && off.mm > 3) {
+        parts.push(el("line", { class: `place-arrow ${it.kind}`, "data-arrow-for": it.marker, x1: off.at[0], y1: Y(off.at[1]),
+                                x2: x, y2: Y(y), "marker-end": `url(#place-head${it.kind === "away" ? "-away" : ""})` }));
+      }
+      const outline = poseBox(x, y, h, L / 2 + nose, W / 2);
+      boxes.push(outline);
+      // The label: above the outline, else below, right or left of it, where no car stands.
+      const text = it.kind === "asked" ? `Put ${theName(it.name)} ${it.back ? "back " : ""}here` : `The game has ${theName(it.name)} here`;
+      const w = text.length * 0.6 * fs, lh = 1.15 * fs, [x0, y0, x1, y1] = outline, cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+      const spots = [[cx - w / 2, y0 - gap - lh], [cx - w / 2, y1 + gap], [x1 + gap, cy - lh / 2], [x0 - gap - w, cy - lh / 2],
+                     [cx - w / 2, y0 - 2 * gap - 2 * lh], [cx - w / 2, y1 + 2 * gap + lh],
+                     [x1 + gap, y0 - gap - lh], [x0 - gap - w, y0 - gap - lh], [x1 + gap, y1 + gap], [x0 - gap - w, y1 + gap]]
+        .map(([bx, by]) => [Math.min(Math.max(bx, vx0), vx1 - w), by, Math.min(Math.max(bx, vx0), vx1 - w) + w, by + lh])
+        .filter((b) => b[1] >= vy0 && b[3] <= vy1);
+      // Clear of every car (the piece itself too, where it stands now), the outlines drawn
+      // before it, and terrain and gate names; else at least clear of the cars.
+      const carsClear = (b) => others.every(([, cb]) => boxesApart(b, cb)) && boxes.every((o) => boxesApart(b, o));
+      const spot = spots.find((b) => carsClear(b) && measureFixed().every((f) => boxesApart(b, f)))
+        || spots.find(carsClear) || spots[0];
+      if (spot) {
+        parts.push(el("text", { class: `place-label ${it.kind}`, "data-label-for-place": it.marker,
+                                x: ((spot[0] + spot[2]) / 2).toFixed(1), y: (spot[3] - 0.31 * fs).toFixed(1), text }));
+        boxes.push(spot);
+      }
+    });
+    $("placement-layer").replaceChildren(...parts);
+    state.placementBoxes = boxes;
+    placeLabels();
+  }
+
+  // What the game waits for (dice, a choice, a placement) and the open action's Resolve sit in
+  // one box that is always in view: at the top of the side panel (it sticks there however the
+  // panel is scrolled), or a bar at the bottom of a phone's screen, with room kept under the
+  // page so nothing hides behind it. Something new to wait for on a phone brings the board
+  // into view above the bar when the bar would cover it.
+  let waitingKey = "";
+  function showWaiting() {
+    $("resolve-bar").hidden = !openForm || !!state.pendingDice || !state.canChange;
+    const box = $("waiting");
+    const shown = [...box.children].filter((c) => !c.hidden);
+    box.classList.toggle("empty", !shown.length);
+    fitWaitingRoom();
+    const key = shown.map((c) => c.id).join(" ") + (state.pendingDice ? state.pendingDice.asked : "");
+    if (key === waitingKey) return;
+    waitingKey = key;
+    if (!shown.length || !narrowScreen.matches || (state.demo && state.demo.dragging)) return;
+    const b = board.getBoundingClientRect(), top = window.innerHeight - box.offsetHeight;
+    if (b.top < 0 || b.bottom > top) window.scrollBy({ top: b.top - 8, behavior: "instant" });
+  }
+  function fitWaitingRoom() {
+    const box = $("waiting");
+    const room = narrowScreen.matches && !box.classList.contains("empty") ? box.offsetHeight : 0;
+    document.body.style.setProperty("--waiting-room", `${room}px`);
+  }
+  if (window.ResizeObserver) new ResizeObserver(fitWaitingRoom).observe($("waiting"));
 
   function rollLine(r) {
     const mods = r.modifiers.map((m) => `${m.value > 0 ? "+" : ""}${m.value} (${m.reason})`).join(" ");
@@ -587,11 +947,7 @@
                 html("span", { id: "order-error", class: "error" }));
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
-      const ordersBody = {};
-      for (const sel of form.querySelectorAll("select")) {
-        (ordersBody[sel.dataset.player] ||= []).push(sel.value === "" ? null : Number(sel.value));
-      }
-      act("round", { orders: ordersBody }, $("order-error"));
+      act("round", { orders: roundOrders() }, $("order-error"));
     });
     orders.replaceChildren(form);
     $("log").replaceChildren(...g.log.map((e) => {
@@ -601,6 +957,16 @@
         : e.kind === "undo" ? `undo of ${o.undid}` : "turn ended";
       return html("li", { value: e.n, class: e.undone ? "undone" : "", text: `${what}${(o.events || []).length ? ": " + o.events.join("; ") : ""}` });
     }));
+  }
+
+  // The play orders as the Round tab's form has them (each player's cars in the order offered,
+  // unless changed there).
+  function roundOrders() {
+    const orders = {};
+    for (const sel of document.querySelectorAll("#order-form select")) {
+      (orders[sel.dataset.player] ||= []).push(sel.value === "" ? null : Number(sel.value));
+    }
+    return orders;
   }
 
   // --- the rest of the page hooks in here: Setup (setup.js), the players' tools (tools.js) ------
@@ -683,6 +1049,12 @@
     state.car = c;
     $("car-hint").hidden = true;
     const k = c.card;
+    const named = $("board-actions-car");
+    if (named.dataset.car !== String(k.marker)) {
+      named.dataset.car = String(k.marker);
+      named.replaceChildren(html("span", { class: "swatch", style: `--car: ${carColour(k.marker)}` }), `The ${k.name}`);
+    }
+    followBoard();
     const cardKey = JSON.stringify([k, c.held]);
     if (!(Array.isArray(k.hp) && Array.isArray(k.seats))) {
       if ($("car-card").dataset.key !== cardKey || !$("car-sheet")) {
@@ -789,6 +1161,7 @@
   function globalWhyNot() {
     if (!state.canChange) return "Watching: enter the table's PIN to play.";
     const p = state.pendingDice;
+    if (p && p.waiting === "placement") return `Waiting for ${theName(p.placement.name)} to be put ${p.placement.put_back ? "back" : "in place"} first (${clean(p.placement.why)}).`;
     if (p) return p.waiting === "choice" ? `Waiting for ${p.player}'s choice first (above).` : `Waiting for the dice first: ${clean(p.asked)}.`;
     const g = state.game;
     if (g && g.game && g.game.state && g.game.state.over) return "The game is over.";
@@ -1023,11 +1396,23 @@
     if ($("move-ruler").firstChild) $("move-ruler").replaceChildren();
     state.ruler.text = "";
   }
+  // While a piece waits to be put in place, the words over (a phone: under) the board say where
+  // it goes and how far it has still to go.
+  function placementRuler(p) {
+    const box = $("ruler-text");
+    box.hidden = false;
+    $("board-box").classList.add("ruler-room");
+    if ($("move-ruler").firstChild) $("move-ruler").replaceChildren();
+    box.className = `ruler-text placing ${fitsPlace(p, offFrom(p.marker, p.to)) ? "legal" : "close"}`;
+    setText(box, `${placementHeadline(p)} · ${toGo(p)}`);
+    state.ruler.text = box.textContent;
+  }
   function rulerVerdict(p) {
     if (!p) return { cls: "", text: "checking…" };
     const j = p.judged;
     if (j) {
       const fix = (j.fix || []).join(" and ");
+      if (j.legal && j.halts) return { cls: "close", text: clean(j.halts) };      // taken, but stopped short of here
       if (j.legal) {
         // The contract's verdict: its outcome word, or the whole Verdict as JSON.
         const call = j.verdict && typeof j.verdict === "object" ? j.verdict.outcome : j.verdict;
@@ -1043,6 +1428,8 @@
     return p.ok ? { cls: "legal", text: "the rules take this move" } : { cls: "illegal", text: `not now: ${clean(p.why)}` };
   }
   function followRuler() {
+    const placing = placementOf(state.game);
+    if (placing) { placementRuler(placing); return; }
     const g = state.game, id = rulerCar();
     const car = id === null || id === undefined ? null : cars.get(id);
     const from = car ? moveStart(id) : null;
@@ -1108,12 +1495,18 @@
 
   // --- an action ----------------------------------------------------------------------------
   let openForm = null;
-  function closeActionForm() { openForm = null; $("action-form").hidden = true; }
+  function closeActionForm() { openForm = null; $("action-form").hidden = true; showWaiting(); }
 
   function openAction(spec) {
     openForm = { spec, values: {} };
+    $("action-error").textContent = "";
     refreshActionForm();
+    // On a phone the form opens under the board's actions: brought into view.
+    if (narrowScreen.matches) $("action-form").scrollIntoView({ block: "nearest" });
   }
+  // The open action's Resolve stays in view with whatever else waits (see showWaiting).
+  $("resolve").addEventListener("click", () => resolveAction());
+  $("resolve-close").addEventListener("click", () => closeActionForm());
 
   function refreshActionForm() {
     const box = $("action-form");
@@ -1168,10 +1561,10 @@
       fields.push(html("label", {}, `${f.label} `, sel));
     }
     box.replaceChildren(html("h3", { text: spec.label }), html("p", { class: "dim", text: `${spec.about || ""} [${spec.rule}]` }),
-      ...fields, html("div", { id: "preview", "aria-live": "polite" }),
-      html("p", {}, html("button", { id: "resolve", disabled: true, onclick: resolveAction, text: "Resolve" }), " ",
-        html("button", { class: "quiet", onclick: closeActionForm, text: "Close" })),
-      html("p", { id: "action-error", class: "error" }));
+      ...fields, html("div", { id: "preview", "aria-live": "polite" }));
+    $("resolve").disabled = true;
+    setText($("resolve-what"), `${spec.label}${state.car ? ` (${state.car.card.name})` : ""}: checking…`);
+    showWaiting();
     previewAction();
   }
 
@@ -1219,6 +1612,9 @@
     }
     box.replaceChildren(...lines);
     $("resolve").disabled = !p.ok || !state.canChange;
+    const who = state.car ? ` (${state.car.card.name})` : "";
+    setText($("resolve-what"), `${openForm.spec.label}${who}: ${p.ok ? "✓ ready to resolve" : `✗ ${clean(p.why)}`}`);
+    $("resolve-what").className = `resolve-what ${p.ok ? "holds" : "fails"}`;
   }
 
   async function resolveAction() {
@@ -1377,15 +1773,26 @@
       const can = state.canChange && c && !c.stale && p;
       handle.style.display = can ? "" : "none";
       $("demo-turn-left").disabled = $("demo-turn-right").disabled = !can;
-      if (!can) return;
+      if (!can) { keepNamesOff([]); return; }
       const r = c.length_mm / 2 + 35, a = (p.h * Math.PI) / 180;
       const hx = p.x + r * Math.cos(a), hy = p.y + r * Math.sin(a);
+      // Car names keep off the grip and its arm (from the car's nose out).
+      const along = [0.5, 0.65, 0.8].map((k) => [p.x + r * k * Math.cos(a), depth - (p.y + r * k * Math.sin(a))]);
+      keepNamesOff([[hx - 24, depth - hy - 24, hx + 24, depth - hy + 24], ...along.map(([x, y]) => [x - 5, y - 5, x + 5, y + 5])]);
       handle.dataset.handleFor = id;
       const arm = handle.querySelector("line");
       arm.setAttribute("x1", p.x); arm.setAttribute("y1", depth - p.y);
       arm.setAttribute("x2", hx); arm.setAttribute("y2", depth - hy);
       const grip = handle.querySelector("circle");
       grip.setAttribute("cx", hx); grip.setAttribute("cy", depth - hy);
+    }
+    let handleKey = "";
+    function keepNamesOff(boxes) {
+      const key = boxes.map((b) => b.map((v) => v.toFixed(0)).join(",")).join(" ");
+      if (key === handleKey) return;
+      handleKey = key;
+      handleBoxes = boxes;
+      placeLabels();
     }
     // Ghosts go once the camera sees the car where it was sent; the handle follows the goal.
     // A car the camera sees standing still elsewhere for 2 s of its frames (the camera's time:
@@ -1551,6 +1958,7 @@
   function wantedNow(g) {
     const p = g.pending;
     if (p && p.waiting === "choice") return { kind: "choice", text: clean(`${p.player}, choose ${p.purpose}`) };
+    if (p && p.waiting === "placement") return { kind: "placement", text: `${placementHeadline(p.placement)}: ${toGo(p.placement)}` };
     if (p) return { kind: "dice", text: `Dice, please: ${clean(p.asked)}` };
     if (!g.game) return { kind: "setup", text: "No game yet: start one in Setup." };
     const a = actingCar(), car = a === null ? null : cars.get(a);
@@ -1559,7 +1967,8 @@
   }
   function showTableSide(g) {
     const w = wantedNow(g);
-    const key = w.kind === "dice" || w.kind === "choice" ? w.text + JSON.stringify(g.pending.so_far || []) : null;
+    const key = w.kind === "dice" || w.kind === "choice" ? w.text + JSON.stringify(g.pending.so_far || [])
+      : w.kind === "placement" ? JSON.stringify([g.pending.placement.marker, g.pending.placement.to]) : null;
     if (key && key !== sound.lastKey) beep();
     sound.lastKey = key;
     const a = actingCar(), car = a === null ? null : cars.get(a);
@@ -1569,8 +1978,21 @@
     setText($("ts-headline"), !last ? "" : last.undone ? "Undone" : outcomeHeadline(last.event, last.left));
     setText($("ts-wanted"), w.text);
     $("ts-wanted").dataset.kind = w.kind;
+    // The next round started from here, as the Round tab would start it (its play orders).
+    const next = canStartRound(g);
+    $("ts-next").hidden = !next;
+    if (next) setText($("ts-start-round"), `Start round ${(g.game.round ?? 0) + 1}`);
     showSoundNote();
   }
+  // Only when nothing acts or waits, no side is up and the game is not over (the rules still
+  // judge the request: a refusal is said beside the button).
+  function canStartRound(g) {
+    if (!state.canChange || !g || !g.game || g.pending) return false;
+    const game = g.game;
+    if (game.state && (game.state.over || game.state.winner)) return false;
+    return (game.active === null || game.active === undefined) && !game.up;
+  }
+  $("ts-start-round").addEventListener("click", () => act("round", { orders: roundOrders() }, $("ts-round-error")));
   function setView(tableSide) {
     document.body.classList.toggle("tableside", tableSide);
     $("tableside").hidden = !tableSide;
@@ -1618,6 +2040,10 @@
     counted = state.updates;
   }, 1000);
 
+  // The tools (tools.js) put their bar under the board once this script has run: the actions
+  // go right under the board, above it, once every script has.
+  placeActions();
+  document.addEventListener("DOMContentLoaded", placeActions);
   onSnapshot(JSON.parse($("initial-state").textContent));
   state.updates = 0;
   session().then(refreshGame).catch((e) => { $("error").textContent = e.message; });
