@@ -244,6 +244,26 @@ def test_starter_rosters_play():
     assert [len(r["cars"]) for r in tight] == [1, 1]
 
 
+def test_the_demos_starter_rosters_carry_every_part_a_car_cult_may_use():
+    """The demo's five cars (two cults of 3 and 2) between them carry every crew and weapon the
+    whole-game page test uses (the ram, the mines, the gunner, the fixer, the driver, the gun,
+    armour), each cult within the build limit; the War Rig keeps the build the first-activation
+    tests drive (a driver and a gun, 4 ST generated)."""
+    rules = rule_system("car_cult")
+    rosters = rules.starter_rosters([(10, "Interceptor"), (11, "Rust Bucket"), (12, "War Rig"), (13, "Buggy"),
+                                     (14, "Hearse")])
+    assert [[c["marker"] for c in r["cars"]] for r in rosters] == [[10, 12, 14], [11, 13]]
+    parts = {k for r in rosters for c in r["cars"] for k in [*c.get("crew", []), *c.get("weapons", [])]}
+    assert parts >= {"reinforced_ram", "mines", "gutsy_gunner", "fanatical_fixer", "dangerous_driver", "machine_gun"}
+    assert all(any(c.get("armour") for c in r["cars"]) for r in rosters)
+    cars = [{"id": m, "name": n, "x_mm": 100.0 + 150 * k, "y_mm": 300, "heading_deg": 0, "length_mm": 75,
+             "width_mm": 32} for k, (m, n) in enumerate([(10, "I"), (11, "R"), (12, "W"), (13, "B"), (14, "H")])]
+    st = rules.new_game(rosters, parse_scene({**SCENE, "cars": cars, "terrain": []}))
+    war_rig = st.vehicles[12]
+    assert {c.key for c in war_rig.components} >= {"dangerous_driver", "machine_gun"}
+    assert rules.generation(war_rig) == 4
+
+
 # --- activation -----------------------------------------------------------------------
 
 def test_activation_order_ties_rerolled():

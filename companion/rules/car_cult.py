@@ -285,16 +285,22 @@ class CarCult(CarCultViews, RuleSystem):
         from .base import template as table_template
         return [table_template(**t) for t in D.TEMPLATES]
     def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
-        """The table's cars in two cults, alternately: the first two of each player 11 AZ (a
-        Straight Five, a Dangerous Driver, a Machine Gun, 2 AZ of armour), a third a lighter 8 AZ
-        (a Four-Banger, a driver, a Machine Gun): 30 AZ, the standard build limit. Cars that do
-        not fit the build limit are left out, so the rosters play as they are."""
+        """The table's cars in two cults, alternately, built so that a game from them can use
+        every part "Building a Car Cult" gives. Each cult's first two cars are 11 AZ on a Straight
+        Five: the first player's a rammer (a Gutsy Gunner, a Fanatical Fixer, a Reinforced Ram)
+        then a gunship (a Dangerous Driver, a Machine Gun, 2 AZ of armour), the second player's a
+        mine-layer (a Dangerous Driver, Mines) then a gunship. A third is a lighter 8 AZ (a
+        Four-Banger, a Dangerous Driver, a Machine Gun): 30 AZ, the standard build limit. Cars
+        that do not fit the build limit are left out, so the rosters play as they are."""
+        gunship = {"crew": ["dangerous_driver"], "weapons": ["machine_gun"], "armour": 2}
+        builds = (({"crew": ["gutsy_gunner", "fanatical_fixer"], "weapons": ["reinforced_ram"]}, gunship),
+                  ({"crew": ["dangerous_driver"], "weapons": ["mines"]}, gunship))
         rosters = [{"player": p, "cars": []} for p in ("Player 1", "Player 2")]
         for n, (marker, name) in enumerate(cars):
             cult = rosters[n % 2]["cars"]
             if len(cult) < 2:
                 cult.append({"marker": marker, "name": name, "engine": "straight_five", "engine_st": 2,
-                             "crew": ["dangerous_driver"], "weapons": ["machine_gun"], "armour": 2})
+                             **builds[n % 2][len(cult)]})
             else:
                 cult.append({"marker": marker, "name": name, "engine": "four_banger", "engine_st": 1,
                              "crew": ["dangerous_driver"], "weapons": ["machine_gun"]})
