@@ -5,13 +5,15 @@ the road."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import shapely
 
 from calibration.tablefile import TERRAIN_KINDS
 from companion.commands.serve import with_scenery
 from companion.geometry import Footprint, Pose
-from companion.rules.base import rule_system
+from companion.rules.base import RulesError, rule_system
 from companion.scene import parse_scene
 from vision.demo import demo_table
 
@@ -65,3 +67,19 @@ def test_in_the_demo_pack_a_car_can_board_the_one_beside_it():
     rules, _, _, state = demo_game()
     board = next(s for s in rules.action_specs(state, 10) if s.act == "board")
     assert board.field("target").allowed({})
+
+
+def test_the_demo_rig_rides_between_two_of_maxs_cars():
+    """The lanes from the near side: Interceptor, Buggy, War Rig, Hearse, Rust Bucket. A rig's
+    multi-nudge ("Rigs can Ram/Nudge multiple vehicles from the side") of the Buggy and the
+    Hearse, both Max's, is in reach from the start: the rules take it up to its first die (the
+    Move into position), where a car two lanes away would be refused as out of reach."""
+    rules, _, layout, state = demo_game()
+    lanes = [state.vehicles[m].name for m in sorted(layout, key=lambda m: layout[m][1])]
+    assert lanes == ["Interceptor", "Buggy", "War Rig", "Hearse", "Rust Bucket"]
+    sides = {state.vehicles[m].owner for m in (13, 14)}
+    assert sides == {"Max"} and state.vehicles[12].owner == "Furiosa"
+    gen = rules.resolve(copy.deepcopy(state), {"act": "nudge", "vehicle": 12, "target": 13, "second_target": 14})
+    assert "Move into position to nudge the Buggy, Hearse" in next(gen).describe()
+    with pytest.raises(RulesError, match="out of the War Rig's reach"):
+        next(rules.resolve(copy.deepcopy(state), {"act": "nudge", "vehicle": 12, "target": 13, "second_target": 10}))

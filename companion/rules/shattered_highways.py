@@ -109,6 +109,11 @@ CONTACT_MM = 6.35
 #: The demo's pack: one car to a lane, the book's lanes ("Play Space": "2" wide lanes work well"):
 #: a car beside another is within a Board's 1 in of it.
 DEMO_LANE_IN = 2.0
+#: The demo's cars from the near lane to the far one: the War Rig in the middle with one of
+#: Max's cars on either side, so a rig's sideswipe and multi-nudge ("Rigs can Ram/Nudge multiple
+#: vehicles from the side") can be played from the first round; the Interceptor on the near
+#: lane, the Rust Bucket on the far one.
+DEMO_LANES = ("Interceptor", "Buggy", "War Rig", "Hearse", "Rust Bucket")
 #: The demo's highway: this many lanes, with the roadside beyond on either side ("Make sure to leave
 #: room on either side for vehicles that get Nudged off the highway").
 DEMO_HIGHWAY_LANES = 8
@@ -241,7 +246,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
     def demo_layout(self, cars: list[tuple[int, str, float, float]], table_mm: tuple[float, float]
                     ) -> dict[int, tuple[float, float, float]]:
         """A pack ("Play Setup": "Vehicles are all placed facing in the same direction"): every car
-        heading +x, one to a lane (lanes DEMO_LANE_IN apart), staggered front to back, the
+        heading +x, one to a lane (lanes DEMO_LANE_IN apart, the demo's cars in DEMO_LANES'
+        order: the War Rig between two of Max's cars), staggered front to back, the
         leaders at least a template's length (9 in) from the front edge; neighbours are within
         a gun's 6 in and a Move's reach of each other, so every action can be tried at once."""
         width_mm, depth_mm = table_mm
@@ -250,6 +256,9 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         y0 = depth_mm / 2 - lane * (n - 1) / 2
         longest = max((length for _, _, length, _ in cars), default=75.0)
         front_x = min(width_mm / 2 + inches(3.0), width_mm - inches(D.TEMPLATE_LENGTH_IN) - longest / 2)
+        # The demo's own cars (by name) in DEMO_LANES' order; any others as given, after them.
+        rank = {name: k for k, name in enumerate(DEMO_LANES)}
+        cars = sorted(cars, key=lambda c: rank.get(c[1], len(DEMO_LANES)))
         out = {}
         for k, (marker, _, length, _) in enumerate(cars):
             # Alternate lanes lead and trail by 2 in: a pack, not a starting grid.
