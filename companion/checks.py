@@ -161,7 +161,11 @@ def _car_checks(game, session, v) -> dict:
         except ActionError as exc:
             return {"ok": False, "why": str(exc)}
         if not premeasure:
-            # Playing it up to its dice would tell what is in range: only the form is checked.
+            # Playing it up to its dice would tell what is in range: only the checks the rules
+            # make before any dice, measuring nothing the book keeps unmeasured (as `preview`).
+            said = rules.judge_action(judging(spec.camera_cars(filled)).fresh(), filled)
+            if said is not None and not said.get("legal", True):
+                return {"ok": False, "why": "; ".join(said.get("reasons") or ["the rules refuse it"])}
             return {"ok": True, "needs": None}
         return dry_run(rules, judging(spec.camera_cars(filled)).fresh(), filled)
 
