@@ -213,7 +213,9 @@ def test_the_result_card_leads_with_one_headline_and_lists_each_die_once(server,
     acting = play_round(page, max_first=True)
     page.click(f'#cars [data-car-id="{acting}"]')
     page.wait_for_selector('#car-sheet[data-car="10"]')
-    hp_before = page.evaluate("window.companion.game.game.state.vehicles['12'].hp.body")
+    # The War Rig is a rig: its tractor and trailer count their points apart.
+    hp_of = "Object.values(window.companion.game.game.state.vehicles['12'].hp).reduce((a, b) => a + b, 0)"
+    hp_before = page.evaluate(hp_of)
     page.click('#car-actions button[data-act="shoot"]')
     page.select_option('#action-form select[name="target"]', str(WAR_RIG))
     page.wait_for_selector("#conditions.holds", timeout=10000)
@@ -223,13 +225,14 @@ def test_the_result_card_leads_with_one_headline_and_lists_each_die_once(server,
     page.wait_for_function("window.companion.game.last_outcome.event.kind === 'action'")
     page.wait_for_selector("#outcome:not([hidden]) #outcome-headline")
     headline = page.inner_text("#outcome-headline")
-    took = re.fullmatch(r"HIT: the War Rig takes (\d+), body (\d+) of (\d+) left", headline)
+    took = re.fullmatch(r"HIT: the War Rig takes (\d+), tractor (\d+) of (\d+) left, trailer (\d+) of (\d+) left",
+                        headline)
     assert took, headline
     # The numbers are the War Rig's loss in the game (the damage die 4 and its modifiers) and
-    # what it has left of its class's hit points.
-    hp = page.evaluate("window.companion.game.game.state.vehicles['12'].hp.body")
-    assert hp_before - hp == int(took.group(1)) >= 4 and int(took.group(2)) == hp
-    assert int(took.group(3)) >= hp_before
+    # what its tractor and trailer have left of their points.
+    hp = page.evaluate(hp_of)
+    assert hp_before - hp == int(took.group(1)) >= 4 and int(took.group(2)) + int(took.group(4)) == hp
+    assert int(took.group(3)) + int(took.group(5)) >= hp_before
     # The headline is the card's first line; the working is folded below it (open on a desktop).
     first = page.evaluate("document.getElementById('outcome').firstElementChild.id")
     assert first == "outcome-headline"

@@ -77,7 +77,8 @@ def test_a_car_shows_its_card_move_region_and_targets_with_margin_and_doubt(play
     assert rust["arcs"][0]["outcome"] == "in"
     assert targets["Hearse"]["range"]["outcome"] == "out" and not targets["Hearse"]["shootable"]
     assert not targets["Buggy"]["sight"]["clear"] and targets["Buggy"]["sight"]["blocked_by"] == ["Burnt-out bus"]
-    assert {a["act"] for a in car["actions"]} >= {"move", "shoot", "ram", "nudge", "board", "pass"}
+    # Board is offered only with a vehicle within its reach: the nearest is 1.83 in away.
+    assert {a["act"] for a in car["actions"]} >= {"move", "shoot", "ram", "nudge", "pass"}
 
 
 def test_an_actions_conditions_are_shown_with_their_numbers_before_it_is_resolved(playing):

@@ -62,7 +62,10 @@ def test_page_draws_each_car_with_its_id_and_name(client, live, renderer):
     assert "api/stream" in client.get("/static/table.js").get_data(as_text=True)
 
 
-def test_stream_pushes_each_new_snapshot(client, live, renderer):
+def test_stream_pushes_each_new_snapshot(live, renderer):
+    # A stream long enough for two frames to be tracked on a busy machine (the shared
+    # fixture's half second was not: the test failed under load, the car still at 300).
+    client = create_app(live, {"TESTING": True, "STREAM_MAX_S": 6.0, "STREAM_KEEPALIVE_S": 0.1}).test_client()
     live.process(renderer.render([CarTruth(10, 300.0, 250.0, 0.0)]).image, 0, 0.0)
     moved = renderer.render([CarTruth(10, 400.0, 250.0, 0.0)]).image
 
