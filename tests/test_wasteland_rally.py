@@ -1079,10 +1079,36 @@ def test_page_hooks():
             "label": "the way the car drove, as the camera saw it"} in move["fields"]
     assert [f["name"] for f in move["fields"]] == ["vehicle", "path", "advance", "boost", "backward"]
     attack = next(a for a in specs if a["act"] == "attack")
-    # the exploding barrels by the start can be shot at (a critical success sets them off)
-    assert [f["name"] for f in attack["fields"]] == ["vehicle", "weapon", "target", "terrain"]
-    assert attack["fields"][3]["choices"] == [{"value": "exploding barrels", "label": "exploding barrels"}]
+    # the exploding barrels by the start can be shot at (a critical success sets them off): one
+    # choice of target, the cars then the barrels
+    assert [f["name"] for f in attack["fields"]] == ["vehicle", "weapon", "target"]
+    assert attack["fields"][2]["choices"][-1] == {"value": "exploding barrels",
+                                                  "label": "exploding barrels (exploding terrain)"}
     json.dumps([card, ov, t, specs])
+
+
+def test_an_attack_has_one_choice_of_target_the_cars_then_the_exploding_terrain():
+    """An attack has one target, a car or a piece of exploding terrain: one required choice. Two
+    optional fields (a car, or terrain) left the page's checks, which try the options of the
+    required choices, nothing to try: Attack was greyed ("say what the Heavy Machine Gun
+    attacks") on every table with exploding terrain, the demo's among them."""
+    from companion.checks import check_action, dry_run
+    rules, st = game()
+    spec = next(a for a in rules.action_specs(st, 21) if a.act == "attack")
+    target = spec.field("target")
+    assert not target.optional and spec.field("terrain") is None
+    assert [c["value"] for c in target.choices] == [10, 11, 20, "exploding barrels"]
+    out = check_action(spec, lambda value: 0,
+                       lambda spec, body: dry_run(rules, copy.deepcopy(st), {**body, "vehicle": 21}))
+    rows = {r["value"]: r for r in out["options"]["target"]}
+    assert out["ok"] and rows["exploding barrels"]["ok"], out
+    # Resolved with the barrels as its target, as with `terrain` (scenario files may say either).
+    out = play([{"act": "attack", "vehicle": 21, "weapon": "flamethrower", "target": "exploding barrels"}],
+               [5, 5, 5, 5, 5, 5, 5, 12, 3], cars=SCENE["cars"])
+    assert out["steps"][0]["result"] == "exploded" and out["state"]["vehicles"]["20"]["hp"] == 7
+    out = play([{"act": "attack", "vehicle": 21, "weapon": "flamethrower", "target": "infield", "expect_error": True}],
+               [], cars=SCENE["cars"])
+    assert "no exploding terrain named 'infield'" in out["steps"][0]["error"]
 
 
 def arc_path(x, y, heading_deg, radius_mm, turn_deg, steps):

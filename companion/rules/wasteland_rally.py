@@ -297,11 +297,17 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
     def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
         """Two teams of the table's cars, each a car with a heavy machine gun ("Team
-        Building"), well inside a 50-point game, for the players to build on."""
+        Building"), well inside a 50-point game, for the players to build on. Player 1's
+        first car has a boost and Player 2's first an oil dropper ("Vehicle Upgrades",
+        "Dropped Weapons"), so that a game from these rosters can take every action."""
         rosters = [{"player": p, "points": 50, "vehicles": []} for p in ("Player 1", "Player 2")]
         for n, (marker, name) in enumerate(cars):
-            rosters[n % 2]["vehicles"].append({"marker": marker, "name": name, "type": "car",
-                                               "weapons": ["heavy_machine_gun"]})
+            car = {"marker": marker, "name": name, "type": "car", "weapons": ["heavy_machine_gun"]}
+            if n == 0:
+                car["upgrades"] = ["boost"]
+            elif n == 1:
+                car["weapons"].append("oil_dropper")
+            rosters[n % 2]["vehicles"].append(car)
         return [r for r in rosters if r["vehicles"]]
 
     def demo_scenery(self, table_mm: tuple[float, float]) -> dict:
@@ -2086,6 +2092,9 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 raise RulesError(f"the {w.name} attacks one thing: a car ('target') or exploding terrain ('terrain'), "
                                  f"not both")
             return (yield from self._attack_terrain(state, v, w, me, action["terrain"], events, rolls))
+        if isinstance(action.get("target"), str):
+            # The page's one choice of target names a piece of exploding terrain by its name.
+            return (yield from self._attack_terrain(state, v, w, me, action["target"], events, rolls))
         if action.get("target") is None:
             raise RulesError(f"say what the {w.name} attacks: a car ('target') or exploding terrain ('terrain')")
         o = state.vehicle(action.get("target"))

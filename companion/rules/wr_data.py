@@ -190,7 +190,7 @@ DEMO_TERRAIN = (
     dict(name="Burnt-out bus", kind="blocking", points=((520.0, 380.0), (700.0, 380.0), (700.0, 435.0), (520.0, 435.0))),
     dict(name="Barrier: concrete blocks", kind="impassable",
          points=((720.0, 398.0), (820.0, 398.0), (820.0, 417.0), (720.0, 417.0))),
-    dict(name="Fuel drums", kind="exploding", points=((440.0, 385.0), (485.0, 385.0), (485.0, 430.0), (440.0, 430.0))),
+    dict(name="Fuel dump", kind="exploding", points=((440.0, 385.0), (485.0, 385.0), (485.0, 430.0), (440.0, 430.0))),
     dict(name="Scrap heap", kind="rough",
          points=((1000.0, 360.0), (1080.0, 350.0), (1100.0, 440.0), (1010.0, 455.0))),
     dict(name="Rusted van", kind="wreckage", points=((140.0, 380.0), (200.0, 380.0), (200.0, 430.0), (140.0, 430.0))),

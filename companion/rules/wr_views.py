@@ -230,15 +230,15 @@ class WastelandRallyViews:
         fired = set(v.attacked) if state.active_marker == marker else set()
         guns = tuple({"value": w.key, "label": w.name} for w in v.weapons
                      if "Dropper" not in w.special and w.key not in fired)
-        drums = tuple({"value": t.name, "label": t.name} for t in state.live_terrain()
+        drums = tuple({"value": t.name, "label": f"{t.name} (exploding terrain)"} for t in state.live_terrain()
                       if self.terrain_kind(t) == "exploding")
         if guns and (others or drums):
-            fields = [me, Field("weapon", "choice", "with", choices=guns)]
-            if others:
-                fields.append(Field("target", "choice", "at the car", choices=others, optional=bool(drums)))
-            if drums:
-                fields.append(Field("terrain", "choice", "or at exploding terrain", choices=drums,
-                                    optional=bool(others)))
+            # One choice of what it shoots at, the cars and the exploding terrain together: an
+            # attack has exactly one target, so neither may be left out (two optional fields, a
+            # car or terrain, left the page's checks nothing required to try: Attack was greyed
+            # on every table with exploding terrain).
+            fields = [me, Field("weapon", "choice", "with", choices=guns),
+                      Field("target", "choice", "at", choices=others + drums)]
             acts.append(ActionSpec("attack", "Attack", tuple(fields), rule=f'{D.CORE}, "Action: Attack"',
                                    about="One weapon at one car (or at exploding terrain: a critical success sets "
                                          "it off); each weapon once an activation."))
