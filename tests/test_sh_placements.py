@@ -66,6 +66,20 @@ def test_an_unmanned_car_drops_back_through_a_placement():
     assert out["state"]["vehicles"]["10"]["pose"] == pytest.approx([523.8, 400.0, 0.0])
 
 
+def test_a_rig_dragging_its_dead_trailer_is_said_and_dropped_back_as_the_rig():
+    """37's War Rig, its trailer shot to nothing and not cut loose, at the end of its own turn:
+    unmanned ("Destroyed!"), said as players say it ("the War Rig drags ...", found playing a
+    whole game on the demo page: the sentence began with the bare name), then dropped back."""
+    shots = [{"act": "shoot", "warrior": "Max:10:W1", "target": 20, "at": "trailer"}] * 4
+    steps = shots + [{"round": {"Max": [10, 11], "Joe": [20, 21]}}, {"end_turn": True}]
+    data = load_scenario(HERE / "37-decoupled-trailer-falls-back.json")
+    out = play(steps, [5, 6] * 4 + [2, 6, 5], base=data)
+    assert out["state"]["vehicles"]["20"]["hp"]["trailer"] <= 0
+    events = out["steps"][-1]["events"]
+    assert events[0] == "the War Rig drags its dead trailer: unmanned until it decouples", events
+    assert placements(out) == [(20, "unmanned: drops back 3.0 in")]
+
+
 def test_a_nudge_sets_the_pushed_car_down_with_the_nudgers_name():
     out = play([{"act": "nudge", "vehicle": 21, "target": 10, "push_to": [686, 400, 0]}], [4, 6, 2],
                cars=CHAIN["cars"])

@@ -467,7 +467,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         self._clear_wrecks(state, events)
         if v.in_play:
             if v.cls == "rig" and v.hp["trailer"] <= 0 < v.hp["tractor"] and not v.decoupled:
-                events.append(f"{v.name} drags its dead trailer: unmanned until it decouples")
+                events.append(f"the {v.name} drags its dead trailer: unmanned until it decouples")
                 yield from self._unmanned(state, v, events, rolls)
             elif state.in_seat(v.marker, "D") is None:
                 yield from self._unmanned(state, v, events, rolls)
