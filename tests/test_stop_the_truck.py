@@ -925,6 +925,19 @@ def test_the_crossbowman_shoots_the_nearest_behind():
     assert g.v(11).structure == 11
 
 
+def test_a_shot_names_what_it_aims_at_in_players_words():
+    """The die a shot asks for says what is aimed at as a sentence names it: "the crossbowman
+    shoots at the Plated Wrecker", not "at Plated Wrecker" (found playing the demo's whole game
+    in the browser); a part of the truck by its own words."""
+    g = shoot_setup({11: at(3, 5), 12: at(6, 3)})
+    g.session.dice = None                      # nothing thrown: the request is read as asked
+    g.session.act({"act": "shoot", "vehicle": 1, "shooter": "gunner", "target": 11})
+    assert g.session.pending.purpose == "the crossbowman shoots at the Plated Wrecker (needs 10 or less)"
+    g.session.cancel()
+    g.session.act({"act": "shoot", "vehicle": 12, "at": "tyre_right"})
+    assert g.session.pending.purpose == "the Harpoon Van shoots at the truck's right tyres (needs 6 or less)"
+
+
 def test_no_shooting_for_max_after_a_red_action():
     g = Game({11: at(5, 3)}, extra={1: {"gear": 4}})
     g.round()
@@ -1021,6 +1034,8 @@ def test_actions_and_targets_for_the_page():
     assert all(r["shootable"] for r in rows)
     truck_rows = g.rules.targets(g.st, 1)
     assert {(r["shooter"], r["shootable"]) for r in truck_rows} == {("max", False), ("gunner", True)}
+    # The same car in a row per shooter: each row's arc says whose arc it is.
+    assert {(r["shooter"], r["arc"]["mount"]) for r in truck_rows} == {("max", "Max"), ("gunner", "the crossbowman")}
     card = g.rules.card(g.st, 1)
     assert card["skills"] == {"max": 8, "gunner": 10, "bomber1": 10, "bomber2": 10}
     assert [s["part"] for s in card["truck"]["squares"]] == ["cab", "cab", "tanker", "tanker"]

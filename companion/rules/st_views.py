@@ -171,8 +171,11 @@ class StopTheTruckViews:
                         continue
                     arc = self.in_arc(state, v, o.footprint(), shooter)
                     usable = arc is not None and arc.outcome != "out" and (shooter == "max" or o.marker in nearest)
+                    # One row per shooter: the arc says whose it is ("Max: no ...", "the crossbowman:
+                    # yes ..."), or the page shows the same car twice with two answers.
                     out.append({"marker": o.marker, "name": o.name, "label": f"{o.name} ({o.owner})", "shooter": shooter,
-                                "at": "vehicle", "arc": arc.to_json() if arc else None,
+                                "at": "vehicle",
+                                "arc": {**arc.to_json(), "mount": D.part_words(shooter)} if arc else None,
                                 "arc_text": arc.describe("mm") if arc else "", "nearest": o.marker in nearest,
                                 "square": None if o.square is None else _sq_label(o.square), "shootable": usable})
             return out

@@ -2020,16 +2020,20 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if at == "snake" and (target is None or target.snake is None):
             raise RulesError("there is no snake in that vehicle to shoot")
         own = at == "snake" and target.marker == v.marker
+        # What is aimed at, as a sentence names it: "the Rust Bucket", "the snake in the Jeep",
+        # "the Harpoon Van's harpoonist"; a part of the truck by its own words ("petrol bomber 1").
+        aimed = {"vehicle": lambda: _the(target.name), "snake": lambda: f"the snake in {_the(target.name)}",
+                 "harpoonist": lambda: f"{_the(target.name)}'s harpoonist"}.get(at, lambda: aim.name)()
         arc = None if own else self.in_arc(state, v, aim, shooter)
         if arc is not None and arc.outcome == "out":
-            raise RulesError(f"{aim.name} is out of {_the(v.name)}'s arc ({arc.describe('mm')})")
+            raise RulesError(f"{aimed} is out of {_the(v.name)}'s arc ({arc.describe('mm')})")
         mods = []
         if at in ("vehicle", "snake", "harpoonist") and target.kind.target_table == "bike":
             mods.append(Modifier(-int(self.option("bike_target_penalty")), "shooting at the bike"))
         need = skill + sum(m.value for m in mods)
         who = "Max" if v.is_truck else v.owner
         face = yield from self._d10(rolls, f"{D.part_words(shooter) if v.is_truck else _the(v.name)} shoots at "
-                                           f"{aim.name} (needs {need} or less)", who, target=need)
+                                           f"{aimed} (needs {need} or less)", who, target=need)
         hit = face <= need
         rolls[-1]["passed"] = hit
         if v.is_truck:
