@@ -163,8 +163,8 @@ def dice(page, asked: str, *faces: int) -> None:
     """The dice box asks for these dice (its words include `asked`): the faces typed in, Use."""
     try:
         page.wait_for_function("""(t) => { const p = window.companion.game.pending;
-            return p && p.waiting === 'dice' && p.asked.includes(t)
-                && !document.getElementById('dice').hidden; }""", arg=asked, timeout=WAIT_MS)
+            return p && p.waiting === 'dice' && p.asked.includes(t) && !document.getElementById('dice').hidden
+                && document.getElementById('dice-asked').textContent.includes(t); }""", arg=asked, timeout=WAIT_MS)
     except Exception:
         pytest.fail(f"the dice box did not ask for {asked!r}: "
                     + repr(page.evaluate("JSON.stringify(window.companion.game.pending)")))
