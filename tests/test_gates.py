@@ -511,13 +511,14 @@ def test_the_live_snapshot_carries_the_gates_with_their_posts_as_last_seen(race_
 
 @pytest.mark.browser
 def test_the_page_draws_each_gate_with_its_posts_name_and_the_way_through(chromium):
-    """The demo's gates on the page: a line between the posts where the table file
-    puts them, and the arrow pointing the way the convoy drives through."""
+    """Wasteland Rally's demo gates on the page (the demo of a system without gates shows
+    none): a line between the posts where its demo scenery puts them, and the arrow
+    pointing the way the cars drive through."""
     import re
     import subprocess
     import sys
     sync_api = pytest.importorskip("playwright.sync_api")
-    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--rules", "wasteland_rally", "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         url = None
@@ -550,7 +551,10 @@ def test_the_page_draws_each_gate_with_its_posts_name_and_the_way_through(chromi
     assert set(gates) == {"Start/finish", "Far checkpoint"}
     assert gates["Start/finish"]["role"] == "start_finish" and gates["Start/finish"]["label"] == "Start/finish"
     # Posts where the table file puts them (the page's y runs down from the far edge).
-    assert gates["Start/finish"]["line"] == pytest.approx([609.6, depth - 232.6, 609.6, depth - 92.6])
+    from companion.rules.base import rule_system
+    posts = {g["name"]: g for g in rule_system("wasteland_rally").demo_scenery((1219.2, depth))["gates"]}
+    a, b = posts["Start/finish"]["a_mm"], posts["Start/finish"]["b_mm"]
+    assert gates["Start/finish"]["line"] == pytest.approx([a[0], depth - a[1], b[0], depth - b[1]])
     for name, way in (("Start/finish", (1.0, 0.0)), ("Far checkpoint", (-1.0, 0.0))):
         tail_x, tail_y, tip_x, tip_y = gates[name]["arrow"][:4]
         along = np.array([tip_x - tail_x, -(tip_y - tail_y)])       # back to the table frame
