@@ -4,8 +4,9 @@ waits until it stands where the rules put it. The page draws its outline there (
 marked), an arrow from where the camera sees it and a label; the headline says where and how far
 to go; every other action waits and says so. Dragged there (or sent there by the demo's button)
 it is ticked off, and the record keeps the camera's pose. Confirming another piece, or sending a
-move while it waits, is refused with the reason and changes nothing. A held car the camera sees
-away from where the game has it is drawn and said as a warning."""
+move while it waits, is refused with the reason and changes nothing; undone, the car is asked
+back where it stood the same way. A held car the camera sees away from where the game has it is
+drawn and said as a warning."""
 
 from __future__ import annotations
 
@@ -146,6 +147,7 @@ def test_a_placement_is_drawn_said_and_ticked_off_once_the_car_is_dragged_there(
 
 def test_the_wrong_piece_or_a_move_while_a_placement_waits_is_refused_and_changes_nothing(server, browser):
     page, errors = open_demo(browser, server)
+    start = tracked(page, INTERCEPTOR)
     p = lose_control(page)
     before = get_game(page)
     # Another piece confirmed: refused, naming the piece the game waits for.
@@ -177,6 +179,20 @@ def test_the_wrong_piece_or_a_move_while_a_placement_waits_is_refused_and_change
     event = next(e for e in game["log"] if e["kind"] == "action")
     assert event["outcome"]["result"] == "lost control"
     assert page.locator("#car-actions button[data-act]:not([disabled])").count() >= 1
+
+    # Undone: the Interceptor goes back where it stood, asked the same way (nothing to call off).
+    page.click("#undo")
+    page.wait_for_function("window.companion.game.pending && window.companion.game.pending.placement "
+                           "&& window.companion.game.pending.placement.put_back", timeout=WAIT_MS)
+    back = page.evaluate("window.companion.game.pending.placement")
+    assert back["marker"] == INTERCEPTOR
+    assert back["to"][0] == pytest.approx(start["x_mm"], abs=1.0) and back["to"][1] == pytest.approx(start["y_mm"], abs=1.0)
+    page.wait_for_function("document.getElementById('placement-asked').textContent.startsWith('Put the Interceptor back ')")
+    assert page.text_content(f'#placement-layer [data-label-for-place="{INTERCEPTOR}"]') == "Put the Interceptor back here"
+    assert page.is_hidden("#placement-cancel")
+    page.click("#placement-demo")
+    page.wait_for_function("window.companion.placed.length === 2 && !window.companion.game.pending", timeout=WAIT_MS)
+    assert page.text_content("#placed-note").startswith("✓ The Interceptor is in place")
     assert errors == [], errors
     page.close()
 
