@@ -597,6 +597,30 @@ def test_a_pass_is_the_drivers_turn_too():
     assert any("slightly shaken is over" in e for e in end["events"]) and not s.state.vehicles[12].pending
 
 
+def test_no_turn_is_ended_before_round_1_or_once_the_round_is_over():
+    """With no chip drawn and nobody moving there is no turn to end: before the first round, and
+    once every chip of a round is out (the page's End turn / Pass stays on the Round tab between
+    rounds; it was taken, logging "round 0 is over", or the round's end a second time)."""
+    data = copy.deepcopy(BASE)
+    rules = rule_system("alpha_destructicus")
+    s = GameSession(rules, rules.new_game(data["rosters"], parse_scene(data)), FixedDice([]), FixedChoices([]))
+    with pytest.raises(RulesError, match="there is no turn to end: start round 1 first"):
+        s.end_turn()
+    assert not s.log and s.state.round == 0
+    s.choices = FixedChoices(["Ann", "Zed", "Bob", "Grub", "Ann", "Mo", "Bob", "Pox", "Ann"])
+    s.start_round({})
+    for _ in range(6):                                        # six passes: every chip out of the bag
+        end = s.end_turn()
+    assert end["events"][-1] == "round 1 is over" and s.state.bag == []
+    logged = len(s.log)
+    with pytest.raises(RulesError, match="there is no turn to end: round 1 is over, start the next round"):
+        s.end_turn()
+    assert len(s.log) == logged and s.state.round == 1
+    s.choices = FixedChoices(["Bob"])
+    s.start_round({})                                         # the next round starts as ever
+    assert s.state.round == 2 and s.state.chip == "Bob"
+
+
 def test_fire_burns_at_the_end_of_the_drivers_turn():
     def prep(state):
         working(10)(state)

@@ -276,6 +276,11 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         """The acting freak's move ends: a failed push, Speed Freak, fire; the next chip is drawn."""
         if state.over:
             raise RulesError(f"the game is over ({self._final_words(state)})")
+        if state.acting is None and state.chip is None and not (self.option("chip_draw") == "declared" and state.bag):
+            # No chip drawn and nobody moving: before round 1, or once every chip of the round is
+            # out. There is no turn to end (it was taken, and logged "round N is over" again).
+            raise RulesError("there is no turn to end: " + ("start round 1 first" if state.round == 0 else
+                                                            f"round {state.round} is over, start the next round"))
         events: list[str] = []
         rolls: list[dict] = []
         if state.acting is None:
