@@ -296,6 +296,11 @@ def test_three_whole_rounds_every_action_kind_through_the_page(sh_demo, browser)
         seen = tracked(page, car)
         assert math.hypot(seen["x_mm"] - x, seen["y_mm"] - y) < 2.0, (NAMES[car], seen)
     t.check_record()
+    # The one kind out of reach: the War Rig hides no buggy, so its card offers no Deploy.
+    t.select(RIG)
+    page.wait_for_selector('#car-actions button[data-act="move"]', timeout=WAIT_MS)
+    for act in UNREACHED:
+        assert page.locator(f'#car-actions button[data-act="{act}"]').count() == 0
 
     # ============ Round 1: the play orders as the form offers them; Max 5, Furiosa 2 ============
     t.start_round(1, {MAX: [INT, BUG, HEA], FURIOSA: [RIG, RB, None]}, dice=[5, 2], first=INT)
