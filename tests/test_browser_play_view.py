@@ -225,8 +225,9 @@ def test_the_result_card_leads_with_one_headline_and_lists_each_die_once(server,
     page.wait_for_function("window.companion.game.last_outcome.event.kind === 'action'")
     page.wait_for_selector("#outcome:not([hidden]) #outcome-headline")
     headline = page.inner_text("#outcome-headline")
-    took = re.fullmatch(r"HIT: the War Rig takes (\d+), tractor (\d+) of (\d+) left, trailer (\d+) of (\d+) left",
-                        headline)
+    # A rig's damage is split as the book splits it: "takes 6 (3 tractor, 3 trailer)".
+    took = re.fullmatch(r"HIT: the War Rig takes (\d+)(?: \(\d+ tractor, \d+ trailer\))?, tractor (\d+) of (\d+) left, "
+                        r"trailer (\d+) of (\d+) left", headline)
     assert took, headline
     # The numbers are the War Rig's loss in the game (the damage die 4 and its modifiers) and
     # what its tractor and trailer have left of their points.
