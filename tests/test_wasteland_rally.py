@@ -1052,7 +1052,9 @@ def test_campaign_mission_roll():
                 {"act": "campaign_mission", "campaign_round": 2, "previous": "two_lap_race"},
                 {"act": "campaign_mission", "campaign_round": 3, "previous": "arena_race"},
                 {"act": "campaign_mission", "campaign_round": 4, "final": True}], [2, 5], cars=SCENE["cars"])
-    assert [s["result"] for s in out["steps"]] == ["two_lap_race", "arena_race", "elimination_race", "outrun"]
+    assert [s["mission"] for s in out["steps"]] == ["two_lap_race", "arena_race", "elimination_race", "outrun"]
+    # said in players' words: the page heads the outcome with its result ("ARENA_RACE" was shown)
+    assert [s["result"] for s in out["steps"]] == ["two lap race", "arena race", "elimination race", "outrun"]
 
 
 def test_upgrade_stage_needs_the_game_over():
@@ -1418,7 +1420,7 @@ def test_a_whole_two_lap_race():
     assert out["vehicles"] == {"20": "saved for 5"}
     assert st.pools == {"Max": 4, "Joe": 0} and out["campaign_points"] == {"Max": 1}
     out = race.act(act="campaign_mission", campaign_round=2, previous="two_lap_race")
-    assert out["result"] == "arena_race"
+    assert out["mission"] == "arena_race" and out["result"] == "arena race"
     assert race.kinds == {"move", "attack", "drop", "recover", "reposition", "hold", "upgrade_stage",
                           "campaign_mission"}
     json.dumps(state_json(st))

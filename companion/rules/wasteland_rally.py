@@ -2315,9 +2315,10 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                              f"{', '.join(m.replace('_', ' ') for _, _, m in D.CAMPAIGN_MISSIONS)}, not {previous!r} "
                              f"({R}, \"Campaign Structure\")")
         if n == 1:
-            return {"result": "two_lap_race", "rolls": [], "events": ["the first round is a two lap race"]}
+            return {"result": "two lap race", "mission": "two_lap_race", "rolls": [],
+                    "events": ["the first round is a two lap race"]}
         if action.get("final"):
-            return {"result": "outrun", "rolls": [], "events": ["the final round is outrun"]}
+            return {"result": "outrun", "mission": "outrun", "rolls": [], "events": ["the final round is outrun"]}
         face = (yield DiceRequest((D.DIE,), "campaign mission")).faces[0]
         names = [m for _, _, m in D.CAMPAIGN_MISSIONS]
         pick = next(m for lo, hi, m in D.CAMPAIGN_MISSIONS if lo <= face <= hi)
@@ -2325,7 +2326,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         if pick == action.get("previous"):
             pick = names[(names.index(pick) + 1) % len(names)]
             events.append(f"the same as last round: the next in the list, {pick.replace('_', ' ')}")
-        return {"result": pick, "rolls": [{"asked": "campaign mission", "face": face, "total": face,
+        # The result in players' words (the page heads the outcome with it), the mission's key beside it.
+        return {"result": pick.replace("_", " "), "mission": pick, "rolls": [{"asked": "campaign mission", "face": face, "total": face,
                                            "modifiers": []}], "events": events}
 
 
