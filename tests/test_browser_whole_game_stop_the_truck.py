@@ -54,10 +54,6 @@ pytestmark = pytest.mark.browser
 #: Generous: a car drives where it is dragged at a hand's pace, slower on a busy machine.
 WAIT_MS = 120000
 TRUCK, RUST_BUCKET, WAR_RIG, BUGGY, HEARSE = 10, 11, 12, 13, 14
-#: The demo table's board (the truck in the middle of the 1219.2 x 812.8 mm table, facing +x):
-#: 76.2 mm squares, column 1 at the back (x), row 1 on the truck's right (y).
-SQUARE_MM = 76.2
-BOARD_X0, BOARD_Y0 = 152.4, 63.5
 
 
 @pytest.fixture
@@ -66,9 +62,19 @@ def truck_demo():
     yield from _demo("--rules", "stop_the_truck", scripted=False)
 
 
-def middle(column: int, row: int) -> tuple[float, float]:
-    """The middle of a square of the demo's board, as the table measures it (mm)."""
-    return BOARD_X0 + (column - 0.5) * SQUARE_MM, BOARD_Y0 + (row - 0.5) * SQUARE_MM
+def board_point(page, along: float, across: float) -> tuple[float, float]:
+    """A point of the board (squares from its back right corner, along and across it) on the
+    table, as the game laid the board from the truck's pose when it began."""
+    s = state(page)
+    x0, y0, h = s["board_origin"]
+    a, side = math.radians(h), s["square_mm"]
+    f, l = along * side, across * side
+    return x0 + f * math.cos(a) - l * math.sin(a), y0 + f * math.sin(a) + l * math.cos(a)
+
+
+def middle(page, column: int, row: int) -> tuple[float, float]:
+    """The middle of square column,row (counted from 1, as the page labels them)."""
+    return board_point(page, column - 0.5, row - 0.5)
 
 
 # --- reading the game -----------------------------------------------------------------------
@@ -398,7 +404,7 @@ def test_three_turns_of_the_chase_with_every_action_played_through_the_page(truc
     assert last_outcome(page)["result"] == "avoiding"
     open_action(page, WAR_RIG, "avoid")
     choose(page, "square", [4, 5])
-    drag_car_to(page, WAR_RIG, *middle(4, 5), timeout_ms=WAIT_MS)
+    drag_car_to(page, WAR_RIG, *middle(page, 4, 5), timeout_ms=WAIT_MS)
     resolve(page)
     out = last_outcome(page)
     assert out["result"] == "avoided" and out["square"] == [4, 5], out
@@ -455,7 +461,7 @@ def test_three_turns_of_the_chase_with_every_action_played_through_the_page(truc
     assert out["result"] == "off the board" and out["to_square"] is None, out
     assert state(page)["vehicles"][str(WAR_RIG)]["status"] == "out: drove off the board"
     # Its player takes it off the board, behind it.
-    drag_car_to(page, WAR_RIG, BOARD_X0 - 80.0, middle(1, 5)[1], timeout_ms=WAIT_MS)
+    drag_car_to(page, WAR_RIG, *board_point(page, -1.0, 4.5), timeout_ms=WAIT_MS)
     agree(page, "turn 3, the War Rig is out")
     move(page, BUGGY, [5, 5])
     move(page, HEARSE, [8, 2])
@@ -490,7 +496,7 @@ def test_three_turns_of_the_chase_with_every_action_played_through_the_page(truc
     # ============ Between turns: the War Rig's player comes back on, as a Light Trike. ============
     open_action(page, WAR_RIG, "enter")
     choose(page, "template", "light_trike")
-    drag_car_to(page, WAR_RIG, *middle(1, 5), timeout_ms=WAIT_MS)
+    drag_car_to(page, WAR_RIG, *middle(page, 1, 5), timeout_ms=WAIT_MS)
     resolve(page)
     out = last_outcome(page)
     assert out["result"] == "entered" and out["square"] == [1, 5], out
