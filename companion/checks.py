@@ -176,13 +176,33 @@ def _car_checks(game, session, v) -> dict:
 def check_action(spec: ActionSpec, rank, verdict) -> dict:
     """One action's answer: `verdict(spec, body)` (a dry run) for every combination of the
     options of its required choice fields, in `rank` order (least first), stopping at
-    MAX_TRIES_PER_ACTION; an option goes ahead when any combination with it does."""
-    out: dict[str, Any] = {"act": spec.act, "ok": False, "why": None, "options": {}, "first_ok": None}
+    MAX_TRIES_PER_ACTION; an option goes ahead when any combination with it does.
+
+    An action none of those combinations takes may need one of its optional choices made (a
+    ram names its target or its terrain, neither required alone): each optional choice field
+    is then varied in turn with the required ones, and the first that lets it go ahead gives
+    the answer (its options, its form's default); if none does, the first tried says why
+    (the reason for a real target, not "ram what?")."""
     if any(f.kind == "table_point" and not f.optional for f in spec.fields):
         # Its verdict depends on the point the player picks: asked then, in the form.
-        out.update(ok=True, unchecked=POINT_FIRST)
+        return {"act": spec.act, "ok": True, "why": None, "options": {}, "first_ok": None, "unchecked": POINT_FIRST}
+    required = [f for f in spec.fields if f.kind == "choice" and not f.optional]
+    out = _check_with(spec, rank, verdict, required)
+    if out["ok"]:
         return out
-    varied = [f for f in spec.fields if f.kind == "choice" and not f.optional]
+    fallback = None
+    for f in (f for f in spec.fields if f.kind == "choice" and f.optional):
+        alt = _check_with(spec, rank, verdict, [*required, f])
+        if alt["ok"]:
+            return alt
+        if fallback is None and alt["options"].get(f.name):
+            fallback = alt
+    return fallback or out
+
+
+def _check_with(spec: ActionSpec, rank, verdict, varied: list) -> dict:
+    """`check_action` over the options of the `varied` choice fields (the others left out)."""
+    out: dict[str, Any] = {"act": spec.act, "ok": False, "why": None, "options": {}, "first_ok": None}
     base: dict[str, Any] = {}
     for f in spec.fields:
         if f.kind == "number" and not f.optional:

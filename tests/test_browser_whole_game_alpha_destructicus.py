@@ -152,7 +152,10 @@ def open_action(page, car: int, act: str) -> None:
     """Select the car (its card) and open one of its actions' forms."""
     page.click('#tabs [data-tab="car"]')
     select_car(page, car)
-    page.click(f'#car-actions button[data-act="{act}"]:not([disabled])', timeout=WAIT_MS)
+    try:
+        page.click(f'#car-actions button[data-act="{act}"]:not([disabled])', timeout=WAIT_MS)
+    except Exception:
+        pytest.fail(f"{act} of car {car} is not offered; the page says {page.inner_text('#car-actions')!r}")
     page.wait_for_selector("#action-form:not([hidden]) #preview", timeout=WAIT_MS)
 
 

@@ -114,6 +114,30 @@ def test_an_option_after_refused_ones_is_offered_and_is_the_forms_first():
     assert check_action(point, lambda value: 0, verdict)["unchecked"]
 
 
+def test_an_action_that_needs_one_of_its_optional_choices_is_offered_with_the_one_that_works():
+    """Alpha Destructicus' Ram names a vehicle or a piece of terrain, neither required alone:
+    tried with neither it is refused ("ram what?"), which greyed Ram against a car in contact
+    in a whole game on the demo page. Each optional choice is tried in turn."""
+    spec = ActionSpec("ram", "Ram", (
+        Field("target", "choice", "vehicle", optional=True, choices=tuple({"value": m, "label": str(m)} for m in (12, 11))),
+        Field("terrain", "choice", "terrain", optional=True, choices=({"value": "wall", "label": "wall"},))))
+
+    def verdict(spec, body):
+        if "target" not in body and "terrain" not in body:
+            return {"ok": False, "why": "ram what? say 'target' or 'terrain'"}
+        if body.get("target") == 11:
+            return {"ok": True}
+        return {"ok": False, "why": f"not against {body.get('target') or body.get('terrain')}"}
+
+    out = check_action(spec, lambda value: 0, verdict)
+    assert out["ok"] and out["first_ok"] == {"target": 11}
+    assert {o["value"]: o["ok"] for o in out["options"]["target"]} == {12: False, 11: True}
+    # Nothing in contact: refused for the first vehicle's own reason, not for "ram what?".
+    out = check_action(spec, lambda value: 0, lambda spec, body: verdict(spec, {**body, "target": 12})
+                       if "target" in body else verdict(spec, body))
+    assert not out["ok"] and out["why"] == "not against 12"
+
+
 def test_too_many_combinations_are_cut_and_said_untried(monkeypatch):
     import companion.checks as checks
     monkeypatch.setattr(checks, "MAX_TRIES_PER_ACTION", 3)

@@ -229,7 +229,11 @@
     const narrow = narrowScreen.matches;
     const home = narrow ? $("board-actions") : $("tab-car");
     if ($("car-actions").parentNode !== home) home.append($("car-actions"), $("action-form"));
-    if (narrow && $("board-box").nextElementSibling !== $("board-bar")) $("board-box").after($("board-bar"), $("board-actions"));
+    // The demo's turn buttons go with the board, above the actions: below them a tap on "turn"
+    // scrolled the car being turned out of sight.
+    const under = [$("board-bar"), $("demo-bar"), $("board-actions")].filter(Boolean);
+    let at = $("board-box");
+    if (narrow && under.some((e) => { const wrong = at.nextElementSibling !== e; at = e; return wrong; })) $("board-box").after(...under);
   }
   narrowScreen.addEventListener("change", () => { placeActions(); followBoard(); showWaiting(); });
   // Tap areas overlap where cars stand closer than a fingertip on the screen: a tap takes the
@@ -1719,6 +1723,7 @@
       html("span", { class: "dim", text: " (or drag its round handle, or press Q / E)" }),
       html("span", { id: "demo-error", class: "error" }));
     $("board-box").after(bar);
+    placeActions();
 
     const tracked = (id) => (state.last ? state.last.cars.find((c) => c.id === id) : null);
     const toTable = (ev) => {
