@@ -1167,8 +1167,8 @@
     const p = state.pendingDice;
     if (p && p.waiting === "placement") return `Waiting for ${theName(p.placement.name)} to be put ${p.placement.put_back ? "back" : "in place"} first (${clean(p.placement.why)}).`;
     if (p) return p.waiting === "choice" ? `Waiting for ${p.player}'s choice first (above).` : `Waiting for the dice first: ${clean(p.asked)}.`;
-    const g = state.game;
-    if (g && g.game && g.game.state && g.game.state.over) return "The game is over.";
+    // A game that is over is not greyed here: the rules say what is still open after it (a
+    // rally's upgrades and next mission) and refuse the rest in their own words.
     return null;
   }
   // Where the game holds a car this activation: where its turn began, or, once a move of it
