@@ -383,6 +383,24 @@ def test_option_after_jump():
         assert out["state"]["activation"]["stopped"] is stopped
 
 
+def test_option_landing_on_vehicle():
+    """A jump that comes down on the King Rhino rams it from above either way; "against_it" sets
+    the jumper down on its flight line touching the King's flank (a car left on top hides the
+    King's roof marker from the camera), "on_top" leaves it where it landed."""
+    data = load_scenario(next(p for p in SCENARIOS if p.name.startswith("ad-13-")))
+    king = data["cars"][1]
+    for reading in ("against_it", "on_top"):
+        out = run_scenario({**data, "options": {**data["options"], "landing_on_vehicle": reading}})
+        assert out["steps"][2]["jump"]["rammed"] == 12
+        x = out["state"]["vehicles"]["10"]["pose"][0]
+        nose = x + 40.0                                           # the Rhinocerator is 80 mm long
+        flank = king["x_mm"] - king["width_mm"] / 2               # the King stands across its path
+        if reading == "against_it":
+            assert flank - 0.5 <= nose <= flank
+        else:
+            assert x == pytest.approx(600 + 238 + 7 * 25.4, abs=0.01)
+
+
 def test_a_drive_that_reaches_a_ramp_asks_its_driver_how_far_to_jump():
     """ "the driver must state how many inches, up to the maximum possible jump" ("Jumping"): asked of
     Ann (Zed's player), from half of what it drove (5.87 in, the half itself rounded up to the

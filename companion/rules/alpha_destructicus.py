@@ -130,6 +130,12 @@ OPTIONS = (
                'The book does not say whether a vehicle moves on after landing. "stops": the landing ends its move '
                '(the flight already reaches as far as it had moved, or 6" more when pushing it); "drive_on": it may '
                'drive what it had left before the ramp.'),
+    RuleOption("landing_on_vehicle", "against_it", ("against_it", "on_top"), sec("Jumping"),
+               '"If the vehicle lands on another vehicle, this is a ram from above, committed against the top '
+               'armor of the rammed vehicle"; the book does not say where the jumper then stands. "against_it": '
+               'the ram is from above, and the jumper is set down on its flight line where it first touches the '
+               'vehicle it came down on (as a ram stops at its contact; a car balanced on another hides the '
+               'roof marker of the car under it from the camera); "on_top": it is left where it landed, on top.'),
     RuleOption("sight", "forest_and_buildings", ("forest_and_buildings", "forest_only"), sec("Terrain"),
                'Only "Forest" is said to block line of sight. "forest_and_buildings": forests and buildings '
                'block a shot; "forest_only": only forests do.'),
@@ -620,6 +626,23 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         return None
 
     # --- moving --------------------------------------------------------------------------
+
+    def _set_down_against(self, state: GameState, v: Vehicle, start: Pose, dist: float) -> Pose:
+        """Where a jumper that came down on a vehicle is set down (option landing_on_vehicle,
+        "against_it"): the furthest point of its flight, to the millimetre, where it stands clear
+        of every other vehicle in play: touching the one it came down on."""
+        others = [o.footprint().polygon for o in self._others(state, v.marker) if o.in_play]
+
+        def clear(t: float) -> bool:
+            poly = v.footprint(start.moved(t)).polygon
+            return not any(shapely.intersects(poly, o) for o in others)
+        lo, hi = 0.0, dist                  # clear at lo (it left the ramp there), not at hi
+        if not clear(lo):
+            return start
+        while hi - lo > 0.5:
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if clear(mid) else (lo, mid)
+        return start.moved(lo)
 
     def _put(self, state: GameState, v: Vehicle, to: Pose, why: str):
         """The rules moved the vehicle (stopped at a contact, spun, rolled, surged, landed): the
@@ -1538,9 +1561,17 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         # What it comes down on is where the rules land it, whatever a hand then makes of the stack.
         under = next((o for o in self._others(state, v.marker)
                       if o.in_play and shapely.intersects(v.footprint(land).polygon, o.footprint().polygon)), None)
-        yield from self._put(state, v, land, f"it jumped off {ramp.name} and landed {_fmt_in(dist)} on"
-                             + ("" if roll.total >= D.SKILL else " (half: the stunt roll failed)")
-                             + (f", on top of the {under.name}" if under is not None else ""))
+        if under is not None and self.option("landing_on_vehicle") == "against_it":
+            set_down = self._set_down_against(state, v, start, dist)
+            yield from self._put(state, v, set_down,
+                                 f"it jumped off {ramp.name} {_fmt_in(dist)}"
+                                 + ("" if roll.total >= D.SKILL else " (half: the stunt roll failed)")
+                                 + f" and came down on the {under.name}: set it down against the {under.name}, "
+                                 f"on its flight line (option landing_on_vehicle)")
+        else:
+            yield from self._put(state, v, land, f"it jumped off {ramp.name} and landed {_fmt_in(dist)} on"
+                                 + ("" if roll.total >= D.SKILL else " (half: the stunt roll failed)")
+                                 + (f", on top of the {under.name}" if under is not None else ""))
         state.ground_mm += dist
         state.paths.setdefault(v.marker, []).extend([[p.x_mm, p.y_mm, p.heading_deg] for p in steps])
         events.append(f"the {v.name} flies {_fmt_in(dist)}" + ("" if roll.total >= D.SKILL else
