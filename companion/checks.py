@@ -178,8 +178,8 @@ def check_action(spec: ActionSpec, rank, verdict) -> dict:
     options of its required choice fields, in `rank` order (least first), stopping at
     MAX_TRIES_PER_ACTION; an option goes ahead when any combination with it does.
 
-    An action none of those combinations takes may need one of its optional choices made (a
-    ram names its target or its terrain, neither required alone): each optional choice field
+    An action with no required choice that is refused as it stands may need one of its optional
+    choices made (a ram names its target or its terrain, neither required alone): each optional choice field
     is then varied in turn with the required ones, and the first that lets it go ahead gives
     the answer (its options, its form's default); if none does, the first tried says why
     (the reason for a real target, not "ram what?")."""
@@ -188,7 +188,9 @@ def check_action(spec: ActionSpec, rank, verdict) -> dict:
         return {"act": spec.act, "ok": True, "why": None, "options": {}, "first_ok": None, "unchecked": POINT_FIRST}
     required = [f for f in spec.fields if f.kind == "choice" and not f.optional]
     out = _check_with(spec, rank, verdict, required)
-    if out["ok"]:
+    if out["ok"] or required:
+        # With a required choice refused for every option, its reasons are the answer; the
+        # optional choices (an aimed section, a second target) are not what stops it.
         return out
     fallback = None
     for f in (f for f in spec.fields if f.kind == "choice" and f.optional):

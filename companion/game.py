@@ -494,6 +494,9 @@ class TableGame:
                 "activation": self.activations.to_json(),
                 "can_undo": bool(session._undo) and session.pending is None,
                 "out_of_place": self.out_of_place(),
+                # Pieces the rules took out of the game (wrecked, removed, off the table): the
+                # page draws them as such, not as cars still playing.
+                "out_of_play": sorted(m for m, p in session.rules.pieces(session.state).items() if not p.in_play),
                 "notes": list(self.notes),
                 "rule_systems": self.rule_systems(),
             }

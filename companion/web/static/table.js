@@ -44,6 +44,11 @@
   // Players' text without the rules' internal ids ("Max's cannon fodder Max:10:W1" reads
   // "Max's cannon fodder"): the ids are for the record, not for people.
   const clean = (text) => String(text ?? "").replace(/\s*\(?\b[^\s:()]+:\d+:[A-Za-z]+\d*\)?/g, "");
+  // A rules' key said in words: an action by its label on the cards ("Upgrade stage", not
+  // UPGRADE_STAGE), a result with spaces ("landed on", not landed_on).
+  const spoken = (key) => String(key ?? "").replace(/_/g, " ");
+  const actLabels = new Map();                     // act -> its label, as the cards offer it
+  const actWords = (act) => actLabels.get(act) || spoken(act);
   const mm = (v, d = 0) => `${fmt(Math.abs(v), d)} mm`;
   // A length in the players' units (the tools' Units menu: inches unless they chose mm).
   const len = (v) => (localStorage.getItem("companion.units") === "mm" ? `${fmt(Math.abs(v), 0)} mm` : inch(Math.abs(v)));
@@ -328,7 +333,7 @@
       car.label.classList.toggle("stale", c.stale);
       car.row.classList.toggle("stale", c.stale);
       if (!(panel || fresh || staleChanged)) continue;
-      car.labelText = c.stale ? `${c.name} (unseen ${fmt(c.age_s)} s)` : c.name;
+      car.labelText = (c.stale ? `${c.name} (unseen ${fmt(c.age_s)} s)` : c.name) + (car.out ? " (out of play)" : "");
       const cells = car.row.children;
       setText(cells[0].lastChild, c.name);
       setText(cells[1], fmt(c.x_mm));
@@ -542,6 +547,14 @@
     showPlacement(g);
     showOutcome(g);
     showRound(g);
+    // A piece the rules took out of the game is drawn hatched and said so under its name.
+    const out = new Set(g.out_of_play || []);
+    for (const [id, car] of cars) {
+      const was = !!car.out;
+      car.out = out.has(id);
+      car.group.classList.toggle("out", car.out);
+      if (was !== car.out) car.labelText = car.labelText && (car.out ? `${car.labelText} (out of play)` : car.labelText.replace(/ \(out of play\)$/, ""));
+    }
     for (const f of hooks.game) f(g);
     drawBoard(g);
     drawGhosts();
@@ -872,11 +885,11 @@
   function outcomeHeadline(e, left) {
     const o = e.outcome || {};
     if (e.kind === "action") {
-      const result = String(o.result || "done").toUpperCase();
+      const result = spoken(o.result || "done").toUpperCase();
       const what = (o.events || []).slice(0, 2).map(clean).join("; ");
       // Nothing more to say than the result (a move that went as planned): say of which car.
       const who = cars.get(Number(o.vehicle ?? e.detail.vehicle));
-      return leftWords(`${result}: ${what || (who ? `the ${who.name}` : clean(o.act || e.detail.act || ""))}`, left);
+      return leftWords(`${result}: ${what || (who ? `the ${who.name}` : clean(actWords(o.act || e.detail.act || "")))}`, left);
     }
     if (e.kind === "round") return o.first ? `Round ${o.round}: ${o.first} goes first` : o.round !== undefined ? `Round ${o.round}` : `Turn ${o.turn ?? ""}`;
     return "Turn ended";
@@ -893,7 +906,7 @@
         html("p", { text: `Event ${last.undone.undid} (${last.undone.kind}) is taken back; the game is as it was before it.` }));
     } else {
       const e = last.event, o = e.outcome || {};
-      const title = e.kind === "action" ? `${(o.act || e.detail.act || "").toUpperCase()}: ${o.result || "done"}` : "";
+      const title = e.kind === "action" ? `${actWords(o.act || e.detail.act || "").toUpperCase()}: ${spoken(o.result || "done")}` : "";
       const steps = html("ol", { class: "steps" });
       if (o.range) steps.append(html("li", { text: `range ${len(o.range.value_mm)} ± ${lenDoubt(o.range.sigma_mm)} against ${len(o.range.threshold_mm)}: ${len(o.range.margin_mm)} ${o.range.margin_mm >= 0 ? "inside" : "beyond"} it` }));
       if (o.arc) steps.append(html("li", { text: `in the arc: ${outcomeWord[o.arc.outcome]}, ${len(o.arc.margin_mm)} ${o.arc.margin_mm >= 0 ? "inside" : "outside"} its edge ± ${lenDoubt(o.arc.sigma_mm)}` }));
@@ -956,10 +969,10 @@
     orders.replaceChildren(form);
     $("log").replaceChildren(...g.log.map((e) => {
       const o = e.outcome || {};
-      const what = e.kind === "action" ? `${e.detail.act} → ${o.result || ""}`
+      const what = e.kind === "action" ? `${actWords(e.detail.act)} → ${spoken(o.result || "")}`
         : e.kind === "round" ? (o.first ? `round ${o.round} (${o.first} first)` : o.round !== undefined ? `round ${o.round}` : `turn ${o.turn ?? ""}`)
         : e.kind === "undo" ? `undo of ${o.undid}` : "turn ended";
-      return html("li", { value: e.n, class: e.undone ? "undone" : "", text: `${what}${(o.events || []).length ? ": " + o.events.join("; ") : ""}` });
+      return html("li", { value: e.n, class: e.undone ? "undone" : "", text: `${what}${(o.events || []).length ? ": " + clean(o.events.join("; ")) : ""}` });
     }));
   }
 
@@ -1196,6 +1209,7 @@
     return { off: !onTable || notAboutTable, refused: true, why: clean(x.why) };
   }
   function showActions(c) {
+    for (const a of c.actions) actLabels.set(a.act, a.label);
     let all = globalWhyNot();
     const answers = c.actions.map((a) => (all ? null : rulesWhyNot(c, a)));
     // One reason refusing every action (not its turn) is said once, above them: what they
@@ -1447,7 +1461,10 @@
     if (moved < PREVIEW_MM && Math.abs(turned) < PREVIEW_DEG) {
       if ($("move-ruler").firstChild) $("move-ruler").replaceChildren();
       box.className = "ruler-text";
-      setText(box, `${car.name}: not moved yet (its move is measured from here; a dashed outline keeps the place).`);
+      // After a move the rules took, the car stands where that move put it: not "not moved yet".
+      setText(box, heldWhere(id) === "held where its last move put it"
+        ? `${car.name}: where its last move put it (a further move is measured from here).`
+        : `${car.name}: not moved yet (its move is measured from here; a dashed outline keeps the place).`);
       state.ruler.text = box.textContent;
       return;
     }

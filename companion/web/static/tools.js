@@ -265,8 +265,7 @@
     try { showBack(await api("putback/clear", {})); } catch (e) { say(e.message); }
   });
 
-  // --- following the game: its system's templates, an undo's cars to put back -------------------
-  let seenUndo = null;
+  // --- following the game: its system's templates ---------------------------------------------
   P.onGame((g) => {
     const rules = g.game ? g.game.rules.name : null;
     if (rules !== templatesFor || templates.length === 0) {
@@ -275,13 +274,8 @@
       drawTemplates();
       loadTemplates(null);
     }
-    const latest = (g.log || []).find((e) => e.kind === "undo");
-    const key = latest ? `${rules}:${latest.n}` : null;
-    if (seenUndo === null) seenUndo = key || "";        // an undo from before this page opened is not news
-    else if (key && key !== seenUndo) {
-      seenUndo = key;
-      if (state.canChange) startBack("undo");
-    }
+    // An undo's cars are asked back by the game itself (a placement for each, in the waiting
+    // box and on the board): this card is for a knocked car and the record, not a second list.
     $("putback-knocked").disabled = $("putback-record").disabled = !g.game || !state.canChange;
   });
   pollBack();
