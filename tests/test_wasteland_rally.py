@@ -837,7 +837,7 @@ def lost_control_game(options=None):
 
 def test_reposition_limits():
     steps, dice, options, cars = lost_control_game()
-    tries = [([700, 300, 50], "turned 50.0 degrees from where it lost control, [700, 300, 0]; at most 45"),
+    tries = [([700, 300, 50], "turned 50.0 degrees from where it lost control (its dashed outline on the page); at most 45"),
              ([730, 300, 0], "moved 1.18 in (its centre) from where it lost control"),
              ([680, 300, 0], "over the Gravedigger"),
              ([700, 320, 0], None)]
@@ -1649,7 +1649,7 @@ def test_a_car_pushed_outside_its_move_has_not_moved_for_free():
     with pytest.raises(RulesError, match=r"the move costs 11\.81 in \(11\.81 in driven"):
         sess.act({"act": "move", "vehicle": 20, "path": camera_path})
     # Nor may it attack from where it was pushed: it moves only in a move.
-    with pytest.raises(RulesError, match=r"the Scrapjaw stands 300 mm and 0 degrees from where it stood \(\[450, 200, 0\]\)"):
+    with pytest.raises(RulesError, match=r"the Scrapjaw stands 300 mm and 0 degrees from where it stood \(its dashed outline on the page\)"):
         sess.act({"act": "drop", "vehicle": 20, "weapon": "spike_dropper"})
     # Put back (a hair off, as hands do), it acts. (A refused action leaves the state as it was
     # before: the session's, not the object it was tried on.)

@@ -1135,7 +1135,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         if moved.outcome == "out" or turned.outcome == "out":
             s = v.stood
             raise RulesError(f"the {v.name} stands {gap_mm:.0f} mm and {turn:.0f} degrees from where it stood "
-                             f"([{s.x_mm:.0f}, {s.y_mm:.0f}, {s.heading_deg:.0f}]): it moves only in a move; "
+                             f"(its dashed outline on the page): it moves only in a move; "
                              f"resolve its move first, or put it back before it does anything else "
                              f"({D.CORE}, \"Activating Units\")")
 
@@ -1202,7 +1202,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             along = float(d @ mid.forward)
             lateral = abs(float(d @ mid.left))
             if lateral > tol_mm:
-                since = (f" from where the {v.name} stood, [{a.x_mm:.0f}, {a.y_mm:.0f}, {a.heading_deg:.0f}] (was it "
+                since = (f" from where the {v.name} stood (its dashed outline on the page: was it "
                          f"moved by hand since? put it back there and drive again)" if k == 0 else "")
                 raise RulesError(f"step {k + 1} of the path slides {lateral:.1f} mm sideways{since}; a vehicle moves "
                                  f"straight forwards or backwards ({D.CORE}, \"Action: Movement\")")
@@ -1410,7 +1410,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 again = self._back_along(start, turned, ok, scan=scan)
                 if again is not None:
                     return [_turn_words(side * k), f"{_back_words(again[0])}{off}"]
-        return [f"put it back where it stood, [{start.x_mm:.0f}, {start.y_mm:.0f}, {start.heading_deg:.0f}]"]
+        return ["put it back where it stood (its dashed outline on the page)"]
 
     def _barrier_under(self, state: GameState, v: Vehicle, to: Pose) -> str | None:
         contact = float(self.option("contact_mm"))
@@ -1750,8 +1750,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                     break
         end = dense[stop_at]
         if stop_at < len(dense) - 1:
-            events.append(f"the {v.name} stops at [{end.x_mm:.1f}, {end.y_mm:.1f}, {end.heading_deg:.1f}]: "
-                          f"put it there")
+            events.append(f"the {v.name} stops {(stop_at / max(1, len(dense) - 1)) * 100:.0f}% of the way along "
+                          f"its path, short of where it was driven: put it where the page shows")
         if v.in_play:
             if placed_at is not None and placed_at[1] == stop_at:
                 end = placed_at[0]          # already put there for the blast
@@ -1849,7 +1849,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         else:
             moved = float(np.max(np.hypot(*(fp1.corners - fp0.corners).T)))
         move_v = judge("moved", moved, inches(D.LOSE_CONTROL_MOVE_IN), sigma)
-        where = f"from where it lost control, [{was.x_mm:.0f}, {was.y_mm:.0f}, {was.heading_deg:.0f}]"
+        where = "from where it lost control (its dashed outline on the page)"
         if turn_v.outcome == "out":
             raise RulesError(f"the {v.name} is turned {turn:.1f} degrees {where}; at most "
                              f"{D.LOSE_CONTROL_TURN_DEG:g} ({R}, \"Losing Control\")")
@@ -2341,7 +2341,7 @@ def _turn_words(signed_deg: int) -> str:
 
 
 def _put_back(was: Pose) -> str:
-    return f"put it back where it lost control, [{was.x_mm:.0f}, {was.y_mm:.0f}, {was.heading_deg:.0f}]"
+    return "put it back where it lost control (its dashed outline on the page)"
 
 
 def _ordinal(n: int) -> str:

@@ -194,7 +194,7 @@ class WastelandRallyViews:
                     Field("to", "table_pose", "where the car stands now", of=marker)),
                 rule=f'{D.RULEBOOK}, "Losing Control"',
                 about=(f"The player with the nearest car turns it up to 45 degrees and moves it up to 1 in from "
-                       f"where it lost control ([{was[0]:.0f}, {was[1]:.0f}, {was[2]:.0f}]), then resolves: the "
+                       f"where it lost control (its dashed outline), then resolves: the "
                        f"camera reads where it stands."))]
         if state.over:
             return self._after_game_actions(state)

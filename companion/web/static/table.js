@@ -324,7 +324,11 @@
       present.add(c.id);
       const fresh = !cars.has(c.id);
       const car = ensureCar(c);
-      if (car.target && Math.hypot(car.target.x - c.x_mm, car.target.y - c.y_mm) > 0.5) lastMoved = now;
+      // Moved, turned, lost or found again: the rules' answers about the cars are asked again (a
+      // car only turned back to its place kept an answer from when it stood turned).
+      if (car.target && (Math.hypot(car.target.x - c.x_mm, car.target.y - c.y_mm) > 0.5
+                         || Math.abs(((c.heading_deg - car.target.h + 540) % 360) - 180) > 0.5)) lastMoved = now;
+      if (fresh || car.stale !== c.stale) lastMoved = now;
       car.target = { x: c.x_mm, y: c.y_mm, h: c.heading_deg };
       if (!car.shown) car.shown = { ...car.target };
       const staleChanged = car.stale !== c.stale;
@@ -343,7 +347,7 @@
       setText(cells[5], c.stale ? `unseen ${fmt(c.age_s)} s${c.why_stale ? `: ${staleWords(c.why_stale)}` : ""}` : "seen");
     }
     for (const [id, car] of cars) {
-      if (!present.has(id)) { car.group.remove(); car.hit.remove(); car.label.remove(); car.row.remove(); cars.delete(id); }
+      if (!present.has(id)) { lastMoved = now; car.group.remove(); car.hit.remove(); car.label.remove(); car.row.remove(); cars.delete(id); }
     }
     drawGates(s.gates);
     if (panel) drawGhosts();
