@@ -78,6 +78,7 @@ class TableGame:
         #: Pieces to put back where the game has them (after an undo, or a resume), outside any
         #: resolution: each a PlacementRequest, and whether the table held the car already.
         self.putbacks: list[tuple[PlacementRequest, bool]] = []
+        self._turn_checks: tuple | None = None     # (key, answer) of turn_checks, for one game version
         #: Pieces of a resumed game the camera has not seen yet: checked against the record on
         #: their first sighting, before the camera's pose is taken.
         self._unchecked: set[int] = set()
@@ -496,6 +497,7 @@ class TableGame:
                 "out_of_place": self.out_of_place(),
                 # Pieces the rules took out of the game (wrecked, removed, off the table): the
                 # page draws them as such, not as cars still playing.
+                "turn_checks": self.turn_checks(),
                 "out_of_play": sorted(m for m, p in session.rules.pieces(session.state).items() if not p.in_play),
                 "notes": list(self.notes),
                 "rule_systems": self.rule_systems(),
@@ -716,6 +718,7 @@ class TableGame:
         with self._lock:
             session = self._need_game()
             self._refuse_while_waiting(session, "start a round")
+            self._refuse_moved_held(session, "start a round")
             if not isinstance(orders, dict):
                 raise GameError("play orders: an object of player name to a list of vehicle markers")
             clean = {}
@@ -732,7 +735,53 @@ class TableGame:
         with self._lock:
             session = self._need_game()
             self._refuse_while_waiting(session, "end the turn")
+            self._refuse_moved_held(session, "end the turn")
             return self._resolve(session, session.end_turn)
+
+    def _refuse_moved_held(self, session, what: str) -> None:
+        """Ending a turn or a round lets go of the cars the game holds, and a car let go is
+        where the camera sees it: a held car moved with no move resolved (the acting car pushed
+        before its crew did something else) would keep that move for free. Refused until it
+        is back where the game has it, or its move is resolved."""
+        away = self.out_of_place(with_active=True)
+        if away:
+            names = "; ".join(a["text"] for a in away)
+            raise GameError(f"cannot {what} now: {names}, and no move of it was resolved; put it back on its "
+                            f"outline (or resolve its move) first")
+
+    def turn_checks(self) -> dict:
+        """Whether the Round tab's two steps would go ahead now, and if not why, in the rules'
+        own words: a new round with the play orders the game offers, and the end of the turn,
+        each played on a copy of the game up to its first request (as `checks` plays actions).
+        `{"round": None | why, "end_turn": None | why}`; nothing changes."""
+        from .checks import dry_run
+        with self._lock:
+            session = self.session
+            if session is None:
+                return {"round": "no game yet", "end_turn": "no game yet"}
+            key = (self.version, tuple(sorted((a["marker"], a["off_mm"]) for a in self.out_of_place(with_active=True))))
+            if self._turn_checks is not None and self._turn_checks[0] == key:
+                return self._turn_checks[1]
+            rules = session.rules
+            out: dict = {}
+            for step in ("round", "end_turn"):
+                what = "start a round" if step == "round" else "end the turn"
+                try:
+                    self._refuse_while_waiting(session, what)
+                    self._refuse_moved_held(session, what)
+                except GameError as exc:
+                    out[step] = str(exc)
+                    continue
+                state = copy.deepcopy(session.state)
+                if step == "round":
+                    offered = rules.round_orders(state) or {}
+                    orders = {p: [c.get("value") for c in cars] for p, cars in offered.items()}
+                    got = _dry(lambda st: rules.start_round(st, orders), state)
+                else:
+                    got = _dry(rules.end_activation, state)
+                out[step] = got
+            self._turn_checks = (key, out)
+            return out
 
     def _resolve(self, session, start, moving: list[int] = ()) -> dict:
         """Set the cars where the resolution judges them from, and start it. Refused by the
@@ -839,10 +888,10 @@ class TableGame:
         self._changed()
         return self.game_json()
 
-    def out_of_place(self) -> list[dict]:
-        """Held pieces (but the car whose move is under way) the camera sees away from where
-        the game has them: nothing waits, yet the record and the table disagree, and the page
-        says so ("the Buggy stands 14 mm from where the rules put it")."""
+    def out_of_place(self, with_active: bool = False) -> list[dict]:
+        """Held pieces (but the car whose move is under way, unless `with_active`) the camera
+        sees away from where the game has them: nothing waits, yet the record and the table
+        disagree, and the page says so ("the Buggy stands 14 mm from where the rules put it")."""
         session = self.session
         if session is None or session.pending is not None:
             return []
@@ -850,7 +899,7 @@ class TableGame:
         live = self.live_poses()
         active = self.activations.active
         for m, piece in session.rules.pieces(session.state).items():
-            if m not in self.held or m == active or piece.pose is None or not piece.in_play:
+            if m not in self.held or (m == active and not with_active) or piece.pose is None or not piece.in_play:
                 continue
             seen = live.get(m)
             if seen is None or seen["stale"]:
@@ -1083,6 +1132,18 @@ class TableGame:
             return measure(self.live_poses(), self.table, self.terrain, a, b)
         except RulerError as exc:
             raise GameError(str(exc)) from None
+
+
+def _dry(make, state) -> str | None:
+    """None if the resolution `make(state)` would go ahead (up to its first request), else the
+    rules' refusal. `state` is played on."""
+    try:
+        next(make(state))
+    except StopIteration:
+        return None
+    except (RulesError, DiceError, KeyError, ValueError) as exc:
+        return _say(exc)
+    return None
 
 
 def _say(exc: Exception) -> str:

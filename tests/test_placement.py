@@ -91,3 +91,38 @@ def test_an_undo_asks_for_the_car_back_where_its_turn_had_it(lost_control):
     game.answer_typed([8])
     assert game.game_json()["pending"] is None
     assert game.session.log[-1].outcome["result"] == "moved"
+
+
+def test_a_held_car_moved_with_no_move_resolved_keeps_the_turn_from_ending():
+    """The usability pass: the Interceptor pushed 30 mm before its crew acted, then its hero
+    unjammed instead of moving, and ending the turn let go of it where the hand had left it (a
+    free move). The end of the turn is refused until it is back, the Round tab is told so before
+    anyone presses it, and a new round is greyed while this one is played, in the rules' words."""
+    run = CameraRun(json.loads(SCENARIO.read_text()), str(SCENARIO))
+    game = run.game
+    checks = game.game_json()["turn_checks"]
+    assert checks["round"] is None and "start the first round" in checks["end_turn"]
+    offered = game.session.rules.round_orders(game.session.state)
+    g = game.start_round({p: [c["value"] for c in cars] for p, cars in offered.items()})
+    for face in (6, 1):                       # initiative: Max 6, Joe 1
+        if g["pending"]:
+            g = game.answer_typed([face])
+    assert g["pending"] is None
+    active = game.session.rules.active_marker(game.session.state)
+    assert active is not None
+    name = game.session.rules.pieces(game.session.state)[active].name
+    start = run.film.pose(active)
+    checks = game.game_json()["turn_checks"]
+    assert checks["end_turn"] is None
+    assert checks["round"] and "round" in checks["round"]
+    run.film.slide(active, [start[0] + 30, start[1], start[2]], "pushed before its crew acted")
+    said = game.game_json()["turn_checks"]["end_turn"]
+    assert said and f"the {name} stands 30 mm from where the game has it" in said
+    before = len(game.session.log)
+    with pytest.raises(GameError, match=f"cannot end the turn now: the {name} stands 30 mm"):
+        game.end_turn()
+    assert len(game.session.log) == before
+    run.film.slide(active, start, "put back on its outline")
+    assert game.game_json()["turn_checks"]["end_turn"] is None
+    game.end_turn()
+    assert game.session.log[-1].kind == "end_turn"

@@ -943,10 +943,15 @@
     if (!g.game) { now.replaceChildren(html("p", { class: "dim", text: "No game yet: start one in Setup." })); orders.replaceChildren(); $("log").replaceChildren(); return; }
     const kids = [html("p", { class: "turn-now", text: describeTurn(g) })];
     const active = g.game.active;
+    const said = g.turn_checks || {};
     if (state.canChange) {
-      // Ending an activation, or passing when no car is acting: the rules say whether they may.
-      kids.push(html("button", { id: "end-turn", onclick: () => act("end_turn", {}, $("order-error")),
-        text: active !== null && active !== undefined ? "End this turn" : "Pass (end the turn)" }));
+      // Ending an activation, or passing when no car is acting: offered when the rules' own dry
+      // run of it goes ahead, else greyed with their reason beside it.
+      kids.push(html("p", { class: "action-row" + (said.end_turn ? " refused" : "") },
+        html("button", { id: "end-turn", onclick: () => act("end_turn", {}, $("order-error")), disabled: !!said.end_turn,
+          "aria-describedby": said.end_turn ? "end-turn-why" : null,
+          text: active !== null && active !== undefined ? "End this turn" : "Pass (end the turn)" }),
+        said.end_turn ? html("span", { id: "end-turn-why", class: "why-not", text: capital(clean(said.end_turn)) }) : null));
     }
     now.replaceChildren(...kids);
     // Play order: where the rules ask for one, a list per player of their cars in the order
@@ -964,8 +969,13 @@
       form.append(fs);
     }
     const next = (g.game.round ?? 0) + 1;
-    form.append(html("button", { type: "submit", id: "start-round", disabled: !state.canChange, text: `Start round ${next}` }),
+    // Greyed with the rules' reason when their dry run of a new round (with the orders the game
+    // offers) refuses it; orders changed by hand are the rules' to judge when it is pressed.
+    form.append(html("button", { type: "submit", id: "start-round", disabled: !state.canChange || !!said.round,
+                                 "aria-describedby": said.round ? "start-round-why" : null, text: `Start round ${next}` }),
+                said.round ? html("span", { id: "start-round-why", class: "why-not", text: ` ${capital(clean(said.round))}` }) : "",
                 html("span", { id: "order-error", class: "error" }));
+    form.addEventListener("change", () => { if (state.canChange) $("start-round").disabled = false; });
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       act("round", { orders: roundOrders() }, $("order-error"));
@@ -2016,6 +2026,7 @@
     if (!state.canChange || !g || !g.game || g.pending) return false;
     const game = g.game;
     if (game.state && (game.state.over || game.state.winner)) return false;
+    if (g.turn_checks && g.turn_checks.round) return false;        // the rules' dry run refuses it
     return (game.active === null || game.active === undefined) && !game.up;
   }
   $("ts-start-round").addEventListener("click", () => act("round", { orders: roundOrders() }, $("ts-round-error")));
