@@ -515,6 +515,14 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
 
     # ================= Round 3 =================
     start_round(page, 3, P2)
+    # Freak 2.3 stands on foot, drawn on the board: a tap on him selects the car whose card
+    # offers his actions (the War Rig, the nearest).
+    page.click('#tabs [data-tab="car"]')
+    freak = page.locator('#board-cells polygon.cell.freak[data-cell^="Freak 2.3"]')
+    assert freak.get_attribute("data-select") == str(WAR_RIG)
+    box = freak.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_selector(f'#car-sheet[data-car="{WAR_RIG}"]', timeout=WAIT_MS)
     open_action(page, WAR_RIG, "walk")
     choose_field(page, "teleport_in", "")                      # on foot, no teleporter
     choose_field(page, "teleport_out", "")

@@ -1044,7 +1044,8 @@ def test_card_overlays_targets_board_and_actions():
     session = GameSession(rules, st, ScriptedDice())
     session.start_round({})
     card = rules.card(st, 20)
-    assert card["speeds_in"] == [5, 8] and card["generates"] == 4 and card["engine"]["spark_plug"] == 2
+    assert card["speed"].startswith("5 to 8 in now") and card["this activation"].startswith("4 ST to generate")
+    assert "spark plug 2" in card["engine"]
     eng = card["tracks"][0]
     assert [z["speed_in"] for z in eng["zones"]] == [2, 5, 8, 11, 14, 16]
     assert [z["token"] for z in eng["zones"]] == ["ST", "ST", "ST", "", "", ""]

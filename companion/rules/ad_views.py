@@ -125,7 +125,9 @@ class AlphaDestructicusViews:
             x, y = f.pos
             ring = [[round(x + r * math.cos(math.radians(22.5 + 45 * k)), 2),
                      round(y + r * math.sin(math.radians(22.5 + 45 * k)), 2)] for k in range(8)]
-            cells.append({"polygon": ring, "label": f.id + (" (down)" if f.down else ""), "kind": "freak"})
+            home = self.home_marker(state, f)
+            cells.append({"polygon": ring, "label": f.id + (" (down)" if f.down else ""), "kind": "freak",
+                          **({"select": home} if home is not None else {})})
         if not cells:
             return None
         return {"cells": cells, "about": "freaks on foot, each where his walk, climbing in, grabbing hold and "

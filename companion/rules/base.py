@@ -369,7 +369,8 @@ class RuleSystem:
         `{"cells": [{"polygon": [[x_mm, y_mm], ...], "label": str, "kind": str}, ...],
         "about": str}`: a square board's squares (kind "square"), the squares something
         holds ("truck", "bomb", "mine", "hazard"), each with a short label the page prints
-        in it. A car's `overlays` may carry `cells` of the same shape (kinds "reach", and
+        in it. A cell that is a piece with no marker of its own (a freak on foot) may say
+        `"select": marker`: the car whose card offers what it can do, selected by a tap on it. A car's `overlays` may carry `cells` of the same shape (kinds "reach", and
         "red" or "blue" where a driving roll comes first) for the squares it may reach this turn."""
         return None
 

@@ -86,12 +86,18 @@ class CarCultViews:
             "type": e.name, "status": v.status(), "active": state.active_marker == v.marker,
             "hp": [{"part": c.name, "now": c.az - c.dt, "max": c.az} for c in v.components],
             "tracks": tracks,
-            "engine": {"name": e.name, "spark_plug": e.spark_plug, "speeds_in": list(e.speeds_in),
-                       "st": v.engine.st, "reconstructed": True},
-            "speeds_in": [lo, hi], "drift_in": lo // D.DRIFT_DIVISOR, "free_turns": self.free_turns(v),
-            "generates": self.generation(v), "generated": v.generated, "allocated": v.allocated, "moved": v.moved,
-            "fired": list(v.fired), "rerolls_left": v.rerolls_left, "swaps_left": v.swaps_left,
-            "st_penalty": v.st_penalty, "az": v.az,
+            # What a player reads on the card, in words (the state's own numbers are in state_json).
+            "engine": (f"{e.name}: spark plug {e.spark_plug}, speeds {', '.join(str(x) for x in e.speeds_in)} in "
+                       f"(engine cards reconstructed)"),
+            "speed": (f"{lo} to {hi} in now, drifting up to {lo // D.DRIFT_DIVISOR} in, "
+                      f"{self.free_turns(v)} free 45° turn{'s' if self.free_turns(v) != 1 else ''}"),
+            "this activation": "; ".join(x for x in (
+                f"{self.generation(v)} ST to generate" + (f" ({v.generated} generated)" if v.generated else ""),
+                "ST allocated" if v.allocated else "",
+                "moved" if v.moved else "",
+                f"{v.rerolls_left} reroll{'s' if v.rerolls_left != 1 else ''} left" if v.rerolls_left else "",
+                f"{v.swaps_left} Fixer swap{'s' if v.swaps_left != 1 else ''} left" if v.swaps_left else "",
+                f"{v.st_penalty} ST less (damage)" if v.st_penalty else "") if x),
             "weapons": [{"mount": c.name, "seat": f"{c.st} ST", "jammed": False, "id": c.id} for c in weapons],
             "seats": [{"seat": c.name, "part": "crew", "label": f"{c.st} ST", "acted": False}
                       for c in v.components if c.kind == "crew"],

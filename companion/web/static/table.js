@@ -922,7 +922,10 @@
         steps.append(html("li", { text: clean(rollLine(r)) + (from ? ` (${from})` : "") }));
       }
       for (const d of dice) steps.append(html("li", { text: `${clean(d.asked)}: threw ${d.faces.join(", ")} (${d.source})` }));
-      if (o.initiative) steps.append(html("li", { text: "initiative: " + Object.entries(o.initiative).map(([p, v]) => `${p} ${v}`).join(", ") }));
+      // Initiative as each system gives it: one roll a player, or a list of roll-offs (ties re-rolled).
+      const rolled = (faces) => Object.entries(faces).map(([p, v]) => `${p} ${v && typeof v === "object" ? (v.total ?? v.face ?? JSON.stringify(v)) : v}`).join(", ");
+      if (Array.isArray(o.initiative)) o.initiative.forEach((faces, i) => steps.append(html("li", { text: `initiative${o.initiative.length > 1 ? ` (roll-off ${i + 1})` : ""}: ${rolled(faces)}` })));
+      else if (o.initiative) steps.append(html("li", { text: "initiative: " + rolled(o.initiative) }));
       for (const ev of (o.events || []).slice(2)) steps.append(html("li", { class: "event", text: clean(ev) }));
       const folded = html("details", { class: "outcome-details", id: "outcome-details" },
         html("summary", { text: `${title ? title + " · " : ""}how it was worked out` }), steps);
@@ -1041,7 +1044,8 @@
     if (typeof v === "number") return Number.isInteger(v) ? String(v) : fmt(v);
     if (Array.isArray(v)) return v.length ? v.map(plain).join(", ") : "none";
     if (typeof v === "object") return Object.entries(v).map(([a, b]) => `${words(a)} ${plain(b)}`).join(" · ");
-    return String(v);
+    // A rules' key shown as a value (heavy_machine_gun, small_skimmer): in words.
+    return /^[a-z0-9]+(_[a-z0-9]+)+$/.test(String(v)) ? words(String(v)) : String(v);
   }
   // Action-zone tracks (Car Cult): each component's zones as boxes, filled left to right
   // with speed tokens, damage from the right; the engine's speeds above its zones.
@@ -1067,7 +1071,7 @@
   // What the Shattered Highways-shaped card shows itself; anything more a system adds follows it.
   const SH_CARD = new Set([...CARD_HEAD, "hp", "seats", "clinging", "weapons", "addons", "template_in"]);
   function genericCard(k) {
-    const kind = k.class || k.type || k.template || "";
+    const kind = words(String(k.class || k.type || k.template || ""));
     const who = [k.owner, k.controller && k.controller !== k.owner ? `driven by ${k.controller}` : null].filter(Boolean).join(", ");
     const rows = extraRows(k, CARD_HEAD);
     return html("div", { class: "card", id: "car-sheet", "data-car": k.marker, style: `--car: ${carColour(k.marker)}` },
@@ -1344,8 +1348,19 @@
     const parts = [];
     for (const c of cells || []) {
       const pts = c.polygon;
-      parts.push(el("polygon", { class: `cell ${c.kind || "square"}`, points: pts.map(([x, y]) => `${x},${Y(y)}`).join(" "),
-                                 "data-cell": c.label || "", "data-kind": c.kind || "square" }));
+      const poly = el("polygon", { class: `cell ${c.kind || "square"}${c.select != null ? " selectable" : ""}`,
+                                   points: pts.map(([x, y]) => `${x},${Y(y)}`).join(" "),
+                                   "data-cell": c.label || "", "data-kind": c.kind || "square" });
+      // A piece with no marker (a freak on foot): a tap selects the car whose card offers its actions.
+      if (c.select != null) {
+        poly.setAttribute("data-select", String(c.select));
+        poly.addEventListener("click", (ev) => { ev.stopPropagation(); select(Number(c.select)); });
+        const home = cars.get(Number(c.select));
+        const tip = document.createElementNS(SVG, "title");
+        tip.textContent = `${c.label}: his actions are on the ${home ? home.name : "nearest car"}'s card`;
+        poly.append(tip);
+      }
+      parts.push(poly);
       if (c.label) {
         // Just inside the cell's lower edge: a car standing in its middle leaves it readable, and
         // the car's name, printed above the car, does not cover it.
