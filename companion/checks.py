@@ -36,6 +36,9 @@ MAX_TRIES_PER_ACTION = 160
 CACHE_SIZE = 32
 _CACHES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
+#: Options of each optional choice probed when an action is refused with its required choices alone.
+PROBES_PER_OPTIONAL = 8
+
 NOT_TRIED = "not tried: too many combinations of choices to try them all"
 POINT_FIRST = "asked once the point is picked on the table"
 
@@ -178,33 +181,40 @@ def check_action(spec: ActionSpec, rank, verdict) -> dict:
     options of its required choice fields, in `rank` order (least first), stopping at
     MAX_TRIES_PER_ACTION; an option goes ahead when any combination with it does.
 
-    An action with no required choice that is refused as it stands may need one of its optional
-    choices made (a ram names its target or its terrain, neither required alone): each optional choice field
-    is then varied in turn with the required ones, and the first that lets it go ahead gives
-    the answer (its options, its form's default); if none does, the first tried says why
-    (the reason for a real target, not "ram what?")."""
+    An action refused with its required choices alone may need one of its optional choices
+    made (a ram names its target or its terrain, neither required alone): each optional choice's
+    first few options are probed, and the first choice that lets it go ahead is varied in full
+    with the required ones for the answer (its options, its form's default); if none does, the
+    first probe's reason is the action's (for a real target, not "ram what?")."""
     if any(f.kind == "table_point" and not f.optional for f in spec.fields):
         # Its verdict depends on the point the player picks: asked then, in the form.
         return {"act": spec.act, "ok": True, "why": None, "options": {}, "first_ok": None, "unchecked": POINT_FIRST}
     required = [f for f in spec.fields if f.kind == "choice" and not f.optional]
     out = _check_with(spec, rank, verdict, required)
-    if out["ok"] or required:
-        # With a required choice refused for every option, its reasons are the answer; the
-        # optional choices (an aimed section, a second target) are not what stops it.
+    if out["ok"]:
         return out
-    fallback = None
+    # A quick probe first (each optional choice's first few options, with the required choices'
+    # first options): the full product is tried only for an optional choice that lets it go.
+    body = _base(spec)
+    for f in required:
+        first = sorted(f.allowed(body), key=lambda c: rank(c["value"]))
+        if not first:
+            return out
+        body[f.name] = first[0]["value"]
+    why = None
     for f in (f for f in spec.fields if f.kind == "choice" and f.optional):
-        alt = _check_with(spec, rank, verdict, [*required, f])
-        if alt["ok"]:
-            return alt
-        if fallback is None and alt["options"].get(f.name):
-            fallback = alt
-    return fallback or out
+        for c in sorted(f.allowed(body), key=lambda c: rank(c["value"]))[:PROBES_PER_OPTIONAL]:
+            got = verdict(spec, {"act": spec.act, **body, f.name: c["value"]})
+            if got["ok"]:
+                return _check_with(spec, rank, verdict, [*required, f])
+            why = why or got["why"]
+    if why:
+        out["why"] = why          # the reason for a real target, not "ram what?"
+    return out
 
 
-def _check_with(spec: ActionSpec, rank, verdict, varied: list) -> dict:
-    """`check_action` over the options of the `varied` choice fields (the others left out)."""
-    out: dict[str, Any] = {"act": spec.act, "ok": False, "why": None, "options": {}, "first_ok": None}
+def _base(spec: ActionSpec) -> dict:
+    """The fields every try shares: required numbers at their least, required flags off."""
     base: dict[str, Any] = {}
     for f in spec.fields:
         if f.kind == "number" and not f.optional:
@@ -212,6 +222,13 @@ def _check_with(spec: ActionSpec, rank, verdict, varied: list) -> dict:
                                                                     else 0)
         elif f.kind == "flag" and not f.optional:
             base[f.name] = False
+    return base
+
+
+def _check_with(spec: ActionSpec, rank, verdict, varied: list) -> dict:
+    """`check_action` over the options of the `varied` choice fields (the others left out)."""
+    out: dict[str, Any] = {"act": spec.act, "ok": False, "why": None, "options": {}, "first_ok": None}
+    base = _base(spec)
     # Each field's options, other side first, then the rules' own order (a stable sort).
     options: dict[str, dict] = {f.name: {} for f in varied}     # name -> {key: {"value", "ok", "why"}}
     tries = 0
