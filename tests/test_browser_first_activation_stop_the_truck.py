@@ -76,6 +76,8 @@ def test_the_first_turn_is_picked_declared_and_the_first_car_dragged_into_its_sq
 
     # 1. The turn begins on the Round tab (snakes first: there are none; no play order is asked).
     page.click('#tabs button[data-tab="round"]')
+    page.wait_for_selector("#start-round:not([disabled])", timeout=WAIT_MS)
+    assert page.inner_text("#start-round") == "Start turn 1"           # the book's word
     page.click("#start-round:not([disabled])", timeout=WAIT_MS)
     page.wait_for_function("window.companion.game.game.state.phase === 'select' && "
                            "window.companion.game.game.state.turn === 1", timeout=WAIT_MS)

@@ -248,8 +248,8 @@ def test_the_result_card_leads_with_one_headline_and_lists_each_die_once(server,
     details = page.inner_text("#outcome-details")
     assert "SHOOT: hit" in details and "rolled 5" in details
     # Each typed die once: two dice thrown, two lines saying so, no internal ids.
-    assert details.count("(typed)") == 2, details
-    assert details.count("rolled 5") == 1 and details.count("threw 4") == 1, details
+    assert details.count("(typed in)") == 2, details
+    assert details.count("rolled 5") == 1 and details.count("rolled 4") == 1, details
     assert not re.search(r"\w+:\d+:\w+", details), details
     snap(page, "play-headline", panel_top=True)
     assert errors == [], errors

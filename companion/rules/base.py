@@ -124,6 +124,9 @@ class RuleSystem:
 
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
+    #: What the book calls one go round the table ("round"; Stop The Truck's "turn"): the
+    #: page's buttons and headings say it so.
+    round_word: ClassVar[str] = "round"
     rulebook: ClassVar[str] = ""
     options: ClassVar[tuple[RuleOption, ...]] = ()
 
@@ -424,7 +427,7 @@ class RuleSystem:
                 vehicles[m].pose = pose
 
     def describe(self) -> dict:
-        return {"name": self.name, "title": self.title, "rulebook": self.rulebook,
+        return {"name": self.name, "title": self.title, "rulebook": self.rulebook, "round_word": self.round_word,
                 "options": [{**o.to_json(), "value": self.settings[o.name]} for o in self.options]}
 
 

@@ -180,6 +180,7 @@ def _the(name: str) -> str:
 class StopTheTruck(StopTheTruckViews, RuleSystem):
     name = "stop_the_truck"
     title = "Stop The Truck!"
+    round_word = "turn"             # "At the start of each turn" (stop-the-truck.txt, "Gears"): turns, not rounds
     rulebook = R
     options = OPTIONS
 

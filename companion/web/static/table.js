@@ -70,8 +70,14 @@
   async function act(path, body, errorBox) {
     if (errorBox) errorBox.textContent = "";
     try {
+      const seen = state.game && state.game.last_outcome && state.game.last_outcome.event ? state.game.last_outcome.event.n : null;
       const g = await api(path, body ?? {});
       if (g && g.version !== undefined) showGame(g);
+      // A new result, nothing waiting: where the panel stands beside the board, it is scrolled
+      // to its top, where the result is (it stayed scrolled down at the buttons pressed). The
+      // board does not move (a phone's page is left where the player has it).
+      const now = g && g.last_outcome && g.last_outcome.event ? g.last_outcome.event.n : null;
+      if (g && !g.pending && now !== null && now !== seen && roomy()) $("panel").scrollTo({ top: 0, behavior: "smooth" });
       return g;
     } catch (e) {
       (errorBox || $("error")).textContent = e.message;
@@ -542,6 +548,9 @@
       .finally(() => { gameFetch = null; });
   }
 
+  // Where a die came from, as a player says it.
+  const DICE_FROM = { virtual: "rolled on the page", typed: "typed in", tray: "from the tray" };
+  const diceFrom = (source) => DICE_FROM[source] || spoken(source);
   function showGame(g) {
     const before = state.game;
     state.game = g;
@@ -616,7 +625,7 @@
     if (!p) return;
     $("dice-asked").textContent = clean(p.asked);
     $("dice-so-far").replaceChildren(...p.so_far.map((d) =>
-      html("li", { text: `${d.asked}: ${d.faces.join(", ")} (${d.source})` })));
+      html("li", { text: `${clean(d.asked)}: ${d.faces.join(", ")} (${diceFrom(d.source)})` })));
     const inputs = $("dice-inputs");
     const key = p.dice.join(",") + p.asked;
     if (inputs.dataset.key !== key) {
@@ -918,10 +927,10 @@
       const dice = [...(e.dice || [])];
       for (const r of o.rolls || []) {
         const i = dice.findIndex((d) => d.asked === r.asked || (d.faces.length === 1 && d.faces[0] === r.face));
-        const from = i >= 0 ? dice.splice(i, 1)[0].source : null;
+        const from = i >= 0 ? diceFrom(dice.splice(i, 1)[0].source) : null;
         steps.append(html("li", { text: clean(rollLine(r)) + (from ? ` (${from})` : "") }));
       }
-      for (const d of dice) steps.append(html("li", { text: `${clean(d.asked)}: threw ${d.faces.join(", ")} (${d.source})` }));
+      for (const d of dice) steps.append(html("li", { text: `${clean(d.asked)}: rolled ${d.faces.join(", ")} (${diceFrom(d.source)})` }));
       // Initiative as each system gives it: one roll a player, or a list of roll-offs (ties re-rolled).
       const rolled = (faces) => Object.entries(faces).map(([p, v]) => `${p} ${v && typeof v === "object" ? (v.total ?? v.face ?? JSON.stringify(v)) : v}`).join(", ");
       if (Array.isArray(o.initiative)) o.initiative.forEach((faces, i) => steps.append(html("li", { text: `initiative${o.initiative.length > 1 ? ` (roll-off ${i + 1})` : ""}: ${rolled(faces)}` })));
@@ -938,6 +947,8 @@
     }
   }
 
+  // What the book calls a round ("turn" in Stop The Truck).
+  const roundWord = (g) => (g && g.game && g.game.rules && g.game.rules.round_word) || "round";
   function showRound(g) {
     $("turn").textContent = describeTurn(g);
     const now = $("round-now");
@@ -975,7 +986,7 @@
     // Greyed with the rules' reason when their dry run of a new round (with the orders the game
     // offers) refuses it; orders changed by hand are the rules' to judge when it is pressed.
     form.append(html("button", { type: "submit", id: "start-round", disabled: !state.canChange || !!said.round,
-                                 "aria-describedby": said.round ? "start-round-why" : null, text: `Start round ${next}` }),
+                                 "aria-describedby": said.round ? "start-round-why" : null, text: `Start ${roundWord(g)} ${next}` }),
                 said.round ? html("span", { id: "start-round-why", class: "why-not", text: ` ${capital(clean(said.round))}` }) : "",
                 html("span", { id: "order-error", class: "error" }));
     form.addEventListener("change", () => { if (state.canChange) $("start-round").disabled = false; });
@@ -1276,7 +1287,7 @@
     box.dataset.car = String(c.card.marker);
     box.replaceChildren(html("h3", { text: "Actions" }),
       all ? html("p", { class: "why-not", id: "actions-why", text: all }) : "",
-      rowsA.length ? html("div", { class: "actions" }, ...rowsA) : html("p", { class: "dim", text: "No crew to act." }));
+      rowsA.length ? html("div", { class: "actions" }, ...rowsA) : html("p", { class: "dim", text: "Nothing it can do now." }));
   }
 
   // --- picking points on the table ----------------------------------------------------------
@@ -1649,7 +1660,7 @@
       // range_text says it in the book's unit; a margin in mm beside it would mix units in one line.
       if (m.range) lines.push(html("p", { class: "num", text: `Range: ${m.range_text || outcomeWord[m.range.outcome]}.` }));
       // A margin's sign is said in words ("12.0 mm outside"), never "-12.0 mm inside".
-      for (const a of m.arcs || (m.arc ? [m.arc] : [])) lines.push(html("p", { class: "num", text: `${a.mount || "the"} arc: ${outcomeWord[a.outcome]}, ${fmt(Math.abs(a.margin_mm))} mm ${a.margin_mm >= 0 ? "inside" : "outside"} its edge ± ${fmt(a.sigma_mm, 2)} mm.` }));
+      for (const a of m.arcs || (m.arc ? [m.arc] : [])) lines.push(html("p", { class: "num", text: `${a.mount || "the"} arc: ${outcomeWord[a.outcome]}, ${len(a.margin_mm)} ${a.margin_mm >= 0 ? "inside" : "outside"} its edge ± ${lenDoubt(a.sigma_mm)}.` }));
       lineLayer.querySelector(".chosen")?.remove();
       if (m.line) drawLine(m.line, "chosen");
     }
@@ -2032,7 +2043,7 @@
     // The next round started from here, as the Round tab would start it (its play orders).
     const next = canStartRound(g);
     $("ts-next").hidden = !next;
-    if (next) setText($("ts-start-round"), `Start round ${(g.game.round ?? 0) + 1}`);
+    if (next) setText($("ts-start-round"), `Start ${roundWord(g)} ${(g.game.round ?? 0) + 1}`);
     showSoundNote();
   }
   // Only when nothing acts or waits, no side is up and the game is not over (the rules still
