@@ -1254,6 +1254,11 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             said = f"{sections} section{'s' if sections > 1 else ''}"
             events.append(f"the {t.name} is nudged up to {said}")
             push = pushes[t.marker]
+            if push is None:
+                # The push is read from where the target was set down before Resolve (its form's
+                # "set down where you push it"); not moved, it stays: said, not silently skipped.
+                events.append(f"the {t.name} was not set down anywhere new before the Nudge was resolved, so it "
+                              f"stays where it stood (a Nudge pushes the target where it is set down first)")
             if push is not None:
                 judged = self.judge_move(state, t.marker, push, sections, ignore=(v.marker,))
                 if judged["legal"]:
