@@ -1351,7 +1351,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     def _use_stunt(self, state: GameState, f: Freak, name: str) -> None:
         if state.stunt is not None:
-            raise RulesError(f"{f.id} already did a stunt this turn ({state.stunt}); one a turn ({sec('The Turn')})")
+            raise RulesError(f"{f.id} already did a stunt this turn ({str(state.stunt).replace('_', ' ')}); one a turn ({sec('The Turn')})")
         state.stunt = name
 
     @action("stunt")

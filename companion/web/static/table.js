@@ -1889,6 +1889,8 @@
       press = { id, kind, pointer: ev.pointerId, x0: ev.clientX, y0: ev.clientY, at0: toTable(ev), from,
                 dragging: false, lastSent: { ...from }, sentAt: -Infinity, timer: null, pose: { ...from } };
     }
+    // Whether the press is on the car's body itself (not only its fingertip-wide tap area).
+    const e_body = (g, ev) => document.elementsFromPoint(ev.clientX, ev.clientY).some((e) => e.classList && e.classList.contains("body") && g.contains(e));
     carLayer.addEventListener("pointerdown", (ev) => {
       // A press on a car's own body drags that car (its label may reach over a neighbour's
       // centre); only the fingertip-wide tap areas around cars pick the nearest one.
@@ -1897,7 +1899,14 @@
     });
     handle.addEventListener("pointerdown", (ev) => {
       ev.stopPropagation();
-      start(ev, Number(handle.dataset.handleFor), "turn");
+      // The handle of the selected car lying over a neighbour's body: a press there is on the
+      // neighbour (the usability pass could not tap a car under another's handle).
+      const owner = Number(handle.dataset.handleFor);
+      const under = document.elementsFromPoint(ev.clientX, ev.clientY)
+        .map((e) => (e.closest ? e.closest("#cars [data-car-id]") : null))
+        .find((g) => g && e_body(g, ev) && Number(g.dataset.carId) !== owner);
+      if (under) { select(Number(under.dataset.carId)); start(ev, Number(under.dataset.carId), "slide"); return; }
+      start(ev, owner, "turn");
       if (press) { press.dragging = true; info.dragging = press; board.setPointerCapture(ev.pointerId); }
     });
     board.addEventListener("pointermove", (ev) => {
