@@ -718,7 +718,6 @@ class TableGame:
         with self._lock:
             session = self._need_game()
             self._refuse_while_waiting(session, "start a round")
-            self._refuse_moved_held(session, "start a round")
             if not isinstance(orders, dict):
                 raise GameError("play orders: an object of player name to a list of vehicle markers")
             clean = {}
@@ -729,6 +728,7 @@ class TableGame:
                     clean[str(player)] = [None if m in (None, "") else int(m) for m in order]
                 except (TypeError, ValueError, OverflowError):
                     raise GameError(f"{player}'s play order: {order!r} holds something that is not a marker") from None
+            self._refuse_moved_held(session, "start a round")
             return self._resolve(session, lambda: session.start_round(clean))
 
     def end_turn(self) -> dict:
