@@ -1214,7 +1214,6 @@ class CarCult(CarCultViews, RuleSystem):
             if m[key].outcome == TOO_CLOSE:
                 events.append(f"{m[key].describe()}: too close to call, so the move stands")
         ram = self._has_ram(v)
-        start = v.pose
         # Mines it came within range of, in path order; rough terrain crossed (both on the route
         # driven up to a halt).
         triggered = self._mine_triggers(state, v, dense[:stop + 1], [])
@@ -1304,7 +1303,7 @@ class CarCult(CarCultViews, RuleSystem):
         elif v.in_play and m["minimum"].outcome == TOO_CLOSE:
             events.append(f"{m['minimum'].describe()}: too close to call, so no brake")
         out = {k: (x.to_json() if hasattr(x, "to_json") else x) for k, x in m.items()}
-        events.insert(0, f"the {v.name} moves {moved_mm / MM_PER_IN:.2f} in from [{start.x_mm:.1f}, {start.y_mm:.1f}] "
+        events.insert(0, f"the {v.name} moves {moved_mm / MM_PER_IN:.2f} in from where it stood "
                          f"({_turns(m['turns'])}, drift {m['drift_left_mm'] / MM_PER_IN:.2f} in left "
                          f"{m['drift_right_mm'] / MM_PER_IN:.2f} in right)")
         return {"result": result, "move": out, "moved_mm": round(moved_mm, 2), "mines_laid": [mn.id for mn in laid],
@@ -1333,7 +1332,7 @@ class CarCult(CarCultViews, RuleSystem):
                 raise RulesError(f"mine {k + 1}: a point [x_mm, y_mm], not {p!r}")
             if self.option("mine_placement") == "on_route" and not shapely.contains_xy(route, p[0], p[1]):
                 gap = float(shapely.distance(route, shapely.points(p)))
-                raise RulesError(f"mine {k + 1} at [{p[0]:.0f}, {p[1]:.0f}] is {gap:.1f} mm off the {v.name}'s route; "
+                raise RulesError(f"mine {k + 1}, where it was picked, is {gap / MM_PER_IN:.2f} in off the {v.name}'s route; "
                                  f"mines go \"along the Cars route\" ({R}, \"Building a Car Cult\")")
             spots.append((float(p[0]), float(p[1])))
         total = ahead[-1]
@@ -1356,7 +1355,7 @@ class CarCult(CarCultViews, RuleSystem):
             state.next_mine += 1
             state.mines.append(mine)
             laid.append(mine)
-            events.append(f"the {v.name} lays mine {mine.id} at [{x:.0f}, {y:.0f}]")
+            events.append(f"the {v.name} lays mine {mine.id} on its route (drawn on the board)")
         for c in comps:
             k = c.st
             c.zones = [D.DT if z == D.ST else z for z in c.zones]
