@@ -77,10 +77,18 @@ def timed(fn) -> tuple[float, object]:
 def start_round(player: Player) -> bool:
     g = player.get("api/game")["game"]
     orders = g.get("round_orders") or {}
-    body = {"orders": {who: [o["value"] for o in cars] for who, cars in orders.items()}} if orders else {}
+    body = {"orders": {who: [o["value"] for o in cars] for who, cars in orders.items()}}
     status, out = player.post("api/round", body)
-    while status == 200 and out.get("pending") and out["pending"].get("waiting") == "dice":
-        status, out = player.post("api/dice/virtual", {})
+    for _ in range(50):                 # initiative dice, tie-break choices (each's first option)
+        p = out.get("pending") if status == 200 else None
+        if not p:
+            break
+        if p.get("waiting") == "dice":
+            status, out = player.post("api/dice/virtual", {})
+        elif p.get("waiting") == "choice" and p.get("options"):
+            status, out = player.post("api/choice", {"player": p["player"], "value": p["options"][0]["value"]})
+        else:
+            break
     return status == 200 and not out.get("pending")
 
 
