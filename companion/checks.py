@@ -48,8 +48,14 @@ def dry_run(rules, state, action: dict) -> dict:
     request: `{"ok": True, "needs": words or None}` (it asks for dice, a choice or a piece
     put in place, or it finishes without), or `{"ok": False, "why": the refusal}`. `state`
     is played on: pass a copy. The same code that resolves it: `rules.resolve`."""
+    return play_to_first_request(lambda: rules.resolve(state, action))
+
+
+def play_to_first_request(make) -> dict:
+    """A resolution `make()` played up to its first request: `dry_run`'s answer for it (the
+    table's round and end of turn are judged so too)."""
     try:
-        gen = rules.resolve(state, action)
+        gen = make()
         request = next(gen)
     except StopIteration:
         return {"ok": True, "needs": None}

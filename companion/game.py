@@ -495,9 +495,9 @@ class TableGame:
                 "activation": self.activations.to_json(),
                 "can_undo": bool(session._undo) and session.pending is None,
                 "out_of_place": self.out_of_place(),
+                "turn_checks": self.turn_checks(),
                 # Pieces the rules took out of the game (wrecked, removed, off the table): the
                 # page draws them as such, not as cars still playing.
-                "turn_checks": self.turn_checks(),
                 "out_of_play": sorted(m for m, p in session.rules.pieces(session.state).items() if not p.in_play),
                 "notes": list(self.notes),
                 "rule_systems": self.rule_systems(),
@@ -754,7 +754,7 @@ class TableGame:
         own words: a new round with the play orders the game offers, and the end of the turn,
         each played on a copy of the game up to its first request (as `checks` plays actions).
         `{"round": None | why, "end_turn": None | why}`; nothing changes."""
-        from .checks import dry_run
+        from .checks import play_to_first_request
         with self._lock:
             session = self.session
             if session is None:
@@ -776,10 +776,10 @@ class TableGame:
                 if step == "round":
                     offered = rules.round_orders(state) or {}
                     orders = {p: [c.get("value") for c in cars] for p, cars in offered.items()}
-                    got = _dry(lambda st: rules.start_round(st, orders), state)
+                    got = play_to_first_request(lambda: rules.start_round(state, orders))
                 else:
-                    got = _dry(rules.end_activation, state)
-                out[step] = got
+                    got = play_to_first_request(lambda: rules.end_activation(state))
+                out[step] = None if got["ok"] else got["why"]
             self._turn_checks = (key, out)
             return out
 
@@ -1132,18 +1132,6 @@ class TableGame:
             return measure(self.live_poses(), self.table, self.terrain, a, b)
         except RulerError as exc:
             raise GameError(str(exc)) from None
-
-
-def _dry(make, state) -> str | None:
-    """None if the resolution `make(state)` would go ahead (up to its first request), else the
-    rules' refusal. `state` is played on."""
-    try:
-        next(make(state))
-    except StopIteration:
-        return None
-    except (RulesError, DiceError, KeyError, ValueError) as exc:
-        return _say(exc)
-    return None
 
 
 def _say(exc: Exception) -> str:
