@@ -78,6 +78,22 @@ def wait_until_seen_at(page, car: int, x_mm: float, y_mm: float, heading_deg: fl
     return tracked(page, car)
 
 
+def record_agrees_with_camera(page, g: dict, when: str) -> None:
+    """In the game `g` (api/game): nothing waits, nothing is out of place, and every vehicle the
+    state calls "in play" stands where the page's latest snapshot sees it, within its doubt."""
+    assert g["pending"] is None, (when, g["pending"])
+    assert g["out_of_place"] == [], (when, g["out_of_place"])
+    for marker, v in g["game"]["state"]["vehicles"].items():
+        if v["status"] != "in play":
+            continue
+        seen = tracked(page, int(marker))
+        assert seen is not None and not seen["stale"], (when, v["name"], seen)
+        off_mm = math.hypot(seen["x_mm"] - v["pose"][0], seen["y_mm"] - v["pose"][1])
+        off_deg = abs((seen["heading_deg"] - v["pose"][2] + 180) % 360 - 180)
+        doubt_mm = max(3.0, 3 * seen["sigma_mm"])
+        assert off_mm <= doubt_mm and off_deg <= 3.0, (when, v["name"], v["pose"], seen, off_mm, off_deg)
+
+
 def demo_move(page, car: int, x_mm: float, y_mm: float, heading_deg: float) -> dict:
     """A hand putting a car there without dragging it on the board (the demo's move API: on a
     phone a finger would grab a neighbour); waits until the camera sees it there."""

@@ -47,7 +47,7 @@ import math
 import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
-from tests.test_browser_demo import drag_car_to, open_demo, tracked
+from tests.test_browser_demo import record_agrees_with_camera, drag_car_to, open_demo, tracked
 
 pytestmark = pytest.mark.browser
 
@@ -107,17 +107,7 @@ def agree(page, when: str) -> None:
     # A car a resolution moved is taken once the camera sees it standing still: wait for that.
     page.wait_for_function("window.companion.game && !window.companion.game.pending", timeout=WAIT_MS)
     g = api_game(page)
-    assert g["pending"] is None, (when, g["pending"])
-    assert g["out_of_place"] == [], (when, g["out_of_place"])
-    for marker, v in g["game"]["state"]["vehicles"].items():
-        if v["status"] != "in play":
-            continue
-        seen = tracked(page, int(marker))
-        assert seen is not None and not seen["stale"], (when, v["name"], seen)
-        off_mm = math.hypot(seen["x_mm"] - v["pose"][0], seen["y_mm"] - v["pose"][1])
-        off_deg = abs((seen["heading_deg"] - v["pose"][2] + 180) % 360 - 180)
-        doubt_mm = max(3.0, 3 * seen["sigma_mm"])
-        assert off_mm <= doubt_mm and off_deg <= 3.0, (when, v["name"], v["pose"], seen, off_mm, off_deg)
+    record_agrees_with_camera(page, g, when)
 
 
 def wait_version_after(page, version: int) -> None:

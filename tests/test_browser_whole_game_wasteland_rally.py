@@ -45,7 +45,7 @@ import math
 import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
-from tests.test_browser_demo import ARRIVE_DEG, ARRIVE_MM, drag_car_to, open_demo, tracked, turn_car_to
+from tests.test_browser_demo import record_agrees_with_camera, ARRIVE_DEG, ARRIVE_MM, drag_car_to, open_demo, tracked, turn_car_to
 
 pytestmark = pytest.mark.browser
 
@@ -84,17 +84,7 @@ def agree(page, when: str) -> None:
     """The record and the camera agree: nothing waits, nothing is out of place, and every car in
     play stands in the game where the page's latest snapshot sees it (within its doubt)."""
     g = api_game(page)
-    assert g["pending"] is None, (when, g["pending"])
-    assert g["out_of_place"] == [], (when, g["out_of_place"])
-    for marker, v in g["game"]["state"]["vehicles"].items():
-        if v["status"] != "in play":
-            continue
-        seen = tracked(page, int(marker))
-        assert seen is not None and not seen["stale"], (when, v["name"], seen)
-        off_mm = math.hypot(seen["x_mm"] - v["pose"][0], seen["y_mm"] - v["pose"][1])
-        off_deg = abs((seen["heading_deg"] - v["pose"][2] + 180) % 360 - 180)
-        doubt_mm = max(3.0, 3 * seen["sigma_mm"])
-        assert off_mm <= doubt_mm and off_deg <= 3.0, (when, v["name"], v["pose"], seen, off_mm, off_deg)
+    record_agrees_with_camera(page, g, when)
 
 
 def log_head(page) -> int:
