@@ -27,6 +27,10 @@ def _sq_label(sq) -> str:
     return f"{sq[0] + 1},{sq[1] + 1}"
 
 
+def _name_sq(sq) -> str:
+    return f"square {_sq_label(sq)}"
+
+
 class StopTheTruckViews:
     """Mixed into StopTheTruck: the hooks the page calls."""
 
@@ -81,6 +85,11 @@ class StopTheTruckViews:
             "phase": state.phase, "turn": state.turn,
             "source": tpl.source, "rule": f'{D.RULEBOOK}, "Gang Vehicle Templates"',
         }
+        if v.choice is not None and not secret and not v.is_truck and v.square is not None and not v.moved \
+                and state.truck.speed is not None:
+            # Its box is shown once the truck declares: where it takes the car, before it moves.
+            want = self.target_square(state, v, v.choice, state.truck.speed)
+            out["goes to"] = _name_sq(want) if self.on_grid(want) else "off the board: out of the game"
         if v.is_truck:
             t = state.truck
             out["skills"] = {"max": v.driver, "gunner": t.gunner, "bomber1": t.bombers[0], "bomber2": t.bombers[1]}
@@ -340,12 +349,54 @@ class StopTheTruckViews:
                            (fixed, Field("template", "choice", "vehicle", choices=choices), pose),
                            rule=f'{D.RULEBOOK}, "Movement"', about=f"Put the car on {where}, then resolve.")]
 
+    def box_words(self, v, b) -> str:
+        """A box as the book says what it does ("Gears": "a forward speed (in squares) and a
+        sideways move (in squares)"; RED boxes "require a driving roll"; "+1 or +2 ... a modifier
+        to collision damage"): "gear 2: 3 squares forward, 1 left, yellow"."""
+        if b.colour == "es":
+            return "emergency stop: no squares forward, no shooting, first gear next turn"
+        sq = "square" if b.forward == 1 else "squares"
+        head = f"speed {b.forward}" if v.is_truck else f"{b.forward} {sq} forward"
+        side = "" if b.side == 0 else f", {abs(b.side)} {'left' if b.side > 0 else 'right'}"
+        colour = {"red": "red (a driving roll)", "blue": "blue (a driving roll against twice the skill)"}.get(
+            b.colour, b.colour)
+        ram = f", +{b.ram} to collision rolls" if b.ram else ""
+        return f"gear {b.gear}: {head}{side}, {colour}{ram}"
+
+    def off_board_speeds(self, state, v, b) -> tuple[list[int], list[int]]:
+        """The truck's speeds at which box `b` takes car `v` off the board ("Any vehicle that
+        'drives' off the edge of the board ... is out of the game"), and every speed it may go:
+        the declared one, else each its boxes allow this turn (the truck's pick is secret)."""
+        if v.is_truck or v.square is None:
+            return [], []
+        tv = state.truck_vehicle
+        speed = state.truck.speed
+        speeds = [speed] if speed is not None else sorted({x.forward for x in self.allowed_boxes(state, tv)[0]})
+        return [s for s in speeds if not self.on_grid(self.target_square(state, v, b, s))], speeds
+
+    def box_warning(self, state, v, b) -> str:
+        """What a player must know before picking box `b`: "" or the truck's speeds that take the
+        car off the board, in players' words."""
+        off, speeds = self.off_board_speeds(state, v, b)
+        if not off:
+            return ""
+        if off == speeds:
+            return "off the board: out of the game"
+        said = ", ".join(map(str, off[:-1])) + (" or " if len(off) > 1 else "") + str(off[-1])
+        return f"off the board (out of the game) if the truck goes {said}"
+
     def _select_specs(self, state, v, fixed) -> list[ActionSpec]:
         rule = D.RULEBOOK
         boxes, _ = self.allowed_boxes(state, v)
-        fields = [fixed, Field("box", "choice", "gear box (gear:forward sideways)",
-                               choices=tuple({"value": b.key, "label": f"gear {b.gear}: {b.label}" if b.key != "ES"
-                                              else "emergency stop"} for b in boxes))]
+        # Each box in the book's words, with a warning where it may drive the car off the board;
+        # boxes that keep it on the board at every speed the truck may go come first, so the
+        # form's first (default) choice never throws the car out unasked.
+        words = [(self.box_words(v, b), self.box_warning(state, v, b)) for b in boxes]
+        order = sorted(range(len(boxes)), key=lambda i: bool(words[i][1]))
+        fields = [fixed, Field("box", "choice", "gear box (your speed and sideways move this turn)",
+                               choices=tuple({"value": boxes[i].key,
+                                              "label": words[i][0] + (f" - {words[i][1]}" if words[i][1] else "")}
+                                             for i in order))]
         if v.is_truck:
             squares = tuple(self._bomb_choices(state))
             for i in range(2):

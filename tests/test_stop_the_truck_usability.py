@@ -1,0 +1,60 @@
+"""Stop The Truck! as a newcomer reads it (the usability pass): each box said in the book's
+words, with a warning before a box that drives the car off the board is locked in; each thing
+said once in an outcome; squares, not table coordinates, in the forms; each shoot field its own
+label; board labels that fit a phone's squares; lengths in inches, as the book measures.
+
+The board is tests/test_stop_the_truck.py's: squares of 100 mm, the truck in row 5, columns 5-8."""
+
+from __future__ import annotations
+
+import re
+
+from tests.test_stop_the_truck import Game, at, specs
+
+
+def box_choices(g, marker: int) -> list[dict]:
+    spec = next(s for s in specs(g, marker) if s["act"] == "select")
+    return next(f for f in spec["fields"] if f["name"] == "box")["choices"]
+
+
+# --- 1. the boxes in the book's words, and the warning before a car drives off ------------
+
+def test_each_box_says_its_gear_speed_and_sideways_move_in_words():
+    """"Gears": "a forward speed (in squares) and a sideways move (in squares)"; "Some boxes are
+    coloured RED and these require a driving roll"; "+1 or +2 ... a modifier to collision damage"."""
+    g = Game({10: at(6, 2)})
+    g.round()
+    labels = {c["value"]: c["label"] for c in box_choices(g, 10)}
+    assert labels["2:4 1L"].startswith("gear 2: 4 squares forward, 1 left, blue (a driving roll")
+    assert labels["1:1 2R"].startswith("gear 1: 1 square forward, 2 right, red (a driving roll)")
+    assert labels["4:8"].startswith("gear 4: 8 squares forward, green, +1 to collision rolls")
+    assert labels["ES"].startswith("emergency stop")
+    truck = {c["value"]: c["label"] for c in box_choices(g, 1)}
+    assert truck["2:3 1L"] == "gear 2: speed 3, 1 left, yellow"
+
+
+def test_a_box_that_may_drive_the_car_off_the_board_says_so_and_is_not_the_first():
+    """The bike in column 2: 1 forward less the truck's speed. The truck, in gear 2, may go 2 to 5
+    this turn (its gears 1-3), so 1 forward is off the back of the board at 3 or more ("Any
+    vehicle that 'drives' off the edge of the board ... is out of the game"), 3 forward at 5 only;
+    an emergency stop (0 forward) is off at every speed. The form's first choice, the one a player
+    who picks nothing gets, keeps the car on the board."""
+    g = Game({10: at(2, 4)})
+    g.round()
+    choices = box_choices(g, 10)
+    labels = {c["value"]: c["label"] for c in choices}
+    assert labels["1:1"].endswith("- off the board (out of the game) if the truck goes 3, 4 or 5")
+    assert labels["1:3"].endswith("- off the board (out of the game) if the truck goes 5")
+    assert labels["ES"].endswith("- off the board: out of the game")
+    assert "off the board" not in labels["2:4"]
+    assert "off the board" not in choices[0]["label"]
+    warned = [("off the board" in c["label"]) for c in choices]
+    assert warned == sorted(warned)             # the safe boxes first
+
+
+def test_once_the_truck_declares_the_card_says_where_the_box_takes_the_car():
+    g = Game({10: at(2, 4), 14: at(3, 2)})
+    g.round()
+    g.picks({10: "1:1", 14: "2:4"}, truck="2:3")
+    assert g.rules.card(g.st, 10)["goes to"] == "off the board: out of the game"
+    assert g.rules.card(g.st, 14)["goes to"] == "square 4,2"
