@@ -58,3 +58,35 @@ def test_once_the_truck_declares_the_card_says_where_the_box_takes_the_car():
     g.picks({10: "1:1", 14: "2:4"}, truck="2:3")
     assert g.rules.card(g.st, 10)["goes to"] == "off the board: out of the game"
     assert g.rules.card(g.st, 14)["goes to"] == "square 4,2"
+
+
+# --- 2. each thing said once in an outcome ----------------------------------------------------
+
+def test_the_steps_passed_are_one_line_in_players_words():
+    """The last car moves and the turn goes on to shooting, every step between with nothing to do:
+    one line says so, in the words the page uses for the steps, not a "step: driving" a step."""
+    g = Game({10: at(2, 4), 11: at(3, 2)})
+    g.round()
+    g.picks({10: "2:3", 11: "2:3"}, truck="2:3")
+    g.act(act="move", vehicle=10, to=at(2, 4))
+    out = g.act(act="move", vehicle=11, to=at(3, 2))
+    assert g.st.phase == "shooting"
+    assert not [e for e in out["events"] if e.startswith("step:")], out["events"]
+    steps = [e for e in out["events"] if e.startswith("on to ")]
+    assert steps == ["on to shooting (driving rolls, collisions, the truck's sideways move, petrol bombs, "
+                     "the auto-gyro: nothing to do)"], out["events"]
+    assert sum("the truck" in e and "row" in e for e in out["events"]) == 0
+
+
+def test_out_of_the_game_is_said_once():
+    """The page's headline prints the outcome's events and each hurt piece's condition: a car that
+    drove off the board is out of the game in the event, and its condition (its tracks) does not
+    change, so the page does not say it again; a wrecked car's condition gives its tracks only."""
+    g = Game({10: at(2, 4), 11: at(3, 2)})
+    before = g.rules.condition(g.st, 10)
+    g.round()
+    g.picks({10: "1:1", 11: "2:3"}, truck="2:3")
+    out = g.act(act="move", vehicle=10)
+    said = " ".join(out["events"]) + " " + (g.rules.condition(g.st, 10) or "")
+    assert said.count("out of the game") == 1, said
+    assert g.rules.condition(g.st, 10) == before

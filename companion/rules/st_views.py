@@ -38,13 +38,13 @@ class StopTheTruckViews:
         """What a vehicle has left on its sheet's tracks, every track damage takes points off
         ("Gang Vehicle Templates": structural points, driver and shooting skill; the auto-gyro's
         flying and dropping skill, "Car No 11"; "The Truck Template": Max, the crossbowman, the two
-        petrol bombers, burst tyres), and a weapon destroyed (damage tables 10); or why it is out
-        of the game. Every track is in the words, so they change exactly when damage does."""
+        petrol bombers, burst tyres), and a weapon destroyed (damage tables 10). Every track is in
+        the words, so they change exactly when damage does. A vehicle out of the game is not said
+        out here: the outcome's event says so once ("the Bike is out of the game (wrecked)"), and the
+        page prints both (usability pass: "out of the game" twice)."""
         v = state.vehicles.get(marker)
         if v is None:
             return None
-        if v.out is not None:
-            return f"out of the game ({v.out})"
         parts = [f"structure {v.structure} of {v.max_structure} left"]
         tpl = v.kind
         if v.is_truck:

@@ -779,8 +779,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             return not self.contested(state)
         if p == "truck":
             if not state.truck.sideways_done and self.truck_sideways_squares(state) == 0:
-                state.truck.sideways_done = True
-                events.append("the truck keeps its row")
+                state.truck.sideways_done = True      # said once, in the steps passed ("nothing to do")
             return state.truck.sideways_done
         if p == "bombs":
             return state.truck.bombs_revealed and not self._bomb_victims(state)
@@ -791,14 +790,21 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
     def _advance(self, state: GameState, events: list) -> None:
         """On to the next step whose work is not done (a step with nothing to do is passed)."""
         order = self.phases()
+        passed: list[str] = []
         while not state.over and state.phase in order and self._phase_done(state, events):
             i = order.index(state.phase)
             if i + 1 >= len(order):
-                return
+                break
             state.phase = order[i + 1]
+            passed.append(state.phase)
             if state.phase == "bombs":
                 self._reveal_bombs(state, events)
-            events.append(f"step: {state.phase}")
+        # One line for the steps passed, in players' words: a line a step ("step: driving; step:
+        # collisions; ...") said the same thing over and over (usability pass).
+        if passed:
+            skipped = [self.PHASE_WORDS.get(p, p) for p in passed[:-1]]
+            events.append(f"on to {self.PHASE_WORDS.get(passed[-1], passed[-1])}"
+                          + (f" ({', '.join(skipped)}: nothing to do)" if skipped else ""))
 
     # --- dice ---------------------------------------------------------------------------------
 
