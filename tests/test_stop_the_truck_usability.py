@@ -90,3 +90,25 @@ def test_out_of_the_game_is_said_once():
     said = " ".join(out["events"]) + " " + (g.rules.condition(g.st, 10) or "")
     assert said.count("out of the game") == 1, said
     assert g.rules.condition(g.st, 10) == before
+
+
+# --- 3. squares, not table coordinates ---------------------------------------------------------
+
+COORDINATES = re.compile(r"\bx \d+(?:\.\d+)? ?mm|\by \d+(?:\.\d+)? ?mm")
+
+
+def test_the_move_and_the_slide_name_squares_not_coordinates():
+    """The move form names the square (the book's grid: columns from the back, rows across), and
+    the truck's slide its row; neither gives "about x 267 mm, y 254 mm"."""
+    g = Game({11: at(6, 3), 12: at(6, 7)})
+    g.round()
+    g.picks({11: "2:4", 12: "2:3"}, truck="2:3 1L")
+    g.act(act="move", vehicle=12, to=at(6, 7))          # the harpoon van first: lighter
+    move = next(s for s in specs(g, 11) if s["act"] == "move")
+    assert "square 7,3" in move["about"] and not COORDINATES.search(move["about"]), move["about"]
+    assert "mm" not in move["about"]
+    g.act(act="move", vehicle=11, to=at(7, 3))
+    g.drive_rolls()
+    assert g.st.phase == "truck"
+    slide = next(s for s in specs(g, 1) if s["act"] == "truck_sideways")
+    assert "row 6" in slide["about"] and "mm" not in slide["about"], slide["about"]

@@ -19,10 +19,6 @@ def _ring(poly) -> list[list[float]]:
     return [[round(x, 2), round(y, 2)] for x, y in poly.exterior.coords]
 
 
-def _xy(pose) -> str:
-    return f"x {pose[0]:.0f} mm, y {pose[1]:.0f} mm"
-
-
 def _sq_label(sq) -> str:
     return f"{sq[0] + 1},{sq[1] + 1}"
 
@@ -240,8 +236,9 @@ class StopTheTruckViews:
                 to = self.square_pose(state, v, want)
                 acts.append(ActionSpec("move", f"Move ({v.choice.label}) to square {_sq_label(want)}", (fixed, pose),
                                        rule=f'{rule}, "Movement"',
-                                       about=f"Put the car in square {_sq_label(want)} (its middle, about {_xy(to)}), "
-                                             f"then resolve: the camera says the square.",
+                                       about=f"Put the car in the middle of square {_sq_label(want)} (column "
+                                             f"{want[0] + 1} from the back of the board, row {want[1] + 1} from its "
+                                             f"right), then resolve: the camera says the square.",
                                        extra={"place": [{"vehicle": marker, "name": v.name,
                                                          "square": [want[0] + 1, want[1] + 1], "pose": to}]}))
             else:
@@ -262,7 +259,7 @@ class StopTheTruckViews:
             acts.append(ActionSpec("truck_sideways", f"Slide the truck {slide} to row {row + 1}",
                                    (fixed,), rule=f'{rule}, "Move sequence" 6',
                                    about=f"Resolve, then put each car it pushes where the page shows, and the "
-                                         f"truck in row {row + 1} (about {_xy(to)}).",
+                                         f"truck in row {row + 1}, its four squares in the same columns.",
                                    extra={"place": [{"vehicle": marker, "name": v.name, "row": row + 1, "pose": to}]}))
         elif ph == "bombs" and v.is_truck:
             acts.append(ActionSpec("bombs", "Drop the petrol bombs", (fixed,), rule=f'{rule}, "Move sequence" 7'))
