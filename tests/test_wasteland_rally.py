@@ -1622,8 +1622,9 @@ def test_turn_info_lists_the_rounds_activations():
     sess = GameSession(rules, st, ScriptedDice())
     sess.start_round({"Max": [10, 11], "Joe": [21]})
     info = rules.turn_info(st)
-    assert info["order"] == [{"player": "Max", "vehicle": 10}, {"player": "Max", "vehicle": 11},
-                             {"player": "Joe", "vehicle": 21}] and info["turn"] == -1 and info["up"] == "Max"
+    # In turns, as play will reach them (CORE, "Activating Units"), not each player's cars together.
+    assert info["order"] == [{"player": "Max", "vehicle": 10}, {"player": "Joe", "vehicle": 21},
+                             {"player": "Max", "vehicle": 11}] and info["turn"] == -1 and info["up"] == "Max"
     sess.act({"act": "hold", "vehicle": 10})
     assert rules.turn_info(st)["turn"] == 0 and rules.turn_info(st)["active"] == 10
     sess.end_turn()

@@ -80,3 +80,25 @@ def test_a_named_car_that_left_the_game_lets_the_next_move_up():
         sess.act({"act": "hold", "vehicle": 11})
     sess.act({"act": "hold", "vehicle": 10})                # a refused action leaves a fresh state
     assert sess.state.active_marker == 10
+
+
+def test_the_turn_prompt_the_look_ahead_and_the_round_form_follow_the_orders_played():
+    """A newcomers' pass: the prompt offered every car yet to act ("Max activates a car
+    (Rustler, Dust Devil)") while the order being played allowed one, the look-ahead listed
+    a player's cars together instead of in turns, and the Round tab offered the cars as they
+    stand, not in the order being played."""
+    rules, st, sess = session()
+    sess.start_round({"Max": [11, 10], "Joe": [None, 20]})
+    assert rules.turn_text(st) == "round 1: Max activates the Dust Devil (next in their play order), or passes"
+    with pytest.raises(RulesError, match="Max's order activates the Dust Devil next, not the Rustler"):
+        sess.act({"act": "hold", "vehicle": 10})
+    st = sess.state                  # a refusal puts back a copy
+    # In turns (CORE, "Activating Units"); Joe's blank first slot names no car but is his turn.
+    assert [(o["player"], o["vehicle"]) for o in rules.turn_info(st)["order"]] == [("Max", 11), ("Max", 10), ("Joe", 20)]
+    assert [c["value"] for c in rules.round_orders(st)["Max"]] == [11, 10]
+    sess.act({"act": "hold", "vehicle": 11})
+    assert rules.turn_info(st)["turn"] == 0
+    sess.end_turn()
+    st = sess.state
+    # Joe's first slot is blank, but his second names the Scrapjaw: the Gravedigger is his choice.
+    assert rules.turn_text(st) == "round 1: Joe activates a car (Gravedigger), or passes"

@@ -574,16 +574,31 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
     def turn_info(self, state: GameState) -> dict:
         """The round's activations: those made (in order), the one under way, then the cars the
-        players' orders name next (a blank slot is the player's choice at the table, so it names
-        none); `turn` is the one under way, `up` whose turn it is."""
+        players' orders name next, in the order play will reach them (the players in turn from
+        the initiative, as `end_activation` passes it on: CORE, "Activating Units"). A blank
+        slot is the player's choice at the table, so it names no car, but it still spends that
+        player's turn. `turn` is the one under way, `up` whose turn it is."""
         order = [{"player": state.vehicles[m].owner, "vehicle": m} for m in state.activated]
         turn = -1
+        done = list(state.activated)
         if state.active_marker is not None:
             turn = len(order)
             order.append({"player": state.vehicles[state.active_marker].owner, "vehicle": state.active_marker})
-        done = {o["vehicle"] for o in order}
-        order += [{"player": p, "vehicle": m} for p in state.initiative for m in state.orders.get(p, [])
-                  if m is not None and m not in done]
+            done.append(state.active_marker)
+        if state.round > 0:
+            player = (state.up if state.active_marker is None
+                      else self._next_player(state, state.vehicles[state.active_marker].owner, done))
+            while player is not None:
+                due, free = self._order_now(state, player, done)
+                if due is not None:
+                    order.append({"player": player, "vehicle": due})
+                # A blank slot's car is unknown, but any of the free ones leaves the later slots
+                # (and who comes next) the same.
+                pick = due if due is not None else (free[0] if free else None)
+                if pick is None:
+                    break
+                done.append(pick)
+                player = self._next_player(state, player, done)
         return {"round": state.round, "players": list(state.players), "order": order, "turn": turn,
                 "active": state.active_marker, "up": state.up}
 
@@ -592,8 +607,15 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         Fire has no play orders (CORE, "Activating Units": in turn, each player "choose[s] one
         unit that has not yet been activated"), so any slot may be left blank (chosen at the table
         when it comes) and a car may be left out; a car named twice is refused."""
-        return {p: [{"value": v.marker, "label": v.name} for v in state.in_play() if v.owner == p]
-                for p in state.players}
+        out = {}
+        for p in state.players:
+            # The order this round is played in first (what the turn prompt follows), so the
+            # form offers it again; cars it leaves out after, as they stand.
+            slots = state.orders.get(p, [])
+            own = sorted((v for v in state.in_play() if v.owner == p),
+                         key=lambda v: slots.index(v.marker) if v.marker in slots else len(slots))
+            out[p] = [{"value": v.marker, "label": v.name} for v in own]
+        return out
 
     def _check_orders(self, state: GameState, orders) -> dict[str, list[int | None]]:
         """The players' play orders, checked: {player: slots}, a slot a car's marker or None (blank)."""
@@ -630,17 +652,19 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             clean[player] = list(order)
         return clean
 
-    def _order_now(self, state: GameState, player: str) -> tuple[int | None, list[int]]:
+    def _order_now(self, state: GameState, player: str, activated=None) -> tuple[int | None, list[int]]:
         """Whom the player's play order lets activate next: (the car it names for this activation,
         or None; the cars they may choose from). Their k-th activation this round takes slot k; a
         slot naming a car that left the game before activating drops out (the rest move up). A
         blank slot (or none left) is a free choice among their cars yet to act, but for those a
-        later slot names (unless only those are left)."""
+        later slot names (unless only those are left). `activated`: the cars that have
+        activated this round (default the state's; `turn_info` looks ahead with more)."""
+        activated = state.activated if activated is None else activated
         left = [c.marker for c in state.vehicles.values() if c.owner == player and c.in_play
-                and c.pose is not None and c.marker not in state.activated]
-        slots = [m for m in state.orders.get(player, []) if m is None or m in state.activated
+                and c.pose is not None and c.marker not in activated]
+        slots = [m for m in state.orders.get(player, []) if m is None or m in activated
                  or state.vehicles[m].in_play]
-        k = sum(1 for m in state.activated if state.vehicles[m].owner == player)
+        k = sum(1 for m in activated if state.vehicles[m].owner == player)
         if k < len(slots) and slots[k] in left:
             return slots[k], [slots[k]]
         later = [m for m in slots[k:] if m is not None and m in left]
@@ -700,18 +724,19 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         return {"round": state.round, "initiative": history,
                 "order": order, "up": state.up, "events": events}
 
-    def _can_activate(self, state: GameState, player: str) -> bool:
-        return any(v.owner == player and v.in_play and v.pose is not None and v.marker not in state.activated
+    def _can_activate(self, state: GameState, player: str, activated=None) -> bool:
+        activated = state.activated if activated is None else activated
+        return any(v.owner == player and v.in_play and v.pose is not None and v.marker not in activated
                    for v in state.vehicles.values())
 
-    def _next_player(self, state: GameState, after: str | None) -> str | None:
+    def _next_player(self, state: GameState, after: str | None, activated=None) -> str | None:
         order = state.initiative
         if not order:
             return None
         start = 0 if after is None else (order.index(after) + 1)
         for k in range(len(order)):
             p = order[(start + k) % len(order)]
-            if self._can_activate(state, p):
+            if self._can_activate(state, p, activated):
                 return p
         return None
 

@@ -78,7 +78,13 @@ class WastelandRallyViews:
             return f"round {state.round}: the {state.active.name}'s activation ({state.active.owner})"
         if state.up is None:
             return f"round {state.round} is over: start the next round"
-        left = [v.name for v in state.in_play() if v.owner == state.up and v.marker not in state.activated]
+        # The cars the rules let act now (`_order_now`, what an activation is checked against),
+        # not every car yet to act: a play order that names the next car leaves no choice.
+        due, free = self._order_now(state, state.up)
+        if due is not None:
+            return (f"round {state.round}: {state.up} activates the {state.vehicles[due].name} (next in their "
+                    f"play order), or passes")
+        left = [state.vehicles[m].name for m in free]
         return f"round {state.round}: {state.up} activates a car ({', '.join(left)}), or passes"
 
     def evidence(self, state, detail: dict, actor: int | None, target: int | None) -> list[dict]:
