@@ -143,7 +143,14 @@ class PlacementRequest:
     (table mm and degrees), how close is close enough, and why, in players' words. The
     resolution receives the pose it was confirmed at (the camera's, on a table), and from
     then on the piece stands there in the game. `may_stay`: the book lets the players leave
-    it where it stands instead (the resolution then receives where it stands)."""
+    it where it stands instead (the resolution then receives where it stands).
+
+    `chosen`: the book gives a player the choice of where (a Nudge's push "within N
+    sections"): the piece goes anywhere the players put it, confirmed by them, not by the
+    camera seeing it at one pose; `area` (polygon rings, table mm) is drawn as where it may
+    go, the pose is where it stands now (leaving it there is a choice too), and the rules
+    judge where it was put when they receive it (asking again, with the reason, if not
+    there)."""
 
     marker: int
     name: str
@@ -154,6 +161,8 @@ class PlacementRequest:
     tolerance_mm: float = 10.0
     tolerance_deg: float = 6.0
     may_stay: bool = False
+    chosen: bool = False
+    area: tuple = ()
 
     @property
     def who(self) -> str:
@@ -161,6 +170,8 @@ class PlacementRequest:
         return self.name if self.name.lower().startswith("the ") else f"the {self.name}"
 
     def describe(self) -> str:
+        if self.chosen:
+            return f"put {self.who} where you choose: {self.why}" if self.why else f"put {self.who} where you choose"
         return f"put {self.who} here: {self.why}" if self.why else f"put {self.who} here"
 
     def off_by(self, x_mm: float, y_mm: float, heading_deg: float) -> tuple[float, float]:
@@ -178,14 +189,16 @@ class PlacementRequest:
         return {"marker": self.marker, "name": self.name,
                 "to": [round(self.x_mm, 2), round(self.y_mm, 2), round(self.heading_deg, 2)],
                 "why": self.why, "tolerance_mm": self.tolerance_mm, "tolerance_deg": self.tolerance_deg,
-                "may_stay": self.may_stay, "asked": self.describe()}
+                "may_stay": self.may_stay, "asked": self.describe(),
+                **({"chosen": True, "area": self.area} if self.chosen else {})}
 
 
 @dataclass(frozen=True)
 class Placed:
     """What a placement request receives: the pose the piece was put at ([x_mm, y_mm,
     heading_deg, sigma_mm, sigma_deg]) and how it was confirmed: "camera" (seen there),
-    "stayed" (the players left it where it stands, as the book lets them), "as asked" (no
+    "stayed" (the players left it where it stands, as the book lets them), "chosen" (put where
+    a player chose, as the book lets them choose), "as asked" (no
     camera: a scenario's hand puts it exactly there), "record" (played back)."""
 
     pose: tuple

@@ -802,8 +802,8 @@ class TableGame:
         """A piece the rules moved waits to be put in place: taken once the camera sees it
         there (the record keeps the camera's pose). True when it was."""
         p = session.pending
-        if not isinstance(p, PlacementRequest):
-            return False
+        if not isinstance(p, PlacementRequest) or p.chosen:
+            return False            # a piece put where a player chooses is there when they say so
         seen = self.live_poses().get(p.marker)
         # A car still being pushed towards its place is not in place yet: it must be let go.
         if seen is None or seen["stale"] or not p.fits(seen["x_mm"], seen["y_mm"], seen["heading_deg"]) \

@@ -156,8 +156,9 @@ class GameSession:
     def place(self, marker: int, pose, how: str) -> dict | None:
         """The awaited placement made: piece `marker` stands at `pose` ([x_mm, y_mm,
         heading_deg, sigma_mm, sigma_deg]), seen there by the camera (`how` "camera"), or left
-        where it stands where the book allows it ("stayed"). Refused, with nothing changed,
-        for another piece, a pose not close enough, or staying where the book does not allow it."""
+        where it stands where the book allows it ("stayed"), or put where a player chose, where
+        the book gives them the choice ("chosen"). Refused, with nothing changed, for another
+        piece, a pose not close enough, or staying where the book does not allow it."""
         with self.lock:
             p = self.pending
             if self._running is None or not isinstance(p, PlacementRequest):
@@ -167,7 +168,9 @@ class GameSession:
                 raise DiceError(f"waiting for {p.who} (marker {p.marker}) to be put in place "
                                 f"({p.why}), not marker {marker}")
             pose = [float(v) for v in pose]
-            if how == "stayed":
+            if p.chosen:
+                how = "chosen"            # where the players put it; the rules judge it when they receive it
+            elif how == "stayed":
                 if not p.may_stay:
                     raise DiceError(f"{p.who} must be put where the rules say ({p.why}): "
                                     f"the book does not let it stay where it stands")

@@ -185,6 +185,35 @@ class RuleSystem:
             piece.pose = Pose(*[float(v) for v in placed.pose])
         return piece.pose
 
+    def place_chosen(self, state, piece, why: str, judge, *, area=()):
+        """A player puts a piece where they choose, as the book lets them (a Nudge's push
+        "within N sections"): `yield from self.place_chosen(state, car, "pushed up to 2
+        sections", judge, area=rings)` asks for it, with `area` (polygon rings, table mm)
+        drawn as where it may go, and waits until the players say it is there. `judge(pose)`
+        gives None when the rules accept that pose, else the reason in players' words; a
+        refused pose is asked again with the reason. Left where it stands, the piece stays
+        (no judgement: it did not move). Returns the pose it now stands at."""
+        from ..geometry import Pose
+        start = piece.pose
+        said = why
+        while True:
+            request = PlacementRequest(int(piece.marker), str(piece.name), float(start.x_mm), float(start.y_mm),
+                                       float(start.heading_deg), said, self.PLACE_TOLERANCE_MM,
+                                       self.PLACE_TOLERANCE_DEG, False, True, tuple(area))
+            placed = yield request
+            if not isinstance(placed, Placed):
+                raise RulesError(f"placing the {piece.name}: expected where it was put, got {placed!r}")
+            if placed.how == "as asked":
+                return start                        # a scenario's hand leaves it where it stands
+            pose = Pose(*[float(v) for v in placed.pose])
+            refusal = judge(pose)
+            if refusal is None:
+                piece.pose = pose
+                return pose
+            if request.fits(pose.x_mm, pose.y_mm, pose.heading_deg):
+                return start                        # left (about) where it stood: a push of nothing
+            said = f"{why}; not where it was put: {refusal}"
+
     # --- hooks --------------------------------------------------------------------
 
     def new_game(self, rosters: list[dict], scene) -> Any:

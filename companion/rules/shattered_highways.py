@@ -21,7 +21,7 @@ from ..geometry import (FRONT, LEFT, REAR, RIGHT, Footprint, MoveTemplate, Pose,
 from ..geometry.pose import MM_PER_IN
 from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
 from . import sh_data as D
-from .base import RuleOption, RulesError, RuleSystem, action, register
+from .base import RuleOption, RulesError, RuleSystem, action, polygon_rings, register
 from .sh_state import GameState, Vehicle, Warrior, build_fleet, seat_words
 from .sh_views import ShatteredHighwaysViews
 
@@ -1237,6 +1237,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             rolls += ([] if shared is not None else [a_roll.to_json()]) + [d_roll.to_json()]
             contests.append((t, a_roll, d_roll))
         nudged = []
+        touching: dict[int, set[int]] = {}     # what a target pushed after the rolls touched before
         for n, (t, a_roll, d_roll) in enumerate(contests):
             hit_with, hit_at = self._impact(state, v, t, self._declared(action, n))
             # "Both vehicles take 1 damage point (less any relevant armor)"
@@ -1254,11 +1255,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             said = f"{sections} section{'s' if sections > 1 else ''}"
             events.append(f"the {t.name} is nudged up to {said}")
             push = pushes[t.marker]
-            if push is None:
-                # The push is read from where the target was set down before Resolve (its form's
-                # "set down where you push it"); not moved, it stays: said, not silently skipped.
-                events.append(f"the {t.name} was not set down anywhere new before the Nudge was resolved, so it "
-                              f"stays where it stood (a Nudge pushes the target where it is set down first)")
+            beyond = None
             if push is not None:
                 judged = self.judge_move(state, t.marker, push, sections, ignore=(v.marker,))
                 if judged["legal"]:
@@ -1267,11 +1264,36 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                     taken.add(t.marker)
                     self._forget_rams(state, t)
                 else:
-                    # Set down beyond what the roll won: it stays, and the dice stand.
-                    events.append(f"the {t.name} was set down beyond its {said} "
-                                  f"({'; '.join(judged['reasons'])}): it stays where it stood; put it back")
-                    if t is first:
-                        pushes[t.marker] = None
+                    # Set down before the rolls beyond what they won: the attacker chooses again.
+                    beyond = f"set down beyond its {said} ({'; '.join(judged['reasons'])})"
+                    events.append(f"the {t.name} was {beyond}")
+                    pushes[t.marker] = push = None
+            if push is None:
+                # "On a successful Nudge the attacking player moves the defending player's vehicle
+                # based on their degree of success" ("Nudge"): after the rolls, where they choose
+                # within the sections won (a push set down before Resolve, and within them, is taken above).
+                stood = t.pose
+                touching[t.marker] = self._touching(state, t, v)
+                regions = self.move_regions(state, t.marker, sections, ignore=(v.marker,))
+                area = [poly for r in regions.values() for poly in polygon_rings(r.polygon)]
+
+                def judge(pose: Pose, t=t, sections=sections, stood=stood) -> str | None:
+                    if not self._moved(stood, pose):
+                        return None                 # pushed nowhere: it stays
+                    judged = self.judge_move(state, t.marker, pose, sections, ignore=(v.marker,))
+                    return None if judged["legal"] else "; ".join(judged["reasons"])
+
+                now = yield from self.place_chosen(
+                    state, t, (f"{beyond}; " if beyond else "")
+                    + f"nudged by the {v.name}: push it up to {said}, its front bumper in the shaded area "
+                      f"and pointing the pack's way (or leave it where it stands)", judge, area=area)
+                if self._moved(stood, now):
+                    taken.add(t.marker)
+                    self._forget_rams(state, t)
+                    pushes[t.marker] = now
+                    events.append(f"the {v.name}'s player pushes the {t.name} {self._moved_words(stood, now)}")
+                else:
+                    events.append(f"the {v.name}'s player leaves the {t.name} where it stood")
             yield from self._clingers(state, t, "nudged", events, rolls)
         if chain and first in nudged and pushes[first.marker] is not None:
             striker = first
@@ -1284,6 +1306,21 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                                   f"the {struck.name}: the chain stops there")
                     break
                 if not (yield from self._nudged_into(state, striker, struck, knocked_to, events, rolls)):
+                    break
+                taken.add(struck.marker)
+                striker = struck
+        elif not chain and first in nudged and first.marker in touching and pushes[first.marker] is not None:
+            # Pushed after the rolls against a vehicle it did not touch before: "An attacker can
+            # nudge a vehicle into another vehicle", each struck in turn ("daisy-chaining").
+            striker, before, seen = first, touching[first.marker], {v.marker, first.marker}
+            while True:
+                struck = next((state.vehicle(m) for m in sorted(self._touching(state, striker, v) - before - seen)), None)
+                if struck is None:
+                    break
+                seen.add(struck.marker)
+                before = self._touching(state, struck, v)
+                events.append(f"the {striker.name} is pushed into the {struck.name}")
+                if not (yield from self._nudged_into(state, striker, struck, None, events, rolls)):
                     break
                 taken.add(struck.marker)
                 striker = struck
@@ -1308,6 +1345,21 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             if roll.face == D.FUMBLE and veh.in_play:
                 yield from self._lost_control(state, veh, events, rolls)
         return result
+
+    def _touching(self, state: GameState, v: Vehicle, *besides: Vehicle) -> set[int]:
+        """The vehicles in play `v` touches now (within contact), other than `besides`."""
+        fp, skip = v.footprint(), {v.marker, *(b.marker for b in besides)}
+        return {o.marker for o in state.vehicles.values()
+                if o.in_play and o.pose is not None and o.marker not in skip
+                and closest_distance(fp, o.footprint()).within(CONTACT_MM, "contact").outcome != "out"}
+
+    @staticmethod
+    def _moved_words(stood: Pose, now: Pose) -> str:
+        """A push in players' words: "2.4 in forwards" (along the car as it stood)."""
+        dx, dy = now.x_mm - stood.x_mm, now.y_mm - stood.y_mm
+        h = math.radians(stood.heading_deg)
+        along = dx * math.cos(h) + dy * math.sin(h)
+        return f"{math.hypot(dx, dy) / MM_PER_IN:.1f} in {'forwards' if along >= 0 else 'back'}"
 
     def _nudge_leftovers(self, state: GameState, set_down: dict, taken: set, why: str):
         """Every car set down by hand for a nudge that the dice did not take there: put back where
@@ -1374,6 +1426,26 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             return False
         events.append(f"the {struck.name} is knocked a section aside")
         yield from self._hurt_vehicle(state, struck, D.NUDGED_INTO_DAMAGE, None, events, rolls)
+        if chain_to is None and struck.in_play:
+            # "moved in a one template section by the player of the vehicle that struck them"
+            stood = struck.pose
+            regions = self.move_regions(state, struck.marker, 1, ignore=(attacker.marker,))
+
+            def judge(pose: Pose) -> str | None:
+                if not self._moved(stood, pose):
+                    return None
+                judged = self.judge_move(state, struck.marker, pose, 1, ignore=(attacker.marker,))
+                return None if judged["legal"] else "; ".join(judged["reasons"])
+
+            now = yield from self.place_chosen(
+                state, struck, f"knocked by the {attacker.name}: the {attacker.name}'s player moves it up to one "
+                               f"section, its front bumper in the shaded area (or leaves it where it stands)",
+                judge, area=[poly for r in regions.values() for poly in polygon_rings(r.polygon)])
+            if self._moved(stood, now):
+                self._forget_rams(state, struck)
+                events.append(f"the {struck.name} is knocked {self._moved_words(stood, now)}")
+                return True
+            return False
         if chain_to is not None and struck.in_play and self._moved(struck.pose, chain_to):
             judged = self.judge_move(state, struck.marker, chain_to, 1, ignore=(attacker.marker,))
             if judged["legal"]:
