@@ -112,3 +112,23 @@ def test_the_move_and_the_slide_name_squares_not_coordinates():
     assert g.st.phase == "truck"
     slide = next(s for s in specs(g, 1) if s["act"] == "truck_sideways")
     assert "row 6" in slide["about"] and "mm" not in slide["about"], slide["about"]
+
+
+# --- 4. each shoot field its own label ------------------------------------------------------
+
+def _shoot_labels(g, marker: int) -> list[str]:
+    spec = next(s for s in specs(g, marker) if s["act"] == "shoot")
+    return [f["label"] for f in spec["fields"] if f["kind"] != "fixed"]
+
+
+def test_every_shoot_field_says_what_it_is():
+    """The truck's shoot: who shoots, at which car, and where on it (the car, its harpoonist, its
+    snake); a gang car's: what it shoots at (a part of the truck, a car on Max's side, a snake) and
+    which one. No two fields of a form share a label."""
+    from tests.test_stop_the_truck import shoot_setup
+    g = shoot_setup({10: at(10, 4), 15: at(11, 6)})
+    truck, bike = _shoot_labels(g, 1), _shoot_labels(g, 10)
+    assert truck == ["who shoots", "at which car", "aim at (the car, its harpoonist or its snake)"], truck
+    assert bike == ["shoot at", "which one"], bike
+    for labels in (truck, bike):
+        assert len(set(labels)) == len(labels)

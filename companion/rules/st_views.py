@@ -462,15 +462,17 @@ class StopTheTruckViews:
             if not by:
                 return None
             every = {c["value"] for cs in by.values() for c in cs}
-            at = Field("at", "choice", "at", depends_on="target", optional=True,
+            # Each field its own label (usability pass: two fields both said "at").
+            at = Field("at", "choice", "aim at (the car, its harpoonist or its snake)", depends_on="target",
+                       optional=True,
                        choices_by={str(m): aims(state.vehicle(m)) for m in every})
             if v.is_truck:
                 names = {"max": "Max's shotgun", "gunner": "the rear crossbowman"}
                 fields = (fixed, Field("shooter", "choice", "who shoots",
                                        choices=tuple({"value": s, "label": names[s]} for s in by)),
-                          Field("target", "choice", "at", depends_on="shooter", choices_by=by), at)
+                          Field("target", "choice", "at which car", depends_on="shooter", choices_by=by), at)
             else:
-                fields = (fixed, Field("target", "choice", "at", choices=by[""]), at)
+                fields = (fixed, Field("target", "choice", "at which car", choices=by[""]), at)
             return ActionSpec("shoot", "Shoot", fields, rule=rule)
         if self._can_shoot(state, v, ""):
             return None
@@ -485,10 +487,10 @@ class StopTheTruckViews:
             parts.append({"value": "vehicle", "label": "a vehicle on Max's side"})
         if snakes:
             parts.append({"value": "snake", "label": "a snake"})
-        fields.append(Field("at", "choice", "at", choices=tuple(parts)))
+        fields.append(Field("at", "choice", "shoot at", choices=tuple(parts)))
         by = {k: cs for k, cs in (("vehicle", enemies), ("snake", snakes)) if cs}
         if by:
-            fields.append(Field("target", "choice", "which", depends_on="at", choices_by=by, optional=True))
+            fields.append(Field("target", "choice", "which one", depends_on="at", choices_by=by, optional=True))
         return ActionSpec("shoot", "Shoot", tuple(fields), rule=rule)
 
     def _template_side(self, key: str) -> str:
