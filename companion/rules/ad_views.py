@@ -29,7 +29,9 @@ class AlphaDestructicusViews:
         if v is None:
             return None
         if v.removed:
-            return "off the table"
+            # The book's words: "Remove the wreck from play after the explosion"; cavalry and
+            # jetpacks "are removed from play".
+            return "removed from play" if v.type in ("cavalry", "jetpack") else "wreck removed from play"
         if v.destroyed:
             return "destroyed" + (", burning" if v.burning else "")
         working = sum(c.status == "working" for c in v.components)

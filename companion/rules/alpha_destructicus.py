@@ -2250,7 +2250,15 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if is_vehicle:
             yield from self._clingers(state, t, "the ram", events, rolls)
             yield from self._spread_fire(state, v, t, events, rolls)
-        if won:
+        if won and not v.in_play:
+            # "he may now spin the losing vehicle out of its way and continue his movement"; "By
+            # winning a ram against the building, a vehicle may breach the building and continue
+            # through": a wreck (or one removed from play) continues nowhere, so it breaches nothing.
+            if state.drove == v.marker:
+                state.stopped = True
+            events.append(f"the {v.name} won the ram but is " + ("gone" if v.removed else "wrecked")
+                          + f": it goes no further" + ("" if is_vehicle else f" and {tname} stands"))
+        elif won:
             if is_vehicle:
                 events.append(f"the {v.name} may spin the {tname} out of its way and drive on")
             else:

@@ -1,0 +1,72 @@
+"""Alpha Destructicus as a newcomer at the table meets it: what the headline says of a car that
+exploded, what the board draws for a car that cannot move, where the Speed Freak reminder shows,
+who is asked to draw a chip, the words of the round's log line, a penetrating hit on a bared side
+and a drive whose camera path runs into a car."""
+
+from __future__ import annotations
+
+import math
+
+from companion.dice import ChoiceRequest, DiceRequest, DiceThrow, FixedChoices, FixedDice, Placed, PlacementRequest
+from companion.geometry import Pose
+from companion.rules.base import rule_system
+from companion.scene import parse_scene
+from companion.session import GameSession
+from tests.test_alpha_destructicus import BASE, session, working
+
+
+def run(gen, faces=(), choices=()):
+    """A resolution played to its end: dice from `faces`, choices in order, every piece put where asked."""
+    faces, choices = list(faces), list(choices)
+    answer = None
+    try:
+        while True:
+            req = gen.send(answer)
+            if isinstance(req, DiceRequest):
+                answer = DiceThrow((faces.pop(0),) * len(req.dice), tuple(req.dice))
+            elif isinstance(req, ChoiceRequest):
+                answer = choices.pop(0) if choices else req.options[0]["value"]
+            elif isinstance(req, PlacementRequest):
+                answer = Placed((req.x_mm, req.y_mm, req.heading_deg, 0.0, 0.0), "as asked")
+            else:
+                raise AssertionError(req)
+    except StopIteration as stop:
+        return stop.value
+
+
+def test_an_exploded_car_is_a_wreck_removed_from_play_not_off_the_table():
+    """ "Spectacular Explosion ... Remove the wreck from play after the explosion" ("Penetrating Hit
+    Table"): the headline's words for what the car has left are the book's."""
+    s = session(prep=working(10, 12))
+    rules, st = s.rules, s.state
+    events, rolls = [], []
+    run(rules._explode(st, st.vehicles[12], 150.0, 2, events, rolls, {}), faces=[1] * 20)
+    assert st.vehicles[12].removed
+    said = rules.condition(st, 12)
+    assert "off the table" not in said and said == "wreck removed from play"
+
+
+def test_a_rammer_wrecked_by_the_ram_it_won_breaches_no_wall():
+    """ "By winning a ram against the building, a vehicle may breach the building and continue
+    through" ("Terrain"): the Horse (cavalry, the bike table) rams the Bank and wins, but the Bank's
+    roll beats its armour (none): a bike hit, 4, Crashed: "Cavalry ... are simply removed from
+    play". Gone, it continues through nothing: no breach."""
+    s = session()
+    rules, st = s.rules, s.state
+    horse = st.vehicles[14]
+    # Against the Bank's south wall (y 650), facing it, and counted as having driven 2 in.
+    horse.pose = Pose(450.0, 650.0 - 25.0 - 1.0, 90.0)
+    st.acting, st.drove, st.ground_mm, st.spent_mm = "Ix", 14, 50.8, 50.8
+    st.freaks["Ix"].aboard, st.freaks["Ix"].seat, st.freaks["Ix"].pos = 14, "driver", None
+    events, rolls = [], []
+    # rammer 6 (+1 its turn, -2 cavalry, -1 under 6 in) = 4; Bank 2 (-1 terrain, +1 more armour) = 2;
+    # the Bank's 2 against the Horse's armour 0: a bike hit, 4 (Crashed).
+    out = run(rules._ram(st, horse, "Bank", events, rolls, known_contact=True), faces=[6, 2, 4, 6, 6, 6, 6])
+    assert out == "won", events
+    assert horse.removed, events
+    assert st.terrain["Bank"].breached == [], events
+    assert not any("breach" in e for e in events), events
+    assert any("goes no further" in e for e in events), events
+    assert rules.condition(st, 14) == "removed from play"
+
+
