@@ -70,3 +70,22 @@ def test_a_rammer_wrecked_by_the_ram_it_won_breaches_no_wall():
     assert rules.condition(st, 14) == "removed from play"
 
 
+def test_a_car_whose_engine_is_destroyed_draws_no_reach_and_a_broken_one_only_after_a_repair():
+    """ "If the engine of a vehicle is not repaired, the vehicle may not move" ("Vehicle
+    Components"): the board draws what the drive would allow."""
+    s = session()
+    rules, st = s.rules, s.state
+    rhino = st.vehicles[10]
+    assert rhino.engine.status == "damaged"         # "starts broken": one repair away
+    (reach,) = rules.overlays(st, 10)["move_regions"]
+    assert reach["name"] == "reach once the engine is repaired"
+    rhino.engine.status = "destroyed"
+    assert rules.overlays(st, 10)["move_regions"] == []
+    # Zed, acting, has fired already: no repair this turn, so no reach either.
+    rhino.engine.status = "damaged"
+    st.acting, st.exclusive = "Zed", "fire"
+    assert rules.overlays(st, 10)["move_regions"] == []
+    rhino.engine.status = "working"
+    assert rules.overlays(st, 10)["move_regions"][0]["name"] == "reach this turn"
+
+

@@ -64,12 +64,22 @@ class AlphaDestructicusViews:
             return {"move_regions": [], "arcs": []}
         fp = v.footprint()
         regions = []
+        name = "reach this turn"
         if state.active is v and state.drove == v.marker:
-            left = max(state.budget_mm - state.spent_mm, 0.0)
+            left = 0.0 if state.stopped else max(state.budget_mm - state.spent_mm, 0.0)
         else:
             left = inches(v.kind.base_move_in)
+        if not v.functional:
+            # A drive is refused until the engine works ("If the engine of a vehicle is not repaired,
+            # the vehicle may not move"): a destroyed engine never will; a broken one only after a
+            # repair, which a freak aboard may still try this turn ("walk 6", climb into a vehicle,
+            # repair the engine, and start driving all in the same turn").
+            e = v.engine
+            can_fix = e is not None and e.status == "damaged" and \
+                (state.active is not v or (state.exclusive is None and state.drove is None))
+            left, name = (left, "reach once the engine is repaired") if can_fix else (0.0, name)
         if left > 0:
-            regions.append({"name": "reach this turn", "polygons": polygon_rings(around(fp, left)),
+            regions.append({"name": name, "polygons": polygon_rings(around(fp, left)),
                             "sigma_mm": round(fp.pose.axis_sigma_mm, 3), "left_in": round(left / MM_PER_IN, 2)})
         arcs = [{"mount": c.name, "jammed": c.status != "working", "range_in": c.range_in,
                  "polygons": polygon_rings(around(fp, inches(c.range_in)))}
