@@ -89,3 +89,16 @@ def test_a_car_whose_engine_is_destroyed_draws_no_reach_and_a_broken_one_only_af
     assert rules.overlays(st, 10)["move_regions"][0]["name"] == "reach this turn"
 
 
+def test_the_speed_freak_reminder_shows_on_the_card_and_the_turn_while_he_drives_short():
+    s = session(prep=working(10))
+    rules, st = s.rules, s.state
+    assert rules.card(st, 10)["speed_freak"] is None           # nobody acting yet
+    s.act({"act": "activate", "freak": "Zed"})
+    card = rules.card(st, 10)
+    assert "Zed must drive the Rhinocerator at least 6 in this turn if possible (0.0 in so far" in card["speed_freak"]
+    assert "Speed Freak: Zed must drive the Rhinocerator at least 6 in" in rules.turn_text(st)
+    s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [200.0 + 7 * 25.4, 200.0, 0.0]})
+    assert rules.card(st, 10)["speed_freak"] is None
+    assert "Speed Freak" not in rules.turn_text(st)
+
+

@@ -720,7 +720,9 @@ def test_page_hooks_show_the_card_targets_and_actions():
     assert s.rules.overlays(s.state, 10)["arcs"][0]["range_in"] == 12
     info = s.rules.turn_info(s.state)
     assert info["up"] == "Ann" and info["active"] == 10 and info["turn"] == 0
-    assert s.rules.turn_text(s.state) == "round 1 of 6: Ann's chip; Zed moves (driver of the Rhinocerator)"
+    assert s.rules.turn_text(s.state) == ("round 1 of 6: Ann's chip; Zed moves (driver of the Rhinocerator); "
+                                          "Speed Freak: Zed must drive the Rhinocerator at least 6 in this turn "
+                                          "if possible (0.0 in so far)")
 
 
 # --- a whole game -------------------------------------------------------------------

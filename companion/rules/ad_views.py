@@ -54,8 +54,22 @@ class AlphaDestructicusViews:
             "pending": self._pending_words(v) if v.pending else None,
             "last_gate": v.last_gate, "base_move_in": v.kind.base_move_in, "turning": v.kind.turn,
             "scores": dict(state.scores), "round": state.round, "chip": state.chip, "acting": state.acting,
+            # Where the driver deciding how far to go sees it, not only in the log after his turn.
+            "speed_freak": self._speed_freak_reminder(state, v),
             "rule": D.sec("Vehicles"),
         }
+
+    def _speed_freak_reminder(self, state, v, cite: bool = True) -> str | None:
+        """ "Speed Freak: A Freak who is in a vehicle must ALWAYS move at least 6\" in that vehicle if
+        possible" ("Characters"), while the freak acting drives this vehicle and it still falls short:
+        the same test the end of his turn makes (`_speed_freak_short`). None otherwise."""
+        if state.acting is None or state.active is not v:
+            return None
+        f = state.freaks[state.acting]
+        if not self._speed_freak_short(state, f):
+            return None
+        return (f"{f.id} must drive the {v.name} at least 6 in this turn if possible "
+                f"({state.ground_mm / MM_PER_IN:.1f} in so far" + (f"; {D.sec('Characters')})" if cite else ")"))
 
     def overlays(self, state, marker: int) -> dict:
         """How far the vehicle may still drive this turn (a ring round it), and each weapon's reach."""

@@ -214,7 +214,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if state.acting is not None:
             f = state.freaks[state.acting]
             where = f" ({f.seat} of the {state.vehicles[f.aboard].name})" if f.aboard is not None else " (on foot)"
-            return f"{head}: {f.player}'s chip; {f.id} moves{where}"
+            active = state.active
+            must = self._speed_freak_reminder(state, active, cite=False) if active is not None else None
+            return f"{head}: {f.player}'s chip; {f.id} moves{where}" + (f"; Speed Freak: {must}" if must else "")
         if state.chip is not None:
             return f"{head}: {state.chip}'s chip is drawn: choose the freak who moves (or pass)"
         if self.option("chip_draw") == "declared" and state.bag:
