@@ -102,3 +102,21 @@ def test_the_speed_freak_reminder_shows_on_the_card_and_the_turn_while_he_drives
     assert "Speed Freak" not in rules.turn_text(st)
 
 
+def test_the_chip_is_asked_of_the_player_who_moved_last():
+    """Nobody chooses a blind draw; the book does not say who draws. Asking the first player every
+    time named him as choosing every time: the bag goes to the player whose freak moved last."""
+    rules = rule_system("alpha_destructicus")
+    state = rules.new_game(BASE["rosters"], parse_scene(BASE))
+    s = GameSession(rules, state, FixedDice([]), FixedChoices([]))
+    s.start_round({})
+    assert s.pending.player == "Ann"                 # before anyone moved: the first player
+    s.choose("Ann", "Bob")
+    s.act({"act": "activate", "freak": "Grub"})
+    s.end_turn()
+    assert isinstance(s.pending, ChoiceRequest) and s.pending.player == "Bob"
+    s.choose("Bob", "Ann")
+    s.act({"act": "activate", "freak": "Ix"})
+    s.end_turn()
+    assert s.pending.player == "Ann"
+
+

@@ -176,6 +176,7 @@ class GameState:
     bag: list[str] = field(default_factory=list)          # chips still in the bag
     chip: str | None = None             # the player whose chip was drawn
     acting: str | None = None           # the freak he is moving
+    drawer: str | None = None           # the player whose freak moved last: he draws the next chip
     activation: int = 0                 # activations begun this game (a pending result's clock)
     drove_at_start: int | None = None   # the vehicle the acting freak was driving when his turn began
     # This activation: what the acting freak has done.

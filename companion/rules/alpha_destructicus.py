@@ -275,10 +275,17 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             return left[0]                 # every chip left is one player's: nothing to draw blind
         n = len(state.bag)
         counts = ", ".join(f"{p} {state.bag.count(p)}" for p in left)
-        return (yield ChoiceRequest(state.players[0], f"whose chip came out of the bag (draw one without "
+        return (yield ChoiceRequest(self._drawer(state), f"whose chip came out of the bag (draw one without "
                                     f"looking; {n} chips in it: {counts})",
                                     tuple({"value": p, "label": f"{p}'s chip ({state.bag.count(p)} of {n})"}
                                           for p in left)))
+
+    @staticmethod
+    def _drawer(state: GameState) -> str:
+        """Who draws the next chip: the book does not say, so the bag goes to the player whose freak
+        moved last (he has just put his chip down), and before anyone has moved to the first player
+        round the table. Asking the same player every draw named him as choosing every time."""
+        return state.drawer if state.drawer in state.players else state.players[0]
 
     def end_activation(self, state: GameState):
         """The acting freak's move ends: a failed push, Speed Freak, fire; the next chip is drawn."""
@@ -346,6 +353,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         for v in state.vehicles.values():
             if v.burning and v.in_play and not state.inside(v.marker):
                 self._destroy(state, v, events, None, "abandoned while burning: the crew lets it burn")
+        if state.acting is not None:
+            state.drawer = state.freaks[state.acting].player
         self._reset_activation(state)
         if not self._check_end(state, events):
             yield from self._draw(state, events)
