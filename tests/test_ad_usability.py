@@ -120,3 +120,23 @@ def test_the_chip_is_asked_of_the_player_who_moved_last():
     assert s.pending.player == "Ann"
 
 
+def test_a_natural_six_that_strips_the_last_point_reads_the_armour_it_had():
+    """Unoccupied: "If there was no armor on this side to begin with, the vehicle is destroyed"
+    ("Penetrating Hit Table"). With natural_six_strips_armour the six takes the point first; the
+    side had 1 to begin with: its armour goes and it burns, it is not destroyed."""
+    s = session({"natural_six_strips_armour": True})
+    rules, st = s.rules, s.state
+    king = st.vehicles[12]
+    for f in st.aboard(12):
+        f.aboard, f.seat, f.pos = None, None, (900.0, 600.0)
+    king.armour["back"] = 1
+    events = []
+    run(rules._hit(st, king, 2, "back", events, [], {}, "a test gun"), faces=[6])
+    assert not king.destroyed and king.burning and king.armour["back"] == 0, events
+    # Bare to begin with: destroyed, and the words say why (unoccupied).
+    events = []
+    run(rules._hit(st, king, 2, "back", events, [], {}, "a test gun"), faces=[4])
+    assert king.destroyed
+    assert any("bare back, unoccupied" in e for e in events), events
+
+

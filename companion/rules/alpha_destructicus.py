@@ -1768,7 +1768,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         elif kind == "glancing":
             yield from self._glancing(state, target, events, rolls, action)
         else:
-            yield from self._penetrating(state, target, facing, events, rolls, action)
+            yield from self._penetrating(state, target, facing, events, rolls, action, had=armour)
         return kind
 
     def _strip(self, v: Vehicle, facing: str, events: list) -> None:
@@ -1899,12 +1899,20 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             for f in state.inside(v.marker):
                 yield from self._wound(state, f, events, rolls, f"the {v.name}'s wreck")
 
-    def _penetrating(self, state: GameState, v: Vehicle, facing: str, events, rolls, action):
+    def _penetrating(self, state: GameState, v: Vehicle, facing: str, events, rolls, action,
+                     had: int | None = None):
+        """ "Penetrating Hit Table". `had`: the facing's armour before this hit took its point (a
+        natural six under natural_six_strips_armour): "no armor on this side to begin with" and
+        "already 1 or 0" are read from it."""
         if not v.in_play:
             return
+        had = v.armour_of(facing) if had is None else had
         if not self._occupied_functional(state, v):
-            if v.armour_of(facing) == 0:
-                self._destroy(state, v, events, self._culprit(state), f"a penetrating hit on its bare {facing}")
+            if had == 0:
+                self._destroy(state, v, events, self._culprit(state),
+                              f"a penetrating hit on its bare {facing}, "
+                              + ("unoccupied" if not state.inside(v.marker) else "its engine not working")
+                              + f": the table's first line, {sec('Penetrating Hit Table')}")
             else:
                 v.armour[facing] = 0
                 v.burning = True
@@ -1915,7 +1923,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         rolls.append({"asked": f"penetrating hit table for the {v.name}", "face": n, "total": n, "modifiers": []})
         events.append(f"penetrating hit {n}: {D.PENETRATING[n]}")
         if n == 1:
-            if v.armour_of(facing) <= 1:
+            if had <= 1:
                 c = yield from self._choose_component(state, v, self._driver_player(state, v),
                                                       "is destroyed (Side blown off)", undamaged_first=False)
                 if c is None:
