@@ -120,6 +120,12 @@ def test_the_chip_is_asked_of_the_player_who_moved_last():
     assert s.pending.player == "Ann"
 
 
+def test_the_rounds_log_line_does_not_say_the_round_twice():
+    s = session()
+    first = s.log[-1].to_json()["outcome"]["events"][0]
+    assert "round" not in first and first.startswith("6 chips in the bag")
+
+
 def test_a_natural_six_that_strips_the_last_point_reads_the_armour_it_had():
     """Unoccupied: "If there was no armor on this side to begin with, the vehicle is destroyed"
     ("Penetrating Hit Table"). With natural_six_strips_armour the six takes the point first; the

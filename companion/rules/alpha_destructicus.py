@@ -237,7 +237,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         for f in state.freaks.values():
             f.moved = False
         state.bag = [p for p in state.players for _ in state.alive(p)]
-        events: list[str] = [f"round {state.round} of {D.ROUNDS}: {len(state.bag)} chips in the bag"]
+        # The log heads the line with "round N" already: the event says only what is new.
+        events: list[str] = [f"{len(state.bag)} chips in the bag, one for each freak in play"
+                             + (" (the last round)" if state.round == D.ROUNDS else "")]
         drawn = yield from self._draw(state, events)
         return {"round": state.round, "chip": drawn, "bag": sorted(state.bag), "events": events, "rolls": []}
 
