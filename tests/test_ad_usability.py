@@ -146,3 +146,20 @@ def test_a_natural_six_that_strips_the_last_point_reads_the_armour_it_had():
     assert any("bare back, unoccupied" in e for e in events), events
 
 
+def test_a_curved_camera_path_into_a_car_is_a_contact_its_chord_would_miss():
+    """The table hands the drive the camera's path (a pose every 5 mm, activation.py); contact is
+    looked for along all of it, not between its ends: an arc bulging 11 mm into the King Rhino."""
+    s = session(prep=working(10), dice=[3] * 12)
+    rules, st = s.rules, s.state
+    st.vehicles[10].pose = Pose(200.0, 200.0, 0.0)
+    king = st.vehicles[12]
+    king.pose = Pose(350.0, 200.0 + 18 + 50 + 17, 0.0)    # its near side 50 mm left of the Rhinocerator's way
+    pts = []
+    for i in range(61):
+        t = i / 60
+        pts.append([200.0 + 300 * t, 200.0 + 61 * math.sin(math.pi * t),
+                    math.degrees(math.atan2(61 * math.pi * math.cos(math.pi * t) / 300, 1)) if i else 0.0, 1.0, 0.5])
+    chord = rules._path_contact(st, st.vehicles[10], [Pose(*pts[0]), Pose(*pts[-1])])
+    assert chord is None
+    found = rules._path_contact(st, st.vehicles[10], [Pose(*p) for p in pts])
+    assert found is not None and found["thing"] == 12
