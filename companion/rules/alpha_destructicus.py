@@ -37,7 +37,8 @@ OPTIONS = (
                'The rule: "All the chips are placed in a bag. Chips are drawn out one at a time" (and "What you '
                'need": poker chips "or other easily mixable object"; the only dice are six-sided). A draw is a '
                'blind pick from the bag by hand, not a roll. "drawn": at each draw the page asks whose chip came '
-               'out (the chips still in the bag are offered; nothing is asked when they are all one player\'s); '
+               'out (the chips still in the bag are offered; nothing is asked when they are all one player\'s; '
+               'the book does not say who draws: it is asked of the player whose freak moved last); '
                '"declared": nothing is asked, and the first action of a freak says whose chip came up.'),
     RuleOption("facing_from", "attacker_centre", ("attacker_centre", "closest_point"), sec("Shooting"),
                'Which facing a shot or ram strikes ("the armor rating on the targeted vehicle\'s facing side"). '
