@@ -132,3 +132,34 @@ def test_every_shoot_field_says_what_it_is():
     assert bike == ["shoot at", "which one"], bike
     for labels in (truck, bike):
         assert len(set(labels)) == len(labels)
+
+
+# --- 6. lengths in inches, as the book measures ---------------------------------------------
+
+MM = re.compile(r"\d\s?mm\b")
+
+
+def test_refusals_and_judgements_give_lengths_in_inches():
+    """The book measures in squares and inches ("Concept and Board Layout"), and the page's units
+    are inches: a car put in the wrong square is refused with its margin in inches (it said
+    "38.1 mm inside"), as is the move's judgement; the arcs a target list gives say inches too."""
+    import pytest
+
+    from companion.geometry import Pose
+    from companion.rules.base import RulesError
+
+    g = Game({10: at(3, 3), 15: at(9, 6)})
+    g.round()
+    g.picks({10: "2:4", 15: "2:3"}, truck="2:3")
+    with pytest.raises(RulesError) as refused:
+        g.act(act="move", vehicle=10, to=at(5, 3, dx=-12))
+    text = str(refused.value)
+    assert "square 5,3" in text and not MM.search(text), text
+    assert re.search(r"\d\.\d\d in inside", text), text           # 38 mm inside: 1.50 in
+    judged = g.rules.judge_move(g.st, 10, Pose(*at(5, 3)))
+    assert judged["reasons"] and not any(MM.search(r) for r in judged["reasons"]), judged
+    assert re.search(r"\d\.\d\d in\b", " ".join(judged["reasons"]))
+    about = g.rules.board(g.st)["about"]
+    assert "squares 3.94 in" in about and not MM.search(about), about
+    for t in g.rules.targets(g.st, 1):
+        assert not MM.search(t.get("arc_text", "")), t

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import st_data as D
 from .actions import ActionSpec, Field
+from ..geometry import MM_PER_IN
 from .base import RulesError, polygon_rings
 
 _ARC_MM = 2000.0
@@ -150,7 +151,7 @@ class StopTheTruckViews:
         """A vehicle `v` could shoot as a whole ("at": "vehicle"), with its arc and square."""
         arc = self.in_arc(state, v, o.footprint())
         return {"marker": o.marker, "name": o.name, "label": f"{o.name} ({o.owner})", "at": "vehicle",
-                "arc": arc.to_json() if arc else None, "arc_text": arc.describe("mm") if arc else "",
+                "arc": arc.to_json() if arc else None, "arc_text": arc.describe() if arc else "",
                 "square": None if o.square is None else _sq_label(o.square),
                 "shootable": arc is not None and arc.outcome != "out"}
 
@@ -181,7 +182,7 @@ class StopTheTruckViews:
                     out.append({"marker": o.marker, "name": o.name, "label": f"{o.name} ({o.owner})", "shooter": shooter,
                                 "at": "vehicle",
                                 "arc": {**arc.to_json(), "mount": D.part_words(shooter)} if arc else None,
-                                "arc_text": arc.describe("mm") if arc else "", "nearest": o.marker in nearest,
+                                "arc_text": arc.describe() if arc else "", "nearest": o.marker in nearest,
                                 "square": None if o.square is None else _sq_label(o.square), "shootable": usable})
             return out
         if v.kind.arc == "none":
@@ -191,7 +192,7 @@ class StopTheTruckViews:
             arc = self.in_arc(state, v, self.part_footprint(state, part))
             out.append({"marker": tv.marker, "name": D.part_words(part), "at": part,
                         "label": D.part_words(part), "arc": arc.to_json() if arc else None,
-                        "arc_text": arc.describe("mm") if arc else "", "shootable": arc is not None and arc.outcome != "out"})
+                        "arc_text": arc.describe() if arc else "", "shootable": arc is not None and arc.outcome != "out"})
         for o in state.on_board():
             if o.is_truck or not self.truck_side(state, o) or o.pose is None:
                 continue
@@ -548,5 +549,5 @@ class StopTheTruckViews:
                 words = "" if sq in held else " + ".join(b["label"] for b in same)
                 cells.append({**cell, "label": words})
         return {"cells": cells, "about": (f"turn {state.turn}, {self.PHASE_WORDS.get(state.phase, state.phase)}: the truck has gone {state.distance} of "
-                                          f"{self.option('distance_squares')} squares; squares {state.square_mm:g} mm, "
+                                          f"{self.option('distance_squares')} squares; squares {state.square_mm / MM_PER_IN:.3g} in, "
                                           f"column 1 at the back, row 1 on the truck's right")}

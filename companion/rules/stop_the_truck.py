@@ -420,13 +420,13 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if verdict.outcome != TOO_CLOSE:
             if want is not None and sq != want:
                 raise RulesError(f"{_the(v.name)} {doing} {_name(want)}, but the camera puts it in {_name(sq)} "
-                                 f"({verdict.describe('mm')}); put it in {_name(want)}")
+                                 f"({verdict.describe()}); put it in {_name(want)}")
             return sq, ""
         text = ", ".join(_name(c) for c in cands)
         if self.option("line_call") == "box_square" and want is not None and want in cands:
             return want, (f"{_the(v.name)} stands on a line (too close to call between {text}: "
-                          f"{verdict.describe('mm')}); taken as {_name(want)}, where it {doing[:-1] if doing.endswith('s') else doing}")
-        raise RulesError(f"{_the(v.name)} is too close to call between {text} ({verdict.describe('mm')}); "
+                          f"{verdict.describe()}); taken as {_name(want)}, where it {doing[:-1] if doing.endswith('s') else doing}")
+        raise RulesError(f"{_the(v.name)} is too close to call between {text} ({verdict.describe()}); "
                          f"push it into {_name(want) if want else 'one square'}")
 
     def _truck_row(self, state: GameState, pose: Pose, want: int | None) -> tuple[int, str]:
@@ -438,11 +438,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         verdict = judge(f"the truck inside row {row + 1}", margin, 0.0, pose.axis_sigma_mm, at_most=False)
         if verdict.outcome == TOO_CLOSE:
             if want is not None and abs(want - row) <= 1:
-                return want, f"the truck stands on a row's edge ({verdict.describe('mm')}); taken as row {want + 1}"
-            raise RulesError(f"the truck is too close to call between rows ({verdict.describe('mm')}); push it into one")
+                return want, f"the truck stands on a row's edge ({verdict.describe()}); taken as row {want + 1}"
+            raise RulesError(f"the truck is too close to call between rows ({verdict.describe()}); push it into one")
         if want is not None and row != want:
             raise RulesError(f"the truck should be in row {want + 1}, but the camera puts it in row {row + 1} "
-                             f"({verdict.describe('mm')})")
+                             f"({verdict.describe()})")
         return row, ""
 
     # --- the turn ----------------------------------------------------------------------------
@@ -527,7 +527,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                         margin, 0.0, sigma, at_most=False)
         legal = verdict.outcome == "in" or (verdict.outcome == TOO_CLOSE and self.option("line_call") == "box_square")
         reasons = [] if verdict.outcome == "in" else [
-            f"{_the(v.name)} {doing}: {verdict.describe('mm')}"
+            f"{_the(v.name)} {doing}: {verdict.describe()}"
             + ("; counted in it (option line_call)" if legal else "")]
         s = state.square_mm
         fix = [] if legal else [self._shift_words(
@@ -557,7 +557,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         the hundredth of an inch so that moving it that far is enough."""
         if forward_mm is None or left_mm is None:
             return (f"put it in the middle of {place} and hold it still: the camera's doubt "
-                    f"(+/- {sigma_mm:.1f} mm) is too large to call it inside any square")
+                    f"(+/- {sigma_mm / MM_PER_IN:.2f} in) is too large to call it inside any square")
         parts = []
         for mm, plus, minus in ((forward_mm, "forward", "back"), (left_mm, "left", "right")):
             inches = math.ceil(round(abs(mm) / MM_PER_IN * 100, 6)) / 100
@@ -584,7 +584,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         fix = [] if legal else [self._shift_words(
             0.0, self._nudge_mm(l, (row * s, (row + 1) * s), to.axis_sigma_mm), f"row {row + 1}",
             to.axis_sigma_mm).replace("move it", "slide it", 1)]
-        return {"legal": legal, "reasons": [] if verdict.outcome == "in" else [verdict.describe("mm")], "fix": fix,
+        return {"legal": legal, "reasons": [] if verdict.outcome == "in" else [verdict.describe()], "fix": fix,
                 "margin_mm": round(margin, 2), "row": row + 1, "verdict": verdict.to_json()}
 
     def phases(self) -> tuple[str, ...]:
@@ -2033,7 +2033,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                  "harpoonist": lambda: f"{_the(target.name)}'s harpoonist"}.get(at, lambda: aim.name)()
         arc = None if own else self.in_arc(state, v, aim, shooter)
         if arc is not None and arc.outcome == "out":
-            raise RulesError(f"{aimed} is out of {_the(v.name)}'s arc ({arc.describe('mm')})")
+            raise RulesError(f"{aimed} is out of {_the(v.name)}'s arc ({arc.describe()})")
         mods = []
         if at in ("vehicle", "snake", "harpoonist") and target.kind.target_table == "bike":
             mods.append(Modifier(-int(self.option("bike_target_penalty")), "shooting at the bike"))
