@@ -113,8 +113,8 @@ def test_the_first_turn_is_picked_declared_and_the_first_car_dragged_into_its_sq
     assert spec["place"][0]["square"] == FIRST_SQUARE, spec
     page.wait_for_selector('#overlays polygon.cell[data-kind="reach"]', timeout=WAIT_MS)
     reach = page.eval_on_selector_all('#overlays polygon.cell[data-kind="reach"]', "ps => ps.map(p => p.dataset.cell)")
-    assert reach == [BOXES[FIRST]], reach                 # the square is labelled by the box reaching it
-    to = _cell_centre(page, BOXES[FIRST])
+    assert reach == ["gear 2"], reach                     # the square is labelled by the box's gear
+    to = _cell_centre(page, "gear 2")
     assert math.dist(to, spec["place"][0]["pose"][:2]) < 0.5, (to, spec["place"])
     # Not there yet: the page says so.
     page.wait_for_selector("#conditions.fails", timeout=WAIT_MS)

@@ -163,3 +163,27 @@ def test_refusals_and_judgements_give_lengths_in_inches():
     assert "squares 3.94 in" in about and not MM.search(about), about
     for t in g.rules.targets(g.st, 1):
         assert not MM.search(t.get("arc_text", "")), t
+
+
+# --- 5. board labels that fit a phone's squares ---------------------------------------------
+
+#: A phone 390 px wide shows the 1219 mm demo table: a 3 in square is about 22 px, and the page's
+#: smallest label is 11 px, about 6.6 px a character (0.6 em): 3 characters to a square.
+PHONE_SQUARE_CHARS = 3
+
+
+def test_the_truck_squares_and_the_reach_do_not_print_over_the_square_labels():
+    """On a phone "tanker 4" ran over "tanker 3", and a car's reach ("2:3 1L" a square) over the
+    squares' own "column,row". The truck's squares say "cab", "Max", "3", "4" (Max "Occupies the
+    second square"; the tanker "squares 3 and 4"); the squares a car may reach are tinted, and
+    only the box it picked is labelled, at the square's top, clear of the square's label."""
+    g = Game({11: at(3, 3)}, extra={11: {"gear": 2}})
+    truck = [c["label"] for c in g.rules.board(g.st)["cells"] if c["kind"] == "truck"]
+    assert truck == ["cab", "Max", "3", "4"]
+    assert all(len(t) <= PHONE_SQUARE_CHARS for t in truck)
+    g.round()
+    cells = g.rules.overlays(g.st, 11)["cells"]
+    assert len(cells) > 3 and all(c["label"] == "" and c["label_at"] == "top" for c in cells)
+    g.picks({11: "2:4"})
+    cells = g.rules.overlays(g.st, 11)["cells"]
+    assert [(c["label"], c["label_at"], c["square"]) for c in cells] == [("gear 2", "top", [4, 3])]

@@ -121,15 +121,23 @@ class StopTheTruckViews:
             if not self.on_grid(sq):
                 continue
             kind = self.roll_for_box(v, b) or "reach"       # "red", "blue": a driving roll first
+            # Labelled by the gear whose box reaches it (where it lies says how far forward and
+            # sideways), at the square's top, clear of the square's own "column,row" at its
+            # bottom: a phone's squares are too small for both in one place (usability pass).
+            # Only the box picked is labelled: a label in each of a row of squares ran into the
+            # next on a phone; the tint (green, red, blue) and the form's words say the rest.
             c = cells.get(sq)
             if c is None:
-                cells[sq] = {"polygon": _ring(grid.polygon(*sq)), "label": b.key, "kind": kind,
-                             "square": [sq[0] + 1, sq[1] + 1], "boxes": [b.key]}
+                cells[sq] = {"polygon": _ring(grid.polygon(*sq)), "label": f"gear {b.gear}", "kind": kind,
+                             "square": [sq[0] + 1, sq[1] + 1], "boxes": [b.key], "label_at": "top"}
             else:
                 c["boxes"].append(b.key)
-                if kind == "reach":     # a square reached without a roll is shown as such
+                if kind == "reach" and c["kind"] != "reach":     # a square reached without a roll is shown as such
                     c["kind"] = "reach"
-                    c["label"] = b.key
+                    c["label"] = f"gear {b.gear}"
+        if len(boxes) > 1:
+            for c in cells.values():
+                c["label"] = ""
         return list(cells.values()), about + (f"; {'; '.join(why)}" if why else "")
 
     def overlays(self, state, marker: int) -> dict:
@@ -516,11 +524,13 @@ class StopTheTruckViews:
     #: The truck's squares as players call them, front to back ("Max - Occupies the second
     #: square of the truck"; "the cab part of the truck (the front two squares)"; "the tanker
     #: section (squares 3 and 4)"), each with its number, as the Blue Slasher's note counts them.
-    TRUCK_SQUARE_WORDS = ("cab 1", "Max 2", "tanker 3", "tanker 4")
+    #: Short enough for a phone's square (about 22 screen pixels: "tanker 4" ran over "tanker 3"):
+    #: the cab's front square, Max's, and the tanker's squares by the numbers the book gives them.
+    TRUCK_SQUARE_WORDS = ("cab", "Max", "3", "4")
 
     def board(self, state) -> dict:
         """Every square of the board (kind "square", labelled "column,row"), the truck's four
-        (kind "truck", "cab 1", "Max 2", "tanker 3", "tanker 4") and the petrol bomb squares once
+        (kind "truck", "cab", "Max", "3", "4") and the petrol bomb squares once
         revealed at step 7 (kind "bomb", "bomb 1", "bomb 2"). One label a square: a square the
         truck or a bomb holds is labelled by what holds it, so no two labels print over each other."""
         grid = self.grid(state)

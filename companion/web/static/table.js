@@ -343,7 +343,7 @@
       car.label.classList.toggle("stale", c.stale);
       car.row.classList.toggle("stale", c.stale);
       if (!(panel || fresh || staleChanged)) continue;
-      car.labelText = (c.stale ? `${c.name} (unseen ${fmt(c.age_s)} s)` : c.name) + (car.out ? " (out of play)" : "");
+      car.labelText = (c.stale ? `${c.name} (unseen ${fmt(c.age_s)} s)` : c.name) + (car.out ? " (out)" : "");
       const cells = car.row.children;
       setText(cells[0].lastChild, c.name);
       setText(cells[1], fmt(c.x_mm));
@@ -566,7 +566,7 @@
       const was = !!car.out;
       car.out = out.has(id);
       car.group.classList.toggle("out", car.out);
-      if (was !== car.out) car.labelText = car.labelText && (car.out ? `${car.labelText} (out of play)` : car.labelText.replace(/ \(out of play\)$/, ""));
+      if (was !== car.out) car.labelText = car.labelText && (car.out ? `${car.labelText} (out)` : car.labelText.replace(/ \(out\)$/, ""));
     }
     for (const f of hooks.game) f(g);
     drawBoard(g);
@@ -1375,9 +1375,11 @@
       if (c.label) {
         // Just inside the cell's lower edge: a car standing in its middle leaves it readable, and
         // the car's name, printed above the car, does not cover it.
-        const xs = pts.map((p) => p[0]), bottom = Y(Math.min(...pts.map((p) => p[1])));
+        // A cell laid over a board square (label_at "top") labels it just inside its upper edge,
+        // clear of the square's own label.
+        const xs = pts.map((p) => p[0]), bottom = Y(Math.min(...pts.map((p) => p[1]))), top = Y(Math.max(...pts.map((p) => p[1])));
         parts.push(el("text", { class: `cell-label ${c.kind || "square"}`, x: (Math.min(...xs) + Math.max(...xs)) / 2,
-                                y: bottom - 3 }, c.label));
+                                ...(c.label_at === "top" ? { y: top + 3, "dominant-baseline": "hanging" } : { y: bottom - 3 }) }, c.label));
       }
     }
     return parts;
