@@ -1099,7 +1099,7 @@ def test_an_attack_has_one_choice_of_target_the_cars_then_the_exploding_terrain(
     spec = next(a for a in rules.action_specs(st, 21) if a.act == "attack")
     target = spec.field("target")
     assert not target.optional and spec.field("terrain") is None
-    assert [c["value"] for c in target.choices] == [10, 11, 20, "exploding barrels"]
+    assert [c["value"] for c in target.choices] == [10, 11, "exploding barrels"]      # the enemy cars
     out = check_action(spec, lambda value: 0,
                        lambda spec, body: dry_run(rules, copy.deepcopy(st), {**body, "vehicle": 21}))
     rows = {r["value"]: r for r in out["options"]["target"]}
@@ -1769,3 +1769,19 @@ def test_edge_gate_is_crossed_by_driving_off_the_table_through_it():
     assert "the path leaves the table" in out["steps"][3]["error"]
     assert out["state"]["finish_order"] == [10] and out["state"]["scores"] == {"Max": 3, "Joe": 0}
     assert out["state"]["setup_notes"] == []
+
+
+def test_own_cars_are_not_targets_and_attacking_one_is_refused_for_that():
+    """A newcomers' pass: the Dust Devil's own Rustler was offered as a target, and attacking
+    it was refused for something else (a friend in assault range of it: the Rustler itself).
+    A weapon "may only target enemy units" (wasteland-rally.txt, "Vehicle Weapons")."""
+    rules, st = game({"check_deployment": False})
+    assert [t["marker"] for t in rules.targets(st, 11)] == [21, 20]
+    attack = next(a for a in rules.action_specs(st, 11) if a.act == "attack")
+    at = next(f for f in attack.fields if f.name == "target")
+    assert [c["value"] for c in at.choices] == [20, 21, "exploding barrels"]
+    step = {"act": "attack", "vehicle": 11, "weapon": "twin_light_machine_guns", "target": 10, "expect_error": True}
+    out = play([step], [], options={"check_deployment": False})
+    assert out["steps"][0]["error"].endswith(
+        "the Rustler is Max's own car: weapons \"may only target enemy units\" (wasteland-rally.txt, "
+        "\"Vehicle Weapons\"; open-fire-0.3-core-rules.md, \"Friendly and Enemy\")"), out["steps"][0]["error"]

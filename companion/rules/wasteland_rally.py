@@ -2125,6 +2125,11 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         o = state.vehicle(action.get("target"))
         if o.marker == v.marker or not o.in_play or o.pose is None:
             raise RulesError(f"the {o.name} cannot be attacked ({o.status()})")
+        if o.owner == v.owner:
+            # Checked before anything is measured: other refusals (a friend in assault range of
+            # the target, which is the target itself) named the wrong reason.
+            raise RulesError(f"the {o.name} is {v.owner}'s own car: weapons \"may only target enemy units\" "
+                             f"({R}, \"Vehicle Weapons\"; {D.CORE}, \"Friendly and Enemy\")")
         them = o.footprint()
         dist = closest_distance(me, them)
         rng = dist.within(inches(w.range_in), f"range of the {w.name}")

@@ -148,15 +148,16 @@ class WastelandRallyViews:
         return {"move_regions": regions, "arcs": arcs}
 
     def targets(self, state, marker: int, terrain=()) -> list[dict]:
-        """Every other vehicle in play: edge-to-edge distance, each weapon's range and arc, and
-        line of sight, with margins and doubt."""
+        """Every enemy vehicle in play (a weapon "may only target enemy units": RULEBOOK,
+        "Vehicle Weapons"): edge-to-edge distance, each weapon's range and arc, and line of
+        sight, with margins and doubt."""
         v = state.vehicle(marker)
         if v.pose is None or not v.in_play:
             return []
         me = v.footprint()
         out = []
         for o in state.in_play():
-            if o.marker == marker:
+            if o.owner == v.owner:
                 continue
             them = o.footprint()
             dist = closest_distance(me, them)
@@ -232,7 +233,8 @@ class WastelandRallyViews:
                 rule=f'{D.VEHICLES}, "Vehicle Movement"',
                 about="Drive the car from where it stood, then resolve: the camera's path gives the distance and "
                       "the turns (manoeuvres)."))
-        others = tuple({"value": o.marker, "label": _label(o)} for o in state.in_play() if o.marker != marker)
+        # Enemies only: a weapon "may only target enemy units" (RULEBOOK, "Vehicle Weapons").
+        others = tuple({"value": o.marker, "label": _label(o)} for o in state.in_play() if o.owner != v.owner)
         fired = set(v.attacked) if state.active_marker == marker else set()
         guns = tuple({"value": w.key, "label": w.name} for w in v.weapons
                      if "Dropper" not in w.special and w.key not in fired)
