@@ -181,7 +181,7 @@ def test_the_table_side_view_starts_the_next_round_and_says_a_placement_in_large
     type_dice(page, 2)
     page.wait_for_function("document.getElementById('ts-wanted').dataset.kind === 'placement'", timeout=WAIT_MS)
     wanted = page.inner_text("#ts-wanted")
-    assert re.fullmatch(r"Put the Interceptor here: .+: \d+ mm and \d+° to go", wanted), wanted
+    assert re.fullmatch(r"Put the Interceptor here: .+: [\d.]+ in and \d+° to go", wanted), wanted
     size = float(page.evaluate("parseFloat(getComputedStyle(document.getElementById('ts-wanted')).fontSize)"))
     assert size >= 28
     assert page.is_visible("#placement") and page.is_visible("#placement-demo")

@@ -100,8 +100,9 @@ def test_a_placement_is_drawn_said_and_ticked_off_once_the_car_is_dragged_there(
     # Said in the headline, with how far it has to go; the rules' reason in players' words.
     headline = page.inner_text("#placement-asked")
     assert headline.startswith("Put the Interceptor here: ") and p["why"] in headline, headline
-    togo = re.fullmatch(r"(\d+) mm and (\d+)° to go", page.inner_text("#placement-togo"))
-    assert togo and int(togo.group(1)) == pytest.approx(50.8, abs=2) and int(togo.group(2)) <= 1
+    # In the page's units (inches unless set to mm), to a tenth: what a hand needs.
+    togo = re.fullmatch(r"([\d.]+) in and (\d+)° to go", page.inner_text("#placement-togo"))
+    assert togo and float(togo.group(1)) == pytest.approx(2.0, abs=0.1) and int(togo.group(2)) <= 1
     assert headline in page.inner_text("#ruler-text")
     assert page.is_visible("#placement-demo")               # the demo's own button
     assert not page.is_visible("#placement-stay")           # the book does not let it stay
@@ -207,8 +208,8 @@ def test_a_held_car_away_from_where_the_game_has_it_is_drawn_and_said(server, br
     demo_move(page, RUST_BUCKET, bucket["x_mm"] - 40.0, bucket["y_mm"], bucket["heading_deg"])
     page.wait_for_selector(f'#out-of-place [data-away="{RUST_BUCKET}"]', timeout=WAIT_MS)
     line = page.inner_text(f'#out-of-place [data-away="{RUST_BUCKET}"] .away-text')
-    m = re.fullmatch(r"⚠ The Rust Bucket stands (\d+) mm from where the game has it", line)
-    assert m and int(m.group(1)) == pytest.approx(40, abs=2), line
+    m = re.fullmatch(r"⚠ The Rust Bucket stands ([\d.]+) in from where the game has it", line)
+    assert m and float(m.group(1)) == pytest.approx(40 / 25.4, abs=0.1), line
     x, y, _ = outline_pose(page, RUST_BUCKET)
     assert x == pytest.approx(bucket["x_mm"], abs=1.0) and y == pytest.approx(bucket["y_mm"], abs=1.0)
     assert "away" in page.get_attribute(f'#placement-layer [data-place-for="{RUST_BUCKET}"]', "class")

@@ -92,6 +92,7 @@ class Table:
         self.page = page
         self.kinds: set[str] = set()
         self.placed: list[dict] = []          # each placement the rules asked for, as asked
+        self.chosen: dict[int, tuple] = {}     # where the plan puts a car whose place is a player's choice
         self.virtual = 0
 
     # --- what the page shows -----------------------------------------------------------------
@@ -165,6 +166,16 @@ class Table:
             assert placement["why"] in page.inner_text("#placement-asked")
         else:
             return                             # taken where it stood
+        if placement.get("chosen"):
+            # Where the player chooses (a Nudge's push): the area is drawn, the car dragged where
+            # the plan puts it, and "It's there" pressed; the rules then judge it.
+            x, y = self.chosen.pop(placement["marker"])
+            assert page.locator(f'#placement-layer .place-area[data-place-for="{placement["marker"]}"]').count() == 1
+            assert page.is_hidden("#placement-demo")
+            snap(page, "sh-whole-2-push-chosen", panel_top=True)
+            self.drag(placement["marker"], x, y)
+            page.click('#placement-stay:text("It\'s there")', timeout=WAIT_MS)
+            return
         x, y, h = placement["to"][:3]
         seen = tracked(page, placement["marker"])
         turn = abs((seen["heading_deg"] - h + 540) % 360 - 180)
@@ -407,10 +418,14 @@ def test_three_whole_rounds_every_action_kind_through_the_page(sh_demo, browser)
     t.act(INT, "shoot", {"warrior": w(MAX, INT, "W1"), "target": RIG, "at": "trailer"}, dice=[5, 6], result="hit")
     # Its hero nudges the War Rig 30 mm back (5 in position; 9 against 3: three sections) and
     # carries on up beside it, by its nose; the clinging passenger on the rig holds on (4).
+    # The push is the hero's player's choice after the rolls ("On a successful Nudge the
+    # attacking player moves the defending player's vehicle"): asked on the page, the area drawn.
     rig_back = (rig_on[0] - 30.0, rig_on[1])
     int_beside = (750.0, rig_right - GAP - HALF[INT])
-    t.act(INT, "nudge", {"target": RIG}, drags=[(RIG, *rig_back), (INT, *int_beside)],
-          dice=[5, 9, 3, 4], result="nudged", kinds=["nudge", "cling"])
+    t.chosen[RIG] = rig_back
+    e = t.act(INT, "nudge", {"target": RIG}, drags=[(INT, *int_beside)],
+              dice=[5, 9, 3, 4], result="nudged", kinds=["nudge", "cling"])
+    assert [(q["name"], q["how"]) for q in e["placements"]][:1] == [("War Rig", "chosen")], e["placements"]
     # Its passenger boards the rig, into its empty passenger seat 3 (4).
     t.act(INT, "board", {"warrior": w(MAX, INT, "P1"), "target": RIG, "seat": "P3"}, dice=[4], result="boarded",
           kinds=["board"])

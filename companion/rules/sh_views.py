@@ -261,7 +261,7 @@ class ShatteredHighwaysViews:
                                 optional=True))
             acts.append(ActionSpec("nudge", "Nudge", (
                 vehicle, Field("target", "choice", "nudge", choices=struck),
-                Field("push_to", "table_pose", "the target set down where you push it", of="target"),
+                Field("push_to", "table_pose", "the target where it stands (push it after the rolls)", of="target"),
                 *more, *pushes,
                 Field("into", "choice", "pushing it into", choices=vehicles, optional=True,
                       about="a vehicle the target is pushed against; it rolls to keep control"),
@@ -276,8 +276,8 @@ class ShatteredHighwaysViews:
                       optional=True),
                 Field("then_to", "table_pose", "the rest of your Move: where the car stands now", of=marker),
                 *declared), rule=rule("Nudge"),
-                about="Set the target down where you push it (and a car it is pushed into where you knock it), "
-                      "finish your own Move, then resolve: what the dice do not allow is put back."))
+                about="Drive on if you finish your Move, then resolve: once the rolls win, you are asked to push "
+                      "the target anywhere in the shaded area (a car it is pushed into rolls to keep control)."))
         if gunners and vehicles:
             aim = {}
             for o in others:
@@ -335,8 +335,10 @@ class ShatteredHighwaysViews:
         jammed = [{"value": w.mount, "label": f"the {w.mount} gun"} for w in v.weapons if w.jammed]
         jammed += [{"value": "pistol", "label": "a hero's pistol"}] if any(w.jammed for w in crew) else []
         if jammed:
+            # A gunner first: the driver clearing a gun spends the car's Move on it.
+            clearers = sorted(crew, key=lambda w: (w.seat == "D", not w.jammed))
             acts.append(ActionSpec("unjam", "Unjam", (
-                Field("warrior", "choice", "who", choices=who(crew)),
+                Field("warrior", "choice", "who", choices=who(clearers)),
                 Field("weapon", "choice", "weapon", choices=tuple(jammed))), actor="warrior",
                 rule=rule("Shoot"), about="A whole action spent clearing it."))
         if v.cls == "rig" and v.hp.get("trailer", 1) <= 0 and not v.decoupled:

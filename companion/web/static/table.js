@@ -52,6 +52,8 @@
   const mm = (v, d = 0) => `${fmt(Math.abs(v), d)} mm`;
   // A length in the players' units (the tools' Units menu: inches unless they chose mm).
   const len = (v) => (localStorage.getItem("companion.units") === "mm" ? `${fmt(Math.abs(v), 0)} mm` : inch(Math.abs(v)));
+  // How far a hand still has to move a piece: to the millimetre or the tenth of an inch.
+  const lenToGo = (v) => (localStorage.getItem("companion.units") === "mm" ? `${fmt(Math.abs(v), 0)} mm` : inch(Math.abs(v), 1));
   // A doubt in the same unit as the length beside it (one unit a line).
   const lenDoubt = (v) => (localStorage.getItem("companion.units") === "mm" ? `${fmt(v, 2)} mm`
     : v < 0.127 ? "<0.01 in" : inch(v));
@@ -242,9 +244,11 @@
     if ($("car-actions").parentNode !== home) home.append($("car-actions"), $("action-form"));
     // The demo's turn buttons go with the board, above the actions: below them a tap on "turn"
     // scrolled the car being turned out of sight.
-    const under = [$("board-bar"), $("demo-bar"), $("board-actions")].filter(Boolean);
+    // A result goes there too: at the foot of a phone's page it was a long scroll from the board.
+    const under = [$("board-bar"), $("demo-bar"), $("outcome"), $("board-actions")].filter(Boolean);
     let at = $("board-box");
     if (narrow && under.some((e) => { const wrong = at.nextElementSibling !== e; at = e; return wrong; })) $("board-box").after(...under);
+    if (!narrow && $("outcome").previousElementSibling !== $("waiting")) $("waiting").after($("outcome"));
   }
   narrowScreen.addEventListener("change", () => { placeActions(); followBoard(); showWaiting(); });
   // Tap areas overlap where cars stand closer than a fingertip on the screen: a tap takes the
@@ -670,9 +674,12 @@
   const fitsPlace = (p, off) => !!off && !off.stale && off.mm <= p.tolerance_mm && off.deg <= p.tolerance_deg;
   function toGo(p) {
     const off = offFrom(p.marker, p.to);
+    // A piece put where a player chooses: no distance to go, the players say when it is there.
+    if (p.chosen) return off && !off.stale ? "press “It's there” once it stands where you want it"
+      : `the camera does not see ${theName(p.name)}${off ? " now" : ""}`;
     if (!off || off.stale) return `the camera does not see ${theName(p.name)}${off ? " now" : ""}`;
     if (fitsPlace(p, off)) return "there: taken as soon as it stands still";
-    return `${fmt(off.mm, 0)} mm and ${fmt(off.deg, 0)}° to go`;
+    return `${lenToGo(off.mm)} and ${fmt(off.deg, 0)}° to go`;
   }
   const placementHeadline = (p) => capital(clean(p.asked));
 
@@ -688,14 +695,18 @@
         $("placement-error").textContent = "";
       }
       setText($("placement-asked"), placementHeadline(p));
-      setText($("placement-how"), `Put it on the dashed outline on the board, its front at the marked end: the camera takes it ` +
-        `once it stands still within ${fmt(p.tolerance_mm, 0)} mm and ${fmt(p.tolerance_deg, 0)}° of it` +
-        (p.may_stay ? "; the rules also let it stay where it stands." : "."));
+      setText($("placement-how"), p.chosen
+        ? "Where it goes is the player's choice: put it anywhere in the shaded area on the board, then press “It's there”. " +
+          "The rules check where it stands, and ask again if it is too far."
+        : `Put it on the dashed outline on the board, its front at the marked end: the camera takes it ` +
+          `once it stands still within ${fmt(p.tolerance_mm, 0)} mm and ${fmt(p.tolerance_deg, 0)}° of it` +
+          (p.may_stay ? "; the rules also let it stay where it stands." : "."));
       const also = p.also || [];
       setText($("placement-also"), also.length ? `Then ${also.map((a) => theName(a.name)).join(", ")}, each on its own outline.` : "");
-      $("placement-demo").hidden = !(isDemo && state.canChange);
+      $("placement-demo").hidden = !(isDemo && state.canChange) || !!p.chosen;
       setText($("placement-demo"), also.length ? "Move them there (demo)" : "Move it there (demo)");
-      $("placement-stay").hidden = !(p.may_stay && state.canChange);
+      $("placement-stay").hidden = !((p.may_stay || p.chosen) && state.canChange);
+      setText($("placement-stay"), p.chosen ? "It's there" : "Leave it where it stands");
       // A put-back (after an undo or a resume) has no resolution to call off.
       $("placement-cancel").hidden = !state.canChange || !!p.put_back;
     }
@@ -737,7 +748,8 @@
     for (const q of done) {
       const rec = (made || []).filter((r) => r.marker === q.marker).slice(-1)[0];
       state.placed.push({ marker: q.marker, name: q.name, why: q.why, how: rec ? rec.how : was.put_back ? "put back" : null });
-      words.push(`${capital(theName(q.name))} ${rec && rec.how === "stayed" ? "stays where it stands" : "is in place"}`);
+      words.push(`${capital(theName(q.name))} ${rec && rec.how === "stayed" ? "stays where it stands"
+        : rec && rec.how === "chosen" ? "stands where it was put" : "is in place"}`);
     }
     const note = $("placed-note");
     note.textContent = `✓ ${words.join("; ")} (${clean(was.why)}).`;
@@ -751,7 +763,7 @@
   function awayText(o) {
     const off = offFrom(o.marker, o.to);
     const mmOff = off ? off.mm : o.off_mm, degOff = off ? off.deg : o.off_deg;
-    return `${theName(o.name)} stands ${fmt(mmOff, 0)} mm${degOff >= 3 ? ` and ${fmt(degOff, 0)}°` : ""} from where the game has it`;
+    return `${theName(o.name)} stands ${lenToGo(mmOff)}${degOff >= 3 ? ` and ${fmt(degOff, 0)}°` : ""} from where the game has it`;
   }
   const stillAway = (o) => { const off = offFrom(o.marker, o.to); return !off || off.mm > 3 || off.deg > 3; };
   function showOutOfPlace(g) {
@@ -817,6 +829,23 @@
     // Inside the table, and inside the part of it the board shows (a phone's board may be zoomed).
     const [vx0, vy0, vx1, vy1] = [Math.max(0, view.x), Math.max(0, view.y), Math.min(width, view.x + view.w), Math.min(depth, view.y + view.h)];
     items.forEach((it, i) => {
+      if (it.p && it.p.chosen) {
+        // Where the player may put it: the area drawn, labelled beside it, no single outline.
+        const area = el("path", { class: "place-area", "data-place-for": it.marker, d: ringsPath(it.p.area || []),
+                                  "fill-rule": "evenodd" });
+        parts.push(area);
+        const xs = [], ys = [];
+        for (const poly of it.p.area || []) for (const [ax, ay] of poly[0] || []) { xs.push(ax); ys.push(Y(ay)); }
+        if (xs.length) {
+          const text = `Put ${theName(it.name)}'s front in here`, w = text.length * 0.6 * fs;
+          const cx = Math.min(Math.max((Math.min(...xs) + Math.max(...xs)) / 2, vx0 + w / 2), vx1 - w / 2);
+          const top = Math.max(Math.min(...ys) - gap, vy0 + 1.15 * fs);
+          parts.push(el("text", { class: "place-label asked", "data-label-for-place": it.marker, x: cx.toFixed(1),
+                                  y: top.toFixed(1), text }));
+          boxes.push([cx - w / 2, top - 1.15 * fs, cx + w / 2, top]);
+        }
+        return;
+      }
       const { L, W } = footprint(it.marker), [x, y, h] = it.to, off = offs[i];
       const fits = it.p ? fitsPlace(it.p, off) : false;
       const nose = 5 + W * 0.45;
