@@ -1785,3 +1785,28 @@ def test_own_cars_are_not_targets_and_attacking_one_is_refused_for_that():
     assert out["steps"][0]["error"].endswith(
         "the Rustler is Max's own car: weapons \"may only target enemy units\" (wasteland-rally.txt, "
         "\"Vehicle Weapons\"; open-fire-0.3-core-rules.md, \"Friendly and Enemy\")"), out["steps"][0]["error"]
+
+
+def test_asked_texts_name_each_thing_once(monkeypatch):
+    """A newcomers' pass: texts put together from a description and its subject said things
+    twice: "whether to repair the Scrapjaw now ... for Scrapjaw" (a choice's `who` after a
+    question naming the car), "touching the exploding exploding fuel drums", "the exploding
+    fuel drums's blast". Every dice and choice request the worked scenarios make is read as
+    the page shows it (its `describe`), and every event."""
+    import companion.dice as dice_mod
+    texts = []
+    for cls in (dice_mod.DiceRequest, dice_mod.ChoiceRequest):
+        def spy(self, _old=cls.describe):
+            texts.append(_old(self))
+            return texts[-1]
+        monkeypatch.setattr(cls, "describe", spy)
+    names, events = set(), []
+    for path in SCENARIOS:
+        data = json.loads(path.read_text())
+        names |= {v["name"] for r in data.get("rosters", []) for v in r.get("vehicles", []) if "name" in v}
+        outcome = run_scenario(data, str(path))
+        events += [e for step in outcome["steps"] for e in step.get("events", [])]
+    assert len(texts) > 100 and any("for 4 points" in t for t in texts)
+    bad = [t for t in set(texts) if any(t.count(n) > 1 for n in names)]
+    bad += [t for t in set(texts + events) if re.search(r"\b(\w+) \1\b", t) or "s's " in t]
+    assert not bad, bad

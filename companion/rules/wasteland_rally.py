@@ -39,6 +39,19 @@ from .wr_state import GameState, Vehicle, build_team
 from .wr_views import WastelandRallyViews
 
 R = D.RULEBOOK
+
+
+def _exploding(name: str) -> str:
+    """A piece of exploding terrain in a sentence, "exploding" said once: "the exploding fuel
+    drums", not "the exploding exploding fuel drums" when its name says it already."""
+    return f"the {name}" if "exploding" in name.lower() else f"the exploding {name}"
+
+
+def _whose(name: str) -> str:
+    """A piece's possessive: "the fuel drums' blast", "the tanker's blast"."""
+    return f"the {name}'" if name.endswith("s") else f"the {name}'s"
+
+
 OPTIONS = (
     RuleOption("mission", "two_lap_race", D.MISSIONS, f'{R}, "Missions"',
                'Not an ambiguity: the mission the table plays. It decides how the scene\'s gates are read '
@@ -1755,13 +1768,13 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                     stopped = f"it failed its command test against the wreckage {what.name}: its movement ends there"
                     break
             elif kind == "exploding":
-                ok = yield from self._command_test(state, v, f"touching the exploding {what.name}", events, rolls)
+                ok = yield from self._command_test(state, v, f"touching {_exploding(what.name)}", events, rolls)
                 face = (yield DiceRequest((D.DIE,), f"does the {what.name} explode? (9+)", v.owner)).faces[0]
                 rolls.append({"asked": f"does the {what.name} explode? (9+)", "face": face, "total": face,
                               "modifiers": [], "target": D.EXPLODE_ON, "passed": face >= D.EXPLODE_ON})
                 if not ok:
                     stop_at, lost = index, True
-                    stopped = (f"it failed its command test touching the exploding {what.name} and stops where "
+                    stopped = (f"it failed its command test touching {_exploding(what.name)} and stops where "
                                f"it touched")
                 if face >= D.EXPLODE_ON:
                     # The blast reads where every car stands: the mover touching the piece, where it met it.
@@ -1811,11 +1824,11 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             if verdict.outcome == "out":
                 continue
             n = D.TOUCHING_EXPLOSION_TESTS if gap <= contact else 1
-            results = yield from self._test(o, "defence", f"caught in the {terrain.name}'s blast", n=n)
+            results = yield from self._test(o, "defence", f"caught in {_whose(terrain.name)} blast", n=n)
             for roll, passed in results:
                 rolls.append(self._roll_json(roll, passed, self._attribute(o, "defence"), range=verdict.to_json()))
                 if not passed:
-                    yield from self._damage(state, o, D.EXPLOSION_DAMAGE, None, events, f"the {terrain.name}'s blast")
+                    yield from self._damage(state, o, D.EXPLOSION_DAMAGE, None, events, f"{_whose(terrain.name)} blast")
         if self.option("explosion_removes") and terrain.name not in state.removed_terrain:
             state.removed_terrain.append(terrain.name)
 
@@ -2298,11 +2311,11 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 if face < D.DAMAGED_SAVE_ON:
                     pay = False
                     if pool >= face:
+                        # The car is named once, in the question (a `who` added "for Scrapjaw" again).
                         pay = yield ChoiceRequest(v.owner, f"whether to repair the {v.name} now for {face} points "
                                                            f"(pool {pool})",
                                                   ({"value": True, "label": f"repair for {face}"},
-                                                   {"value": False, "label": "not now (it may not race until repaired)"}),
-                                                  v.name)
+                                                   {"value": False, "label": "not now (it may not race until repaired)"}))
                     if pay:
                         state.pools[v.owner] = pool - face
                         outcome[str(m)] = f"repaired for {face}"
@@ -2316,8 +2329,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                         save = yield ChoiceRequest(v.owner, f"whether to save the {v.name} for {D.DAMAGED_SAVE_COST} "
                                                             f"points or scrap it for {D.DAMAGED_SAVE_COST} (pool {pool})",
                                                    ({"value": True, "label": f"save for {D.DAMAGED_SAVE_COST}"},
-                                                    {"value": False, "label": f"scrap for +{D.DAMAGED_SAVE_COST}"}),
-                                                   v.name)
+                                                    {"value": False, "label": f"scrap for +{D.DAMAGED_SAVE_COST}"}))
                     if save:
                         state.pools[v.owner] = pool - D.DAMAGED_SAVE_COST
                         outcome[str(m)] = f"saved for {D.DAMAGED_SAVE_COST}"
