@@ -261,20 +261,21 @@ def place(page, why_has: str, shot: str | None = None) -> None:
                            arg=[p["why"]], timeout=WAIT_MS)
 
 
-def draw_chip(page, player: str, in_bag: int) -> None:
-    """The question whose chip came out of the bag (the header says a chip is being drawn)."""
+def draw_chip(page, player: str, in_bag: int, drawer: str) -> None:
+    """The question whose chip came out of the bag (the header says a chip is being drawn), asked of
+    `drawer`: the player whose freak moved last (the first player before anyone has)."""
     page.wait_for_function("() => { const p = window.companion.game.pending;"
                            " return p && p.waiting === 'choice' && p.purpose.includes('whose chip came out'); }",
                            timeout=WAIT_MS)
     assert "draw a chip from the bag" in page.inner_text("#turn"), page.inner_text("#turn")
-    choose(page, P1, player, f"{in_bag} chips in it")
+    choose(page, drawer, player, f"{in_bag} chips in it")
 
 
-def start_round(page, n: int, first: str) -> None:
+def start_round(page, n: int, first: str, drawer: str) -> None:
     page.click('#tabs [data-tab="round"]')
     page.click("#start-round:not([disabled])", timeout=WAIT_MS)
     n0 = last_event_n(page)
-    draw_chip(page, first, 6)
+    draw_chip(page, first, 6, drawer)
     answer(page, n0, ())
     s = state(page)
     assert s["round"] == n and s["chip"] == first, s
@@ -292,8 +293,9 @@ def end_turn(page, label: str | None, *steps) -> dict:
     return answer(page, n0, steps)
 
 
-def drawn(player: str, in_bag: int):
-    return ("choice", P1, player, f"{in_bag} chips in it")
+def drawn(player: str, in_bag: int, drawer: str):
+    """The next chip drawn, asked of `drawer`: the player whose freak has just moved (or passed)."""
+    return ("choice", drawer, player, f"{in_bag} chips in it")
 
 
 # --- the game ---------------------------------------------------------------------------------
@@ -311,7 +313,7 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
         return event["outcome"]
 
     # ================= Round 1 =================
-    start_round(page, 1, P2)
+    start_round(page, 1, P2, P1)
 
     # Freak 2.2 takes the chip (Move this freak), gets the Buggy going and drives it south
     # through the West gate.
@@ -325,7 +327,7 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     put_car(page, BUGGY, b["x_mm"], 250.0, b["heading_deg"])
     out = acted(resolve(page))
     assert out["result"] == "moved" and [x["gate"] for x in out["scored"]] == ["West gate"], out
-    end_turn(page, "End this turn", drawn(P1, 5))
+    end_turn(page, "End this turn", drawn(P1, 5, P2))
     agree(page, errors, "round 1, the Buggy")
 
     # Freak 1.3 swings the Hearse round and past Freak 2.3, who grabs hold of it out of his turn.
@@ -354,7 +356,7 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     choose_field(page, "target", str(BUGGY))
     out = acted(resolve(page, ("die", 2, "strafe-o-matic: strength 1 at the Buggy's side")))
     assert out["result"] == "armour", out
-    end_turn(page, "End this turn", drawn(P2, 4))
+    end_turn(page, "End this turn", drawn(P2, 4, P1))
     agree(page, errors, "round 1, the Hearse")
 
     # Freak 2.3, clinging on, jacks the Hearse: 6 against 1 + 1; Freak 1.3 is thrown out.
@@ -364,7 +366,7 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     assert out["result"] == "jacked", out
     s = state(page)
     assert s["vehicles"]["14"]["driver"] == "Freak 2.3" and s["freaks"]["Freak 1.3"]["pos"] is not None
-    end_turn(page, "End this turn", drawn(P1, 3))
+    end_turn(page, "End this turn", drawn(P1, 3, P2))
     agree(page, errors, "round 1, the jacking")
 
     # Freak 1.1 repairs the Interceptor and fires its booster through the Near gate (15.6 in).
@@ -377,7 +379,7 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     out = acted(resolve(page))
     assert [x["gate"] for x in out["scored"]] == ["Near gate"], out
     assert any("booster fires" in e for e in out["events"]), out
-    end_turn(page, "End this turn", drawn(P1, 2))
+    end_turn(page, "End this turn", drawn(P1, 2, P1))
     agree(page, errors, "round 1, the Interceptor")
 
     # Freak 1.2: the War Rig repaired, pushed (+6 in straight ahead), driven north through the
@@ -417,7 +419,7 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     assert state(page)["scores"] == {P1: 2, P2: 1}
 
     # ================= Round 2 =================
-    start_round(page, 2, P2)
+    start_round(page, 2, P2, P2)
 
     # Freak 2.1 repairs the Rust Bucket and drives it away west through the Far gate.
     open_action(page, RUST_BUCKET, "repair")
@@ -427,7 +429,7 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     put_car(page, RUST_BUCKET, 700.0, r["y_mm"], r["heading_deg"])
     out = acted(resolve(page))
     assert [x["gate"] for x in out["scored"]] == ["Far gate"], out
-    end_turn(page, "End this turn", drawn(P1, 5))
+    end_turn(page, "End this turn", drawn(P1, 5, P2))
     agree(page, errors, "round 2, the Rust Bucket")
 
     # Freak 1.2's turn begins with the War Rig's forced move: 6 in straight ahead, put there.
@@ -438,7 +440,7 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     out = acted(resolve(page, ("place", "badly shaken: it moved 6 in straight ahead", "ad-whole-2-forced-move")))
     pose = state(page)["vehicles"]["12"]["pose"]
     assert math.hypot(pose[0] - ahead(w, 152.4)[0], pose[1] - ahead(w, 152.4)[1]) < 3.0, (pose, w)
-    end_turn(page, "End this turn", drawn(P1, 4))
+    end_turn(page, "End this turn", drawn(P1, 4, P1))
     agree(page, errors, "round 2, the forced move")
 
     # Freak 1.1 concentrates and drives the Interceptor to the ramp's foot, turned across it
@@ -461,7 +463,7 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
                         ("die", 5, "the jump off ramp: Jump"),
                         ("place", "it jumped off ramp: Jump and landed 7.00 in on", "ad-whole-3-jump-landing")))
     assert out["result"] == "landed" and out["distance_in"] == 7.0, out
-    end_turn(page, "End this turn", drawn(P2, 3))
+    end_turn(page, "End this turn", drawn(P2, 3, P1))
     agree(page, errors, "round 2, the jump")
 
     # Freak 2.3 gets out of the Hearse, walks in at the Bank's door and out into the Saloon
@@ -488,7 +490,7 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     assert out["result"] == "penetrating", out
     assert state(page)["vehicles"]["12"]["components"][1]["status"] == "destroyed"
     # (The page's button says "Pass" while a freak on foot moves: no car is his; see the report.)
-    end_turn(page, None, drawn(P1, 2))
+    end_turn(page, None, drawn(P1, 2, P2))
     agree(page, errors, "round 2, the Saloon's guns")
 
     # Freak 1.3 climbs into the empty Hearse and backs it away east.
@@ -514,7 +516,7 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     assert state(page)["scores"] == {P1: 2, P2: 2}
 
     # ================= Round 3 =================
-    start_round(page, 3, P2)
+    start_round(page, 3, P2, P2)
     # Freak 2.3 stands on foot, drawn on the board: a tap on him selects the car whose card
     # offers his actions (the War Rig, the nearest).
     page.click('#tabs [data-tab="car"]')
@@ -529,11 +531,11 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     pick_point(page, "to", 860.0, 580.0)
     out = acted(resolve(page))
     assert out["result"] == "walked", out
-    end_turn(page, None, drawn(P1, 5))
+    end_turn(page, None, drawn(P1, 5, P2))
     agree(page, errors, "round 3, Freak 2.3 walks")
-    end_turn(page, "Pass (end the turn)", ("choice", P1, "Freak 1.2", "which freak takes the chip"), drawn(P1, 4))
-    end_turn(page, "Pass (end the turn)", ("choice", P1, "Freak 1.3", "which freak takes the chip"), drawn(P2, 3))
-    end_turn(page, "Pass (end the turn)", ("choice", P2, "Freak 2.1", "which freak takes the chip"), drawn(P1, 2))
+    end_turn(page, "Pass (end the turn)", ("choice", P1, "Freak 1.2", "which freak takes the chip"), drawn(P1, 4, P1))
+    end_turn(page, "Pass (end the turn)", ("choice", P1, "Freak 1.3", "which freak takes the chip"), drawn(P2, 3, P1))
+    end_turn(page, "Pass (end the turn)", ("choice", P2, "Freak 2.1", "which freak takes the chip"), drawn(P1, 2, P2))
     end_turn(page, "Pass (end the turn)")
     out = end_turn(page, "Pass (end the turn)")["outcome"]
     assert "round 3 is over" in out["events"], out
