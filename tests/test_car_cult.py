@@ -8,11 +8,12 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
-from companion.dice import DiceSource, DiceThrow, FixedChoices
+from companion.dice import DiceSource, DiceThrow, FixedChoices, FixedDice
 from companion.geometry import Pose
 from companion.rules import cc_data as D
 from companion.rules.base import RulesError, rule_system
@@ -918,15 +919,34 @@ MINE_ROSTERS = rosters(c11={"engine_st": 3}, c20={"engine_st": 2}, c21={"engine_
 
 def test_mines_are_laid_along_the_route():
     cars = place({20: [700, 200, 180]})
-    out = play(mine_steps()[:4], [], roster_list=MINE_ROSTERS, cars=cars)
-    # not placed by hand: spread evenly along the centre of the 9 in route, at 3 and 6 in
+    # Not placed on the form: a newcomers' pass found them laid without asking. "Place one Mine
+    # marker along the Cars route" is the player's to do: Max is asked for each, among points on
+    # the 9 in route, every inch back from where the Dust Devil stopped.
+    out = play(mine_steps()[:4], [], roster_list=MINE_ROSTERS, cars=cars,
+               choices=[{"player": "Max", "value": 6}, {"player": "Max", "value": 3}])
     assert [m["at"] for m in out["state"]["mines"]] == [[pytest.approx(376.2, abs=1)] + [600.0],
                                                         [pytest.approx(452.4, abs=1)] + [600.0]]
+    events = out["steps"][3]["events"]
+    assert "the Dust Devil lays mine 1 on its route, 6.0 in back from where it stopped (drawn on the board)" in events
+    assert "the Dust Devil lays mine 2 on its route, 3.0 in back from where it stopped (drawn on the board)" in events
+    assert not [e for e in events if re.search(r"\[\d", e)]                 # no table coordinates
+    rules, st = game(roster_list=MINE_ROSTERS, cars=cars)
+    sess = GameSession(rules, st, FixedDice([], "test"))
+    for step in mine_steps()[:3]:
+        sess.start_round({}) if "round" in step else sess.act(page_shape(step))
+    sess.act(page_shape(mine_steps()[3]))
+    ask = sess.pending
+    assert ask.player == "Max" and ask.describe() == "Max to choose where the Dust Devil's mine 1 goes along its route"
+    assert [o["label"] for o in ask.options][:2] == ["where it stopped", "1 in back along its route"]
+    assert ask.options[-1] == {"value": 9, "label": "9 in back along its route: where it started"}
     assert out["state"]["vehicles"]["11"]["components"]["mines"] == "DD.."      # "replace ST with DT"
     with pytest.raises(Exception, match="off the Dust Devil's route"):
         play(mine_steps([[400, 700]])[:4], [], roster_list=MINE_ROSTERS, cars=cars)
-    out = play(mine_steps([[400, 700]])[:4], [], {"mine_placement": "anywhere"}, roster_list=MINE_ROSTERS, cars=cars)
+    out = play(mine_steps([[400, 700]])[:4], [], {"mine_placement": "anywhere"}, roster_list=MINE_ROSTERS, cars=cars,
+               choices=[{"player": "Max", "value": 3}])
     assert out["state"]["mines"][0]["at"] == [400.0, 700.0] and len(out["state"]["mines"]) == 2
+    assert "the Dust Devil lays mine 1 3.2 in off its route, where its player put it (drawn on the board)" \
+        in out["steps"][3]["events"]
     with pytest.raises(Exception, match="3 mine markers placed but"):
         play(mine_steps([[400, 600]] * 3)[:4], [], roster_list=MINE_ROSTERS, cars=cars)
 
@@ -1104,7 +1124,7 @@ def test_option_premeasure_nothing_measured_is_shown_before_declaring():
     assert rules.overlays(st, 20)["move_regions"] == []
     never = rule_system("car_cult", {"move_band": "never"})
     assert never.overlays(st, 11) == {"move_regions": [], "arcs": []}
-    session.act({"act": "move", "vehicle": 11, "path": [[300 + 9 * MM, 600, 0]]})
+    session.act({"act": "move", "vehicle": 11, "path": [[300 + 9 * MM, 600, 0]], "mine_1": [400, 600]})
     assert rules.overlays(st, 11)["move_regions"] == []         # moved: the tape is put away
     board = rules.board(st)
     # the marker and the route it was laid along; its 4 in reach is not drawn
@@ -1220,7 +1240,7 @@ def test_board_shows_mines():
     session.start_round({})
     session.act({"act": "activate", "vehicle": 11})
     session.act({"act": "allocate", "vehicle": 11, "st_mines": 1})
-    session.act({"act": "move", "vehicle": 11, "path": [[528.6, 600, 0]]})
+    session.act({"act": "move", "vehicle": 11, "path": [[528.6, 600, 0]], "mine_1": [400, 600]})
     # The route the mine was laid along, under its marker, whichever car is selected; no reach
     # without pre-measuring.
     cells = out_rules.board(st)["cells"]
@@ -1595,6 +1615,7 @@ def play_the_game(g: Table) -> None:
     # The Dust Devil drives 6 in and its mines go down along the way (their ST then become DT).
     g.act(act="activate", vehicle=11)
     g.act(act="allocate", vehicle=11, allocation={"engine": 1, "mines": 2})
+    c += [("Max", 4), ("Max", 2)]       # none picked on the form: Max is asked, inches back from where it stops
     out = g.drive(11, [[250 + 6 * MM, 560, 0]])
     assert len(out["mines_laid"]) == 2 and st.vehicles[11].component("mines").zones == ["DT", "DT", None, None]
     g.end()

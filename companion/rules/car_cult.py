@@ -1121,7 +1121,7 @@ class CarCult(CarCultViews, RuleSystem):
         (`halt`: the index into the dense poses, kind, what). The move's resolution and
         `judge_move` both read this, so they cannot disagree. Changes nothing."""
         m = self.check_path(state, v, path)
-        plan = {"m": m, "refusal": None, "halt": None, "stop": None, "dense": None, "spots": []}
+        plan = {"m": m, "refusal": None, "halt": None, "stop": None, "dense": None, "spots": [], "unplaced": 0}
         faults = self._move_faults(v, m)
         if faults:
             plan["refusal"] = "; ".join(faults)
@@ -1147,6 +1147,7 @@ class CarCult(CarCultViews, RuleSystem):
         plan.update(dense=dense, ahead=ahead, polys=polys, halt=halt, stop=stop)
         try:
             plan["spots"] = self._mine_spots(state, v, action, dense[:stop + 1], polys[:stop + 1], ahead[:stop + 1])
+            plan["unplaced"] = sum(c.st for c in v.components if c.kind == WEAPON and c.key == "mines") - len(plan["spots"])
         except RulesError as exc:
             plan["refusal"] = str(exc)
         return plan
@@ -1227,7 +1228,13 @@ class CarCult(CarCultViews, RuleSystem):
         else:
             v.pose = dense[stop]
         # Mines allocated: laid along the route actually driven, then their ST become DT.
-        laid = self._lay_mines(state, v, plan["spots"], events, _route_outline(polys[:stop + 1]))
+        spots = list(plan["spots"])
+        for k in range(plan["unplaced"]):
+            spots.append((yield from self._ask_mine_spot(state, v, state.next_mine + len(spots),
+                                                          dense[:stop + 1], ahead[:stop + 1])))
+        route = shapely.union_all(polys[:stop + 1]).buffer(float(self.option("contact_mm")))
+        where = [self._mine_words(p, dense[:stop + 1], ahead[:stop + 1], route) for p in spots]
+        laid = self._lay_mines(state, v, spots, events, _route_outline(polys[:stop + 1]), where)
         for index, mine in triggered:
             if not v.in_play:
                 break
@@ -1310,9 +1317,10 @@ class CarCult(CarCultViews, RuleSystem):
                 "mines_triggered": [mn.id for _, mn in triggered], "rolls": rolls, "events": events}
 
     def _mine_spots(self, state: GameState, v: Car, action: dict, dense, polys, ahead) -> list[tuple[float, float]]:
-        """Where the mines allocated go: the markers the player put (each on the route driven, by
-        mine_placement), the rest spread evenly along the centre of the route. A RulesError names
-        a marker that may not be where it was put. Changes nothing."""
+        """Where the mines allocated go that the player picked a point for (each on the route
+        driven, by mine_placement); the rest are asked for as the move resolves
+        (`_ask_mine_spot`). A RulesError names a marker that may not be where it was put.
+        Changes nothing."""
         comps = [c for c in v.components if c.kind == WEAPON and c.key == "mines" and c.st]
         n = sum(c.st for c in comps)
         given = []
@@ -1335,27 +1343,55 @@ class CarCult(CarCultViews, RuleSystem):
                 raise RulesError(f"mine {k + 1}, where it was picked, is {gap / MM_PER_IN:.2f} in off the {v.name}'s route; "
                                  f"mines go \"along the Cars route\" ({R}, \"Building a Car Cult\")")
             spots.append((float(p[0]), float(p[1])))
-        total = ahead[-1]
-        for k in range(len(spots), n):
-            # Spread evenly along the centre of the route.
-            want = total * (k + 1) / (n + 1)
-            i = min(range(len(ahead)), key=lambda j: abs(ahead[j] - want))
-            spots.append((float(dense[i].x_mm), float(dense[i].y_mm)))
         return spots
 
-    def _lay_mines(self, state: GameState, v: Car, spots, events: list, route=()) -> list[Mine]:
-        """The markers laid where `_mine_spots` put them (each knowing the route it was laid
-        along, for the board); then the mines' ST become DT."""
+    def _ask_mine_spot(self, state: GameState, v: Car, mine_id: int, dense, ahead):
+        """Where a mine no point was picked for goes: its layer's owner is asked (the book's
+        "Place one Mine marker along the Cars route" is the player's act, never the rules'),
+        among points on the centre of the route driven, every whole inch back from where the
+        car stopped, and where it started. A route with one point (a car that stood still)
+        leaves no choice. Returns the (x_mm, y_mm) chosen."""
+        total_in = ahead[-1] / MM_PER_IN
+        backs = list(range(int(math.floor(total_in + 1e-9)) + 1))
+        if total_in - backs[-1] > 0.05:
+            backs.append(round(total_in, 2))
+
+        def label(d):
+            if d == 0:
+                return "where it stopped"
+            return f"{d:g} in back along its route" + (": where it started" if d == backs[-1] else "")
+        pick = backs[0]
+        if len(backs) > 1:
+            pick = yield ChoiceRequest(v.owner, f"where the {v.name}'s mine {mine_id} goes along its route",
+                                       tuple({"value": d, "label": label(d)} for d in backs))
+        want = ahead[-1] - pick * MM_PER_IN
+        i = min(range(len(ahead)), key=lambda j: abs(ahead[j] - want))
+        return float(dense[i].x_mm), float(dense[i].y_mm)
+
+    def _mine_words(self, spot, dense, ahead, route) -> str:
+        """Where a mine was laid, as a player finds it: how far back along the route from where
+        the car stopped (or how far off the route, where `mine_placement` lets it be)."""
+        gap = float(shapely.distance(route, shapely.points(spot))) if route is not None else 0.0
+        if gap > 1e-6:
+            return f"{gap / MM_PER_IN:.1f} in off its route, where its player put it"
+        d = np.hypot(np.array([p.x_mm for p in dense]) - spot[0], np.array([p.y_mm for p in dense]) - spot[1])
+        back = (ahead[-1] - ahead[int(np.argmin(d))]) / MM_PER_IN
+        return "on its route, where it stopped" if back < 0.05 else f"on its route, {back:.1f} in back from where it stopped"
+
+    def _lay_mines(self, state: GameState, v: Car, spots, events: list, route=(), where=()) -> list[Mine]:
+        """The markers laid where the player put them (each knowing the route it was laid
+        along, for the board; `where` says each in words); then the mines' ST become DT."""
         comps = [c for c in v.components if c.kind == WEAPON and c.key == "mines" and c.st]
         if not comps:
             return []
         laid = []
-        for x, y in spots:
+        for k, (x, y) in enumerate(spots):
             mine = Mine(state.next_mine, v.marker, v.owner, x, y, state.round, route)
             state.next_mine += 1
             state.mines.append(mine)
             laid.append(mine)
-            events.append(f"the {v.name} lays mine {mine.id} on its route (drawn on the board)")
+            events.append(f"the {v.name} lays mine {mine.id} {where[k] if k < len(where) else 'on its route'} "
+                          f"(drawn on the board)")
         for c in comps:
             k = c.st
             c.zones = [D.DT if z == D.ST else z for z in c.zones]

@@ -379,7 +379,8 @@ class CarCultViews:
             fields = [me, Field("path", "table_path", "the way the car drove this activation, as the camera saw it",
                                 of=marker)]
             fields += [Field(f"mine_{k}", "table_point", f"mine {k}", optional=True,
-                             about="a point on the route; mines not placed are spread evenly along it")
+                             about="a point on the route; for a mine not placed here, its player is asked after the "
+                                   "move how far back along the route it goes")
                        for k in range(1, min(mines, 8) + 1)]
             acts.append(ActionSpec(
                 "move", f"Move {lo}-{hi} in", tuple(fields), rule=f'{R}, "Car Movement/Engines", "Down Shift"',
