@@ -209,6 +209,7 @@
     return { x: clamp((x0 + x1) / 2 - w / 2, FULL.x, FULL.x + FULL.w - w), y: clamp((y0 + y1) / 2 - h / 2, FULL.y, FULL.y + FULL.h - h), w, h,
              box: [x0, y0, x1, y1] };
   }
+  let openForm = null;
   let viewFor = null;                  // what the view was last fitted to (the acting car, a placement)
   function followBoard() {
     if (state.demo && state.demo.dragging) return;
@@ -244,13 +245,17 @@
     if ($("car-actions").parentNode !== home) home.append($("car-actions"), $("action-form"));
     // The demo's turn buttons go with the board, above the actions: below them a tap on "turn"
     // scrolled the car being turned out of sight.
-    // A result goes there too: at the foot of a phone's page it was a long scroll from the board.
-    const under = [$("board-bar"), $("demo-bar"), $("outcome"), $("board-actions")].filter(Boolean);
+    // The last result's headline too (its working stays in the panel): on a phone the whole
+    // result sat a long scroll below the board.
+    const under = [$("board-bar"), $("demo-bar"), $("board-result"), $("board-actions")].filter(Boolean);
     let at = $("board-box");
     if (narrow && under.some((e) => { const wrong = at.nextElementSibling !== e; at = e; return wrong; })) $("board-box").after(...under);
-    if (!narrow && $("outcome").previousElementSibling !== $("waiting")) $("waiting").after($("outcome"));
   }
   narrowScreen.addEventListener("change", () => { placeActions(); followBoard(); showWaiting(); });
+  $("board-result").addEventListener("click", () => {
+    $("outcome-details")?.setAttribute("open", "");
+    $("outcome").scrollIntoView({ block: "start", behavior: "smooth" });
+  });
   // Tap areas overlap where cars stand closer than a fingertip on the screen: a tap takes the
   // car whose centre is nearest to it, not whichever area happens to be drawn on top.
   function nearestCar(ev, fallback) {
@@ -941,8 +946,11 @@
   function showOutcome(g) {
     const box = $("outcome");
     const last = g.last_outcome;
-    if (!last || !g.game) { box.hidden = true; return; }
+    const brief = $("board-result");
+    if (!last || !g.game) { box.hidden = true; brief.hidden = true; return; }
     box.hidden = false;
+    brief.hidden = false;
+    setText(brief, `${last.undone ? "Undone: the game is as it was before it." : outcomeHeadline(last.event, last.left)} ›`);
     if (last.undone) {
       box.replaceChildren(html("h2", { class: "headline", id: "outcome-headline", text: "Undone" }),
         html("p", { text: `Event ${last.undone.undid} (${last.undone.kind}) is taken back; the game is as it was before it.` }));
@@ -1269,7 +1277,13 @@
   function showActions(c) {
     for (const a of c.actions) actLabels.set(a.act, a.label);
     let all = globalWhyNot();
-    const answers = c.actions.map((a) => (all ? null : rulesWhyNot(c, a)));
+    // The open action's own form says the rules' answer for the target and fields chosen in it;
+    // its row's "not yet" (judged for the first target) could name another car: left to the form.
+    const opened = openForm && openForm.spec.act;
+    const answers = c.actions.map((a) => {
+      const r = all ? null : rulesWhyNot(c, a);
+      return r && !r.off && a.act === opened ? null : r;
+    });
     // One reason refusing every action (not its turn) is said once, above them: what they
     // share up to the first ";" (the rest names each action's own crew).
     const head = (r) => r.why.split(";")[0];
@@ -1586,13 +1600,16 @@
   }
 
   // --- an action ----------------------------------------------------------------------------
-  let openForm = null;
-  function closeActionForm() { openForm = null; $("action-form").hidden = true; showWaiting(); }
+  function closeActionForm() {
+    openForm = null; $("action-form").hidden = true; showWaiting();
+    if (state.car) showActions(state.car);
+  }
 
   function openAction(spec) {
     openForm = { spec, values: {} };
     $("action-error").textContent = "";
     refreshActionForm();
+    if (state.car) showActions(state.car);
     // On a phone the form opens under the board's actions: brought into view.
     if (narrowScreen.matches) $("action-form").scrollIntoView({ block: "nearest" });
   }
