@@ -400,7 +400,7 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     open_action(page, WAR_RIG, "ram")
     choose_field(page, "target", str(RUST_BUCKET))
     choose_field(page, "terrain", "")                          # a vehicle, no terrain
-    out = acted(resolve(page, ("die", 1, "ram roll for the War Rig (rammer)"), ("die", 1, "ram roll for the Rust Bucket"),
+    out = acted(resolve(page, ("die", 1, "ram roll (the rammer) for War Rig"), ("die", 1, "ram roll (the one rammed) for Rust Bucket"),
                         ("die", 2, "glancing hit table for the War Rig")))
     assert out["result"] == "won" and "glancing hit 2: badly shaken" in out["events"], out
     s = state(page)

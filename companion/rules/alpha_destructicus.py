@@ -2248,9 +2248,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             tm.append(Modifier(D.RAM_INERT_PENALTY, "a piece of terrain"))
         if state.drove == v.marker and target not in state.no_ram:
             state.no_ram.append(target)
-        req = DiceRequest(("d6",), f"ram roll for the {v.name} (rammer)", v.name)
+        req = DiceRequest(("d6",), "ram roll (the rammer)", v.name)
         vr = Roll(req, (yield req).faces[0], tuple(vm))
-        req2 = DiceRequest(("d6",), f"ram roll for the {tname}", tname)
+        req2 = DiceRequest(("d6",), "ram roll (the one rammed)", tname)
         tr = Roll(req2, (yield req2).faces[0], tuple(tm))
         rolls += [vr.to_json(), tr.to_json()]
         fixed = not is_vehicle and t.kind in ("fixed", "ramp")
