@@ -29,6 +29,7 @@ of it on its event stream.
 from __future__ import annotations
 
 import copy
+import logging
 import math
 import threading
 import time
@@ -48,6 +49,9 @@ from .scene import Scene
 from .session import GameSession
 from .table_dice import TableDice
 from .table_layout import LayoutError, TableLayout
+
+
+log = logging.getLogger(__name__)
 
 
 class GameError(ValueError):
@@ -197,17 +201,24 @@ class TableGame:
         they stand."""
         session = self.session
         self.evidence.commit(event, session.rules, session.state)
-        before = self.activations.active
-        now = session.rules.active_marker(session.state)
-        if event.kind in ("round", "end_turn", "undo") or (before is not None and now != before):
-            self._begin_activation(session)
-        else:
-            if now is not None and now != before:       # the first action began this car's activation
-                self.activations.active = now
-                self.activations.hold(now, True)
-            fresh = self._fresh_poses()
-            for m in self._moving:
-                self.activations.moved(m, fresh.get(m))
+        # Committed (the store's append returned): whatever goes wrong from here must not make
+        # the request answer "not done" (a player would do it again, an undo twice).
+        try:
+            before = self.activations.active
+            now = session.rules.active_marker(session.state)
+            if event.kind in ("round", "end_turn", "undo") or (before is not None and now != before):
+                self._begin_activation(session)
+            else:
+                if now is not None and now != before:       # the first action began this car's activation
+                    self.activations.active = now
+                    self.activations.hold(now, True)
+                fresh = self._fresh_poses()
+                for m in self._moving:
+                    self.activations.moved(m, fresh.get(m))
+        except Exception as exc:
+            log.exception("after committing event %s", event.n)
+            self.note(f"event {event.n} is recorded, but the companion failed keeping track of the active car "
+                      f"after it ({type(exc).__name__}); check where the cars stand", "warn")
         self._moving = []
 
     def hold(self, marker: int, held: bool) -> dict:

@@ -17,13 +17,17 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import logging
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 GENESIS = "0" * 64
@@ -114,7 +118,11 @@ def _check_readable(db, path: Path) -> None:
 
 
 class GameStore:
-    """One game's file. Appending is safe from several threads (one lock, one connection).
+    """One game's file. Appending is safe from several threads: one writer connection, used
+    only under its lock. Reading never touches it: each thread reads through a read-only
+    connection of its own, so a reader (the audit page replaying the game) can never leave
+    the writer's connection busy and make a commit fail; in WAL mode readers and the writer
+    run side by side, each reader on the file as of its last commit.
 
     `create=False`: the file must already be a game file. `readonly=True` (the audit
     commands): nothing is written to it, not even the journal mode."""
@@ -124,10 +132,12 @@ class GameStore:
         self.readonly = readonly
         if (not create or readonly) and not self.path.exists():
             raise StoreError(f"{self.path}: no such game file")
+        self._readers: dict[int, tuple[threading.Thread, sqlite3.Connection]] = {}
+        self._readers_lock = threading.Lock()
+        self._closed = False
         try:
             if readonly:
-                self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False,
-                                           isolation_level=None)
+                self._db = sqlite3.connect(self._ro_uri(), uri=True, check_same_thread=False, isolation_level=None)
             else:
                 self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         except sqlite3.DatabaseError as exc:
@@ -149,27 +159,65 @@ class GameStore:
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise StoreError(f"{self.path}: not a game file ({exc})") from None
-        if self.meta("schema") is None:
-            self._set_meta("schema", str(SCHEMA_VERSION))
-            self._set_meta("created", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-            self._set_meta("companion", __version__)
-        self._checkpoint()
+        with self._lock:
+            if self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() is None:
+                self._set_meta("schema", str(SCHEMA_VERSION))
+                self._set_meta("created", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+                self._set_meta("companion", __version__)
+            self._checkpoint()
+
+    def _ro_uri(self) -> str:
+        return f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
+
+    def _read(self) -> sqlite3.Connection:
+        """This thread's read-only connection (opened on its first read). Connections of
+        threads that have ended are closed as new ones open, so they never pile up."""
+        me = threading.current_thread()
+        got = self._readers.get(me.ident)
+        if got is not None and got[0] is me:
+            return got[1]
+        with self._readers_lock:
+            if self._closed:
+                raise StoreError(f"{self.path}: the game file is closed")
+            for ident, (thread, conn) in list(self._readers.items()):
+                if not thread.is_alive() or (ident == me.ident and thread is not me):
+                    del self._readers[ident]
+                    conn.close()
+            try:
+                conn = sqlite3.connect(self._ro_uri(), uri=True, check_same_thread=False, isolation_level=None)
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"{self.path}: not a readable game file ({exc})") from None
+            self._readers[me.ident] = (me, conn)
+            return conn
 
     def _checkpoint(self) -> None:
         """Copy what the WAL holds into the .db file itself, so the .db alone is the whole
         game as far as its last committed event (a copy of it made during a game, or after
         a crash, is whole). PASSIVE: it never waits; should a reader elsewhere hold an old
-        snapshot, the next commit's checkpoint catches up."""
-        self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        snapshot, or the checkpoint fail for any reason, the next commit's checkpoint catches
+        up. It runs after a COMMIT, so it must never make a committed event look failed:
+        its failure is logged and left at that (the event is in the WAL, which is durable)."""
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error as exc:
+            log.info("checkpoint of %s left for the next commit (%s)", self.path, exc)
 
     def close(self) -> None:
-        self._db.close()
+        # The readers first: the writer's connection, closed last, then checkpoints the WAL
+        # into the .db and removes it.
+        with self._readers_lock:
+            self._closed = True
+            for _, conn in self._readers.values():
+                conn.close()
+            self._readers.clear()
+        with self._lock:
+            self._db.close()
 
     # --- meta ---------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+        rows = self._read().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall()
+        return rows[0][0] if rows else None
 
     def _set_meta(self, key: str, value: str) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
@@ -193,8 +241,10 @@ class GameStore:
                 self._set_meta("head", f"{seq}:{digest}")
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
+            # Committed: nothing from here on may raise (see _checkpoint).
             self._checkpoint()
         return StoredEvent(seq, t, kind, json.loads(text), digest)
 
@@ -219,19 +269,21 @@ class GameStore:
     # --- reading ------------------------------------------------------------------------
 
     def events(self) -> list[StoredEvent]:
-        rows = self._db.execute("SELECT seq, t, kind, body, hash FROM events ORDER BY seq").fetchall()
+        rows = self._read().execute("SELECT seq, t, kind, body, hash FROM events ORDER BY seq").fetchall()
         return [StoredEvent(s, t, k, json.loads(b), h) for s, t, k, b, h in rows]
 
     def event(self, seq: int) -> StoredEvent:
-        row = self._db.execute("SELECT seq, t, kind, body, hash FROM events WHERE seq = ?", (seq,)).fetchone()
+        rows = self._read().execute("SELECT seq, t, kind, body, hash FROM events WHERE seq = ?", (seq,)).fetchall()
+        row = rows[0] if rows else None
         if row is None:
             raise StoreError(f"{self.path}: there is no event {seq}")
         s, t, k, b, h = row
         return StoredEvent(s, t, k, json.loads(b), h)
 
     def evidence(self, evidence_id: int) -> dict:
-        row = self._db.execute("SELECT id, t, jpeg, detections, table_pose, sha256 FROM evidence WHERE id = ?",
-                               (evidence_id,)).fetchone()
+        rows = self._read().execute("SELECT id, t, jpeg, detections, table_pose, sha256 FROM evidence WHERE id = ?",
+                                    (evidence_id,)).fetchall()
+        row = rows[0] if rows else None
         if row is None:
             raise StoreError(f"{self.path}: there is no evidence {evidence_id}")
         i, t, jpeg, det, pose, digest = row
@@ -239,7 +291,7 @@ class GameStore:
                 "sha256": digest}
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+        return self._read().execute("SELECT COUNT(*) FROM events").fetchall()[0][0]
 
 
 def parse_head(text: str) -> tuple[int, str]:
@@ -270,10 +322,16 @@ def verify(path: str | Path, expect_head: str | None = None) -> tuple[bool, str,
         return False, f"{p}: not a readable game file ({exc})", 0
     try:
         _check_readable(db, p)
+        # One read transaction: the events, the head and the evidence as of one commit, even
+        # while the companion goes on appending to the file (separate reads could see the
+        # head of a commit made after the events were read, and call the file cut off).
+        db.execute("BEGIN")
         rows = db.execute("SELECT seq, t, kind, body, prev, hash FROM events ORDER BY rowid").fetchall()
         head_row = db.execute("SELECT value FROM meta WHERE key = 'head'").fetchone()
         ev = {i: (b, d, pose, h) for i, b, d, pose, h in
               db.execute("SELECT id, jpeg, detections, table_pose, sha256 FROM evidence").fetchall()}
+        guards = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+        db.execute("COMMIT")
     except StoreError as exc:
         return False, str(exc), 0
     except sqlite3.DatabaseError as exc:
@@ -310,18 +368,35 @@ def verify(path: str | Path, expect_head: str | None = None) -> tuple[bool, str,
     stored_head = head_row[0] if head_row else f"0:{GENESIS}"
     if stored_head != last:
         n_head = stored_head.split(":")[0]
-        return False, (f"event {len(rows) + 1}: missing: the file's head says the game reached event {n_head}, "
-                       f"the events stop at {len(rows)} (cut off the end?)"), len(rows)
+        missing = f"event {len(rows) + 1}: missing: the file's head says the game reached event {n_head}, " \
+                  f"the events stop at {len(rows)}"
+        if not _APPEND_ONLY_GUARDS <= guards:
+            return False, (f"{missing}: cut off the end (the file's guards against removing events were "
+                           f"taken out)"), len(rows)
+        # The guards are in place. A copy of the .db taken while the companion was copying its
+        # WAL into it (the checkpoint after each commit; the copy made without the -wal file)
+        # looks just like this: SQLite writes the pages in page order, the head's before the
+        # newest event's. The file alone cannot tell that from events cut off the end with the
+        # guards put back, so it says both, and what holds as far as it goes.
+        return False, (f"{missing}. Events 1 to {len(rows)} are intact. Either this is a copy of the .db taken "
+                       f"while the companion was writing to it, without its -wal file (copy the game file "
+                       f"again with its -wal file, or once the game is closed), or events were cut off the "
+                       f"end"), len(rows)
     if expect_head is not None:
         if kept_n > len(rows):
             return False, (f"event {len(rows) + 1}: missing: the head you kept says the game reached event "
-                           f"{kept_n}, the events stop at {len(rows)} (cut off the end?)"), len(rows)
+                           f"{kept_n}, the events stop at {len(rows)}: a copy made before the game reached it, or "
+                           f"cut off the end"), len(rows)
         had = GENESIS if kept_n == 0 else rows[kept_n - 1][5]
         if had != kept_hash:
             return False, (f"event {kept_n}: its hash is not the one you kept ({kept_hash[:16]}... kept, "
                            f"{had[:16]}... in the file): the file was rewritten up to there"), len(rows)
     kept = f", event {kept_n} as kept" if expect_head is not None else ""
     return True, f"{p}: {len(rows)} events, chain intact, evidence intact{kept}, head {last[:16]}", len(rows)
+
+
+#: The triggers a game file is made with (see _SCHEMA): removing an event needs them gone.
+_APPEND_ONLY_GUARDS = {"events_append_only_u", "events_append_only_d"}
 
 
 def _evidence_refs(body: Any):
