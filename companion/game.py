@@ -346,7 +346,7 @@ class TableGame:
         except (NotImplementedError, RulesError) as exc:
             raise GameError(str(exc)) from None
 
-    def load_table(self, table) -> None:
+    def load_table(self, table, confirmed_by: str | None = None) -> None:
         """Play on another table file: the camera uses it from the next frame.
 
         Mid-game, a file that keeps the game's table (its size, terrain and gates, and every
@@ -375,7 +375,8 @@ class TableGame:
                 self.note("table file loaded again: nothing the game or the camera uses changed")
                 return
             if self.store is not None:
-                self.store.append("table", {"table_file": new, "changes": changes})
+                self.store.append("table", {"table_file": new, "changes": changes,
+                                            **({"confirmed_by": confirmed_by} if confirmed_by else {})})
             self.note(f"table file loaded mid-game{' and recorded' if self.store is not None else ''}: "
                       f"{'; '.join(changes)}")
 
