@@ -39,6 +39,9 @@ def create_app(game: TableGame | LiveTable, test_config: dict | None = None) -> 
         # (`serve` gives it STREAM_MAX_TOTAL + API_THREADS); past it a page polls /api/state.
         STREAM_MAX_PER_CLIENT=4,
         STREAM_MAX_TOTAL=24,
+        # Of them, open to visitors without the PIN (watching): a few addresses cannot hold
+        # every slot, and players keep at least STREAM_MAX_TOTAL - STREAM_MAX_VISITORS.
+        STREAM_MAX_VISITORS=8,
         # The Host names answered (None: any); `serve --lan` adds this machine's own.
         ALLOWED_HOSTS=security.LOCAL_HOSTS,
         # The table's PIN: None lets anyone who can reach the page change the game
@@ -47,8 +50,9 @@ def create_app(game: TableGame | LiveTable, test_config: dict | None = None) -> 
         # Wrong PINs from one address before it must wait, and how long.
         PIN_TRIES=5,
         PIN_LOCKOUT_S=30.0,
-        # Wrong PINs from all addresses together within the window before every new login
-        # waits (and the host is told): 20 a minute leave a 6-digit PIN months of guessing.
+        # Wrong PINs from all addresses together within the window before no PIN is tried
+        # (and the host is told; new players join with the join code the host's page shows):
+        # 20 a minute leave a 6-digit PIN months of guessing.
         PIN_TOTAL_TRIES=20,
         PIN_TOTAL_WINDOW_S=60.0,
         SECRET_KEY=secrets.token_hex(32),
@@ -65,6 +69,7 @@ def create_app(game: TableGame | LiveTable, test_config: dict | None = None) -> 
 
     from . import api, audit, pages
     security.init_app(app)
+    from . import idempotency; idempotency.init_app(app)   # after the security checks: a retried POST answered once
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(audit.bp)

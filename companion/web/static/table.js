@@ -59,11 +59,22 @@
     : v < 0.127 ? "<0.01 in" : inch(v));
 
   // --- talking to the companion ---------------------------------------------------------
+  // A POST carries a fresh random Idempotency-Key; when its answer is lost on the way (the
+  // connection dropped) it is sent again with the SAME key, and the companion answers the
+  // repeat with the first answer rather than doing it twice (an undo undoes one event).
+  // getRandomValues, not randomUUID: a LAN page over plain http is not a secure context.
+  const freshKey = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
   async function api(path, body) {
     const opts = body === undefined ? {} : {
       method: "POST", body: JSON.stringify(body),
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": state.csrf || "" } };
-    const r = await fetch("api/" + path, opts);
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": state.csrf || "", "Idempotency-Key": freshKey() } };
+    let r = null;
+    for (let attempt = 0; r === null; attempt++) {
+      try { r = await fetch("api/" + path, opts); } catch (e) {
+        if (body === undefined || attempt >= 2) throw e;
+        await new Promise((done) => setTimeout(done, 400 * (attempt + 1)));
+      }
+    }
     let data = null;
     try { data = await r.json(); } catch (e) { data = { error: `the companion answered ${r.status}` }; }
     if (!r.ok) throw new Error(data.error || `the companion answered ${r.status}`);
