@@ -172,16 +172,20 @@ def test_pin_guessing_is_limited_across_all_addresses_and_the_host_is_told(table
         if r.status_code == 403:
             guesses += 1
         else:
-            assert r.status_code == 429 and "all addresses" in r.get_json()["error"]
+            assert r.status_code == 429 and "someone is guessing the table PIN" in r.get_json()["error"]
             assert int(r.headers["Retry-After"]) > 0
     assert guesses == 20
-    # Even the right PIN waits now, from a new address; the player already in plays on.
+    # No PIN is tried now, the right one included, from a new address; the player already in
+    # plays on, and the host is told the join code new players use instead.
     c = app.test_client()
     c.environ_base["REMOTE_ADDR"] = "192.168.1.250"
     h = {"X-CSRF-Token": c.get("/api/session").get_json()["csrf"]}
-    assert c.post("/api/login", json={"pin": "482913"}, headers=h).status_code == 429
+    r = c.post("/api/login", json={"pin": "482913"}, headers=h)
+    assert r.status_code == 429 and r.get_json()["code_needed"] and "join code" in r.get_json()["error"]
     assert player.post("/api/undo", headers=ph).status_code == 409          # through the PIN: no game yet
     assert len(told) == 1 and "guessing the table PIN" in told[0]
+    code = app.extensions["seats"].join_code
+    assert f"{code[:4]}-{code[4:]}" in told[0]
     assert any("guessing the table PIN" in n["text"] for n in table_game.game_json()["notes"])
 
 
@@ -192,6 +196,194 @@ def test_per_address_lockout_still_holds(table_game):
     r = c.post("/api/login", json={"pin": "482913"}, headers=h)
     assert r.status_code == 429 and "Retry-After" in r.headers
 
+
+
+def login_from(app, addr, **body):
+    c = app.test_client()
+    c.environ_base["REMOTE_ADDR"] = addr
+    h = {"X-CSRF-Token": c.get("/api/session").get_json()["csrf"]}
+    return c, h, c.post("/api/login", json=body, headers=h)
+
+
+def test_the_right_player_joins_with_the_join_code_while_the_pin_is_guessed(table_game):
+    app, host, hh = make_client(table_game, PIN="482913", PIN_TOTAL_TRIES=20, PIN_TOTAL_WINDOW_S=600)
+    shown = host.get("/api/seats").get_json()["join_code"]            # the host's own page shows it
+    assert re.fullmatch(r"[A-Z2-9]{4}-[A-Z2-9]{4}", shown)
+    for k in range(25):                                               # a siege from 25 addresses
+        login_from(app, f"10.1.0.{k}", pin=f"{k:06d}")
+    guard = app.extensions["pin_guard"]
+    assert len(guard.recent) == 20                                    # guessing bounded: 20 tried
+    # Wrong join codes lock only their own address out, and never spend the PIN budget, so
+    # guessing them cannot keep the right player out either.
+    c, h, _ = login_from(app, "10.2.0.1", code="AAAA-AAAA")
+    for _ in range(4):
+        assert c.post("/api/login", json={"code": "BBBBBBBB"}, headers=h).status_code == 403
+    r = c.post("/api/login", json={"code": shown}, headers=h)
+    assert r.status_code == 429 and "this address" in r.get_json()["error"]
+    assert len(guard.recent) == 20
+    # The right player, from an address that is not guessing, gets in at once, typed any way.
+    c, h, r = login_from(app, "10.3.0.7", code=shown.lower().replace("-", " "))
+    assert r.status_code == 200 and r.get_json() == {"can_change": True}
+    assert c.get("/api/session").get_json()["can_change"]
+    # The visitor does not see the code, nor who holds which seat.
+    v = app.test_client()
+    v.environ_base["REMOTE_ADDR"] = "10.4.0.1"
+    assert "join_code" not in v.get("/api/seats").get_json()
+
+
+def test_the_first_device_is_the_host_only_with_no_page_on_the_machine(table_game):
+    app = create_app(table_game, {"TESTING": True, "PIN": "482913"})
+    c1, h1, r = login_from(app, "192.168.1.20", pin="482913")
+    assert r.status_code == 200 and c1.get("/api/seats").get_json()["host"] is True
+    c2, h2, r = login_from(app, "192.168.1.21", pin="482913")
+    assert r.status_code == 200 and c2.get("/api/seats").get_json()["host"] is False
+    app, _, _ = make_client(table_game, PIN="482913")                 # the machine's own page opened first
+    c1, _, r = login_from(app, "192.168.1.20", pin="482913")
+    assert r.status_code == 200 and c1.get("/api/seats").get_json()["host"] is False
+
+
+@pytest.fixture
+def chip_draw(demo_table, renderer):
+    """An Alpha Destructicus game whose first round waits for a chip drawn from the bag:
+    a choice the rules ask of one named player; the app with a PIN."""
+    from companion.rules.base import rule_system
+    layout = rule_system("alpha_destructicus").demo_layout(
+        [(c.id, c.name, c.length_mm, c.width_mm) for c in demo_table.cars], (demo_table.width_mm, demo_table.depth_mm))
+    source = SyntheticSource(demo_table, paced=False)
+    live = LiveTable(source, demo_table, source.camera)
+    image = renderer.render([CarTruth(m, *p) for m, p in dict(layout).items()], np.random.default_rng(5)).image
+    for k in range(16):
+        live.process(image, k + 1, (k + 1) / 30.0)
+    game = TableGame(live, seed=3)
+    app, host, hh = make_client(game, PIN="482913")
+    assert host.post("/api/login", json={"pin": "482913"}, headers=hh).status_code == 200
+    host.post("/api/game", json={"rules": "alpha_destructicus",
+                                 "rosters": host.get("/api/rosters/starter?rules=alpha_destructicus").get_json()},
+              headers=hh)
+    g = host.post("/api/round", json={"orders": {}}, headers=hh).get_json()
+    assert g["pending"]["waiting"] == "choice"
+    return app, host, hh, g["pending"]["player"]
+
+
+def test_a_choice_is_answered_only_from_the_device_holding_that_seat(chip_draw):
+    app, host, hh, asked = chip_draw
+    assert asked == "Player 1"
+    alice, ah, _ = login_from(app, "192.168.1.20", pin="482913")
+    mallory, mh, _ = login_from(app, "192.168.1.66", pin="482913")
+    # Alice takes her seat; anyone else with the PIN answering for her is refused, nothing changes.
+    seats = alice.post("/api/seats", json={"player": "Player 1", "to": "me"}, headers=ah).get_json()
+    assert seats["mine"] == ["Player 1"] and seats["host"] is False
+    before = host.get("/api/game").get_json()
+    r = mallory.post("/api/choice", json={"player": "Player 1", "value": "Player 2"}, headers=mh)
+    assert r.status_code == 403 and "held by another device" in r.get_json()["error"]
+    r = mallory.post("/api/seats", json={"player": "Player 1", "to": "me"}, headers=mh)
+    assert r.status_code == 403
+    assert host.post("/api/choice", json={"player": "Player 1", "value": "Player 2"}, headers=hh).status_code == 403
+    assert host.get("/api/game").get_json() == before
+    # Alice answers her own choice.
+    g = alice.post("/api/choice", json={"player": "Player 1", "value": "Player 2"}, headers=ah).get_json()
+    assert g["game"]["up"] == "Player 2"
+    # The host sees who holds it, and moves the seat to itself (a phone gone flat).
+    view = host.get("/api/seats").get_json()
+    row = next(p for p in view["players"] if p["player"] == "Player 1")
+    assert row["held"] == "another device" and "192.168.1.20" in row["device_label"]
+    assert next(p for p in view["players"] if p["player"] == "Player 2")["held"] == "free"
+    host.post("/api/seats", json={"player": "Player 1", "to": "me"}, headers=hh)
+    assert alice.get("/api/seats").get_json()["mine"] == []
+    # A seat the host frees is anyone's again.
+    host.post("/api/seats", json={"player": "Player 1", "to": "free"}, headers=hh)
+    assert mallory.post("/api/seats", json={"player": "Player 1", "to": "me"}, headers=mh).status_code == 200
+    r = mallory.post("/api/seats", json={"player": "Nobody", "to": "me"}, headers=mh)
+    assert r.status_code == 409 and "no player" in r.get_json()["error"]
+
+
+def test_a_free_seat_is_taken_by_the_device_answering_its_choice_and_the_host_plays_every_side(chip_draw):
+    app, host, hh, asked = chip_draw
+    bob, bh, _ = login_from(app, "192.168.1.30", pin="482913")
+    # A refused answer takes no seat.
+    r = bob.post("/api/choice", json={"player": "Player 2", "value": "Player 1"}, headers=bh)
+    assert r.status_code == 409 and bob.get("/api/seats").get_json()["mine"] == []
+    # The host answers for a free seat and leaves it free (one laptop plays every side).
+    g = host.post("/api/choice", json={"player": asked, "value": "Player 1"}, headers=hh).get_json()
+    assert g["game"]["up"] == "Player 1"
+    assert host.get("/api/seats").get_json()["mine"] == []
+    assert all(p["held"] == "free" for p in host.get("/api/seats").get_json()["players"])
+
+
+def test_a_mid_game_table_file_from_a_player_waits_for_the_host_and_is_recorded(tmp_path, demo_table, renderer):
+    from importlib import resources
+
+    from companion.audit import timeline
+    source = SyntheticSource(demo_table, paced=False)
+    live = LiveTable(source, demo_table, source.camera)
+    live.process(renderer.render(POSES, np.random.default_rng(3)).image, 0, 0.0)
+    store = GameStore(tmp_path / "g.db")
+    game = TableGame(live, store=store, seed=3)
+    app, host, hh = make_client(game, PIN="482913")
+    assert host.post("/api/login", json={"pin": "482913"}, headers=hh).status_code == 200
+    host.post("/api/game", json={"rules": "shattered_highways", "rosters": host.get("/api/rosters/starter").get_json()},
+              headers=hh)
+    text = resources.files("vision").joinpath("data/demo_table.toml").read_text(encoding="utf-8")
+    shifted = text.replace('name = "Interceptor"\n', 'name = "Interceptor"\noffset_mm = [20.0, 0.0]\n', 1)
+    assert shifted != text
+    player, ph, _ = login_from(app, "192.168.1.20", pin="482913")
+    events = len(store.events())
+    r = player.post("/api/table", json={"text": shifted}, headers=ph)
+    assert r.status_code == 403 and "host" in r.get_json()["error"]
+    assert len(store.events()) == events and live.table.car(10).offset_mm == (0.0, 0.0)
+    r = player.post("/api/gates", json={"name": "Bus", "a": [500, 300], "b": [500, 150]}, headers=ph)
+    assert r.status_code == 403 and "Bus" not in [g["name"] for g in live.snapshot()["gates"]]
+    held = host.get("/api/seats").get_json()["held"]
+    assert [h["what"] for h in held] == ["load a table file", "place a gate"] and "192.168.1.20" in held[0]["from"]
+    # Only the host confirms.
+    assert player.post("/api/held", json={"id": held[0]["id"], "take": True}, headers=ph).status_code == 409
+    assert host.post("/api/held", json={"id": held[0]["id"], "take": True}, headers=hh).get_json()["taken"]
+    assert host.post("/api/held", json={"id": held[1]["id"], "take": False}, headers=hh).get_json() == {"taken": False}
+    assert live.table.car(10).offset_mm == (20.0, 0.0) and "Bus" not in [g["name"] for g in live.snapshot()["gates"]]
+    e = store.events()[-1]
+    assert e.kind == "table" and "192.168.1.20" in e.body["confirmed_by"]
+    line = timeline(store)[-1]
+    assert line["kind"] == "table" and "Interceptor" in line["text"] and "offset" in line["text"]
+    assert host.get("/api/seats").get_json()["held"] == []
+    store.close()
+
+
+def test_every_response_carries_the_security_headers(table_game, tmp_path):
+    _, c, h = make_client(table_game)
+    for r in (c.get("/"), c.get("/api/state"), c.get("/api/nothing"), c.get("/static/table.js"),
+              c.post("/api/undo", headers=h), c.get("/audit"), c.get("/api/state", headers={"Host": "evil.example"})):
+        assert r.headers["X-Content-Type-Options"] == "nosniff", r
+        assert r.headers["X-Frame-Options"] == "DENY"
+        csp = r.headers["Content-Security-Policy"]
+        assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp and "unsafe-inline" not in csp.split("style-src")[0]
+    # The page has no inline script (JSON data only), so it runs under the policy.
+    page = c.get("/").get_data(as_text=True)
+    assert not re.search(r"<script(?![^>]*(src=|application/json))", page)
+
+
+def test_the_verdict_pages_own_script_carries_the_policys_nonce(tmp_path, demo_table, renderer):
+    source = SyntheticSource(demo_table, paced=False)
+    live = LiveTable(source, demo_table, source.camera)
+    live.process(renderer.render(POSES, np.random.default_rng(3)).image, 0, 0.0)
+    game = TableGame(live, store=GameStore(tmp_path / "g.db"), seed=3)
+    game.start("shattered_highways", {}, game.starter_rosters())
+    game.act(SHOT)
+    game.answer_typed([5])
+    game.answer_typed([4])
+    _, c, _ = make_client(game)
+    r = c.get("/audit/2")
+    assert r.status_code == 200
+    nonce = re.search(r"'nonce-([^']+)'", r.headers["Content-Security-Policy"]).group(1)
+    assert f'<script nonce="{nonce}">' in r.get_data(as_text=True)
+    assert nonce not in c.get("/audit/2").headers["Content-Security-Policy"]        # one per response
+    game.store.close()
+
+
+def test_a_table_file_of_nested_inline_tables_is_a_400(table_game):
+    _, c, h = make_client(table_game)
+    for text in ("x = " + "{a = " * 500 + "1" + "}" * 500, "x = " + "[" * 2000 + "]" * 2000):
+        r = c.post("/api/table", json={"text": text}, headers=h)
+        assert r.status_code == 400 and "table file" in r.get_json()["error"], r.get_json()
 
 # --- streams ------------------------------------------------------------------------------
 
@@ -231,6 +423,37 @@ def test_the_hosts_own_browser_is_bounded_by_the_total_only(table_game):
     assert [r.status_code for r in got] == [200, 200, 200, 503]
     for r in got:
         r.close()
+
+
+def test_visitors_without_the_pin_cannot_take_every_stream_slot(table_game):
+    app, _, _ = make_client(table_game, PIN="482913", STREAM_MAX_PER_CLIENT=4, STREAM_MAX_TOTAL=24,
+                            STREAM_MAX_VISITORS=8)
+    got = []
+
+    def stream_from(addr, pin=False):
+        c = app.test_client()
+        c.environ_base["REMOTE_ADDR"] = addr
+        if pin:
+            h = {"X-CSRF-Token": c.get("/api/session").get_json()["csrf"]}
+            assert c.post("/api/login", json={"pin": "482913"}, headers=h).status_code == 200
+        r = c.get("/api/stream", buffered=False)
+        if r.status_code == 200:
+            got.append(r)
+        return r
+
+    try:
+        # Six addresses, four each, without the PIN: eight are taken, then they poll.
+        statuses = [stream_from(f"10.9.0.{k // 4}").status_code for k in range(24)]
+        assert statuses.count(200) == 8 and set(statuses[8:]) == {503}
+        r = stream_from("10.9.0.99")
+        assert r.status_code == 503 and "without the table's PIN" in r.get_json()["error"]
+        # The players still stream: 16 slots are theirs.
+        assert [stream_from(f"10.8.0.{k}", pin=True).status_code for k in range(16)] == [200] * 16
+        assert stream_from("10.8.0.50", pin=True).status_code == 503
+    finally:
+        for r in got:
+            r.close()
+    assert app.extensions["stream_slots"].count() == 0 and app.extensions["stream_slots"].watching == 0
 
 
 def test_a_stream_ends_after_its_lifetime_and_gives_its_slot_back(table_game):

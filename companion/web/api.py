@@ -21,7 +21,7 @@ from calibration.tablefile import TableFileError, parse_table
 
 from ..game import GameError, TableGame
 from ..rules.base import DEFAULT_SYSTEM, RulesError
-from .security import BadInput, refuse, strict_json
+from .security import BadInput, answering_for, can_change, is_host, refuse, strict_json
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 log = logging.getLogger(__name__)
@@ -99,12 +99,16 @@ class StreamSlots:
     The host's own browser (127.0.0.1, ::1) is bounded only by the total: the host may
     keep many pages open (a TV, the audit, the page tests), and a visitor cannot come from there."""
 
-    def __init__(self, per_client: int, total: int, unbounded=("127.0.0.1", "::1")) -> None:
+    def __init__(self, per_client: int, total: int, unbounded=("127.0.0.1", "::1"), visitors: int | None = None) -> None:
         self.per_client, self.total, self.unbounded = per_client, total, frozenset(unbounded)
+        #: Streams open to visitors without the PIN, in all: a few addresses cannot take every
+        #: slot from the players (who then polled at 1 Hz).
+        self.visitors = total if visitors is None else visitors
         self.lock = threading.Lock()
         self.open: dict[str, int] = {}
+        self.watching = 0
 
-    def take(self, who: str) -> tuple[int, str] | None:
+    def take(self, who: str, visitor: bool = False) -> tuple[int, str] | None:
         """A slot for `who` (None), or why not: (HTTP status, reason)."""
         with self.lock:
             if who not in self.unbounded and self.open.get(who, 0) >= self.per_client:
@@ -113,16 +117,21 @@ class StreamSlots:
             if sum(self.open.values()) >= self.total:
                 return 503, (f"the companion is already streaming to {self.total} pages; "
                              f"this page polls /api/state instead")
+            if visitor and self.watching >= self.visitors:
+                return 503, (f"the companion is already streaming to {self.visitors} pages without the "
+                             f"table's PIN; this page polls /api/state instead (join with the PIN to stream)")
             self.open[who] = self.open.get(who, 0) + 1
+            self.watching += visitor
             return None
 
-    def give_back(self, who: str) -> None:
+    def give_back(self, who: str, visitor: bool = False) -> None:
         with self.lock:
             left = self.open.get(who, 0) - 1
             if left > 0:
                 self.open[who] = left
             else:
                 self.open.pop(who, None)
+            self.watching -= visitor
 
     def count(self) -> int:
         with self.lock:
@@ -134,7 +143,8 @@ def stream_slots() -> StreamSlots:
     slots = app.extensions.get("stream_slots")
     if slots is None:
         slots = app.extensions.setdefault("stream_slots", StreamSlots(
-            app.config["STREAM_MAX_PER_CLIENT"], app.config["STREAM_MAX_TOTAL"]))
+            app.config["STREAM_MAX_PER_CLIENT"], app.config["STREAM_MAX_TOTAL"],
+            visitors=app.config.get("STREAM_MAX_VISITORS")))
     return slots
 
 
@@ -155,7 +165,8 @@ def stream():
     max_s = current_app.config["STREAM_MAX_S"]
     slots = stream_slots()
     who = request.remote_addr or "?"
-    refused = slots.take(who)
+    visitor = not can_change()
+    refused = slots.take(who, visitor)
     if refused is not None:
         status, reason = refused
         return refuse(status, reason, STREAM_RETRY_AFTER_S[status])
@@ -164,7 +175,7 @@ def stream():
     def release():
         if not released.is_set():
             released.set()
-            slots.give_back(who)
+            slots.give_back(who, visitor)
 
     def events():
         try:
@@ -257,13 +268,83 @@ def load_table_file():
     text = body().get("text")
     if not isinstance(text, str) or not text.strip():
         raise BadRequest("send the table file's text as 'text'")
-    try:
-        table = parse_table(text, "the table file")
-    except TableFileError as exc:
-        raise BadRequest(str(exc)) from None
-    game().load_table(table)
+    table = _parsed_table(text)
+    held = _held_for_host("load a table file", "table", {"text": text})
+    if held is not None:
+        return held
+    game().load_table(table, "the host" if game().session is not None else None)
     return jsonify({"table": {"width_mm": table.width_mm, "depth_mm": table.depth_mm,
                               "cars": [c.name for c in table.cars], "anchors": list(table.anchor_ids)}})
+
+
+def _parsed_table(text: str):
+    try:
+        return parse_table(text, "the table file")
+    except TableFileError as exc:
+        raise BadRequest(str(exc)) from None
+    except RecursionError:             # tomllib recurses once per nested inline table or array
+        raise BadRequest("the table file is nested too deeply to be a table file") from None
+
+
+#: Changes held for the host's confirmation at once (a visitor cannot queue more).
+MAX_HELD = 8
+
+
+def _held_for_host(what: str, kind: str, body: dict):
+    """Mid-game, a change to what the game measures with (the table file: anchors, a marker's
+    place on a roof; a gate) from a device other than the host's is not made but held for the
+    host to confirm (a 403 saying so); None: the host, or no game yet, makes it now."""
+    if game().session is None or is_host():
+        return None
+    from .security import _device_label
+    held = current_app.extensions.setdefault("held_for_host", {"next": 1, "items": []})
+    with stream_slots().lock:                 # any lock will do: this is rare
+        if len(held["items"]) >= MAX_HELD:
+            return refuse(429, f"{MAX_HELD} changes already wait for the host's confirmation")
+        item = {"id": held["next"], "what": what, "kind": kind, "body": body, "from": _device_label(),
+                "t": round(time.time(), 3)}
+        held["next"] += 1
+        held["items"].append(item)
+    game().note(f"{item['from']} asks to {what} mid-game: the host confirms it or not (Seats)", "warn")
+    return refuse(403, f"mid-game, only the host may {what} (it changes what the game measures with): "
+                       f"sent to the host to confirm", held=item["id"])
+
+
+def held_for_host() -> list[dict]:
+    """The changes waiting for the host (for the host's Seats panel)."""
+    held = current_app.extensions.get("held_for_host", {"items": []})
+    return [{k: v for k, v in i.items() if k != "body"} | ({"name": i["body"].get("name")} if i["kind"] != "table" else {})
+            for i in held["items"]]
+
+
+@bp.post("/held")
+def confirm_held():
+    """The host's answer to a change held for it: `{"id": N, "take": true}` makes it (recorded
+    as confirmed by the host), `"take": false` drops it."""
+    if not is_host():
+        raise GameError("only the host confirms a change held for it")
+    b = body()
+    n, take = _int(b.get("id"), "id"), b.get("take")
+    if not isinstance(take, bool):
+        raise BadRequest(f"'take' is true or false, not {take!r}")
+    held = current_app.extensions.get("held_for_host", {"items": []})
+    item = next((i for i in held["items"] if i["id"] == n), None)
+    if item is None:
+        raise GameError(f"no change {n} waits for the host")
+    out = {"taken": False}
+    if take:
+        got = item["body"]
+        if item["kind"] == "table":
+            game().load_table(_parsed_table(got["text"]), f"the host (asked from {item['from']})")
+        elif item["kind"] == "gate":
+            out = game().place_gate(got.get("name"), got.get("a"), got.get("b"), got.get("role", ""))
+        else:
+            out = game().remove_gate(got.get("name"))
+        out = {**out, "taken": True}
+    else:
+        game().note(f"the host did not take the change asked from {item['from']} ({item['what']})")
+    held["items"].remove(item)
+    return jsonify(out)
 
 
 @bp.get("/car/<marker>")
@@ -321,7 +402,15 @@ def choose():
     b = body()
     if "value" not in b:
         raise BadRequest('send the choice as {"player": NAME, "value": VALUE}')
-    return jsonify(game().answer_choice(b.get("player"), b["value"]))
+    # Only from the device holding that player's seat (or taking it, free, now).
+    refused, undo = answering_for(b.get("player"))
+    if refused is not None:
+        return refused
+    try:
+        return jsonify(game().answer_choice(b.get("player"), b["value"]))
+    except BaseException:
+        undo()
+        raise
 
 
 @bp.post("/place")
@@ -369,12 +458,19 @@ def hold():
 @bp.post("/gates")
 def place_gate():
     b = body()
+    held = _held_for_host("place a gate", "gate", {k: b.get(k) for k in ("name", "a", "b", "role")})
+    if held is not None:
+        return held
     return jsonify(game().place_gate(b.get("name"), b.get("a"), b.get("b"), b.get("role", "")))
 
 
 @bp.post("/gates/remove")
 def remove_gate():
-    return jsonify(game().remove_gate(body().get("name")))
+    name = body().get("name")
+    held = _held_for_host("remove a gate", "gate/remove", {"name": name})
+    if held is not None:
+        return held
+    return jsonify(game().remove_gate(name))
 
 
 # --- the demo table ---------------------------------------------------------------------
