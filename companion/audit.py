@@ -8,13 +8,14 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
 
-from .geometry import closest_distance
+from .geometry import Pose, closest_distance
 from .geometry.pose import MM_PER_IN
 from .geometry.verdict import IN, OUT, TOO_CLOSE
-from .record import held_pose_source, poses_from_json, remeasure, replay, verdicts_in
+from .record import pose_json, poses_from_json, replay, verdicts_in
 from .rules.base import RulesError
-from .store import GameStore, StoreError
+from .store import GENESIS, GameStore, StoreError, canonical, event_hash, evidence_hash
 
 _CAR = (40, 170, 255)
 _ACTOR = (255, 120, 60)
@@ -70,28 +71,26 @@ def _event(store: GameStore, seq: int):
     return e
 
 
-def not_in_frame(events, e) -> dict[int, tuple[str, str]]:
+def not_in_frame(events, e, store: GameStore) -> dict[int, tuple[str, str]]:
     """The cars a resolution was measured with that its own frame does not show where the
     rules had them: for each, where it is drawn (a few words, for its label) and why, in a
-    sentence. Held where its turn began, or where a move of it earlier in its activation put
-    it (each measured from that event's frame), or not among the cars this frame was measured for."""
+    sentence. Held where its turn began, or where the game had it since an earlier event
+    (each from where `pose_sources` traces the pose the record used), or not among the cars
+    this frame was measured for."""
     items = e.body.get("evidence") or []
     if not items:
         return {}
-    seen = {m for item in items for m in item.get("cars", [])}
     since = "the rules measure it from there, so this frame may show the car elsewhere"
     out = {}
-    for m in map(int, e.body.get("poses", {})):
-        if m in seen:
+    for m, src in pose_sources(store, events, e, _Frames(store, events)).items():
+        if src.get("event") == e.seq and src.get("evidence") is not None:
             continue
-        found = held_pose_source(events, e, m)
-        if found is None:
-            out[m] = ("not in this frame", "where the game last had it: this frame was not measured for it")
-        elif found[0].kind == "hold":
-            out[m] = ("where its turn began", f"where its turn began (held at event {found[0].seq}): {since}")
+        if src["kind"] == "hold":
+            out[m] = ("where its turn began", f"where its turn began (held at event {src['event']}): {since}")
+        elif src.get("event") is not None:
+            out[m] = ("where the game had it", f"{src['from']}: {since}")
         else:
-            out[m] = ("where its move put it",
-                      f"where its move of event {found[0].seq} put it (held there for the rest of its turn): {since}")
+            out[m] = ("not in this frame", f"{src['from']}: this frame was not measured for it")
     return out
 
 
@@ -118,7 +117,7 @@ def drawing(store: GameStore, seq: int, replayed=None) -> tuple[list[dict], dict
     target = d.get("target") if isinstance(d.get("target"), int) else None
     shapes, info = [], {"actor": actor, "target": target, "not_in_frame": []}
     feet = {}
-    away = not_in_frame(events, e)
+    away = not_in_frame(events, e, store)
     for m, v in rules.pieces(state).items():
         if v.pose is None:
             continue
@@ -173,7 +172,7 @@ def verdict_view(store: GameStore, seq: int) -> dict:
     for x in events:
         if x.seq < seq and x.kind == "setup":
             names = {c["id"]: c["name"] for c in x.body["cars"]}
-    away = [f"The {names.get(m, f'car {m}')} is drawn dashed {why}." for m, (_, why) in not_in_frame(events, e).items()]
+    away = [f"The {names.get(m, f'car {m}')} is drawn dashed {why}." for m, (_, why) in not_in_frame(events, e, store).items()]
     return {"seq": seq, "hash": e.hash, "t": e.t, "detail": b["detail"], "result": (b["outcome"] or {}).get("result"),
             "events": (b["outcome"] or {}).get("events", []), "rolls": (b["outcome"] or {}).get("rolls", []),
             "dice": b["dice"], "verdicts": rows, "poses": b["poses"], "options": b["options"],
@@ -238,16 +237,12 @@ def _measured_again(store: GameStore, seq: int):
     import copy
 
     from .dice import FixedDice
-    from .record import _remeasure, table_at
     from .session import GameSession
     events = store.events()
     e = _event(store, seq)
-    table = table_at(events, seq)
-    if table is None:
-        return remeasure(store, seq), None
     replayed = replay(events, upto=seq)
     trial = GameSession(replayed.rules, copy.deepcopy(replayed.session.state), FixedDice([]))
-    return _remeasure(store, events, e, table, trial), replayed
+    return measure_again(store, events, e, trial), replayed
 
 
 def _pose_row(p: dict) -> str:
@@ -260,3 +255,219 @@ def _when(t: float) -> str:
     import time
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
 
+
+
+# --- measuring again --------------------------------------------------------------------
+#
+# A resolution is judged on every car's pose (its `poses`). Each of those poses came from
+# somewhere the record keeps: this resolution's own frame; the frame a car was held from
+# where its turn began (a `hold`); an earlier resolution's frame, for a car the game held
+# since; or the camera's reading when a car was put where the rules asked (a placement),
+# or where a car stood as its move began: numbers the record keeps but no frame shows.
+# `pose_sources` traces each pose to where it came from by the record's own numbers
+# (a pose is carried from event to event unchanged, so it is found again exactly), and
+# measuring again locates each car again from the frame that gave its pose, never from
+# a frame that shows it elsewhere.
+
+#: A pose located again from its stored frame within this of the recorded one is the
+#: recorded pose (the same code on the same corners: only floating point may differ).
+SAME_MM = 1e-6
+SAME_DEG = 1e-6
+
+
+def _same_pose(a, b) -> bool:
+    return (abs(a[0] - b[0]) <= SAME_MM and abs(a[1] - b[1]) <= SAME_MM
+            and abs((a[2] - b[2] + 180) % 360 - 180) <= SAME_DEG)
+
+
+def _equal(a, b) -> bool:
+    """The same recorded pose (carried unchanged from one event to the next)."""
+    n = min(len(a), len(b))
+    return n >= 3 and list(a[:n]) == list(b[:n])
+
+
+class _Frames:
+    """Stored frames located again, each once: its cars' poses by marker, with the table in
+    force at the event that stored it; or why it cannot be (gone, or not the frame recorded)."""
+
+    def __init__(self, store: GameStore | None, events) -> None:
+        self.store = store
+        self.events = events
+        self.tables: dict = {}
+        self.located: dict = {}
+
+    def table(self, seq: int):
+        """The table file in force at event `seq` (see record.table_at), once per table event."""
+        key = max((x.seq for x in self.events if x.seq < seq and x.kind in ("setup", "table")
+                   and x.body.get("table_file")), default=None)
+        if key not in self.tables:
+            from .record import table_at
+            self.tables[key] = table_at(self.events, key + 1) if key is not None else None
+        return self.tables[key]
+
+    def poses(self, ref: dict, seq: int) -> tuple[dict, str | None]:
+        """({marker: Pose}, None), or ({}, why the frame of event `seq` is not the one recorded)."""
+        key = (ref.get("id"), seq)
+        if key not in self.located:
+            self.located[key] = self._locate(ref, seq)
+        return self.located[key]
+
+    def _locate(self, ref: dict, seq: int):
+        from vision.evidence import relocate
+        if self.store is None:
+            return {}, "no game file to read it from"
+        table = self.table(seq)
+        if table is None:
+            return {}, "the game file keeps no table to locate the cars with"
+        try:
+            ev = self.store.evidence(ref["id"])
+        except (StoreError, KeyError, TypeError):
+            return {}, f"its evidence {ref.get('id')} is not in the game file"
+        if evidence_hash(ev["jpeg"], canonical(ev["detections"]), canonical(ev["table_pose"])) != ref.get("sha256"):
+            return {}, f"its evidence {ev['id']} was changed or comes from another file"
+        cars = relocate(ev["detections"], ev["table_pose"], table)
+        return {m: Pose(c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg) for m, c in cars.items()}, None
+
+
+def changed_events(events, upto: int) -> str | None:
+    """The first event up to `upto` that is not as it was written (its hash, or the chain
+    before it), in a sentence; None when all are. What `audit verify` checks, for these."""
+    prev = GENESIS
+    for x in events:
+        if x.seq > upto:
+            break
+        if event_hash(prev, x.seq, x.t, x.kind, canonical(x.body)) != x.hash:
+            return f"event {x.seq} ({x.kind}) is not the one recorded: changed after it was written"
+        prev = x.hash
+    return None
+
+
+def pose_sources(store: GameStore | None, events, e, frames: _Frames | None = None) -> dict[int, dict]:
+    """Where each pose resolution `e` was judged on came from, by marker: {"kind": "frame"
+    (this event's frame), "hold" (the frame it was held from), "carried" (an earlier
+    event's frame, the game holding the car since), "placed" or "record" (numbers the
+    record keeps that no frame shows); "event", "evidence" (the frame's id), "location"
+    (the pose located again from that frame), "from" (in words), "changed" (why the frame
+    or the pose is not the one recorded, or None)}."""
+    frames = frames or _Frames(store, events)
+    before = [x for x in events if x.seq < e.seq]
+    return {m: _source(before, e, m, p, frames) for m, p in sorted(((int(k), v) for k, v in
+                                                                     (e.body.get("poses") or {}).items()))}
+
+
+def _from_frame(x, ref, m: int, p, frames: _Frames, kind: str, words: str) -> dict:
+    """Car `m` located again from the frame `ref` of event `x`; "changed" says why it is not
+    the recorded pose `p` ("elsewhere": the frame shows the car somewhere else)."""
+    found, problem = frames.poses(ref, x.seq)
+    out = {"kind": kind, "event": x.seq, "evidence": ref.get("id"), "location": found.get(m), "from": words,
+           "changed": None, "elsewhere": False}
+    if problem is not None:
+        out["changed"] = f"the frame of event {x.seq} is not the one recorded: {problem}"
+    elif out["location"] is None:
+        out["changed"] = f"the frame of event {x.seq} is not the one recorded: it does not show car {m}"
+    elif not _same_pose(pose_json(out["location"]), p):
+        out["elsewhere"] = True
+        out["changed"] = (f"the frame of event {x.seq} is not the one recorded: it shows car {m} "
+                          f"{math.hypot(out['location'].x_mm - p[0], out['location'].y_mm - p[1]):.2f} mm "
+                          f"from the pose the record gives it")
+    return out
+
+
+def _source(before, e, m: int, p, frames: _Frames) -> dict:
+    said = (e.body.get("pose_from") or {}).get(str(m))
+    for item in e.body.get("evidence") or []:
+        if m not in item.get("cars", []):
+            continue
+        found = _from_frame(e, item["ref"], m, p, frames, "frame", f"the frame of event {e.seq}")
+        # A record that says where each pose came from (`pose_from`) lists only the cars its
+        # frame gave; an older one also listed a car judged from where its move began (its
+        # frame shows it after the move): that pose is traced below, like a held car's.
+        if not found["elsewhere"] or "pose_from" in e.body:
+            return found
+        break
+    for x in reversed(before):
+        if x.kind == "hold" and x.body.get("vehicle") == m and _equal(x.body.get("pose") or [], p):
+            if not x.body.get("evidence"):
+                return {"kind": "record", "event": x.seq, "evidence": None, "location": None, "changed": None,
+                        "from": f"held where its turn began (event {x.seq}); the camera did not see it then"}
+            return _from_frame(x, x.body["evidence"], m, p, frames, "hold",
+                               f"the frame of event {x.seq} (held where its turn began)")
+        if x.kind != "resolution":
+            continue
+        for pl in reversed(x.body.get("placements") or []):
+            if pl.get("marker") == m and pl.get("placed") and _equal(pl["placed"], p):
+                return {"kind": "placed", "event": x.seq, "evidence": None, "location": None, "changed": None,
+                        "from": f"where it was put at event {x.seq} ({pl.get('why', 'the rules moved it')}): "
+                                f"the camera's reading once it stood there, no frame kept"}
+        had = (x.body.get("poses") or {}).get(str(m))
+        if had is not None and _equal(had, p):
+            found = _source([y for y in before if y.seq < x.seq], x, m, p, frames)
+            if found["kind"] == "frame":
+                found = {**found, "kind": "carried",
+                         "from": f"the frame of event {x.seq} (held there since)"}
+            return found
+    why = {"stood": "where it stood as its move began: the camera's reading then, no frame kept"}.get(
+        said, "the record's own pose: no kept frame shows the car there (where it stood as its move began, "
+              "or where the rules put it)")
+    return {"kind": "record", "event": None, "evidence": None, "location": None, "changed": None, "from": why}
+
+
+def remeasure(store: GameStore, seq: int) -> dict:
+    """Measure a stored resolution again from its evidence: each car located again from the
+    frame its recorded pose came from (see `pose_sources`), the rules' checks run again on
+    them. A frame or a pose that is not the one recorded is said as such ("changed"), not
+    as a difference of measurement."""
+    from .record import table_at
+    events = store.events()
+    e = _event(store, seq)
+    if table_at(events, seq) is None:
+        raise StoreError(f"event {seq}: the game file does not keep the table (a scenario's record): "
+                         f"nothing to locate the cars from")
+    replayed = replay(events, upto=seq)
+    return measure_again(store, events, e, replayed.session)
+
+
+def measure_again(store: GameStore, events, e, session, frames: _Frames | None = None) -> dict:
+    """`remeasure` on the game as it stood just before `e` (`session`, changed by it):
+    {"event", "poses" (one row a car: stored, again, from, evidence, difference_mm),
+    "verdicts" (stored, again, same), "changed" (sentences: frames or poses not as
+    recorded), "same" (every verdict and pose exactly as recorded, nothing changed)}."""
+    from .dice import DiceError
+    from .record import resolve_again
+    changed = []
+    problem = changed_events(events, e.seq)
+    if problem is not None:
+        changed.append(problem)
+    stored = poses_from_json(e.body["poses"])
+    sources = pose_sources(store, events, e, frames)
+    pose_rows, poses = [], dict(stored)
+    for m, p in sorted(stored.items()):
+        src = sources[m]
+        row = {"vehicle": m, "stored": pose_json(p), "again": None, "from": src["from"], "event": src["event"],
+               "evidence": src["evidence"], "difference_mm": None}
+        q = src["location"]
+        if q is not None:
+            row["again"] = pose_json(q)
+            row["difference_mm"] = max(abs(q.x_mm - p.x_mm), abs(q.y_mm - p.y_mm))
+            row["heading_difference_deg"] = abs((q.heading_deg - p.heading_deg + 180) % 360 - 180)
+            if src["changed"] is None:
+                # Located again to the last bit the frame gives: the recorded pose, judged as stored.
+                row["difference_mm"] = 0.0 if row["difference_mm"] <= SAME_MM else row["difference_mm"]
+                q = p
+            poses[m] = q
+        if src["changed"] is not None:
+            row["changed"] = src["changed"]
+            if src["changed"] not in changed:
+                changed.append(src["changed"])
+        pose_rows.append(row)
+    b = e.body
+    try:
+        out = resolve_again(session, b, poses)
+    except (RulesError, DiceError) as exc:
+        out = {"error": str(exc)}
+    before = dict(verdicts_in(b["outcome"]))
+    after = dict(verdicts_in(out or {}))
+    rows = [{"what": k, "stored": v, "again": after.get(k), "same": after.get(k) == v} for k, v in before.items()]
+    exact = all(r["same"] for r in rows) and all(not r["difference_mm"] for r in pose_rows)
+    return {"event": e.seq, "poses": pose_rows, "verdicts": rows, "changed": changed,
+            "same": exact and not changed}

@@ -17,6 +17,7 @@ class EvidenceTrail:
         self.live = live
         self.store = store
         self._pending: list[dict] = []         # this resolution's frames, stored when it commits
+        self._pose_from: dict[str, str] = {}   # the judged cars no frame gave a pose: why
 
     def frame_poses(self):
         """The latest frame's own poses for the cars it saw, and the frame itself (or None)."""
@@ -28,8 +29,21 @@ class EvidenceTrail:
         return poses, (image, located)
 
     def measuring_from(self, frame, cars) -> None:
-        """The resolution about to be made is measured from this frame, for these cars."""
-        self._pending = [] if frame is None else [{"frame": frame, "cars": sorted(cars)}]
+        """The resolution about to be made is measured from this frame, for these cars
+        (marker to the Pose it is judged at). Only a car judged at the frame's own pose is
+        recorded as measured from it: a car judged from where its move began (the frame
+        shows it after the move) is recorded so (`pose_from`), and measured again from
+        nothing but the record's numbers, never from this frame."""
+        self._pose_from = {}
+        if frame is None:
+            self._pending = []
+            return
+        seen = {c.id: (c.x_mm, c.y_mm, c.heading_deg) for c in frame[1].cars}
+        judged = cars if isinstance(cars, dict) else {m: None for m in cars}
+        mine = [m for m, p in judged.items()
+                if m in seen and (p is None or (p.x_mm, p.y_mm, p.heading_deg) == seen[m])]
+        self._pose_from = {str(m): "stood" for m in judged if m not in mine}
+        self._pending = [{"frame": frame, "cars": sorted(mine)}]
 
     def calibration(self) -> str | None:
         """The camera calibration's fingerprint, for the record."""
@@ -55,7 +69,7 @@ class EvidenceTrail:
     def commit(self, event, rules, state) -> None:
         """A resolution or an undo is final: into the game file, with its frames."""
         if self.store is None:
-            self._pending = []
+            self._pending, self._pose_from = [], {}
             return
         from .record import event_body
         refs = []
@@ -64,5 +78,8 @@ class EvidenceTrail:
             if ref is not None:
                 refs.append({"ref": ref, "cars": item["cars"]})
         kind, body = event_body(event, rules, state, refs, self.calibration())
+        if kind == "resolution" and refs:
+            # Says that `evidence` lists only the cars its frame gave a pose (see measuring_from).
+            body["pose_from"] = dict(self._pose_from)
         self.store.append(kind, body)
-        self._pending = []
+        self._pending, self._pose_from = [], {}

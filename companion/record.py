@@ -24,7 +24,6 @@ game after a crash is exactly this; so is "measure again".
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,53 +189,6 @@ def verdicts_in(outcome: Any, path: str = "") -> list[tuple[str, dict]]:
     return found
 
 
-def held_pose_source(events: list[StoredEvent], e: StoredEvent, marker: int) -> tuple[StoredEvent, str] | None:
-    """Where the pose a resolution used for a car not in its own frame came from (a held car):
-    the event whose stored frame shows the car there, and why, in words. The latest earlier
-    resolution that moved the car in this activation (its recorded pose changes across that
-    event; its frame, taken as it was resolved, shows the car where it ended), else the hold
-    where its turn began; None if neither is kept."""
-    mine = (e.body.get("poses") or {}).get(str(marker))
-    for x in reversed([x for x in events if x.seq < e.seq]):
-        if x.kind == "hold" and x.body.get("vehicle") == marker:
-            return x, f"the frame of event {x.seq} (held where its turn began)"
-        if x.kind != "resolution":
-            continue
-        had = (x.body.get("poses") or {}).get(str(marker))
-        if mine is not None and had is not None and math.hypot(had[0] - mine[0], had[1] - mine[1]) > 0.01:
-            return x, f"the frame of event {x.seq} (held where that event's move put it)"
-    return None
-
-
-def evidence_poses(store: GameStore, events: list[StoredEvent], e: StoredEvent, table) -> dict[int, dict]:
-    """Each car's pose located again from the frame it was taken from: this event's own
-    frame, or (a held car) the frame that shows it where the rules had it: where its last
-    move in this activation put it, or where its turn began (see `held_pose_source`)."""
-    from vision.evidence import relocate
-    out: dict[int, dict] = {}
-    for item in e.body.get("evidence", []):
-        ev = store.evidence(item["ref"]["id"])
-        cars = relocate(ev["detections"], ev["table_pose"], table)
-        for m in item["cars"]:
-            if m in cars:
-                out[m] = {"location": cars[m], "from": f"the frame of event {e.seq}", "evidence": ev["id"]}
-    for m in map(int, e.body.get("poses", {})):
-        if m in out:
-            continue
-        found = held_pose_source(events, e, m)
-        if found is None:
-            continue
-        src, why = found
-        ref = src.body.get("evidence") if src.kind == "hold" else ((src.body.get("evidence") or [{}])[0].get("ref"))
-        if not ref:
-            continue
-        ev = store.evidence(ref["id"])
-        cars = relocate(ev["detections"], ev["table_pose"], table)
-        if m in cars:
-            out[m] = {"location": cars[m], "from": why, "evidence": ev["id"]}
-    return out
-
-
 def table_at(events: list[StoredEvent], seq: int):
     """The table file in force at event `seq` (the setup's, or the last one loaded mid-game
     before it), or None for a record that keeps none (a scenario's)."""
@@ -251,59 +203,17 @@ def table_at(events: list[StoredEvent], seq: int):
 
 
 def remeasure(store: GameStore, seq: int) -> dict:
-    """Measure a stored resolution again from its evidence: the cars located again from
-    the stored marker corners and table pose, the rules' checks run again on them."""
-    events = store.events()
-    e = next((x for x in events if x.seq == seq), None)
-    if e is None:
-        raise StoreError(f"{store.path}: there is no event {seq}")
-    if e.kind != "resolution":
-        raise StoreError(f"event {seq} is a {e.kind}, not a resolution: nothing was measured")
-    table = table_at(events, seq)
-    if table is None:
-        raise StoreError(f"event {seq}: the game file does not keep the table (a scenario's record): "
-                         f"nothing to locate the cars from")
-    replayed = replay(events, upto=seq)
-    return _remeasure(store, events, e, table, replayed.session)
+    """Measure a stored resolution again from its evidence (see `audit.remeasure`)."""
+    from .audit import remeasure as again
+    return again(store, seq)
 
 
-#: Half the last digit an action's recorded table poses keep (0.01 mm): a pose located again
-#: from a frame that agrees within it is the recorded pose.
-RECORD_PRECISION_MM = 0.005
-
-
-def _remeasure(store: GameStore, events: list[StoredEvent], e: StoredEvent, table, session: GameSession) -> dict:
-    """`remeasure` on the game as it stood just before `e` (`session`, changed by it)."""
-    seq = e.seq
-    stored = poses_from_json(e.body["poses"])
-    again = evidence_poses(store, events, e, table)
-    pose_rows, poses = [], dict(stored)
-    for m, p in sorted(stored.items()):
-        if m in again:
-            loc = again[m]["location"]
-            q = Pose(loc.x_mm, loc.y_mm, loc.heading_deg, loc.sigma_mm, loc.sigma_deg)
-            diff = max(abs(q.x_mm - p.x_mm), abs(q.y_mm - p.y_mm))
-            if diff <= RECORD_PRECISION_MM:
-                # The frame gives the record's pose to the precision the record keeps it (a
-                # move's `to` is kept to 0.01 mm): confirmed, and judged again exactly as stored.
-                diff, q = 0.0, p
-            poses[m] = q
-            pose_rows.append({"vehicle": m, "stored": pose_json(p), "again": pose_json(q), "from": again[m]["from"],
-                              "evidence": again[m]["evidence"], "difference_mm": diff,
-                              "heading_difference_deg": abs(q.heading_deg - p.heading_deg)})
-        else:
-            pose_rows.append({"vehicle": m, "stored": pose_json(p), "again": None,
-                              "from": "no frame: the pose is the record's own", "evidence": None})
-    b = e.body
-    try:
-        out = resolve_again(session, b, poses)
-    except (RulesError, DiceError) as exc:
-        out = {"error": str(exc)}
-    before = dict(verdicts_in(b["outcome"]))
-    after = dict(verdicts_in(out or {}))
-    rows = [{"what": k, "stored": v, "again": after.get(k), "same": after.get(k) == v} for k, v in before.items()]
-    return {"event": seq, "poses": pose_rows, "verdicts": rows,
-            "same": all(r["same"] for r in rows) and all(r.get("difference_mm", 0) == 0 for r in pose_rows)}
+def _remeasure(store: GameStore, events: list[StoredEvent], e: StoredEvent, table, session: GameSession,
+               frames=None) -> dict:
+    """`remeasure` on the game as it stood just before `e` (`session`, changed by it): each car
+    located again from the frame its recorded pose came from (see `audit.measure_again`)."""
+    from .audit import measure_again
+    return measure_again(store, events, e, session, frames)
 
 
 def check_playback(store: GameStore) -> tuple[bool, str, dict]:
@@ -315,6 +225,8 @@ def check_playback(store: GameStore) -> tuple[bool, str, dict]:
     events = store.events()
     counts = {"played": 0, "measured_again": 0, "differ": []}
     failed: list[str] = []
+    from .audit import _Frames
+    frames = _Frames(store, events)            # each stored frame located again once
 
     def measure_before(session: GameSession, e: StoredEvent) -> None:
         counts["played"] += 1
@@ -325,7 +237,7 @@ def check_playback(store: GameStore) -> tuple[bool, str, dict]:
             return
         trial = GameSession(session.rules, copy.deepcopy(session.state), FixedDice([]))
         try:
-            out = _remeasure(store, events, e, table, trial)
+            out = _remeasure(store, events, e, table, trial, frames)
         except Exception as exc:          # noqa: BLE001 - whatever stops it, the file cannot be re-measured
             failed.append(f"event {e.seq} (resolution): cannot be measured again from its frame "
                           f"({type(exc).__name__}: {exc})")
