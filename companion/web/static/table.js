@@ -630,7 +630,12 @@
         onclick: () => act("choice", { player: p.player, value: o.value }, $("choice-error")),
         text: `${p.player} chooses: ${clean(o.label)}` })));
     }
-    for (const b of opts.querySelectorAll("button")) b.disabled = !state.canChange;
+    // A seat another device holds is answered there (the companion would refuse it here).
+    const seat = state.seats && state.seats.players.find((s) => s.player === p.player);
+    const elsewhere = !!seat && seat.held === "another device";
+    for (const b of opts.querySelectorAll("button")) b.disabled = !state.canChange || elsewhere;
+    $("choice-seat").textContent = elsewhere ? `${p.player} answers on the device holding their seat.`
+      : seat && seat.held === "free" && !state.seats.host ? `Answering takes ${p.player}'s seat for this device.` : "";
     $("choice-cancel").disabled = !state.canChange;
   }
   $("choice-cancel").addEventListener("click", () => act("cancel", {}, $("choice-error")));
@@ -2157,12 +2162,67 @@
   }
   $("login").addEventListener("submit", async (ev) => {
     ev.preventDefault();
+    // A join code is two groups of four letters and digits ("ABCD-EFGH"); a PIN is the rest.
+    const typed = $("pin").value.trim();
+    const code = /^[A-Za-z2-9]{4}[- ]?[A-Za-z2-9]{4}$/.test(typed) && /[A-Za-z -]/.test(typed);
     try {
-      await api("login", { pin: $("pin").value });
+      await api("login", code ? { code: typed } : { pin: typed });
       await session();
       refreshGame();
+      refreshSeats();
     } catch (e) { $("login-error").textContent = e.message; }
   });
+
+  // --- seats: which player this device answers for ------------------------------------------
+  state.seats = null;
+  async function seatTo(player, to) {
+    $("seats-error").textContent = "";
+    try { showSeats(await api("seats", { player, to })); } catch (e) { $("seats-error").textContent = e.message; }
+  }
+  async function answerHeld(id, take) {
+    $("seats-error").textContent = "";
+    try { await api("held", { id, take }); refreshSeats(); refreshGame(); } catch (e) { $("seats-error").textContent = e.message; }
+  }
+  function showSeats(s) {
+    state.seats = s;
+    const box = $("seats");
+    box.hidden = !s.players.length && !s.join_code && !(s.held || []).length;
+    $("seats-mine").textContent = (s.host ? "This device is the host" : "This device")
+      + (s.mine.length ? ` answers for ${s.mine.join(", ")}.` : s.host ? ": it may answer for any free seat." : " holds no seat yet: take yours.");
+    $("seats-code").hidden = !s.join_code;
+    $("seats-code").textContent = s.join_code ? `Join code for new players: ${s.join_code}` : "";
+    $("ts-join").hidden = !s.join_code;
+    $("ts-join").textContent = s.join_code ? `Join code: ${s.join_code}` : "";
+    const key = JSON.stringify([s.players, s.devices, state.canChange]);
+    if ($("seats-list").dataset.key !== key) {
+      $("seats-list").dataset.key = key;
+      $("seats-list").replaceChildren(...s.players.map((p) => {
+        const words = p.held === "you" ? "yours" : p.held === "free" ? "free" : `held by ${p.device_label || "another device"}`;
+        const li = html("li", { "data-seat": p.player }, html("span", { text: `${p.player}: ${words} ` }));
+        if (p.held !== "you" && (p.held === "free" || s.host))
+          li.append(html("button", { type: "button", class: "quiet", disabled: !state.canChange, text: `Take ${p.player}'s seat`,
+                                     onclick: () => seatTo(p.player, "me") }));
+        if (p.held === "you" || (s.host && p.held !== "free"))
+          li.append(html("button", { type: "button", class: "quiet", disabled: !state.canChange, text: "Free it",
+                                     onclick: () => seatTo(p.player, "free") }));
+        if (s.host && s.devices && s.devices.length > 1) {
+          const pick = html("select", { "aria-label": `move ${p.player}'s seat to`, disabled: !state.canChange,
+                                        onchange: (ev) => ev.target.value && seatTo(p.player, ev.target.value) },
+            html("option", { value: "", text: "move to…" }),
+            ...s.devices.filter((d) => !d.you).map((d) => html("option", { value: d.device, text: d.label })));
+          li.append(pick);
+        }
+        return li;
+      }));
+    }
+    $("seats-held").replaceChildren(...(s.held || []).map((h) => html("li", {},
+      html("span", { text: `${h.from} asks to ${h.what}${h.name ? ` '${h.name}'` : ""} mid-game. ` }),
+      html("button", { type: "button", text: "Confirm", onclick: () => answerHeld(h.id, true) }), " ",
+      html("button", { type: "button", class: "quiet", text: "Refuse", onclick: () => answerHeld(h.id, false) }))));
+    if (state.game) showChoice(state.game.pending && state.game.pending.waiting === "choice" ? state.game.pending : null);
+  }
+  function refreshSeats() { api("seats").then(showSeats).catch(() => {}); }
+  setInterval(refreshSeats, 4000);
 
   // Updates per second, measured on the page, not claimed by the server.
   let counted = 0;
@@ -2177,7 +2237,7 @@
   document.addEventListener("DOMContentLoaded", placeActions);
   onSnapshot(JSON.parse($("initial-state").textContent));
   state.updates = 0;
-  session().then(refreshGame).catch((e) => { $("error").textContent = e.message; });
+  session().then(refreshGame).then(refreshSeats).catch((e) => { $("error").textContent = e.message; });
   // The live stream. A stream ends after a while and the browser opens it again by itself;
   // when the companion refuses one (it streams to many pages already: 429/503) or it fails
   // for good, the page polls api/state each second and asks for a stream again later.
