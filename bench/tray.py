@@ -20,6 +20,19 @@ stray HELLOs naming a new boot and an old one, lines cut short keeping their
 newline, and the same bit flipped in two bytes.  Every ROLL the link takes is
 compared with what the tray issued, by boot and seq: lost, repeated, invented
 and wrong-dice throws are counted (target 0/0/0/0).
+
+    python -m bench.tray --sequence [--paces 0.3,0.1,0.03] [--throws 150]
+
+Its own sequence only (issue 24): at each pace (seconds between throws), lines
+numbered 2 to 5 past the tray's newest with dice of their own (`forged_near`,
+after a third of the throws), a lost line before a tenth of them, and a power
+cycle about every second. Reported: wrong throws taken (a throw handed on that
+the tray did not issue with those dice; target 0), lost-unreported throws (one
+the tray issued and some later line of its boot showed the host existed, neither
+taken nor in a gap the link reported lost; target 0), and for the record the
+throws nobody could know of (the last lines of a boot, lost on the wire just
+before its power cycle), the disputes, and the numbers reported lost that the
+tray never issued (a forged line just before a power cycle).
 """
 
 from __future__ import annotations
@@ -68,6 +81,62 @@ def wait(pred, timeout):
     return False
 
 
+def sequence_run(pace: float, throws: int, seed: int) -> dict:
+    """One pace of the --sequence bench: see the module's doc."""
+    rng = random.Random(seed)
+    emu = TrayEmulator(seed=seed).start()
+    taken: list = []
+    disputes: list = []
+    link = TrayLink(emu.path, on_event=lambda e: taken.append((e.boot, e.seq, e.message.dice))
+                    if e.kind == "roll" else None, on_dispute=disputes.append).start()
+    source = TrayDice(link)
+    session = Session(source)
+    assert wait(lambda: link.boot == emu.boot, 5)
+    start = time.monotonic()
+    cycle_at = start + rng.uniform(0.7, 1.3)
+    for _ in range(throws):
+        if rng.random() < 0.1:
+            emu.fault("lose")
+        emu.throw()
+        if rng.random() < 1 / 3:
+            emu.fault("forged_near")
+        time.sleep(pace)
+        if time.monotonic() >= cycle_at:
+            emu.fault("power_cycle")
+            cycle_at = time.monotonic() + rng.uniform(0.7, 1.3)
+    emu.throw()                     # the last line of the last boot shows what came before it
+    wait(lambda: link.boot == emu.boot and link.last_taken >= emu.seq, 10)
+    time.sleep(2.0)                 # a gap still being asked for is judged
+    seconds = time.monotonic() - start
+    link.stop()
+    emu.stop()
+
+    issued = {(r["boot"], r["seq"]): r["dice"] for r in emu.sent}
+    got = {}
+    for b, s, d in taken:
+        got.setdefault((b, s), d)
+    disputed = {(e.boot, e.seq) for e in disputes}
+    wrong = [k for k, d in got.items() if issued.get(k) != d]
+    reported = {(b, s) for b, first, end in link.stats.lost_reports for s in range(first, end + 1)}
+
+    def knowable(boot: str, seq: int) -> bool:
+        # A later line of its boot went whole, or a HELLO of its boot said a `last` at least it.
+        return (any(r["boot"] == boot and r["seq"] > seq and r["whole"] for r in emu.sent)
+                or any(b == boot and last >= seq for b, last in emu.hellos))
+
+    missing = [k for k in issued if k not in got and k not in disputed and k not in reported]
+    unreported = [k for k in missing if knowable(*k)]
+    return {"pace_s": pace, "seconds": round(seconds, 1), "throws_issued": len(issued),
+            "taken": len(got), "repeated": len(taken) - len(got),
+            "wrong_taken": len(wrong), "wrong_taken_then_voided": len([k for k in wrong if k in disputed]),
+            "lost_reported": len(reported & set(issued)), "lost_unreported": len(unreported),
+            "unknowable": len(missing) - len(unreported),
+            "reported_lost_never_issued": len(reported - set(issued)), "disputed": len(disputes),
+            "forged_lines": len(emu.forged), "power_cycles": emu.fault_log.count("power_cycle"),
+            "lines_lost": emu.fault_log.count("lose"), "session_got": len(session.arrived),
+            "link": {k: v for k, v in link.stats.to_json().items() if k != "rejected_by_reason"}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", type=int, default=100_000)
@@ -78,7 +147,15 @@ def main() -> None:
     ap.add_argument("--proto", type=int, default=2, choices=(1, 2),
                     help="the tray's protocol version (1: an XOR check, no boot on events; "
                          "the double bit flip is left out, as version 1's XOR cannot see it)")
+    ap.add_argument("--sequence", action="store_true",
+                    help="the own-sequence bench: forged lines 2 to 5 ahead, lost lines, power cycles")
+    ap.add_argument("--paces", default="0.3,0.1,0.03", help="seconds between throws, for --sequence")
+    ap.add_argument("--throws", type=int, default=150, help="throws at each pace, for --sequence")
     args = ap.parse_args()
+    if args.sequence:
+        for i, pace in enumerate(float(p) for p in args.paces.split(",")):
+            print(json.dumps(sequence_run(pace, args.throws, seed=24 + i)), flush=True)
+        return
     faults = tuple(f for f in LINE_FAULTS if args.proto == 2 or f != "double_flip")
     rng = random.Random(5)
     # Written at full speed the emulator runs far ahead of the reader; a tray must

@@ -5,7 +5,10 @@ dice: a request for 2d6 is met by a ROLL with exactly two d6 (the faces taken
 in the request's order of dice, the tray's order within each kind).  A ROLL
 that matches nothing waiting is kept to be shown, never used.  A MOVED voids
 the ROLL before it: if that ROLL was used, `on_voided` is told (the session
-then takes the resolution back and asks again); a CROOKED throw is shown.
+then takes the resolution back and asks again); a CROOKED throw is shown.  A
+number the link heard as two different lines (a dispute: one of them was not
+the tray's) is shown, and a throw already used under that number is voided the
+same way: neither line counts.
 """
 
 from __future__ import annotations
@@ -49,6 +52,14 @@ class TrayDice(WaitingDiceSource):
             self.take(event)
 
         link.on_event = on_event
+        previous_dispute = link.on_dispute
+
+        def on_dispute(event: TrayEvent) -> None:
+            if previous_dispute is not None:
+                previous_dispute(event)
+            self.disputed(event)
+
+        link.on_dispute = on_dispute
 
     def request(self, request: DiceRequest, deliver) -> None:
         with self._lock:
@@ -88,3 +99,14 @@ class TrayDice(WaitingDiceSource):
                 self.on_voided(voided)
         elif event.kind == "crooked" and self.on_note is not None:
             self.on_note(f"die {event.message.die} came to rest cocked: throw again", event)
+
+    def disputed(self, event: TrayEvent) -> None:
+        """The tray's event numbered `event.seq` came as two different lines: neither counts."""
+        key = (event.boot, event.seq)
+        self.unmatched = [e for e in self.unmatched if (e.boot, e.seq) != key]
+        voided = self.used.pop(key, None)
+        if self.on_note is not None:
+            self.on_note("this throw came from the tray as two different lines, so neither counts: "
+                         "throw again", event)
+        if voided is not None and self.on_voided is not None:
+            self.on_voided(voided)

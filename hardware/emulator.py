@@ -7,7 +7,8 @@ a timer, answers HELLO?, RESEND, ACK, EXPECT and CANCEL, keeps its last 64
 events for RESEND, and injects: noise, binary bytes, over-long lines, bad
 checksums, duplicates, lost lines, a cable pull, a power cycle, crooked dice, a
 die nudged after settling, and what a line can be forged or confused with: a
-far-future `seq` (`forged_far`), a stray HELLO naming a new boot or an old one
+far-future `seq` (`forged_far`), one 2 to 5 past the tray's newest with
+other dice (`forged_near`: the tray's own line with that number comes later), a stray HELLO naming a new boot or an old one
 (`stray_hello_new`, `stray_hello_old`), a line cut short that keeps its `\n`
 (`cut_line`) and the same bit flipped in two bytes (`double_flip`, which an XOR
 check misses).  It speaks protocol version 2 (a CRC-16 on every line, `boot=` on
@@ -31,7 +32,8 @@ from pathlib import Path
 from .protocol import DICE_SIDES, crc16, with_checksum, xor_check
 
 FAULTS = ("noise", "binary", "overlong", "bad_checksum", "duplicate", "lose", "pull", "power_cycle",
-          "crooked", "nudge", "forged_far", "stray_hello_new", "stray_hello_old", "cut_line", "double_flip")
+          "crooked", "nudge", "forged_far", "forged_near", "stray_hello_new", "stray_hello_old", "cut_line",
+          "double_flip")
 #: Faults that damage the next event's line on the wire (the tray keeps it whole for RESEND).
 DAMAGE = ("cut_line", "double_flip")
 
@@ -75,8 +77,13 @@ class TrayEmulator:
         self._damage_next: list[str] = []       # DAMAGE faults waiting for the next event
         #: Every line damaged on the wire: (fault, the line as sent, the whole line).
         self.damaged: list[tuple[str, bytes, bytes]] = []
-        #: Every ROLL issued: boot, seq, dice, when it was written, whether a MOVED voided it.
+        #: Every ROLL issued: boot, seq, dice, when it was written, whether a MOVED voided it,
+        #: and whether its line went on the wire whole when issued (not lost, not damaged).
         self.sent: list[dict] = []
+        #: Every HELLO this tray wrote: (boot, last). With `sent`, what a host could know was issued.
+        self.hellos: list[tuple[str, int]] = []
+        #: Every `forged_near` line written: (boot, seq).
+        self.forged: list[tuple[str, int]] = []
         self._cmd_buf = b""
         self.commands: list[str] = []
         self.plugged = False
@@ -241,7 +248,10 @@ class TrayEmulator:
         return self._line(f"HELLO proto={self.proto} tray={self.tray} fw={self.fw} boot={boot} last={last}")
 
     def hello(self) -> None:
-        self._write(self._hello_line(self.boot, self.seq))
+        with self._lock:
+            boot, last = self.boot, self.seq
+        if self._write(self._hello_line(boot, last)) is not None:
+            self.hellos.append((boot, last))
 
     def _event(self, body: str) -> tuple[int, float | None]:
         with self._lock:
@@ -294,7 +304,8 @@ class TrayEmulator:
         text = ",".join(f"{d}:{f}" for d, f in zip(dice, faces))
         seq, at = self._event(f"ROLL seq={{seq}} t={{t}} dice={text}")
         self.sent.append({"boot": self.boot, "seq": seq, "dice": tuple(zip(dice, faces)),
-                          "at": at if at is not None else time.monotonic(), "voided": False})
+                          "at": at if at is not None else time.monotonic(), "voided": False,
+                          "whole": at is not None})
         return seq
 
     def fault(self, kind: str, seconds: float = 0.3) -> None:
@@ -342,6 +353,14 @@ class TrayEmulator:
             far = self.seq + self.rng.randint(65, 1_000_000)
             boot = f" boot={self.boot}" if self.proto == 2 else ""
             self._write(self._line(f"ROLL seq={far} t=1{boot} dice=d20:20"))
+        elif kind == "forged_near":
+            # A right line numbered 2 to 5 past the tray's newest, with dice of its own: the
+            # tray's own event with that number comes later and must be the one that counts.
+            near = self.seq + self.rng.randint(2, 5)
+            boot = f" boot={self.boot}" if self.proto == 2 else ""
+            faces = ",".join(f"d6:{self.rng.randint(1, 6)}" for _ in range(2))
+            self.forged.append((self.boot, near))
+            self._write(self._line(f"ROLL seq={near} t=1{boot} dice={faces}"))
         elif kind == "stray_hello_new":
             # A HELLO naming a boot this tray never had (an old line, another tray's, a forgery).
             self._write(self._hello_line(self._new_boot(), self.seq))

@@ -9,8 +9,16 @@ event once and in order, and a port that comes back by itself (protocol version
   judged under that boot, never taken as the current one's; once the tray has
   thrown in a later boot, the earlier ones are over (a boot is chosen anew at
   every power-up): their new-looking events are stale and HELLOs naming them stray.
-- Duplicates are dropped; a gap is answered with `RESEND from=<first missing>`
-  and later events wait until it fills, so events are handed on in order.
+- A throw is taken only in its own sequence: an event is handed on only when it
+  arrives numbered one past the last taken in its boot. A line that jumps ahead
+  (2 to 64 past) is never taken itself: it is held, the link asks
+  `RESEND from=<first missing>` and `HELLO?`, and the tray's own lines bring the
+  events again in sequence. A held line is kept only to be compared: the tray's
+  next HELLO dropping it when its `last` is below it (the tray had not issued it:
+  a forged line), and the tray's own line with that number judged against it.
+  Two different lines with the same boot and number (both with a right check)
+  are a dispute: neither is used, and it is reported (`on_dispute`; a throw
+  already handed on is then voided). Duplicates that agree are dropped.
 - A line far ahead (more than KEEP past anything believed in its boot) is not
   believed: the link asks `HELLO?`, and the tray's `last` and a RESEND bring the
   real events (the far line itself is never used, so a forged one is harmless).
@@ -22,6 +30,10 @@ event once and in order, and a port that comes back by itself (protocol version
 - A gap the tray does not fill after three asks is checked with `HELLO?` before
   anything is called lost: events past the tray's `last` never existed (they are
   dropped as forged); missing ones at or below it are lost and said so.
+- A restart (a new boot the tray confirms) ends the boot before it: a tray's
+  memory goes with its power, so whatever that boot issued that was not taken
+  (held lines, or a `last` its HELLO said) is reported lost, with how many
+  (status "gap", `stats.lost_reports`), never silently skipped.
 - When the port goes (cable pulled, device reset), the link says so, reopens it
   with growing pauses, sends `HELLO?` and recovers what was thrown meanwhile.
 """
@@ -57,6 +69,19 @@ ACK_EVERY = 256
 KEEP = 64
 #: Events held while the boot they belong to is being confirmed (beyond: RESEND brings them).
 HOLD_MAX = 1024
+#: Taken events remembered per boot, to judge a later line with the same number.
+TAKEN_KEPT = 512
+#: What a number that came as two different lines is remembered as.
+_DISPUTED = object()
+
+
+def say_event(msg) -> str:
+    """An event line in players' words (for a dispute's report)."""
+    if isinstance(msg, Roll):
+        return "a throw of " + ", ".join(f"{d} showing {f}" for d, f in msg.dice)
+    if isinstance(msg, Crooked):
+        return f"die {msg.die} cocked"
+    return "the dice moved"
 
 
 @dataclass(frozen=True)
@@ -93,6 +118,9 @@ class LinkStats:
     forged: int = 0                 # events past the tray's own `last`: they never existed
     stray_hellos: int = 0           # HELLOs changing the boot that the tray did not confirm
     stale: int = 0                  # events of a boot the tray has left, newer than what was taken there
+    disputed: int = 0               # numbers with two different lines (a right check on both): neither used
+    #: Every gap reported lost: (boot, first, last), so each missing throw can be accounted for.
+    lost_reports: list[tuple[str, int, int]] = field(default_factory=list)
     rejected: Counter = field(default_factory=Counter)
     log: list[tuple[str, bytes]] = field(default_factory=list)    # recent rejections with their lines
 
@@ -100,7 +128,8 @@ class LinkStats:
         return {"lines": self.lines, "rolls": self.rolls, "crooked": self.crooked, "moved": self.moved,
                 "duplicates": self.duplicates, "resends": self.resends, "reopens": self.reopens, "lost": self.lost,
                 "restarts": self.restarts, "far": self.far, "forged": self.forged,
-                "stray_hellos": self.stray_hellos, "stale": self.stale, "rejected_lines": sum(self.rejected.values()),
+                "stray_hellos": self.stray_hellos, "stale": self.stale, "disputed": self.disputed,
+                "rejected_lines": sum(self.rejected.values()),
                 "rejected_by_reason": dict(self.rejected)}
 
 
@@ -110,7 +139,11 @@ class BootState:
 
     last_taken: int = 0
     hello_last: int = 0                     # the highest `last` its HELLOs said
+    #: Lines that jumped ahead, held to be compared (never taken themselves: the tray's
+    #: lines bring those events again in sequence).
     waiting: dict[int, TrayEvent] = field(default_factory=dict)
+    #: What was taken, by number (the recent ones), to judge a later line with the same number.
+    taken: dict[int, object] = field(default_factory=dict)
 
     @property
     def believed(self) -> int:
@@ -128,6 +161,7 @@ class TrayLink:
                  on_event: Callable[[TrayEvent], None] | None = None,
                  on_status: Callable[[str, str], None] | None = None,
                  on_line: Callable[[bytes, object], None] | None = None,
+                 on_dispute: Callable[[TrayEvent], None] | None = None,
                  backoff_s: tuple[float, ...] = REOPEN_BACKOFF_S, port: serial.SerialBase | None = None,
                  allow_unchecked: bool = False) -> None:
         self.url = url
@@ -135,6 +169,7 @@ class TrayLink:
         self.on_event = on_event
         self.on_status = on_status
         self.on_line = on_line
+        self.on_dispute = on_dispute
         self.backoff_s = backoff_s
         self.allow_unchecked = allow_unchecked
         self.stats = LinkStats()
@@ -337,6 +372,11 @@ class TrayLink:
         self.tray = hello.tray
         self._want_hello = False
         st = self.boots[self.boot]
+        # Every line held was on the wire before this HELLO: one numbered past its `last`
+        # is not the tray's (it had not issued that number when it spoke). Dropped unused.
+        for seq in [s for s in st.waiting if s > hello.last]:
+            del st.waiting[seq]
+            self.stats.forged += 1
         if self._last_check:
             self._last_check = False
             self._asks = 0
@@ -362,6 +402,10 @@ class TrayLink:
         first_contact = self.boot is None
         known = hello.boot in self.boots
         proposed, self._proposed = self._proposed, None
+        if not known and not first_contact:
+            # A restart the tray confirmed: the boot before is over, and the tray's memory
+            # of it went with the power. Whatever it issued that was not taken is lost.
+            self._boot_over(self.boot, now)
         if not known:
             # First contact: what was thrown before anyone listened is not this game's.
             # A later new boot is a restart: numbering starts again at 1.
@@ -395,8 +439,13 @@ class TrayLink:
         if st is None:
             self._hold(msg, now)                # a boot not (yet) confirmed: the HELLO will say
             return
-        if msg.seq <= st.last_taken or msg.seq in st.waiting:
+        if msg.seq <= st.last_taken:
             self.stats.duplicates += 1
+            before = st.taken.get(msg.seq)
+            if before is not None and before is not _DISPUTED and before != msg:
+                # The same number with other content after it was taken: one of the two was
+                # not the tray's. Reported, and what was handed on is voided.
+                self._dispute(st, boot, msg.seq, before, msg, now)
             return
         if boot in self.retired:
             self.stats.stale += 1               # never taken: a replayed, garbled or forged line
@@ -408,8 +457,26 @@ class TrayLink:
             self._need_hello(now)
             return
         kind = {Roll: "roll", Crooked: "crooked", Moved: "moved"}[type(msg)]
-        st.waiting[msg.seq] = TrayEvent(kind, msg.seq, boot, msg, now)
-        self._flush(st, now)
+        if msg.seq == st.last_taken + 1:
+            held = st.waiting.pop(msg.seq, None)
+            if held is not None and (held.kind == "disputed" or held.message != msg):
+                self._dispute(st, boot, msg.seq, held.message, msg, now)
+            else:
+                if held is not None:
+                    self.stats.duplicates += 1  # the line held was the tray's own: now in sequence
+                self._take(st, TrayEvent(kind, msg.seq, boot, msg, now), now)
+        else:
+            # A jump ahead: held to be compared, never taken from this line. The tray's own
+            # lines bring it again in sequence (RESEND), and its HELLO drops it if the tray
+            # had not issued that number.
+            held = st.waiting.get(msg.seq)
+            if held is None:
+                st.waiting[msg.seq] = TrayEvent(kind, msg.seq, boot, msg, now)
+            elif held.kind != "disputed" and held.message != msg:
+                st.waiting[msg.seq] = TrayEvent("disputed", msg.seq, boot, held.message, held.received_s)
+            else:
+                self.stats.duplicates += 1
+            self._need_hello(now)
         if boot != self.boot:
             # An event of another boot the link has heard: judged under its own boot, never
             # as the current one's. The tray's HELLO says which boot it is in now (two stray
@@ -434,27 +501,67 @@ class TrayLink:
         if self._asked_from is None or first < self._asked_from or first > self._asked_seen:
             self._ask(first)
 
-    def _flush(self, st: BootState, now: float) -> None:
-        while st.last_taken + 1 in st.waiting:
-            event = st.waiting.pop(st.last_taken + 1)
-            st.last_taken = event.seq
-            if event.boot == self.boot:
-                self._progress_at = now
-                self._asks = 0
-                if self._retire_others:
-                    # The tray threw in this boot after the switch: the boots before are over.
-                    self.retired |= set(self.boots) - {self.boot}
-                    self._retire_others = False
-            if event.kind == "roll":
-                self.stats.rolls += 1
-            elif event.kind == "crooked":
-                self.stats.crooked += 1
-            else:
-                self.stats.moved += 1
-            if self.on_event is not None:
-                self.on_event(event)
+    def _take(self, st: BootState, event: TrayEvent, now: float) -> None:
+        """Hand on the event numbered one past the last taken in its boot."""
+        st.last_taken = event.seq
+        st.taken[event.seq] = event.message
+        st.taken.pop(event.seq - TAKEN_KEPT, None)
+        if event.boot == self.boot:
+            self._progress_at = now
+            self._asks = 0
+            if self._retire_others:
+                # The tray threw in this boot after the switch: the boots before are over.
+                self.retired |= set(self.boots) - {self.boot}
+                self._retire_others = False
+        if event.kind == "roll":
+            self.stats.rolls += 1
+        elif event.kind == "crooked":
+            self.stats.crooked += 1
+        else:
+            self.stats.moved += 1
+        if self.on_event is not None:
+            self.on_event(event)
         if not st.waiting and st is self.boots.get(self.boot):
             self._asked_from = None
+
+    def _dispute(self, st: BootState, boot: str, seq: int, first, second, now: float) -> None:
+        """Two different lines with one boot and number, each with a right check: one is
+        not the tray's, and which cannot be told from the lines. Neither is used; said so."""
+        self.stats.disputed += 1
+        self.stats.log.append((f"event {seq} came as two different lines", b""))
+        del self.stats.log[:-200]
+        if seq > st.last_taken:
+            st.last_taken = seq                 # the number is spent: later events go on
+            if boot == self.boot:
+                self._progress_at = now
+                self._asks = 0
+        st.taken[seq] = _DISPUTED
+        if self.on_status is not None:
+            self.on_status("disputed", f"event {seq} came as two different lines ({say_event(first)}; "
+                                       f"{say_event(second)}): neither is used, throw again")
+        if self.on_dispute is not None:
+            self.on_dispute(TrayEvent("disputed", seq, boot, second, now))
+        if not st.waiting and st is self.boots.get(self.boot):
+            self._asked_from = None
+
+    def _report_lost(self, boot: str, first: int, end: int, why: str) -> None:
+        self.stats.lost += end - first + 1
+        self.stats.lost_reports.append((boot, first, end))
+        if self.on_status is not None:
+            which = f"event {first} is" if first == end else f"events {first} to {end} ({end - first + 1}) are"
+            self.on_status("gap", f"{which} lost: {why}")
+
+    def _boot_over(self, boot: str | None, now: float) -> None:
+        """A boot the tray has left by restarting: what it issued and was not taken is lost."""
+        st = self.boots.get(boot) if boot is not None else None
+        if st is None:
+            return
+        end = max(st.hello_last, max(st.waiting, default=0))
+        if end > st.last_taken:
+            self._report_lost(boot, st.last_taken + 1, end,
+                              "the tray restarted before sending them again (a restart wipes its memory)")
+            st.last_taken = end
+        st.waiting.clear()
 
     def _judge_gap(self, st: BootState, last: int, now: float) -> None:
         """The tray's `last` after a gap was asked for again and again: what lies beyond
@@ -466,13 +573,13 @@ class TrayLink:
         if st.waiting and self._asks >= GAP_GIVE_UP_ASKS:
             first_waiting = min(st.waiting)
             first, end = st.last_taken + 1, first_waiting - 1
-            self.stats.lost += end - first + 1
-            if self.on_status is not None:
-                which = f"event {first} is" if first == end else f"events {first} to {end} are"
-                self.on_status("gap", f"{which} lost: the tray no longer holds {'it' if first == end else 'them'}")
-            st.last_taken = end
+            if end >= first:
+                self._report_lost(self.boot, first, end, "the tray no longer holds "
+                                  + ("it" if first == end else "them"))
+                st.last_taken = end
+            # The held line itself is not taken: the tray still holds it, so ask for it in sequence.
             self._asked_from = None
-            self._flush(st, now)
+            self._ask(first_waiting)
         self._asks = 0
         self._progress_at = now
 

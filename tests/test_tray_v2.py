@@ -216,6 +216,8 @@ def test_far_is_measured_from_what_the_tray_confirmed():
             emu.throw()
         emu._plug()
         assert wait_until(lambda: link.stats.lost == 30, timeout=15)
+        # The lines held after the gap are not taken themselves: asked for again, in sequence.
+        assert wait_until(lambda: len(rolls(taken)) == KEEP, timeout=10)
         assert rolls(taken) == all_sent(emu)[30:]
     finally:
         link.stop()
@@ -227,8 +229,8 @@ def test_a_version_1_tray_is_still_read_with_its_faults(tray):
     emu, link, taken, _ = tray
     assert link.proto == 1
     for fault in FAULTS:
-        if fault == "double_flip":
-            continue          # version 1's XOR misses it by design: why version 2 has a CRC
+        if fault in ("double_flip", "forged_near"):
+            continue          # version 1's XOR misses a double flip by design; forged_near: test_tray_sequence.py
         emu.throw()
         if fault == "power_cycle":
             assert wait_until(lambda: len(rolls(taken)) == len(emu.sent))
@@ -252,7 +254,10 @@ def test_a_version_1_tray_and_a_stray_hello(tray):
     assert settled(emu, link, taken) == all_sent(emu)
 
 
-@given(st.lists(st.sampled_from(FAULTS + ("throw",) * 4), min_size=5, max_size=25))
+# forged_near is left out here: back to back, its line can meet the tray's own with that
+# number, and both are then refused as a dispute (tests/test_tray_sequence.py).
+@given(st.lists(st.sampled_from(tuple(f for f in FAULTS if f != "forged_near") + ("throw",) * 4),
+                min_size=5, max_size=25))
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_any_mix_of_faults_gives_every_throw_once_in_order(actions):
     emu = TrayEmulator(seed=len(actions)).start()
