@@ -87,6 +87,8 @@ def not_in_frame(events, e, store: GameStore) -> dict[int, tuple[str, str]]:
             continue
         if src["kind"] == "hold":
             out[m] = ("where its turn began", f"where its turn began (held at event {src['event']}): {since}")
+        elif src["kind"] == "placed":
+            out[m] = (f"where event {src['event']} put it", f"{src['from']}: {since}")
         elif src.get("event") is not None:
             out[m] = ("where the game had it", f"{src['from']}: {since}")
         else:

@@ -92,11 +92,12 @@ def test_a_stored_verdict_measured_again_from_its_evidence_equals_the_original(p
     assert "held where its turn began" in interceptor["from"]        # judged from where it started
     assert move["verdicts"][0]["stored"]["legal"] is True
     # After the move, in the same activation, the Interceptor is held where the move put it:
-    # measured again from the move's frame, not from where its turn began (50 mm away).
+    # the camera's reading once it was put there (no frame keeps it), not located again from
+    # any frame (where its turn began is 50 mm away; the move's frame a hand's width off).
     after = remeasure(store, 6)
     interceptor = next(p for p in after["poses"] if p["vehicle"] == 10)
-    assert interceptor["from"] == "the frame of event 5 (held where that event's move put it)"
-    assert interceptor["difference_mm"] == 0.0 and after["same"], after
+    assert interceptor["from"].startswith("where it was put at event 5 (")
+    assert interceptor["again"] is None and after["same"], after
 
 
 def test_a_game_resumes_exactly_where_its_last_event_left_it(played):
@@ -212,8 +213,8 @@ def test_the_evidence_says_why_a_car_is_drawn_where_the_frame_shows_none(played,
     assert "drawn dashed" not in client.get("/audit/2").get_data(as_text=True)
     # The pass after the move: the Interceptor dashed where the move put it, said so.
     shapes, _ = drawing(store, 6)
-    assert next(sh for sh in shapes if sh["label"].startswith("Interceptor"))["label"] == "Interceptor, where its move put it"
-    assert "The Interceptor is drawn dashed where its move of event 5 put it" in client.get("/audit/6").get_data(as_text=True)
+    assert next(sh for sh in shapes if sh["label"].startswith("Interceptor"))["label"] == "Interceptor, where event 5 put it"
+    assert "The Interceptor is drawn dashed where it was put at event 5 (" in client.get("/audit/6").get_data(as_text=True)
 
 
 @pytest.mark.parametrize("seq", [2, 5])

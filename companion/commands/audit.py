@@ -3,6 +3,7 @@
     companion audit verify GAME.db [--head N:HASH]   exit 0: untouched and it resumes; 1: the first event that fails
     companion audit show GAME.db                     one JSON line per event
     companion audit remeasure GAME.db EVENT          the verdicts of a resolution, measured again
+                                                     (exit 0 exact, 1 measured differently, 2 frame or pose changed)
     companion audit export GAME.db EVENT --out F.html   one verdict as a self-contained page
 """
 
@@ -31,7 +32,9 @@ def register(sub) -> None:
     s = kinds.add_parser("show", help="every event as a JSON line")
     s.add_argument("game", metavar="GAME.db")
     s.set_defaults(func=cmd_show)
-    r = kinds.add_parser("remeasure", help="measure a resolution's verdicts again from its stored evidence")
+    r = kinds.add_parser("remeasure", help="measure a resolution's verdicts again from the frames its poses came from: "
+                                           "exit 0 exactly as recorded, 1 measured differently, 2 a frame or pose is "
+                                           "not the one recorded")
     r.add_argument("game", metavar="GAME.db")
     r.add_argument("event", type=int, metavar="EVENT")
     r.set_defaults(func=cmd_remeasure)
@@ -87,7 +90,10 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
     except (StoreError, ReplayError) as exc:
         raise CommandError(str(exc)) from None
     print(json.dumps(out))
-    return 0 if out["same"] else 1
+    for said in out["changed"]:
+        print(f"{args.game}: {said}", file=sys.stderr)
+    # 0: exactly as recorded; 2: a frame or a pose is not the one recorded; 1: measured differently.
+    return 0 if out["same"] else 2 if out["changed"] else 1
 
 
 def cmd_export(args: argparse.Namespace) -> int:
