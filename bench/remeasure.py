@@ -4,6 +4,7 @@ players' API while visitors replay audit exports.
     python -m bench.remeasure record [--dir DIR]        record the 10 games (about 10 min)
     python -m bench.remeasure exact [--dir DIR]         remeasure every resolution of them
     python -m bench.remeasure load GAME.db [--visitors 8] [--seconds 40]
+    python -m bench.remeasure cut GAME.db OUT.db N      its first N events as a game file
 
 `record` plays scenarios through the camera (companion.camera_scenario: rendered frames,
 tracked, every step sent through the table game as the page sends it), each into a game
@@ -137,6 +138,35 @@ def exactness(paths: list[Path]) -> dict:
     return out
 
 
+def cut(source: Path, out: Path, upto: int) -> dict:
+    """The first `upto` events of a game file, with the frames they refer to, as a game file
+    of its own (a game's start is a whole game file: the tests' small recorded games)."""
+    from companion.store import GameStore
+    src = GameStore(source, readonly=True)
+    events = [e for e in src.events() if e.seq <= upto]
+
+    def refs(x):
+        if isinstance(x, dict):
+            if "sha256" in x and "id" in x:
+                yield x["id"]
+            for v in x.values():
+                yield from refs(v)
+        elif isinstance(x, list):
+            for v in x:
+                yield from refs(v)
+    last = max((i for e in events for i in refs(e.body)), default=0)
+    out.unlink(missing_ok=True)
+    dst = GameStore(out)
+    for i in range(1, last + 1):                   # the same frames under the same ids
+        ev = src.evidence(i)
+        assert dst.add_evidence(ev["jpeg"], ev["detections"], ev["table_pose"])["id"] == i
+    for e in events:
+        dst.append(e.kind, e.body, e.t)
+    dst.close()
+    src.close()
+    return {"game": out.name, "events": len(events), "frames": last, "size_kib": round(out.stat().st_size / 1024)}
+
+
 # --- the players' API while visitors replay exports ---------------------------------------
 
 def _get(conn_box, host, port, path, method="GET", body=None, headers=None):
@@ -248,6 +278,10 @@ def main() -> None:
     x = sub.add_parser("exact")
     x.add_argument("--dir", default=str(DEFAULT_DIR))
     x.add_argument("files", nargs="*")
+    c = sub.add_parser("cut")
+    c.add_argument("source")
+    c.add_argument("out")
+    c.add_argument("upto", type=int)
     lo = sub.add_parser("load")
     lo.add_argument("game")
     lo.add_argument("--visitors", type=int, default=8)
@@ -264,6 +298,8 @@ def main() -> None:
             got = record_game(SCENARIOS / f"{name}.json", d / f"{name}.db", every)
             got["seconds"] = round(time.time() - t0, 1)
             print(json.dumps(got), flush=True)
+    elif args.what == "cut":
+        print(json.dumps(cut(Path(args.source), Path(args.out), args.upto)))
     elif args.what == "exact":
         files = [Path(f) for f in args.files] or sorted(Path(args.dir).glob("*.db"))
         out = exactness(files)
