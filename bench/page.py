@@ -321,7 +321,7 @@ def chromium(cpus: set[int] | None = None):
 def open_pages(browser, url: str, n: int) -> list:
     pages = []
     for _ in range(n):
-        context = browser.new_context(viewport=VIEWPORT)
+        context = browser.new_context(viewport=VIEWPORT, bypass_csp=True)
         context.add_init_script(PROBE)
         page = context.new_page()
         page.goto(url)
@@ -560,7 +560,7 @@ def page_cost_run(args) -> dict:
     companion_cpus, others = split_cpus(True)
     out = {"camera_fps": args.camera_fps, "seconds": args.window}
     with demo(args.camera_fps, companion_cpus, args.video) as (url, pid), chromium(others) as browser:
-        page = browser.new_page(viewport=VIEWPORT)
+        page = browser.new_page(viewport=VIEWPORT, bypass_csp=True)
         page.goto(url)
         page.wait_for_function(CARS_DRAWN, timeout=60000)
         cdp = page.context.new_cdp_session(page)

@@ -32,16 +32,38 @@ def _demo(*more: str, scripted: bool = True):
     proc = subprocess.Popen([sys.executable, "-m", "companion", "demo", "--port", "0",
                              *(["--scripted"] if scripted else []), *more],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = proc.stdout.readline()
-    url = re.search(r"(http://127\.0\.0\.1:\d+/)", line).group(1)
-    yield url
-    proc.terminate()
-    proc.wait(10)
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"(http://127\.0\.0\.1:\d+/)", line).group(1)
+        yield url
+    finally:
+        # Closed early (a script's `break`, a failed fixture), the demo is still stopped.
+        proc.terminate()
+        proc.wait(10)
 
 
 @pytest.fixture(scope="module")
 def server():
     yield from _demo()
+
+
+class _TestBrowser:
+    """The browser for the page tests, its pages opened with `bypass_csp`: Playwright's
+    `wait_for_function` builds its predicate with `new Function`, which the server's
+    Content-Security-Policy (no 'unsafe-eval', rightly) refuses. The page itself is checked
+    under the policy, with no bypass, by `test_the_page_plays_under_its_own_security_policy`."""
+
+    def __init__(self, browser) -> None:
+        self.browser = browser
+
+    def new_page(self, **kw):
+        return self.browser.new_page(**{"bypass_csp": True, **kw})
+
+    def new_context(self, **kw):
+        return self.browser.new_context(**{"bypass_csp": True, **kw})
+
+    def close(self) -> None:
+        self.browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +73,7 @@ def browser(chromium):
         b = p.chromium.launch(executable_path=chromium, args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--no-first-run"])
-        yield b
+        yield _TestBrowser(b)
         b.close()
 
 
@@ -73,6 +95,34 @@ def test_page_shows_every_car_moving_without_a_reload(server, browser):
     # Pushed updates, not reloads: the same document counted them.
     assert page.evaluate("window.companion.updates") >= 10
     assert page.evaluate("performance.getEntriesByType('navigation').length") == 1
+    page.close()
+
+
+def test_the_page_plays_under_its_own_security_policy(server, browser):
+    """The page as a player's browser has it, its Content-Security-Policy enforced (the other
+    tests bypass it for Playwright's own waits): no directive violated, no script error, and
+    the page does its work: every car drawn and following the table, a car's card opened."""
+    page = browser.browser.new_page(viewport={"width": 1280, "height": 800})
+    page.add_init_script("window.__violations = []; document.addEventListener('securitypolicyviolation', "
+                         "(e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));")
+    errors, said = [], []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: said.append(m.text) if "Content Security Policy" in m.text else None)
+    response = page.goto(server)
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    page.wait_for_selector('#cars [data-car-id="14"]', timeout=20000)
+    assert page.locator("#cars [data-car-id]").count() == 5
+    before = _transform(page, 10)
+    for _ in range(200):                           # the scripted convoy moves: the stream is followed
+        page.wait_for_timeout(100)
+        if _transform(page, 10) != before:
+            break
+    assert _transform(page, 10) != before, "the page did not follow the table"
+    page.click('#cars [data-car-id="10"] .body', force=True)
+    page.wait_for_selector('#car-sheet[data-car="10"]', timeout=20000)
+    page.click('#tabs [data-tab="round"]')
+    assert page.evaluate("window.__violations") == [] and said == [], (page.evaluate("window.__violations"), said)
+    assert errors == [], errors
     page.close()
 
 

@@ -596,7 +596,7 @@ def test_a_page_refused_a_stream_polls_and_follows_the_table(chromium, demo_tabl
     try:
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
-            page = browser.new_page()
+            page = browser.new_page(bypass_csp=True)     # Playwright's waits need eval
             refused = []
             page.on("response", lambda r: refused.append(r.status) if r.url.endswith("/api/stream") else None)
             page.goto(f"http://127.0.0.1:{server.effective_port}/")
