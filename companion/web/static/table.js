@@ -2187,8 +2187,14 @@
     state.seats = s;
     const box = $("seats");
     box.hidden = !s.players.length && !s.join_code && !(s.held || []).length;
+    // One line folded (a phone's board stays near the top); opened when something is asked of
+    // this device: a seat to take, a change waiting for the host.
     $("seats-mine").textContent = (s.host ? "This device is the host" : "This device")
-      + (s.mine.length ? ` answers for ${s.mine.join(", ")}.` : s.host ? ": it may answer for any free seat." : " holds no seat yet: take yours.");
+      + (s.mine.length ? ` answers for ${s.mine.join(", ")}` : s.host ? ": it may answer for any free seat" : " holds no seat yet: take yours")
+      + (s.join_code ? ` · join code ${s.join_code}` : "");
+    const asked = (s.held || []).length > 0 || (!s.host && !s.mine.length);
+    if (asked && box.dataset.asked !== "yes") box.open = true;
+    box.dataset.asked = asked ? "yes" : "no";
     $("seats-code").hidden = !s.join_code;
     $("seats-code").textContent = s.join_code ? `Join code for new players: ${s.join_code}` : "";
     $("ts-join").hidden = !s.join_code;
