@@ -1,9 +1,9 @@
 """Wasteland Rally's first activation played on the demo page in a real Chromium, as players
-play it: the round is started from the Round tab (the play orders as the form offers them,
-the initiative roll-off's d12s typed in), the first car of the winner's play order is
+play it: the round is started from the Round tab (its play-order slots left empty, as Open
+Fire has no play orders; the initiative roll-off's d12s typed in), a car of the winner's is
 selected, its Move form opened, the car dragged straight ahead on the board, the move read
 from the camera's path and resolved; then the Round tab's button ends the activation and the
-other player's first car is up (docs/actions/wasteland-rally.md, "The round, an activation,
+other player chooses a car (docs/actions/wasteland-rally.md, "The round, an activation,
 and where a car stood")."""
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ def test_wasteland_rally_first_activation_is_played_by_dragging_the_first_car(wr
     g = _game(page)
     assert g["round"] == 0 and g["turn_text"] == "before the first round: start a round (the initiative roll-off)"
 
-    # Start round 1 from the Round tab: each player's play order as the form offers it (their
-    # cars in marker order), then the initiative roll-off, a d12 each typed in on the page.
+    # Start round 1 from the Round tab: the play-order slots as the form offers them (empty:
+    # cars chosen at the table), then the initiative roll-off, a d12 each typed in on the page.
     page.click('#tabs [data-tab="round"]')
     page.wait_for_selector("#start-round:not([disabled])", timeout=WAIT_MS)
     assert page.inner_text("#start-round") == "Start round 1"
@@ -72,10 +72,10 @@ def test_wasteland_rally_first_activation_is_played_by_dragging_the_first_car(wr
     g = _game(page)
     assert g["round"] == 1 and g["active"] is None, g["turn_text"]
     assert g["turn_text"] == "round 1: Player 1 activates a car (Interceptor, War Rig, Hearse), or passes"
-    # The play orders the form sent: Player 1's cars, then Player 2's.
-    assert [(o["player"], o["vehicle"]) for o in g["order"]] == [
-        ("Player 1", 10), ("Player 1", 12), ("Player 1", 14), ("Player 2", 11), ("Player 2", 13)]
-    first = g["order"][0]["vehicle"]                    # the Interceptor, first in Player 1's order
+    # Open Fire has no play orders: the form's slots start empty, so no order was sent, and
+    # each player chooses a car when their turn comes.
+    assert g["order"] == [], g["order"]
+    first = 10                                          # Player 1 chooses the Interceptor
     stood = g["state"]["vehicles"][str(first)]["stood"]
 
     # The Interceptor's card offers what it may do now; its Move form is opened.
@@ -134,9 +134,7 @@ def test_wasteland_rally_first_activation_is_played_by_dragging_the_first_car(wr
     assert g["turn_text"] == "round 1: Player 2 activates a car (Rust Bucket, Buggy), or passes"
     page.wait_for_function("document.getElementById('turn').textContent.includes('Player 2 activates a car')",
                            timeout=WAIT_MS)
-    up_next = next(o["vehicle"] for o in g["order"]
-                   if o["player"] == g["up"] and o["vehicle"] not in g["state"]["activated"])
-    assert up_next == 11                                # the Rust Bucket, first in Player 2's order
+    up_next = 11                                        # Player 2 chooses the Rust Bucket
     _select(page, up_next)
     page.wait_for_selector('button[data-act="move"]:not([disabled])', timeout=WAIT_MS)
     # The Interceptor has had its activation: its card offers nothing more this round.

@@ -272,7 +272,9 @@ class RuleSystem:
     def round_orders(self, state) -> dict[str, list[dict]] | None:
         """What starting a round asks of each player: {player: [{"value": marker, "label":
         name}, ...]}, the cars they put in a play order (secretly, where the book says so);
-        None where a round starts without orders (the rules or the dice set the order)."""
+        None where a round starts without orders (the rules or the dice set the order). An
+        entry with `"open": True` starts its slot empty on the page: the car is chosen at the
+        table when its turn comes (a book without play orders)."""
         return None
 
     def actor_marker(self, state, action: dict) -> int:

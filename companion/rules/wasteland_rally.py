@@ -627,7 +627,10 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             slots = state.orders.get(p, [])
             own = sorted((v for v in state.in_play() if v.owner == p),
                          key=lambda v: slots.index(v.marker) if v.marker in slots else len(slots))
-            out[p] = [{"value": v.marker, "label": v.name} for v in own]
+            # A slot this round's order named is offered again; the rest start empty, chosen at
+            # the table as Open Fire has it (filled, the page would have set an order unasked).
+            out[p] = [{"value": v.marker, "label": v.name, **({} if v.marker in slots else {"open": True})}
+                      for v in own]
         return out
 
     def _check_orders(self, state: GameState, orders) -> dict[str, list[int | None]]:

@@ -1030,7 +1030,7 @@
         const sel = html("select", { "data-player": player, "aria-label": `${player} slot ${slot + 1}` },
           html("option", { value: "", text: "(empty)" }),
           ...own.map((c) => html("option", { value: String(c.value), text: c.label })));
-        sel.value = String(own[slot].value);
+        sel.value = own[slot].open ? "" : String(own[slot].value);
         fs.append(html("label", {}, `${slot + 1}. `, sel));
       });
       form.append(fs);
