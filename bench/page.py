@@ -58,6 +58,7 @@ import urllib.request
 from contextlib import contextmanager
 
 import numpy as np
+from bench.proc import stop
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -159,12 +160,7 @@ def demo(fps: float, cpus: set[int] | None = None, video: str | None = None):
             time.sleep(0.2)
         yield url, proc.pid
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop(proc)
 
 
 def get_json(url: str) -> dict:

@@ -31,6 +31,7 @@ import threading
 import time
 
 import numpy as np
+from bench.proc import stop
 
 PIN = "482913"
 TIMEOUT_S = 10.0
@@ -143,11 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             t.join(TIMEOUT_S * 2)
         elapsed = time.monotonic() - started
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
     ms = np.array([j["ms"] for j in joins if j["ok"]]) if joins else np.array([])
     out = {"guessers": args.guessers, "seconds": round(elapsed, 1),

@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from bench.proc import stop
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "examples" / "scenarios"
@@ -261,11 +262,7 @@ def load(game: Path, visitors: int, seconds: float, port: int = 8765) -> dict:
                 "exports_served": exports["served"], "exports_refused_or_failed": exports["failed"],
                 "export_p50_ms": round(float(np.percentile(em, 50)), 1)}
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -32,6 +32,7 @@ import threading
 import time
 
 import numpy as np
+from bench.proc import stop
 
 TIMEOUT_S = 5.0
 
@@ -206,11 +207,7 @@ def main() -> None:
             t.join(15)
         alive = proc.poll() is None
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
     out = {
         "streams": args.streams, "pollers": args.pollers, "seconds": args.seconds, "addresses": args.addresses,

@@ -17,6 +17,7 @@ from hardware.emulator import TrayEmulator
 from hardware.link import TrayLink
 from hardware.protocol import with_checksum
 from tests.conftest import wait_until
+from tests.test_tray_v2 import all_sent, rolls
 
 
 @pytest.fixture
@@ -29,14 +30,6 @@ def tray():
     yield emu, link, taken, statuses, disputes
     link.stop()
     emu.stop()
-
-
-def rolls(taken):
-    return [(e.boot, e.seq, e.message.dice) for e in taken if e.kind == "roll"]
-
-
-def all_sent(emu):
-    return [(r["boot"], r["seq"], r["dice"]) for r in emu.sent]
 
 
 def test_a_forged_line_ahead_is_dropped_and_the_genuine_throw_taken(tray):

@@ -361,7 +361,8 @@ def test_every_response_carries_the_security_headers(table_game, tmp_path):
     assert not re.search(r"<script(?![^>]*(src=|application/json))", page)
 
 
-def test_the_verdict_pages_own_script_carries_the_policys_nonce(tmp_path, demo_table, renderer):
+def _a_shot_recorded(tmp_path, demo_table, renderer) -> TableGame:
+    """A recorded game whose event 2 is a shot resolved (5 to hit, 4 damage)."""
     source = SyntheticSource(demo_table, paced=False)
     live = LiveTable(source, demo_table, source.camera)
     live.process(renderer.render(POSES, np.random.default_rng(3)).image, 0, 0.0)
@@ -370,6 +371,11 @@ def test_the_verdict_pages_own_script_carries_the_policys_nonce(tmp_path, demo_t
     game.act(SHOT)
     game.answer_typed([5])
     game.answer_typed([4])
+    return game
+
+
+def test_the_verdict_pages_own_script_carries_the_policys_nonce(tmp_path, demo_table, renderer):
+    game = _a_shot_recorded(tmp_path, demo_table, renderer)
     _, c, _ = make_client(game)
     r = c.get("/audit/2")
     assert r.status_code == 200
@@ -472,14 +478,7 @@ def test_the_page_polls_when_its_stream_is_refused():
 # --- export.html is not replayed on every request -----------------------------------------
 
 def test_the_export_is_made_once_per_head(tmp_path, demo_table, renderer):
-    source = SyntheticSource(demo_table, paced=False)
-    live = LiveTable(source, demo_table, source.camera)
-    live.process(renderer.render(POSES, np.random.default_rng(3)).image, 0, 0.0)
-    game = TableGame(live, store=GameStore(tmp_path / "g.db"), seed=3)
-    game.start("shattered_highways", {}, game.starter_rosters())
-    game.act(SHOT)
-    game.answer_typed([5])
-    game.answer_typed([4])
+    game = _a_shot_recorded(tmp_path, demo_table, renderer)
     app, c, _ = make_client(game)
     first = c.get("/api/audit/2/export.html")
     assert first.status_code == 200 and b"data:image/jpeg" in first.data
