@@ -547,9 +547,22 @@ def after_the_race(page) -> None:
     next campaign mission (round 2, after a two lap race)."""
     open_action(page, INTERCEPTOR, "upgrade_stage")
     head = resolve(page, "the damaged Interceptor")
-    for name in ("Interceptor", "Rust Bucket", "War Rig"):      # the cars damaged in the race
-        roll_for_me(page, f"the damaged {name}: repair or save")
-    page.wait_for_function("!window.companion.game.pending", timeout=WAIT_MS)
+    # A d12 for each car damaged in the race, thrown by the page; what a throw allows is asked of
+    # the car's owner, who leaves a repair for later and keeps a car the throw would scrap.
+    rolled = []
+    while (p := page.evaluate("window.companion.game.pending")) is not None:
+        if p["waiting"] == "dice":
+            rolled.append(p["asked"])
+            roll_for_me(page, p["asked"])
+            continue
+        assert p["waiting"] == "choice", p
+        page.wait_for_selector("#choice:not([hidden])", timeout=WAIT_MS)
+        keep = "not now" if any(o["label"].startswith("not now") for o in p["options"]) else "save for"
+        page.click(f'#choice-options button:has-text("{keep}")', timeout=WAIT_MS)
+        page.wait_for_function("(a) => { const q = window.companion.game.pending; return !q || q.asked !== a; }",
+                               arg=p["asked"], timeout=WAIT_MS)
+    assert [a.split(":")[0] for a in rolled] == [f"1d12 the damaged {name}" for name in
+                                                 ("Interceptor", "Rust Bucket", "War Rig")], rolled
     out = finished(page, head)
     assert out["result"] == "upgrade stage" and sorted(out["vehicles"]) == ["10", "11", "12"], out
     open_action(page, INTERCEPTOR, "campaign_mission")
