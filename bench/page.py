@@ -58,7 +58,7 @@ import urllib.request
 from contextlib import contextmanager
 
 import numpy as np
-from bench.proc import stop
+from bench.proc import stop_server
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -160,7 +160,7 @@ def demo(fps: float, cpus: set[int] | None = None, video: str | None = None):
             time.sleep(0.2)
         yield url, proc.pid
     finally:
-        stop(proc)
+        stop_server(proc)
 
 
 def get_json(url: str) -> dict:

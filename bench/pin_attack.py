@@ -31,7 +31,7 @@ import threading
 import time
 
 import numpy as np
-from bench.proc import stop
+from bench.proc import stop_server
 
 PIN = "482913"
 TIMEOUT_S = 10.0
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             t.join(TIMEOUT_S * 2)
         elapsed = time.monotonic() - started
     finally:
-        stop(proc)
+        stop_server(proc)
 
     ms = np.array([j["ms"] for j in joins if j["ok"]]) if joins else np.array([])
     out = {"guessers": args.guessers, "seconds": round(elapsed, 1),

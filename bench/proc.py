@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 
-def stop(proc: subprocess.Popen) -> None:
+def stop_server(proc: subprocess.Popen) -> None:
     """Stop a server the bench started: asked to end, then killed if it will not."""
     proc.terminate()
     try:

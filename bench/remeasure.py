@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from bench.proc import stop
+from bench.proc import stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "examples" / "scenarios"
@@ -262,7 +262,7 @@ def load(game: Path, visitors: int, seconds: float, port: int = 8765) -> dict:
                 "exports_served": exports["served"], "exports_refused_or_failed": exports["failed"],
                 "export_p50_ms": round(float(np.percentile(em, 50)), 1)}
     finally:
-        stop(proc)
+        stop_server(proc)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -32,7 +32,7 @@ import threading
 import time
 
 import numpy as np
-from bench.proc import stop
+from bench.proc import stop_server
 
 TIMEOUT_S = 5.0
 
@@ -207,7 +207,7 @@ def main() -> None:
             t.join(15)
         alive = proc.poll() is None
     finally:
-        stop(proc)
+        stop_server(proc)
 
     out = {
         "streams": args.streams, "pollers": args.pollers, "seconds": args.seconds, "addresses": args.addresses,
