@@ -69,7 +69,7 @@ _POOL_LOCK = threading.Lock()
 def _lower_priority() -> None:
     import os
     try:
-        os.nice(10)
+        os.nice(19)          # the least: players first, always
     except OSError:
         pass
 
