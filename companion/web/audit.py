@@ -67,11 +67,22 @@ _POOL_LOCK = threading.Lock()
 
 
 def _lower_priority() -> None:
+    """The worker's start: the lowest priority, and an end of its own once the server is gone
+    (a server killed outright never shuts its pool down: its worker was left running)."""
     import os
     try:
         os.nice(19)          # the least: players first, always
     except OSError:
         pass
+    parent = os.getppid()
+
+    def watch_parent() -> None:
+        import time
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch_parent, name="audit-worker-parent-watch", daemon=True).start()
 
 
 def _pool():
