@@ -31,6 +31,15 @@ def match(request: DiceRequest, dice: tuple[tuple[str, int], ...]) -> tuple[int,
     return tuple(pools[d].pop(0) for d in request.dice)
 
 
+def _after(previous, then):
+    """A link callback that calls the one already set (if any), then `then`."""
+    def call(event: TrayEvent) -> None:
+        if previous is not None:
+            previous(event)
+        then(event)
+    return call
+
+
 class TrayDice(WaitingDiceSource):
     name = "tray"
 
@@ -44,22 +53,8 @@ class TrayDice(WaitingDiceSource):
         self._pending: tuple[DiceRequest, object, str] | None = None
         self._count = 0
         self._lock = threading.Lock()
-        previous = link.on_event
-
-        def on_event(event: TrayEvent) -> None:
-            if previous is not None:
-                previous(event)
-            self.take(event)
-
-        link.on_event = on_event
-        previous_dispute = link.on_dispute
-
-        def on_dispute(event: TrayEvent) -> None:
-            if previous_dispute is not None:
-                previous_dispute(event)
-            self.disputed(event)
-
-        link.on_dispute = on_dispute
+        link.on_event = _after(link.on_event, self.take)
+        link.on_dispute = _after(link.on_dispute, self.disputed)
 
     def request(self, request: DiceRequest, deliver) -> None:
         with self._lock:
