@@ -246,14 +246,19 @@
       html("strong", { text: ` ${r.name}: ` }), html("span", { class: "putback-text", text: r.text }))));
   }
 
+  // Each start or clear begins a new generation: a poll sent before it (still in flight on a busy
+  // machine) must not bring back a card the player just closed, or an older list.
+  let backGen = 0;
   async function pollBack() {
-    try { showBack(await api("putback")); } catch (e) { say(e.message); }
+    const gen = backGen;
+    try { const s = await api("putback"); if (gen === backGen) showBack(s); } catch (e) { say(e.message); }
   }
 
   async function startBack(from) {
     say("");
     try {
       const s = await api("putback", { from });
+      backGen += 1;
       showBack(s);
       clearInterval(backTimer);
       backTimer = setInterval(pollBack, 500);
@@ -262,7 +267,9 @@
   $("putback-knocked").addEventListener("click", () => startBack("activation"));
   $("putback-record").addEventListener("click", () => startBack("record"));
   $("putback-done").addEventListener("click", async () => {
-    try { showBack(await api("putback/clear", {})); } catch (e) { say(e.message); }
+    backGen += 1;
+    clearInterval(backTimer); backTimer = null;
+    try { const s = await api("putback/clear", {}); backGen += 1; showBack(s); } catch (e) { say(e.message); }
   });
 
   // --- following the game: its system's templates ---------------------------------------------
