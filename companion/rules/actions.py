@@ -272,3 +272,122 @@ class ActionSpec:
 def as_spec(spec: ActionSpec | dict) -> ActionSpec:
     """A system's spec, typed (systems may still build theirs as JSON; it is checked here)."""
     return spec if isinstance(spec, ActionSpec) else ActionSpec.from_json(spec)
+
+
+# --- what an action may carry, whoever sends it ------------------------------------------------
+#
+# Every action a system resolves declares its fields and their shapes (`@action(name,
+# fields=...)` in `base.py`). Whatever sends an action (the page, through its spec's `fill`; a
+# scenario step; a record replayed) is checked here before the rules see it: a field the action
+# does not have is refused by name (a misspelt `at_2` would otherwise be ignored and the action
+# resolved as if it were not there), and a field of the wrong shape is refused saying what it
+# should be, never a TypeError deep in the rules.
+
+#: Shapes a field may take. A field's shape is one of these names, several joined by "|"
+#: (`"marker|text"`: a car or a warrior's name), `OneOf(...)` values, or `ListOf(shape)`.
+SHAPES = {
+    "marker": "a car's marker (a whole number)",
+    "whole": "a whole number",
+    "number": "a number",
+    "flag": "true or false",
+    "text": "a text",
+    "point": "a point [x_mm, y_mm]",
+    "pose": "a pose [x_mm, y_mm, heading_deg] (with sigma_mm, sigma_deg after them, if known)",
+    "path": "a path: a list of poses [x_mm, y_mm, heading_deg]",
+    "object": "an object",
+    "any": "anything",
+}
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """A field that takes one of these values (texts, numbers)."""
+
+    values: tuple
+
+    def __init__(self, *values) -> None:
+        object.__setattr__(self, "values", tuple(values))
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(str(v) for v in self.values)
+
+
+@dataclass(frozen=True)
+class ListOf:
+    """A field that takes a list, each item of `shape`."""
+
+    shape: Any
+
+    def describe(self) -> str:
+        return f"a list, each {describe_shape(self.shape)}"
+
+
+def describe_shape(shape) -> str:
+    if isinstance(shape, (OneOf, ListOf)):
+        return shape.describe()
+    return " or ".join(SHAPES[s] for s in shape.split("|"))
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _is_pose(v: Any) -> bool:
+    return isinstance(v, (list, tuple)) and 3 <= len(v) <= 5 and all(_is_number(x) for x in v)
+
+
+def fits(shape, value: Any) -> bool:
+    """Whether `value` has `shape`."""
+    if isinstance(shape, OneOf):
+        return any(type(v) is type(value) and v == value for v in shape.values) or (
+            _is_number(value) and any(_is_number(v) and v == value for v in shape.values))
+    if isinstance(shape, ListOf):
+        return isinstance(value, (list, tuple)) and all(fits(shape.shape, v) for v in value)
+    for s in shape.split("|"):
+        if (s == "any"
+                or s == "marker" and isinstance(value, int) and not isinstance(value, bool)
+                or s == "whole" and _is_number(value) and value == int(value)
+                or s == "number" and _is_number(value)
+                or s == "flag" and isinstance(value, bool)
+                or s == "text" and isinstance(value, str)
+                or s == "point" and isinstance(value, (list, tuple)) and len(value) == 2
+                and all(_is_number(x) for x in value)
+                or s == "pose" and _is_pose(value)
+                or s == "path" and isinstance(value, (list, tuple)) and all(_is_pose(p) for p in value)
+                or s == "object" and isinstance(value, dict)):
+            return True
+    return False
+
+
+def check_shape(shape) -> None:
+    """A declared shape that is not one (a typo in a system's declaration) is the system's bug."""
+    if isinstance(shape, OneOf):
+        return
+    if isinstance(shape, ListOf):
+        check_shape(shape.shape)
+        return
+    if not isinstance(shape, str) or any(s not in SHAPES for s in shape.split("|")):
+        raise ActionError(f"{shape!r} is not a field shape ({', '.join(SHAPES)}, OneOf, ListOf)")
+
+
+def check_fields(act: str, declared: dict[str, Any], action: dict, *, ignore: tuple[str, ...] = ()) -> None:
+    """`action` as its declaration has it: every field known, each of its shape (None is a
+    field not given). Raises ActionError naming every unknown field, or the first of the wrong
+    shape and what it should be."""
+    unknown = sorted(k for k in action if k != "act" and k not in declared and k not in ignore)
+    if unknown:
+        raise ActionError(f"{act}: no field {', '.join(repr(k) for k in unknown)} "
+                          f"(its fields: {', '.join(declared) or 'none'})")
+    for name, shape in declared.items():
+        value = action.get(name)
+        if value is not None and not fits(shape, value):
+            raise ActionError(f"{act}: {name} must be {describe_shape(shape)}, not {json_text(value)}")
+
+
+def json_text(value: Any) -> str:
+    import json
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

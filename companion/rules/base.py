@@ -11,7 +11,7 @@ what it needs from a game state is declared here (`GameState`, `TablePiece`).
 
 The hooks, by who calls them:
 
-- starting: `new_game`, `starter_rosters`, `demo_layout`, `demo_scenery`;
+- starting: `new_game`, `start_part_way`, `starter_rosters`, `demo_layout`, `demo_scenery`;
 - the turn: `start_round`, `end_activation` (resolutions, like actions),
   `active_marker`, `turn_info`, `turn_text`;
 - acting: `actions` (typed `ActionSpec`s, see `actions.py`), `actor_marker`,
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..dice import ChoiceRequest, DiceRequest, DiceThrow, Placed, PlacementRequest
-from .actions import ActionError, ActionSpec, as_spec
+from .actions import ActionError, ActionSpec, as_spec, check_fields, check_shape
 
 
 class RulesError(ValueError):
@@ -108,12 +108,19 @@ class GameState(Protocol):
         """The whole state as plain JSON: what the game file keeps and scenarios look into."""
 
 
-def action(name: str):
+def action(name: str, fields: dict[str, Any] | None = None):
     """Method decorator: this method resolves the action `name` (a generator yielding dice and
     choice requests, or a plain function returning the outcome). The base's `resolve` finds
-    it by that name: one dispatcher for every system."""
+    it by that name: one dispatcher for every system. `fields` declares every field the action
+    may carry and its shape (`actions.SHAPES`, `OneOf`, `ListOf`): what the page, a scenario or
+    a record sends is checked against it before the rules see it."""
+    if fields is not None:
+        for shape in fields.values():
+            check_shape(shape)
+
     def mark(fn):
         fn.resolves_action = name
+        fn.action_fields = dict(fields) if fields is not None else None
         return fn
     return mark
 
@@ -132,16 +139,21 @@ class RuleSystem:
 
     #: The actions this system resolves: name to the method's name (filled from @action).
     handlers: ClassVar[dict[str, str]] = {}
+    #: Each action's declared fields and their shapes (from @action(name, fields=...)).
+    action_fields: ClassVar[dict[str, dict[str, Any]]] = {}
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
-        found = {}
+        found, fields = {}, {}
         for klass in reversed(cls.__mro__):
             for attr, fn in vars(klass).items():
                 name = getattr(fn, "resolves_action", None)   # set by @action only
                 if isinstance(name, str):
                     found[name] = attr
+                    if fn.action_fields is not None:
+                        fields[name] = fn.action_fields
         cls.handlers = found
+        cls.action_fields = fields
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         known = {o.name: o for o in self.options}
@@ -220,6 +232,15 @@ class RuleSystem:
         """The game's starting state from the players' rosters and the table."""
         raise NotImplementedError(f"{self.name} does not start games yet")
 
+    def start_part_way(self, state, block: dict) -> None:
+        """A game part way through: a scenario's `state` block sets on the new game what play
+        would have reached (damage, scores, whose turn...), each system's fields documented in
+        docs/scenarios.md. An unknown field is refused by name and a wrong one says what it
+        must be (RulesError), as rosters are."""
+        if block:
+            raise RulesError(f"{self.title or self.name} cannot start part way through a game: "
+                             f"no 'state' block is read for it")
+
     def resolve(self, state, action: dict) -> Resolution:
         """Resolve one action (filled by its spec): a generator yielding dice and choice
         requests. The action's @action method resolves it; `before_action` and `after_action`
@@ -228,6 +249,7 @@ class RuleSystem:
         if act not in self.handlers:
             raise RulesError(f"{self.title or self.name} has no action {act!r} "
                              f"(its actions: {', '.join(sorted(self.handlers)) or 'none'})")
+        self.check_action(action)
         self.before_action(state, action)
         try:
             out = getattr(self, self.handlers[act])(state, action)
@@ -235,6 +257,18 @@ class RuleSystem:
         except KeyError as exc:
             raise RulesError(f"{act}: the action needs the field {exc}") from None
         return self.after_action(state, action, result)
+
+    def check_action(self, action: dict) -> None:
+        """The action's fields as its `@action` declares them: an unknown field is refused by
+        name, a field of the wrong shape saying what it must be (RulesError), before anything
+        is resolved. Every sender goes through here: the page, a scenario step, a record."""
+        declared = self.action_fields.get(action.get("act"))
+        if declared is None:
+            return
+        try:
+            check_fields(action["act"], declared, action)
+        except ActionError as exc:
+            raise RulesError(str(exc)) from None
 
     def before_action(self, state, action: dict) -> None:
         """Checks every action of this system passes first (the game is not over...)."""
@@ -430,9 +464,16 @@ class RuleSystem:
     def action_specs(self, state, marker: int) -> list[ActionSpec]:
         """`actions`, typed and checked: what the table and the page use."""
         try:
-            return [as_spec(a) for a in self.actions(state, marker)]
+            specs = [as_spec(a) for a in self.actions(state, marker)]
         except ActionError as exc:
             raise RulesError(f"{self.name}: a bad action spec: {exc}") from None
+        for spec in specs:          # the page's form and the rules' declaration are one
+            declared = self.action_fields.get(spec.act)
+            extra = [f.name for f in spec.fields if declared is not None and f.name not in declared]
+            if extra:
+                raise RulesError(f"{self.name}: a bad action spec: {spec.act} offers {', '.join(extra)}, "
+                                 f"which its action does not declare")
+        return specs
 
     def pieces(self, state) -> dict[int, TablePiece]:
         """Every car the game knows, by marker."""
