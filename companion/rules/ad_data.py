@@ -36,6 +36,8 @@ TANK_TURN_DEG = 45.0             # "Tanks": "turn up to 45 degrees ... at the co
 TRUCK_TURN_DEG = 90.0            # "Trucks": "turn up to 90 degrees at the cost of 3""
 TURN_COST_IN = 3.0
 TRUCK_STRAIGHT_IN = 3.0          # "must move at least 3" after a turn before it may turn again"
+#: "Stunts" done at the wheel (Grab Hold is its own action, "grab": it is done on foot).
+STUNTS = ("push_it", "panic_turn", "two_wheels", "bail_out")
 PANIC_TURN_DEG = 90.0            # "Panic Turn": "up to 90 degrees"
 CAVALRY_STUNT_BONUS = 1          # "Cavalry give their rider +1 to all stunt rolls"
 BURNING_PENALTY = -1             # "Fire!": "All dice rolls made by the occupants ... are at -1"

@@ -368,7 +368,7 @@ class AlphaDestructicusViews:
                                 "Drive the car on the table, then resolve: the camera's path gives the distance, "
                                 "the turns, the gates and what it ran into."))
         stunts = tuple({"value": s, "label": s.replace("_", " ")}
-                       for s in ("push_it", "panic_turn", "two_wheels", "bail_out"))
+                       for s in D.STUNTS)
         specs.append(ActionSpec("stunt", "Stunt", (
             pick, fixed, Field("stunt", "choice", "stunt", choices=stunts),
             Field("turn_deg", "choice", "panic turn", optional=True,

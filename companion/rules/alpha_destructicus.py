@@ -23,6 +23,7 @@ from ..geometry.pose import MM_PER_IN
 from . import ad_data as D
 from .ad_state import Freak, GameState, Vehicle, build_game
 from .ad_views import AlphaDestructicusViews
+from .actions import OneOf
 from .base import RuleOption, RulesError, RuleSystem, action, register
 
 sec = D.sec
@@ -486,7 +487,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             state.getting_up = self.option("down_gets_up") == "spends_turn"
         return f
 
-    @action("activate")
+    @action("activate", fields={"freak": "text"})
     def _act_activate(self, state: GameState, action: dict):
         """Put the drawn chip on a freak: he is the one who moves (and gets up, if he was down)."""
         fid = action.get("freak") or state.acting
@@ -898,7 +899,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 "moved_in": round(ground / MM_PER_IN, 2), "turning_in": round(cost / MM_PER_IN, 2),
                 "turns_deg": turns}
 
-    @action("drive")
+    @action("drive", fields={"freak": "text", "vehicle": "marker", "path": "path", "to": "pose", "reverse": "flag",
+                             "concentrate": "flag", "booster": "flag", "blocked": "flag", "leap": "text",
+                             "jump_in": "number"})
     def _act_drive(self, state: GameState, action: dict):
         """Drive along a path (the poses the car went through); cost, turns, terrain and gates from it."""
         f = self._acting(state, action)
@@ -1120,7 +1123,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 out.append(t.name)
         return out
 
-    @action("forced")
+    @action("forced", fields={"freak": "text", "vehicle": "marker"})
     def _act_forced(self, state: GameState, action: dict):
         """A forced move at the start of the driver's turn (the hit tables): straight ahead, the
         companion says where the car goes."""
@@ -1221,7 +1224,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- on foot -------------------------------------------------------------------------
 
-    @action("walk")
+    @action("walk", fields={"freak": "text", "to": "point", "teleport_in": "text", "teleport_out": "text"})
     def _act_walk(self, state: GameState, action: dict):
         """Up to 6" on foot; through a door of one building and out of another's ("Building Teleporter")."""
         f = self._acting(state, action)
@@ -1267,7 +1270,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
     def _dist_to(self, state: GameState, f: Freak, v: Vehicle) -> float:
         return float(shapely.distance(shapely.points(np.asarray(f.pos, float)), v.footprint().polygon))
 
-    @action("board")
+    @action("board", fields={"freak": "text", "vehicle": "marker", "seat": OneOf("driver", "passenger")})
     def _act_board(self, state: GameState, action: dict):
         """Climb into a vehicle (Vehicle Obsession: a dash to one within 6")."""
         f = self._acting(state, action)
@@ -1321,7 +1324,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         v.last_driver = f.id
         f.drove_before = v.marker
 
-    @action("leave")
+    @action("leave", fields={"freak": "text", "to": "point"})
     def _act_leave(self, state: GameState, action: dict):
         """Get out (or let go, if clinging: "without penalty") and step to a spot."""
         clinging = state.freak(action.get("freak") or state.acting or "").seat == "clinging" \
@@ -1368,17 +1371,21 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             raise RulesError(f"{f.id} already did a stunt this turn ({str(state.stunt).replace('_', ' ')}); one a turn ({sec('The Turn')})")
         state.stunt = name
 
-    @action("stunt")
+    @action("stunt", fields={"freak": "text", "vehicle": "marker", "stunt": OneOf(*D.STUNTS), "turn_deg": "number",
+                             "to": "point"})
     def _act_stunt(self, state: GameState, action: dict):
         """Push it, Panic Turn, Two Wheels, Bail Out ("Stunts"); Grab Hold is 'grab'."""
         f = self._acting(state, action)
         kind = action.get("stunt")
-        if kind not in ("push_it", "panic_turn", "two_wheels", "bail_out"):
+        if kind not in D.STUNTS:
             raise RulesError(f"stunt must be push_it, panic_turn, two_wheels or bail_out, not {kind!r} "
                              f"(Grab Hold is the 'grab' action)")
         if f.seat != "driver":
             raise RulesError(f"{f.id} is not driving anything")
         v = state.vehicles[f.aboard]
+        if action.get("vehicle") is not None and state.vehicle(action["vehicle"]) is not v:
+            raise RulesError(f"{f.id} drives the {v.name}, not the {state.vehicle(action['vehicle']).name}: "
+                             f"a stunt is done with the vehicle he drives")
         if kind != "bail_out" and f.aboard == state.drove_at_start and self._forced_due(state, v):
             # "at the beginning of the driver's next turn": bailing out is the only way off first.
             raise RulesError(f"the {v.name} must first make its forced move ({self._pending_words(v)}): act "
@@ -1445,7 +1452,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                                    why=f"{f.id} bailed out: it carried on {_fmt_in(left)} straight ahead")
             state.spent_mm = state.budget_mm
 
-    @action("grab")
+    @action("grab", fields={"freak": "text", "vehicle": "marker"})
     def _act_grab(self, state: GameState, action: dict):
         """Grab Hold / Clinging: a freak on foot within 1" of a (moving) vehicle, even out of turn."""
         f = self._acting(state, action, out_of_turn=True)
@@ -1501,7 +1508,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             near = np.asarray(shapely.intersection(poly, ramp.polygon).centroid.coords[0])
         return ramp.wall_near(near) == 0 and float(pose.forward @ self._ramp_into(ramp)) > 0
 
-    @action("jump")
+    @action("jump", fields={"freak": "text", "vehicle": "marker", "ramp": "text", "distance_in": "number"})
     def _act_jump(self, state: GameState, action: dict):
         """Off a ramp: up to the distance moved so far (+6" if pushing it); at least half of that
         declared; half the declared on a failed stunt roll ("Jumping").  A drive that reaches a ramp's
@@ -1610,7 +1617,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- jacking ---------------------------------------------------------------------------
 
-    @action("jack")
+    @action("jack", fields={"freak": "text", "vehicle": "marker"})
     def _act_jack(self, state: GameState, action: dict):
         """Both roll a d6, the driver +1; the winner drives, the loser is tossed out with a wound; a tie
         surges the vehicle 6" ahead ("Jacking")."""
@@ -1672,7 +1679,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                     if t.kind in kinds and t.name != exclude]
         return Obstacles(blockers, []).line_of_sight(a, b)
 
-    @action("shoot")
+    @action("shoot", fields={"freak": "text", "weapon": "text", "target": "marker"})
     def _act_shoot(self, state: GameState, action: dict):
         """1d6 + strength against the armour of the facing hit ("Shooting")."""
         f = self._acting(state, action)
@@ -2124,7 +2131,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- ramming -----------------------------------------------------------------------------
 
-    @action("ram")
+    @action("ram", fields={"freak": "text", "vehicle": "marker", "target": "marker", "terrain": "text"})
     def _act_ram(self, state: GameState, action: dict):
         """A ram: the vehicle has driven into contact with a vehicle or a piece of terrain ("Ramming")."""
         f = self._acting(state, action)
@@ -2360,7 +2367,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     # --- repairs and the buildings' guns -------------------------------------------------
 
-    @action("repair")
+    @action("repair", fields={"freak": "text", "component": "text"})
     def _act_repair(self, state: GameState, action: dict):
         """Repair a damaged component: a skill roll ("Vehicle Components"; "The Turn")."""
         f = self._acting(state, action)
@@ -2384,7 +2391,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         return {"act": "repair", "freak": f.id, "vehicle": v.marker, "component": c.name,
                 "result": "repaired" if ok else "failed", "rolls": [roll.to_json()], "events": events}
 
-    @action("defend")
+    @action("defend", fields={"freak": "text", "building": "text", "target": "marker"})
     def _act_defend(self, state: GameState, action: dict):
         """Building Defenses: a freak inside fires the point-defence guns, 12", S1, on top armour."""
         f = self._acting(state, action)
