@@ -28,11 +28,23 @@ The outcome is a plain run's, plus `"camera": {"frames", "max_pose_error_mm",
 from __future__ import annotations
 
 from .filmed import FilmedTable, FilmError
-from .scenario import ScenarioError
+from .scenario import ScenarioError, ScenarioStopped, check_file
 from .scene import SceneError, parse_scene
 
 #: A scenario's expected poses through the camera: within 1 mm and 1 degree (docs/scenarios.md).
 POSE_TOLERANCE = (1.0, 1.0)
+
+
+class _ChoiceRefused(Exception):
+    """A choice the game refused (outside the offers, or another player's)."""
+
+
+class _Allowed(Exception):
+    """A step the file expects to be refused went ahead; `outcome` is what came of it."""
+
+    def __init__(self, outcome: dict) -> None:
+        super().__init__("allowed")
+        self.outcome = outcome
 
 
 class _Unreachable(ScenarioError):
@@ -66,6 +78,8 @@ class CameraRun:
         self.GameError = GameError
         self.data = data
         self.source = source
+        check_file(data, source)
+        self.setup_error = None
         try:
             scene = parse_scene(data, source)
         except SceneError as exc:
@@ -80,13 +94,17 @@ class CameraRun:
         self.film.settle()
         self.film.read()
         try:
-            self.game.start(data["rules"], data.get("options"), data.get("rosters", []))
-        except (GameError, RulesError, KeyError) as exc:
+            self.game.start(data["rules"], data.get("options"), data.get("rosters", []), data.get("state"))
+        except RulesError as exc:
+            if not data.get("expect_error"):
+                raise ScenarioError(f"{source}: {exc}") from None
+            self.setup_error = str(exc)        # the refusal the file expects: the outcome
+        except (GameError, KeyError) as exc:
             raise ScenarioError(f"{source}: {exc}") from None
 
     # --- answering what the game waits for ------------------------------------------------
 
-    def _answer(self, where: str) -> None:
+    def _answer(self, where: str, refused_ok: bool = False) -> None:
         """Type in the dice and make the choices the game waits for, as the page does."""
         while True:
             pending = self.game.game_json()["pending"]
@@ -108,7 +126,13 @@ class CameraRun:
                 self.choices_used += 1
                 player, value = (c.get("player", pending["player"]), c["value"]) \
                     if isinstance(c, dict) and "value" in c else (pending["player"], c)
-                self.game.answer_choice(player, value)
+                try:
+                    self.game.answer_choice(player, value)
+                except self.GameError as exc:
+                    # A choice outside the offers (or another player's) is refused; the step it
+                    # came in is called off, and nothing it did stays.
+                    self.game.cancel()
+                    raise _ChoiceRefused(str(exc)) from None
             else:
                 n = len(pending["dice"])
                 if self.dice_used + n > len(self.dice):
@@ -139,31 +163,67 @@ class CameraRun:
     def play(self) -> dict:
         from .rules.base import RulesError
         from .dice import DiceError
+        if self.data.get("expect_error"):
+            if self.setup_error is None:
+                raise ScenarioStopped(f"{self.source}: expected the setup to be refused, but it was accepted",
+                                      self._so_far([]))
+            return {"rules": self.data["rules"], "options": self.data.get("options") or {}, "error": self.setup_error,
+                    "steps": [], "dice_left": len(self.dice), "camera": self.film.to_json()}
         steps = []
         for n, step in enumerate(self.data.get("steps", [])):
             where = f"{self.source}: steps.{n}"      # numbered as "expect" paths are, from 0
+            refused_ok = bool(step.get("expect_error"))
             try:
-                steps.append(self.step(step, where))
-            except (self.GameError, RulesError, DiceError) as exc:
+                out = self.step(step, where)
+            except _ChoiceRefused as exc:
+                if not refused_ok:
+                    raise ScenarioStopped(f"{where}: a choice was refused: {exc}", self._so_far(steps)) from None
+                out = {"error": str(exc)}
+            except _Allowed as exc:
+                steps.append(exc.outcome)
+                raise ScenarioStopped(f"{where}: expected it to be refused, but it was allowed",
+                                      self._so_far(steps)) from None
+            except self.GameError as exc:
+                raise ScenarioStopped(f"{where}: refused: {exc}", self._so_far(steps)) from None
+            except (RulesError, DiceError) as exc:
                 raise ScenarioError(f"{where}: {exc}") from None
             except FilmError as exc:
                 raise ScenarioError(f"{where}: {exc}") from None
+            steps.append(out)
+        return self._so_far(steps)
+
+    def _so_far(self, steps: list) -> dict:
         g = self.game.game_json()
         return {"rules": g["game"]["rules"]["name"], "options": g["game"]["setup"]["options"], "steps": steps,
                 "state": g["game"]["state"], "dice_left": len(self.dice) - self.dice_used,
                 "camera": self.film.to_json()}
 
+    def _refusable(self, step: dict, where: str, request) -> dict:
+        """A round, an end of turn or an undo, which the file may expect to be refused."""
+        try:
+            out = request()
+        except self.GameError as exc:
+            if step.get("expect_error"):
+                return {"error": str(exc)}
+            raise
+        if step.get("expect_error"):
+            raise _Allowed(out)
+        return out
+
+    def _undo(self) -> dict:
+        self.film.read()
+        self.game.undo()
+        return self.game.game_json()["last_outcome"]["undone"]
+
     def step(self, step: dict, where: str) -> dict:
         if not isinstance(step, dict):
             raise ScenarioError(f"{where}: a step is an object (round, act, end_turn, undo, poses or judge_move)")
         if "round" in step:
-            return self._call(where, lambda: self.game.start_round(step["round"]))
+            return self._refusable(step, where, lambda: self._call(where, lambda: self.game.start_round(step["round"])))
         if step.get("end_turn"):
-            return self._call(where, self.game.end_turn)
+            return self._refusable(step, where, lambda: self._call(where, self.game.end_turn))
         if step.get("undo"):
-            self.film.read()
-            self.game.undo()
-            return self.game.game_json()["last_outcome"]["undone"]
+            return self._refusable(step, where, self._undo)
         if "poses" in step:
             for marker, pose in step["poses"].items():
                 self.film.slide(int(marker), pose, f"poses: car {marker}")
@@ -197,8 +257,16 @@ class CameraRun:
         return preview["judged"]
 
     def _act(self, step: dict, where: str) -> dict:
+        from .rules.base import RulesError
         refused_ok = bool(step.get("expect_error"))
         action = {k: v for k, v in step.items() if k != "expect_error"}
+        rules = self.game.session.rules
+        try:
+            # A field the action does not have, or of the wrong shape, is the file's mistake
+            # even where a refusal is expected: it must not pass for one.
+            rules.check_action(action) if action["act"] in rules.handlers else None
+        except RulesError as exc:
+            raise ScenarioError(f"{where}: {exc}") from None
         try:
             marker = self.game.actor_marker(action)
             card = self.game.car(marker)
@@ -216,7 +284,8 @@ class CameraRun:
                     self.game.act(action)
                 except self.GameError as exc:
                     return {"error": str(exc)}
-                raise ScenarioError(f"{where}: expected the action to be refused, but it was allowed")
+                raise ScenarioError(f"{where}: expected the action to be refused, but the page sent it and "
+                                    f"it was allowed")
             raise _Unreachable(f"{where}: not reachable from the page: the {name} cannot {action['act']} now "
                                f"(its actions: {can})")
         fields = {f["name"]: f for f in spec["fields"]}
@@ -243,6 +312,10 @@ class CameraRun:
                 self.film.drive(of, value, what)
         try:
             out = self._call(where, lambda: self.game.act(action))
+        except _ChoiceRefused:
+            for m, pose in moved.items():     # called off: what was moved for it goes back
+                self.film.slide(m, pose, "putting a car back after a refused choice")
+            raise
         except self.GameError as exc:
             if not refused_ok:
                 raise
@@ -251,7 +324,7 @@ class CameraRun:
                 self.film.slide(m, pose, "putting a car back after a refusal")
             return {"error": str(exc)}
         if refused_ok:
-            raise ScenarioError(f"{where}: expected the action to be refused, but it was allowed")
+            raise _Allowed(out)
         return out
 
 

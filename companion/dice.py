@@ -20,6 +20,11 @@ class DiceError(ValueError):
     """Dice that do not answer the request."""
 
 
+class ChoiceRefused(DiceError):
+    """A choice refused: not the asking player's to make, or not one of its options. The
+    resolution still waits for it (a player chooses again)."""
+
+
 def sides(die: str) -> int:
     m = _DIE.match(die)
     if not m or int(m.group(1)) < 2:
@@ -118,7 +123,7 @@ class ChoiceRequest:
         """The option `player` chose; a DiceError (the session's refusal) when it is not
         theirs to make or not an option."""
         if player != self.player:
-            raise DiceError(f"this choice is {self.player}'s to make ({self.purpose}), not {player!r}'s")
+            raise ChoiceRefused(f"this choice is {self.player}'s to make ({self.purpose}), not {player!r}'s")
         for o in self.options:
             if type(o["value"]) is type(value) and o["value"] == value:
                 return o["value"]
@@ -128,7 +133,7 @@ class ChoiceRequest:
             # A number is the same number whether written 13 or 13.0 (JSON does not keep the difference).
             if _number(value) and _number(o["value"]) and o["value"] == value:
                 return o["value"]
-        raise DiceError(f"{value!r} is not an option for {self.purpose} "
+        raise ChoiceRefused(f"{value!r} is not an option for {self.purpose} "
                         f"(options: {', '.join(str(o['value']) for o in self.options)})")
 
     def to_json(self) -> dict:

@@ -255,8 +255,9 @@ class TableGame:
     def rule_systems(self) -> list[dict]:
         return [cls().describe() for cls in rule_systems()]
 
-    def start(self, rules: str, options: dict | None, rosters: list[dict]) -> dict:
-        """A new game on the table as the camera sees it now."""
+    def start(self, rules: str, options: dict | None, rosters: list[dict], part_way: dict | None = None) -> dict:
+        """A new game on the table as the camera sees it now; `part_way` (a scenario's `state`
+        block) sets what play would have reached."""
         if not isinstance(rules, str) or not rules:
             raise GameError("choose a rule system")
         if options is not None and not isinstance(options, dict):
@@ -277,6 +278,8 @@ class TableGame:
         scene = Scene(rules, self.table.width_mm, self.table.depth_mm, tuple(cars), self.terrain, "the table",
                       self.live.gates())
         state = system.new_game(rosters, scene)
+        if part_way:
+            system.start_part_way(state, part_way)
         with self._lock:
             if self.session is not None and self.session.pending is not None:
                 self.session.cancel()
@@ -288,7 +291,8 @@ class TableGame:
                 from .record import setup_body
                 self.store.append("setup", setup_body(system, copy.deepcopy(rosters), scene, state,
                                                       calibration=self.evidence.calibration(),
-                                                      table_file=table_to_json(self.table)))
+                                                      table_file=table_to_json(self.table),
+                                                      part_way=copy.deepcopy(part_way)))
             self._game_table = table_to_json(self.table)
             self.activations = Activations()
             self.putbacks, self._unchecked = [], set()

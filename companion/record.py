@@ -57,8 +57,11 @@ def poses_from_json(data: dict) -> dict[int, Pose]:
 
 
 def setup_body(rules, rosters: list[dict], scene: Scene, state, *, calibration: str | None = None,
-               table_file: dict | None = None) -> dict:
+               table_file: dict | None = None, part_way: dict | None = None) -> dict:
+    # `part_way`: a game begun part way through (a scenario's `state` block), set on the new
+    # game before anything is played; a replay sets it again.
     return {
+        **({"part_way": part_way} if part_way else {}),
         "rules": rules.name, "options": rules.settings, "rosters": rosters,
         "table": {"width_mm": scene.width_mm, "depth_mm": scene.depth_mm},
         "cars": [{"id": c.id, "name": c.name, "pose": pose_json(c.pose), "length_mm": c.length_mm,
@@ -111,6 +114,8 @@ def replay(events: list[StoredEvent], upto: int | None = None, before_each=None)
         rules = rule_system(setup.body["rules"], setup.body["options"])
         scene = scene_from_setup(setup.body)
         state = rules.new_game(setup.body["rosters"], scene)
+        if setup.body.get("part_way"):
+            rules.start_part_way(state, setup.body["part_way"])
     except (RulesError, KeyError, TypeError, ValueError) as exc:
         raise ReplayError(f"event 1 (setup): {exc}") from None
     if state_json(state) != setup.body["state"]:

@@ -25,9 +25,10 @@ def register(sub) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     import sys
 
-    from ..scenario import ScenarioError, check_expectations, load_scenario, run_scenario
+    from ..scenario import ScenarioError, ScenarioStopped, check_expectations, load_scenario, run_scenario
 
     store = None
+    stopped = None
     try:
         data = load_scenario(args.file)
         if args.game:
@@ -41,6 +42,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             outcome = run_through_camera(data, args.file, store=store)
         else:
             outcome = run_scenario(data, args.file, store)
+    except ScenarioStopped as exc:
+        # A step came out other than the file says: what was played up to it is still
+        # printed and, with --check, every expectation is reported, not just this one.
+        stopped, outcome = exc, exc.outcome
+        if not args.check:
+            outcome.pop("log", None)
+            print(json.dumps(outcome))
+            raise CommandError(str(exc)) from None
     except ScenarioError as exc:
         raise CommandError(str(exc)) from None
     finally:
@@ -55,14 +64,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             wrong = check_expectations(data, outcome)
         total = len(data.get("expect") or {})
+        if stopped is not None:
+            print(f"companion: {stopped}", file=sys.stderr)
         for w in wrong:
             print(f"companion: {args.file}: {w}", file=sys.stderr)
         if not total:
             print(f"companion: {args.file}: nothing to check: the scenario has no \"expect\"", file=sys.stderr)
             return 1
         how = " through the camera" if args.through_camera else ""
-        verdict = "failed" if wrong else "passed"
-        print(f"companion: {args.file}: {verdict}{how}: {total - len(wrong)} of {total} expectations held",
-              file=sys.stderr)
-        return 1 if wrong else 0
+        verdict = "failed" if wrong or stopped else "passed"
+        print(f"companion: {args.file}: {verdict}{how}: {total - len(wrong)} of {total} expectations held"
+              + (" (the run stopped at the step above)" if stopped else ""), file=sys.stderr)
+        return 1 if wrong or stopped else 0
     return 0
