@@ -72,3 +72,32 @@ def test_every_piece_says_what_it_has_left_in_a_few_words(name, demo_table):
         assert "{" not in text and not re.search(r"\w+:\d+:\w+", text), (m, text)      # no internal ids
         assert rules.condition(state, m) == text                  # the same state, the same words
     assert rules.condition(state, 987654) is None
+
+
+@pytest.mark.parametrize("name", SYSTEM_MODULES)
+def test_every_action_declares_its_fields(name):
+    """What the page, a scenario and a record send is checked against the action's own
+    declaration (issue 25): an action without one would take any field silently."""
+    rules = rule_system(name)
+    undeclared = sorted(set(rules.handlers) - set(rules.action_fields))
+    assert undeclared == [], f"{name}: actions without declared fields: {undeclared}"
+
+
+@pytest.mark.parametrize("name", SYSTEM_MODULES)
+def test_every_offered_field_is_declared_by_its_action(name, demo_table):
+    """The page's form and the rules' declaration are one: every field of every action a car's
+    card offers in the demo game is among its action's declared fields."""
+    rules, state = demo_game(name, demo_table)
+    for m in rules.pieces(state):
+        for spec in rules.action_specs(state, m):      # refuses an undeclared field itself
+            declared = rules.action_fields.get(spec.act)
+            assert declared is not None, f"{name}: {spec.act} is offered but declares no fields"
+            assert {f.name for f in spec.fields} <= set(declared), spec.act
+
+
+@pytest.mark.parametrize("name", SYSTEM_MODULES)
+def test_a_state_block_with_an_unknown_field_is_refused_by_name(name, demo_table):
+    from companion.rules.base import RulesError
+    rules, state = demo_game(name, demo_table)
+    with pytest.raises(RulesError, match="no_such_thing"):
+        rules.start_part_way(state, {"no_such_thing": 1})
