@@ -285,7 +285,7 @@ def test_gear_changes_one_a_turn_the_bike_two():
         g.act(act="select", vehicle=11, box="3:3")
     g.act(act="select", vehicle=11, box="2:3")
     g.act(act="select", vehicle=10, box="3:5")            # the bike: two gears
-    with pytest.raises(RulesError, match="no such box"):
+    with pytest.raises(RulesError, match="the Bike has no box .3:9. on its sheet"):
         g.act(act="select", vehicle=10, box="3:9")
 
 
@@ -1869,3 +1869,77 @@ def test_the_page_offers_the_gang_a_vehicle_on_max_side():
     target = next(f for f in shoot["fields"] if f["name"] == "target")
     # The gyro ahead, and Max's jeep level with it (its front half in the Stock Car's forward 180).
     assert [c["value"] for c in target["choices_by"]["vehicle"]] == [9, 7]
+
+
+# --- issue 25: refusals lead with their reason; the truck's shooting is Max's track ----------------
+
+def test_a_refusal_under_binding_brakes_leads_with_the_brakes():
+    """RED 3 "Binding brakes, no top gear": from gear 4 the Stock Car's top gear 5 is within the
+    gear change, so the brakes are the reason, and the refusal says them first; a gear out of reach
+    is refused for the gear change alone; both together say the brakes first."""
+    g = Game({11: at(2, 2)}, extra={11: {"gear": 4}})
+    g.v(11).template_key = "stock_car"
+    g.v(11).conditions["no_top_gear"] = True
+    g.round()
+    with pytest.raises(RulesError) as e:
+        g.act(act="select", vehicle=11, box="5:5")
+    assert str(e.value).startswith("the Plated Wrecker cannot pick 5:5 (gear 5: 5 squares forward, green): "
+                                   "binding brakes (RED table): no top gear; it may pick: 3:3")
+    with pytest.raises(RulesError, match=r"cannot pick 2:2 \(gear 2: 2 squares forward, green\): gear 2 is out of "
+                                         r"reach from gear 4 \(up or down 1 gear a turn\); it may"):
+        g.act(act="select", vehicle=11, box="2:2")
+    g.v(11).gear = 3
+    with pytest.raises(RulesError, match=r"cannot pick 5:5 .*: binding brakes \(RED table\): no top gear; gear 5 is "
+                                         r"out of reach from gear 3"):
+        g.act(act="select", vehicle=11, box="5:5")
+    with pytest.raises(RulesError, match="say which box the Plated Wrecker picks"):
+        g.act(act="select", vehicle=11)
+
+
+def test_each_narrowing_rule_leads_its_refusal():
+    """Every rule that takes a box out is the refusal's reason, in players' words."""
+    g = Game({11: at(2, 2)}, extra={11: {"gear": 2}})
+    g.round()
+    cases = [({"lost_gears": [3]}, "3:3", "gear 3 is lost (RED table: lose a gear)"),
+             ({"stuck_gear": 2}, "1:1", "clutch failure (RED table): stuck in gear 2 for the rest of the game"),
+             ({"no_top_speed": True}, "2:4", "a fuel blockage (BLUE roll 9): no top square speed in any gear"),
+             ({"only_yellow": True}, "2:3", "only yellow boxes (a steering problem, RED table)"),
+             ({"no_brakes": True}, "ES", "cannot pick its emergency stop: no brakes (RED roll 5): no emergency stop")]
+    for cond, key, words in cases:
+        g.v(11).conditions = dict(cond)
+        with pytest.raises(RulesError) as e:
+            g.act(act="select", vehicle=11, box=key)
+        assert words in str(e.value) and str(e.value).index(words) < str(e.value).index("it may pick"), str(e.value)
+    g.v(11).conditions = {}
+    g.v(11).turn_rules = ["straight"]
+    with pytest.raises(RulesError, match=r"cannot pick 2:3 1L .*: only straight boxes \(the snake, this turn\)"):
+        g.act(act="select", vehicle=11, box="2:3 1L")
+
+
+def test_the_trucks_shooting_is_max_track_and_none_without_the_shotgun():
+    """The truck sheet's "Max's Shoot/Drive" is one track: the state's shooting follows Max's
+    points ("At Max" 4), and is 0 once the shotgun is destroyed ("At Max" 10)."""
+    g = Game({13: at(5, 3)})
+    assert g.st.to_json()["vehicles"]["1"]["shooting"] == 8
+    g.round()
+    g.picks({13: "2:3"}, truck="2:3")
+    g.act(act="move", vehicle=13, to=at(5, 3))
+    g.act([1, 4], act="shoot", vehicle=13, at="max")
+    j = g.st.to_json()
+    assert (j["truck"]["max"], j["vehicles"]["1"]["driver"], j["vehicles"]["1"]["shooting"]) == (7, 7, 7)
+    g.end()
+    g.round()
+    g.picks({13: "2:3"}, truck="2:3")
+    g.act(act="move", vehicle=13, to=at(5, 3))
+    g.act([1, 10], act="shoot", vehicle=13, at="max")
+    j = g.st.to_json()
+    assert (j["truck"]["max"], j["vehicles"]["1"]["shooting"], j["vehicles"]["1"]["weapon_lost"]) == (4, 0, True)
+    with pytest.raises(RulesError, match="Max's shotgun is destroyed"):
+        g.act(act="shoot", vehicle=1, shooter="max", target=13)
+
+
+def test_a_roster_gives_max_one_track():
+    with pytest.raises(RulesError, match="Max has one track for shooting and driving"):
+        Game({}, extra={1: {"driver_skill": 6, "shooting_skill": 8}})
+    g = Game({}, extra={1: {"driver_skill": 6}})
+    assert (g.v(1).driver, g.v(1).shooting) == (6, 6)

@@ -197,6 +197,13 @@ class Vehicle:
     def on_board(self) -> bool:
         return self.out is None and self.square is not None
 
+    def max_track(self) -> None:
+        """The truck's shooting is Max's: one track, "Max's Shoot/Drive 0,1,2,...,8" (the truck
+        sheet), so his shots roll against the points left on it; none once the shotgun is
+        destroyed ("At Max" 10: "Shotgun destroyed (no shooting)"). Kept equal here so the state
+        shows the number the rolls use."""
+        self.shooting = 0 if self.weapon_lost else self.driver
+
     def footprint(self, pose: Pose | None = None) -> Footprint:
         p = pose or self.pose
         if p is None:
@@ -333,6 +340,11 @@ def new_vehicle(spec: dict, player: str, sizes: dict, taken: set[int]) -> Vehicl
     v.driver = int(spec.get("driver_skill", tpl.driver_skill))
     v.shooting = int(spec.get("shooting_skill", tpl.shooting_skill))
     v.dropping = int(spec.get("dropping_skill", tpl.dropping_skill))
+    if tpl.is_truck:
+        if "shooting_skill" in spec and spec["shooting_skill"] != v.driver:
+            raise RulesError(f"{where}, {v.name}: Max has one track for shooting and driving (\"Max's Shoot/Drive\", "
+                             f"the truck's sheet): give it as driver_skill")
+        v.max_track()
     v.max_structure = tpl.structure
     v.structure = int(spec.get("structure", tpl.structure))
     if not 0 < v.structure <= tpl.structure:

@@ -826,6 +826,8 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         v.structure = max(0, v.structure - structure)
         v.driver = max(0, v.driver - driver)
         v.shooting = max(0, v.shooting - shooting)
+        if v.is_truck:
+            v.max_track()
         if v.kind.flying:
             v.dropping = max(0, v.dropping - shooting)
         parts = [f"{n} {what}" for n, what in ((structure, "structure"), (driver, "off Max" if v.is_truck else
@@ -1139,36 +1141,93 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
 
     def allowed_boxes(self, state: GameState, v: Vehicle) -> tuple[list[Box], list[str]]:
         """The boxes the vehicle may pick this turn, and the rules that narrowed them."""
+        boxes, why, _ = self._narrow_boxes(state, v)
+        return boxes, why
+
+    #: What each rule narrowing a vehicle's picks is, in players' words with the table it comes
+    #: from (the typed RED table or the sheets' BLUE and RED rolls, the snake tables): the reason
+    #: a refused box is refused, leading its refusal.
+    NARROW_WORDS = {
+        "restart": "an emergency stop: it starts again in first gear (the Plated Wrecker's sheet, \"ES\")",
+        "stuck_gear": "clutch failure (RED table): stuck in gear {gear} for the rest of the game",
+        "gear_down_next": "a missed gear (BLUE roll 1): one gear lower this turn",
+        "no_top_gear": "binding brakes (RED table): no top gear",
+        "lost_gears": "gear {gear} is lost (RED table: lose a gear)",
+        "no_top_speed": "a fuel blockage (BLUE roll 9): no top square speed in any gear",
+        "cracked_chassis": "a cracked chassis (RED roll 4): no red boxes",
+        "only_yellow": "only yellow boxes ({whose})",
+        "only_green": "only green boxes ({whose})",
+        "straight": "only straight boxes ({whose})",
+        "must_red": "only red boxes (the snake, this turn)",
+        "must_blue": "only blue boxes (the snake, this turn)",
+    }
+
+    def _narrow_boxes(self, state: GameState, v: Vehicle) -> tuple[list[Box], list[str], dict[str, list[str]]]:
+        """The boxes the vehicle may pick this turn, the rules that narrowed them (short), and for
+        every box of its sheet that may not be picked, why, in players' words: the rules that took
+        it out, the lasting ones (a table's result) before the gear change it would take."""
         tpl, c = v.kind, v.conditions
-        why = []
+        why: list[str] = []
+        refused: dict[str, list[str]] = {}
+        every = [b for g in range(1, tpl.top_gear + 1) for b in tpl.boxes(g)]
+
+        def out(boxes, reason: str) -> None:
+            for b in boxes:
+                refused.setdefault(b.key, []).append(reason)
+
+        reach = set(range(v.gear - tpl.gear_change, v.gear + tpl.gear_change + 1)) & set(range(1, tpl.top_gear + 1))
         if "restart" in c:
             gears = [1]
             why.append("an emergency stop: it starts again in first gear")
+            out([b for b in every if b.gear != 1], self.NARROW_WORDS["restart"])
         elif "stuck_gear" in c:
             gears = [c["stuck_gear"]]
             why.append(f"clutch failure: stuck in gear {c['stuck_gear']}")
+            out([b for b in every if b.gear != c["stuck_gear"]], self.NARROW_WORDS["stuck_gear"].format(gear=c["stuck_gear"]))
         elif c.get("gear_down_next"):
             gears = [max(1, v.gear - 1)]
             why.append("missed gear: one gear lower")
+            out([b for b in every if b.gear != gears[0]], self.NARROW_WORDS["gear_down_next"])
         else:
-            gears = [g for g in range(v.gear - tpl.gear_change, v.gear + tpl.gear_change + 1) if 1 <= g <= tpl.top_gear]
+            gears = sorted(reach)
         if c.get("no_top_gear") and tpl.top_gear in gears and len(gears) > 1:
             gears.remove(tpl.top_gear)
             why.append("binding brakes: no top gear")
+        if c.get("no_top_gear") and tpl.top_gear not in gears:
+            # Top gear is out by the brakes whether or not it was in reach: the lasting reason leads.
+            out([b for b in every if b.gear == tpl.top_gear], self.NARROW_WORDS["no_top_gear"])
         lost = set(c.get("lost_gears", []))
         if lost & set(gears):
-            gears = [g for g in gears if g not in lost] or gears
+            kept = [g for g in gears if g not in lost]
+            if kept:
+                gears = kept
+                for g in sorted(lost):
+                    out([b for b in every if b.gear == g], self.NARROW_WORDS["lost_gears"].format(gear=g))
             why.append(f"lost gear(s) {', '.join(map(str, sorted(lost)))}")
+        # The gear change a turn ("Players may go up or down one gear per turn"; the bike two):
+        # said of a gear out of reach once no lasting rule has said more.
+        change = f"up or down {tpl.gear_change} gear{'s' if tpl.gear_change > 1 else ''} a turn"
+        for b in every:
+            if b.gear not in reach and b.gear not in gears:
+                refused.setdefault(b.key, []).append(f"gear {b.gear} is out of reach from gear {v.gear} ({change})")
         boxes = [b for g in gears for b in tpl.boxes(g)]
         if c.get("no_top_speed"):
-            boxes = [b for b in boxes if b.forward < max(x.forward for x in tpl.boxes(b.gear))]
+            slow = [b for b in boxes if b.forward < max(x.forward for x in tpl.boxes(b.gear))]
+            out([b for b in boxes if b not in slow], self.NARROW_WORDS["no_top_speed"])
+            boxes = slow
             why.append("fuel blockage: no top square speed")
         rules = set(v.turn_rules)
+        whose = {r: "the snake, this turn" for r in rules}
+        if "straight" in rules and "dust" in " ".join(v.no_shooting):
+            whose["straight"] = "dust in the driver's eyes, BLUE roll 2, this turn"
         if c.get("only_yellow"):
             rules.add("only_yellow")
+            whose.setdefault("only_yellow", "a steering problem, RED table")
         if c.get("only_green"):
             rules.add("only_green")
+            whose.setdefault("only_green", "an engine fire, RED roll 8")
         if c.get("cracked_chassis"):
+            out([b for b in boxes if b.colour == "red"], self.NARROW_WORDS["cracked_chassis"])
             boxes = [b for b in boxes if b.colour != "red"]
             why.append("cracked chassis: no red")
         for r, keep in (("only_yellow", lambda b: b.colour == "yellow"), ("only_green", lambda b: b.colour == "green"),
@@ -1177,13 +1236,23 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             if r in rules:
                 narrowed = [b for b in boxes if keep(b)]
                 if narrowed:
+                    out([b for b in boxes if not keep(b)], self.NARROW_WORDS[r].format(whose=whose.get(r, "")))
                     boxes = narrowed
                     why.append(r.replace("_", " "))
                 else:
                     why.append(f"{r.replace('_', ' ')}: no such box in its gears, so any")
         if not v.is_truck and not c.get("no_brakes") and not tpl.flying:
             boxes.append(Box(v.gear, 0, 0, "es"))
-        return boxes, why
+        elif c.get("no_brakes"):
+            refused.setdefault(ES, []).append("no brakes (RED roll 5): no emergency stop")
+        # A box still allowed under another key (the same box in two gears is never so) is not refused.
+        allowed = {b.key for b in boxes}
+        refused = {k: rs for k, rs in refused.items() if k not in allowed}
+        for rs in refused.values():
+            # The lasting rules first, the gear change last; each said once.
+            rs.sort(key=lambda r: "out of reach" in r)
+            rs[:] = list(dict.fromkeys(rs))
+        return boxes, why, refused
 
     def target_square(self, state: GameState, v: Vehicle, box: Box, speed: int) -> tuple[int, int]:
         """Where a box takes a vehicle: its forward squares less the truck's speed along the
@@ -1249,17 +1318,23 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                              + (f" (waiting for {wait})" if wait else ""))
 
     def _find_box(self, state: GameState, v: Vehicle, key) -> Box:
-        boxes, why = self.allowed_boxes(state, v)
+        """The box `key` if the vehicle may pick it now; else a refusal that leads with why not,
+        in players' words (the rule that took it out: binding brakes, a lost gear, the snake...;
+        the gear change a turn only when that is the reason), then what it may pick."""
+        boxes, _, refused = self._narrow_boxes(state, v)
         for b in boxes:
             if b.key == key:
                 return b
-        every = [b for g in range(1, v.kind.top_gear + 1) for b in v.kind.boxes(g)]
-        known = next((b for b in every if b.key == key), None)
-        reason = (f"gear {known.gear} is out of reach from gear {v.gear} (up or down {v.kind.gear_change})"
-                  if known is not None and known.gear not in {b.gear for b in boxes} else
-                  "no such box" if known is None and key != ES else "not allowed now")
-        raise RulesError(f"{_the(v.name)} cannot pick {key!r}: {reason}" + (f" ({'; '.join(why)})" if why else "")
-                         + f"; it may pick: {', '.join(b.key for b in boxes)}")
+        may = f"it may pick: {', '.join(b.key for b in boxes)}"
+        if key is None:
+            raise RulesError(f"select: say which box {_the(v.name)} picks ('box'); {may}")
+        known = next((b for g in range(1, v.kind.top_gear + 1) for b in v.kind.boxes(g) if b.key == key), None)
+        if known is None and key != ES:
+            raise RulesError(f"{_the(v.name)} has no box {key!r} on its sheet (a box is named gear:forward, and "
+                             f"its sideways squares: 3:4 1L); {may}")
+        what = "its emergency stop" if known is None else f"{key} ({self.box_words(v, known)})"
+        reasons = refused.get(key) or ["not allowed now"]
+        raise RulesError(f"{_the(v.name)} cannot pick {what}: {'; '.join(reasons)}; {may}")
 
     @action("select")
     def _act_select(self, state: GameState, action: dict):
@@ -2121,6 +2196,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             self._harm(state, tv, row.structure, row.driver, 0, events, f"shot by {_the(by)}")
             if row.weapon_lost:
                 tv.weapon_lost = True
+                tv.max_track()
                 events.append("Max's shotgun is destroyed: no more shooting for Max")
             if row.red_roll and not state.over:
                 yield from self._driving_roll(state, tv, "red", events, rolls, "shot")
