@@ -665,15 +665,20 @@ def test_terrain_kinds_from_the_scene():
     assert "drives through rock (impassable)" in out["steps"][0]["error"]
     assert out["steps"][1]["contacts"] == [{"at": out["steps"][1]["contacts"][0]["at"], "kind": "impassable",
                                             "what": "rock"}]
-    # the sand (kind slow) counts double (CORE, "Slow"): 180 mm driven, 40 of them in the sand, cost 220
+    # the sand (kind slow) counts double (CORE, "Slow"): 160 mm driven; the Rustler's nose (37.5 mm
+    # ahead of its centre) is in the sand (from x 700) for the last 57.5 mm of it: cost 217.5
     cars = place(SCENE["cars"], {10: (560, 300, 0)})
-    step = [{"act": "move", "vehicle": 10, "path": [[740, 300, 0]]}]
+    step = [{"act": "move", "vehicle": 10, "path": [[720, 300, 0]]}]
     out = play(step, [], options={"check_deployment": False}, cars=cars, terrain=KIND_TERRAIN)
-    assert out["steps"][0]["move"]["slow_extra_mm"] == 40.0 and out["steps"][0]["move"]["cost_mm"] == 220.0
-    # 60 mm of sand on a 200 mm drive is 260 mm, over the Car's 10 in (254 mm)
-    step[0].update(path=[[760, 300, 0]], expect_error=True)
+    assert out["steps"][0]["move"]["slow_extra_mm"] == 57.5 and out["steps"][0]["move"]["cost_mm"] == 217.5
+    # with slow_measure "centre" only the 20 mm its centre drove in the sand counted
+    out = play(step, [], options={"check_deployment": False, "slow_measure": "centre"}, cars=cars,
+               terrain=KIND_TERRAIN)
+    assert out["steps"][0]["move"]["slow_extra_mm"] == 20.0 and out["steps"][0]["move"]["cost_mm"] == 180.0
+    # 180 mm driven, the last 77.5 of it with the nose in the sand: 257.5 mm, over the Car's 10 in (254 mm)
+    step[0].update(path=[[740, 300, 0]], expect_error=True)
     out = play(step, [], options={"check_deployment": False}, cars=cars, terrain=KIND_TERRAIN)
-    assert "the move costs 10.24 in" in out["steps"][0]["error"]
+    assert "the move costs 10.14 in" in out["steps"][0]["error"]
 
 
 def test_option_barrier_terrain():
@@ -1162,8 +1167,9 @@ def test_judging_only_where_the_car_ended_reads_turn_straight_turn():
     rules, st = game({"check_deployment": False})
     j = rules.judge_move(st, 11, Pose(320, 380, 90))
     assert j["legal"] and j["manoeuvres"] == 2 and j["direction"] == "forward"
-    # a move itself is read from the path the camera saw: there is no 'to' to send
-    with pytest.raises(Exception, match="a 'path' of at least one pose"):
+    # a move itself is read from the path the camera saw: there is no 'to' to send, and one sent is
+    # refused by name (it was ignored, and the move refused for its missing path)
+    with pytest.raises(Exception, match="move: no field 'to' \\(its fields: vehicle, path, advance, boost, backward\\)"):
         play([{"act": "move", "vehicle": 11, "to": [320, 380, 90]}], [], options={"check_deployment": False},
              cars=SCENE["cars"])
 

@@ -95,7 +95,7 @@ REFUSED = {
     "campaign mission: round 0": (lambda: _over(), {"act": "campaign_mission", "campaign_round": 0},
                                   "a whole number from 1"),
     "campaign mission: an unknown previous": (lambda: _over(), {"act": "campaign_mission", "campaign_round": 3,
-                                                                "previous": "demolition"}, "not 'demolition'"),
+                                                                "previous": "demolition"}, 'not "demolition"'),
 }
 
 

@@ -33,6 +33,7 @@ from ..geometry import (ANY, CENTRE, FRONT, LEFT, REAR, RIGHT, Footprint, Obstac
 from ..geometry.pose import MM_PER_IN
 from ..geometry.sight import sample_points
 from . import wr_data as D
+from .actions import ActionError, OneOf, check_fields
 from .base import RuleOption, RulesError, RuleSystem, action, register
 from .poses import interpolate, parse_pose
 from .wr_state import GameState, Vehicle, build_team
@@ -168,6 +169,12 @@ OPTIONS = (
                'the correction and the overshoot it undoes (slow ground too) do not count against the allowance; '
                'more is driving both ways, refused. 0: any travel back is refused. Steps the camera sees too short '
                'to tell their way (path_tolerance_mm) are ground covered, as before.'),
+    RuleOption("slow_measure", "any_part", ("any_part", "centre"), f'{D.CORE}, "Slow" and "Measuring"',
+               '"All movement through slow terrain counts as double the distance actually travelled", and when '
+               'moving "no part of the model moves more than the distance you have measured". "any_part": the '
+               'distance the car drives while any part of it is over slow ground counts double (a nose in the '
+               'sand, a flank along a sand strip); "centre": only the ground its centre crosses (a car with its '
+               'nose in the sand, or half its width along a strip, pays nothing).'),
     RuleOption("turn_tolerance_deg", 3.0, None, f'{D.VEHICLES}, "Vehicle Movement"',
                'How much a straight run may change heading (degrees) before it counts as a manoeuvre; a turn\'s '
                'manoeuvres are its angle less this, in 45-degree steps.'),
@@ -1100,7 +1107,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                  f"({D.CORE}, \"Activating Units\")")
         return v
 
-    @action("hold")
+    @action("hold", fields={"vehicle": "marker"})
     def _act_hold(self, state: GameState, action: dict):
         """Activate the vehicle and do nothing (every action of an activation is optional:
         CORE, "Activating Units" says it "may perform")."""
@@ -1110,7 +1117,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
     # --- recover ------------------------------------------------------------------------
 
-    @action("recover")
+    @action("recover", fields={"vehicle": "marker"})
     def _act_recover(self, state: GameState, action: dict):
         """CORE, "Action: Recover": a command roll per stress marker."""
         v = self._activate(state, action, "recover")
@@ -1291,9 +1298,15 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         barrier_mm, crossed = self._barriers(state, v, poses)
         manoeuvres = sum(int(math.ceil((abs(r) - tol_deg) / D.MANOEUVRE_DEG - 1e-9)) for r in runs if abs(r) > tol_deg)
         free = 2 if "tank_tracks" in v.upgrades else 1
+        if advance:
+            # VEHICLES, "Vehicle Movement": an advance move "may not make more than 1 manoeuvre",
+            # and Tank Tracks' "2nd free manoeuvre" does not lift that (unlike Manoeuvrable (X),
+            # "including when making an advance move"): one manoeuvre, and it is the free one.
+            free = min(free, D.ADVANCE_MAX_MANOEUVRES)
         if advance and manoeuvres > D.ADVANCE_MAX_MANOEUVRES:
-            raise RulesError(f"an advance move makes at most {D.ADVANCE_MAX_MANOEUVRES} manoeuvre; this path makes "
-                             f"{manoeuvres} ({D.VEHICLES}, \"Vehicle Movement\")")
+            tracks = (", Tank Tracks' second free manoeuvre included" if "tank_tracks" in v.upgrades else "")
+            raise RulesError(f"an advance move makes at most {D.ADVANCE_MAX_MANOEUVRES} manoeuvre{tracks}; this path "
+                             f"makes {manoeuvres} ({D.VEHICLES}, \"Vehicle Movement\")")
         extra = max(manoeuvres - free, 0)
         allowance_in, why = self.allowance_in(v, advance)
         cost_mm = dist_mm + slow_mm + inches(D.EXTRA_MANOEUVRE_IN) * extra + barrier_mm
@@ -1318,14 +1331,42 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 "direction": going, "cost_mm": round(cost_mm, 2), "allowance_mm": round(allowance_mm, 2),
                 "allowance": " ".join(why), "verdict": verdict}
 
-    @staticmethod
-    def _slow_on(v: Vehicle, slow: list, a: Pose, b: Pose) -> float:
-        """How much of a step's ground (its centre's line) lies on slow terrain: counted again
-        (CORE, "Slow": "counts as double"), unless the car is Rugged."""
+    def _slow_on(self, v: Vehicle, slow: list, a: Pose, b: Pose) -> float:
+        """How much of a step's ground is driven through slow terrain: counted again (CORE,
+        "Slow": "All movement through slow terrain counts as double the distance actually
+        travelled"), unless the car is Rugged. slow_measure "any_part" (CORE, "Measuring": "no
+        part of the model moves more than the distance you have measured"): the distance the car
+        goes while any part of it is over the slow ground, a nose in the sand or a flank along
+        it; "centre": only the ground its centre's line crosses.
+
+        Exactly, for a straight run: the car (its shape at its heading) overlaps a convex piece
+        while its centre is inside the piece grown by that shape (`_minkowski`), so the charge is
+        the length of the centre's line inside those grown pieces. A step that turns is cut into
+        1-degree slices, each taken straight at its middle heading."""
         if "Rugged" in v.kind.special or not slow:
             return 0.0
-        seg = shapely.linestrings([a.xy, b.xy])
-        return sum(float(shapely.length(shapely.intersection(seg, t.polygon))) for t in slow)
+        if self.option("slow_measure") == "centre":
+            seg = shapely.linestrings([a.xy, b.xy])
+            return sum(float(shapely.length(shapely.intersection(seg, t.polygon))) for t in slow)
+        reach = math.hypot(v.length_mm, v.width_mm) / 2
+        # A hair in from the edges: a car flush against the sand, touching it, is not in it.
+        half_l, half_w = v.length_mm / 2 - 1e-3, v.width_mm / 2 - 1e-3
+        total = 0.0
+        slices = [a, *interpolate(a, b, 1e9, 1.0)]
+        for p, q in zip(slices, slices[1:]):
+            seg = shapely.linestrings([p.xy, q.xy])
+            if float(np.hypot(*(q.xy - p.xy))) < 1e-9:
+                continue                # a turn on the spot: no ground driven
+            near = [t for t in slow if float(shapely.distance(seg, t.polygon)) < reach]
+            if not near:
+                continue
+            mid = Pose(p.x_mm, p.y_mm, p.heading_deg + normalize_deg(q.heading_deg - p.heading_deg) / 2)
+            f, l = mid.forward, mid.left
+            shape = np.array([f * half_l + l * half_w, f * half_l - l * half_w,
+                              -f * half_l - l * half_w, -f * half_l + l * half_w])
+            grown = shapely.union_all([_minkowski(piece, shape) for t in near for piece in _convex_pieces(t.polygon)])
+            total += float(shapely.length(shapely.intersection(seg, grown)))
+        return total
 
     def _barriers(self, state: GameState, v: Vehicle, poses: list[Pose]) -> tuple[float, list[str]]:
         """Barriers the path drives across: 1 in of the allowance for each time the car goes onto
@@ -1688,7 +1729,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             found.append((first, "vehicle", o))
         return sorted(found, key=lambda f: (f[0], f[1]))
 
-    @action("move")
+    @action("move", fields={"vehicle": "marker", "path": "path", "advance": "flag", "boost": "flag",
+                           "backward": "flag"})
     def _act_move(self, state: GameState, action: dict):
         """A movement action: the path checked against the allowance and manoeuvres, then what it
         met on the way in order (cars driven over, impassable, wreckage and exploding terrain),
@@ -1922,7 +1964,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                  f"({R}, \"Losing Control\")")
         return {"was": was, "turn_deg": turn, "moved_mm": moved, "turn": turn_v, "moved": move_v}
 
-    @action("reposition")
+    @action("reposition", fields={"vehicle": "marker", "by": "text", "to": "pose"})
     def _act_reposition(self, state: GameState, action: dict):
         """The nearest player turns the car up to 45 degrees and moves it up to 1 inch from where it
         lost control (the camera reads where it stands now); not over a car, off the table or
@@ -1952,13 +1994,61 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
     def arc_of(self, me: Footprint, them: Footprint) -> dict[str, object]:
         """Which of the shooter's arcs the target is in: verdicts for front, rear, left, right."""
         if self.option("arc_layout") == "half_planes":
-            out = {s: in_half_plane_arc(me, them, s).verdict for s in (FRONT, REAR, LEFT, RIGHT)}
+            out = {s: in_half_plane_arc(me, them, s).verdict for s in (FRONT, LEFT, RIGHT)}
+            # CORE, "Facing and Arcs": "within another model's front arc if any part of it's base is
+            # within that area, otherwise it is in the rear arc": the rear arc is what is not in the
+            # front, a car wholly behind the line; one with its nose past it is in the front arc only.
+            ahead = out[FRONT]
+            out[REAR] = judge(f"{them.name or them.id} in {me.name or me.id}'s rear arc (wholly behind the line "
+                              f"through its centre)", ahead.value_mm, 0.0, ahead.sigma_mm)
             if self.option("side_arc") == "flank":
                 out[LEFT] = self._in_flank(me, them, LEFT)
                 out[RIGHT] = self._in_flank(me, them, RIGHT)
             return out
         facing = {FRONT: 0.0, LEFT: 90.0, REAR: 180.0, RIGHT: -90.0}
         return {s: in_sector(Sector.of(me.pose, f, 90.0), them).verdict for s, f in facing.items()}
+
+    def judged_arc(self, me: Footprint, them: Footprint, arcs: dict, allowed: tuple[str, ...]) -> dict:
+        """Which of the weapon's arcs the target is judged in, and why, as evidence says it: the
+        front arc whenever any part of the target is in it (CORE, "Facing and Arcs"; a turret
+        then takes no -1), else the allowed arc it is deepest in (or nearest, if in none). The
+        verdict's numbers with `arc` (front, rear, left, right) and `why` in players' words."""
+        if FRONT in allowed and arcs[FRONT].outcome != "out":
+            side = FRONT
+        else:
+            side = max(allowed, key=lambda a: arcs[a].margin_mm)
+        v = arcs[side]
+        mine, theirs = me.name or f"car {me.id}", them.name or f"car {them.id}"
+        depth = abs(v.margin_mm)
+        if self.option("arc_layout") == "quarters":
+            where = f"part of the {theirs} in the {mine}'s 90-degree {side} quarter" if v.outcome != "out" else \
+                f"the {theirs} {depth:.1f} mm outside the {mine}'s 90-degree {side} quarter"
+            rule = f'{R}, "Vehicle Weapons" (arc_layout quarters)'
+        elif side == FRONT:
+            where = (f"part of the {theirs} is {depth:.1f} mm ahead of the line through the {mine}'s centre, "
+                     f"square to its heading" if v.outcome != "out" else
+                     f"all of the {theirs} is behind the line through the {mine}'s centre (its foremost point "
+                     f"{depth:.1f} mm behind)")
+            rule = f'{D.CORE}, "Facing and Arcs": in the front arc "if any part" is in front'
+        elif side == REAR:
+            where = (f"all of the {theirs} is behind the line through the {mine}'s centre (its foremost point "
+                     f"{depth:.1f} mm behind)" if v.outcome != "out" else
+                     f"part of the {theirs} is {depth:.1f} mm ahead of the line through the {mine}'s centre, so it "
+                     f"is in the front arc")
+            rule = f'{D.CORE}, "Facing and Arcs": "otherwise it is in the rear arc"'
+        elif self.option("side_arc") == "flank":
+            where = (f"part of the {theirs} is beside the {mine}'s {side} side, between the lines through its "
+                     f"front and rear edges" if v.outcome != "out" else
+                     f"the {theirs} is {depth:.1f} mm from the ground beside the {mine}'s {side} side")
+            rule = f'{R}, "Vehicle Weapons" (side_arc flank)'
+        else:
+            where = (f"part of the {theirs} is {depth:.1f} mm {side} of the line along the {mine}'s centre"
+                     if v.outcome != "out" else f"all of the {theirs} is {depth:.1f} mm or more off to the other side "
+                     f"of the line along the {mine}'s centre")
+            rule = f'{R}, "Vehicle Weapons" (side_arc half_plane)'
+        judged = {"in": "in", "out": "not in", TOO_CLOSE: "too close to call for"}[v.outcome]
+        return {**v.to_json(), "arc": side,
+                "why": f"{judged} the {mine}'s {side} arc: {where} ({rule})"}
 
     def flank_zone(self, fp: Footprint, side: str, far_mm: float = 10000.0):
         """The ground beside a car (side_arc "flank"): beyond its left (right) side, between the
@@ -2116,7 +2206,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 yield from self._lose_control(state, o, events, rolls)
         return {"target": o.marker, "hits": hits, "criticals": crits, "damage": damage}
 
-    @action("attack")
+    @action("attack", fields={"vehicle": "marker", "weapon": OneOf(*D.WEAPONS), "target": "marker|text",
+                             "terrain": "text"})
     def _act_attack(self, state: GameState, action: dict):
         """An attack with one weapon at a vehicle (or exploding terrain): range edge to edge,
         the weapon's arcs, line of sight, valid targets (CORE, "Action: Attack")."""
@@ -2154,10 +2245,10 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                              f"{w.range_in} in ({D.CORE}, \"Check Range\")")
         arcs = self.arc_of(me, them)
         allowed = self.weapon_arcs(w)
-        best = max((arcs[a] for a in allowed), key=lambda x: x.margin_mm)
-        if best.outcome == "out":
+        best = self.judged_arc(me, them, arcs, allowed)
+        if best["outcome"] == "out":
             raise RulesError(f"the {o.name} is not in the {w.name}'s {' or '.join(allowed)} arc "
-                             f"({-best.margin_mm / MM_PER_IN:.2f} in outside; {R}, \"Vehicle Weapons\")")
+                             f"({-best['margin_mm'] / MM_PER_IN:.2f} in outside; {R}, \"Vehicle Weapons\")")
         off_front = arcs[FRONT].outcome == "out"
         seen, hidden = self.sight(state, me, them)
         if seen.startswith("blocked"):
@@ -2184,7 +2275,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                           obscured=seen == "obscured", events=events, rolls=rolls,
                                           dist_mm=dist.distance_mm)
         self._royale_score(state, v, hp_before, events)
-        return {"result": "hit" if res["hits"] else "miss", **res, "range": rng.to_json(), "arc": best.to_json(),
+        return {"result": "hit" if res["hits"] else "miss", **res, "range": rng.to_json(), "arc": best,
                 "sight": {"line": seen, "hidden_fraction": round(hidden, 3)}, "rolls": rolls, "events": events}
 
     def _attack_terrain(self, state, v, w, me, name, events, rolls):
@@ -2242,15 +2333,13 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             if self.option("dropper_zone") == "directly_behind":
                 zone = overlaps(directly_behind(me, inches(w.range_in)), them, "directly behind")
             else:
+                # With half_planes, the rear arc is Open Fire's "otherwise": wholly behind (arc_of).
                 zone = self.arc_of(me, them)[REAR]
-                if self.option("arc_layout") == "half_planes" and in_half_plane_arc(me, them, FRONT).verdict.outcome == "in":
-                    # Open Fire: "in front arc if any part ... otherwise it is in the rear arc".
-                    continue
             if zone.outcome != "out":
                 out.append((o, dist))
         return out
 
-    @action("drop")
+    @action("drop", fields={"vehicle": "marker", "weapon": OneOf(*D.WEAPONS)})
     def _act_drop(self, state: GameState, action: dict):
         """A dropper: an attack with the full profile against every vehicle in the rear arc and
         in range (RULEBOOK, "Dropper")."""
@@ -2280,7 +2369,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
     # --- the campaign -------------------------------------------------------------------
 
-    @action("upgrade_stage")
+    @action("upgrade_stage", fields={"vehicle": "marker"})
     def _act_upgrade_stage(self, state: GameState, action: dict):
         """After the game (RULEBOOK, "Upgrade Stage"): mission points into the pools, a D12 for
         each destroyed and each damaged vehicle, the winner's campaign point. A damaged car's
@@ -2346,7 +2435,9 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         return {"result": "upgrade stage", "vehicles": outcome, "pools": dict(sorted(state.pools.items())),
                 "campaign_points": campaign, "rolls": rolls, "events": events}
 
-    @action("campaign_mission")
+    @action("campaign_mission", fields={"vehicle": "marker", "campaign_round": "whole",
+                                       "previous": OneOf(*(m for _, _, m in D.CAMPAIGN_MISSIONS)),
+                                       "final": "flag"})
     def _act_campaign_mission(self, state: GameState, action: dict):
         """The next campaign round's mission (RULEBOOK, "Campaign Structure"): the first is the two
         lap race, the final outrun, others a D12, moving on down the list if it repeats the last."""

@@ -167,11 +167,11 @@ class WastelandRallyViews:
             for w in v.weapons:
                 rng = dist.within(inches(w.range_in), f"range of the {w.name}")
                 allowed = ((REAR,) if "Dropper" in w.special else self.weapon_arcs(w))
-                arc = max((arcs[a] for a in allowed), key=lambda x: x.margin_mm)
+                arc = self.judged_arc(me, them, arcs, allowed)
                 weapons.append({"weapon": w.key, "name": w.name, "range": rng.to_json(),
-                                "range_text": rng.describe(), "arc": arc.to_json(),
-                                "usable": rng.outcome != "out" and arc.outcome != "out" and not seen.startswith("blocked")})
-                weapon_arcs.append({"mount": w.name, **arc.to_json()})
+                                "range_text": rng.describe(), "arc": arc,
+                                "usable": rng.outcome != "out" and arc["outcome"] != "out" and not seen.startswith("blocked")})
+                weapon_arcs.append({"mount": w.name, **arc})
                 if best is None or rng.margin_mm > best.margin_mm:
                     best = rng
             out.append({"marker": o.marker, "name": o.name, "label": _label(o), "owner": o.owner,
