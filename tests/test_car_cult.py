@@ -689,8 +689,12 @@ def test_rerolls_need_the_gutsy_gunner():
     # Max sees six misses and rerolls die 1 (15: a hit), then die 2 (3: a miss); his two rerolls spent.
     out = rustler_shoots([2, 2, 2, 2, 2, 2, 15, 3], choices=[1, 2])
     assert out["steps"][3]["rerolled"] == 2 and out["steps"][3]["hits"] == 1
-    # The record keeps the faces the rerolls replaced.
-    assert [r.get("rerolled_from") for r in out["steps"][3]["rolls"][:3]] == [[2], [2], None]
+    # Every die thrown is in the record, in the order thrown: the six, then each reroll saying
+    # which die it replaced and the face before it; the dice replaced say so.
+    rolls = out["steps"][3]["rolls"]
+    assert [r["face"] for r in rolls] == [2, 2, 2, 2, 2, 2, 15, 3]
+    assert [r.get("rerolled") for r in rolls[:3]] == [True, True, None]
+    assert [(r["reroll_of"], r["rerolled_from"], r["passed"]) for r in rolls[6:]] == [(1, [2], True), (2, [2], False)]
     # He may stop: the rerolls left stay for the activation's other attacks.
     out = rustler_shoots([2, 2, 2, 2, 2, 2, 15], choices=[1, 0])
     assert out["steps"][3]["rerolled"] == 1
@@ -1708,11 +1712,15 @@ def test_a_whole_game():
 
 def test_option_turn_dt():
     # A Dust Devil with 2 ST and a DT on its Four-Banger (S S . D): one empty zone, one DT zone.
+    # "one 45 degree turn for each AZ that has not been allocated any ST": the DT zone was
+    # allocated none, so by default (free, as written) it gives a turn; not_free counts only
+    # the empty zone.
     r = solo(11, engine_st=2, dt={"engine": 1})
     rules, st = game(roster_list=r)
-    assert rules.free_turns(st.vehicles[11]) == 1
-    rules, st = game({"turn_dt": "free"}, roster_list=r)
+    assert rules.option("turn_dt") == "free"
     assert rules.free_turns(st.vehicles[11]) == 2
+    rules, st = game({"turn_dt": "not_free"}, roster_list=r)
+    assert rules.free_turns(st.vehicles[11]) == 1
 
 
 def test_a_mine_exactly_4_in_away_goes_off():

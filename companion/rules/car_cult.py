@@ -43,6 +43,7 @@ from ..geometry import (TOO_CLOSE, Distance, Footprint, Obstacles, Pose, closest
                         normalize_deg)
 from ..geometry.pose import MM_PER_IN
 from . import cc_data as D
+from .actions import ActionError, ListOf, check_fields
 from .base import RuleOption, RulesError, RuleSystem, action, register
 from .poses import interpolate, parse_pose
 from .cc_state import ARMOUR, CREW, ENGINE, WEAPON, Car, Component, GameState, Mine, build_cult
@@ -79,10 +80,11 @@ OPTIONS = (
                '"A car may perform one 45 degree turn for each AZ that has not been allocated any ST." '
                '"engine": the empty AZ of the engine\'s track; "car": every empty AZ on the car. (A zone '
                'holding a DT: option turn_dt.)'),
-    RuleOption("turn_dt", "not_free", ("not_free", "free"), f'{R}, "Car Movement/Engines"',
+    RuleOption("turn_dt", "free", ("free", "not_free"), f'{R}, "Car Movement/Engines"',
                '"A car may perform one 45 degree turn for each AZ that has not been allocated any ST": is a zone '
-               'holding a DT such an AZ? "not_free": no (a DT zone can take no ST, so it is not spare room on the '
-               'track; only empty zones give turns); "free": yes, as written (it holds no ST).'),
+               'holding a DT such an AZ? "free": yes, as written: no ST was allocated to it (a V6 with 4 ST and a '
+               'DT has 2 turns); "not_free": no, only empty zones give turns (a DT zone can take no ST, so it is '
+               'not spare room on the track: the same V6 has 1).'),
     RuleOption("drift", "total", ("total", "per_side"), f'{R}, "Car Movement/Engines"',
                '"Cars may Drift a number of inches left and/or right ... divide the cars minimum movement by four '
                'and round down". "total": the drift left and right together is at most that; "per_side": each '
@@ -265,6 +267,48 @@ def _route_outline(polys) -> tuple[tuple[float, float], ...]:
     return tuple((round(float(x), 1), round(float(y), 1)) for x, y in list(ground.exterior.coords)[:-1])
 
 
+def _track_ids() -> tuple[str, ...]:
+    """Every id a car's track may have (`cc_state`): the engine, the armour, each crew and
+    weapon, and a second or later of one ("rifle_2", up to `MOST_OF_ONE`)."""
+    keys = (*D.CREW, *D.WEAPONS)
+    return ("engine", "armour", *keys, *(f"{k}_{n}" for k in keys for n in range(2, D.MOST_OF_ONE + 1)))
+
+
+#: Each action's fields and shapes (`@action(..., fields=)`): what the page's spec offers and
+#: what a scenario or a record may send; anything else is refused by name before the rules see it.
+#: allocate: an `st_<track>` per track (a track the car lacks, the armour and the ram are refused
+#: by the rules with the reason); move: the camera's path and a point per mine marker.
+_CAR = {"vehicle": "marker"}
+ACTIVATE_FIELDS = {**_CAR, "downshift": "whole"}
+ALLOCATE_FIELDS = {**_CAR, **{f"st_{t}": "whole" for t in _track_ids()}}
+MOVE_FIELDS = {**_CAR, "path": "path", **{f"mine_{k}": "point" for k in range(1, D.MOST_MINE_POINTS + 1)}}
+ATTACK_FIELDS = {**_CAR, "weapon": "text", "target": "marker"}
+#: A zone as the page names it: "component:zone" ("engine:4").
+FIX_FIELDS = {**_CAR, "a": "text", "b": "text"}
+
+
+#: A game taken up part way (`start_part_way`): the scenario's `state` block and its objects.
+PART_WAY_FIELDS = {"round": "whole", "order": ListOf("marker"), "activated": ListOf("marker"), "vehicles": "object",
+                   "mines": ListOf("object")}
+PART_WAY_CAR = {"tracks": "object", "st_penalty": "whole"}
+PART_WAY_MINE = {"layer": "marker", "at": "point", "round": "whole"}
+
+
+def _fields(where: str, declared: dict, block: dict) -> None:
+    """`block` as declared (every field known, each of its shape), or a RulesError naming it."""
+    try:
+        check_fields(where, declared, block)
+    except ActionError as exc:
+        raise RulesError(str(exc)) from None
+
+
+def _tie_rolls(history: list[dict]) -> list[dict]:
+    """The tie-break dice as a step's rolls: one row a die, in the order thrown (each entry of
+    `history` one throw of the tied cars, {name: face})."""
+    return [{"asked": f"activation tie-break ({name})", "face": face, "total": face, "modifiers": [],
+             "note": "highest activates first"} for throw in history for name, face in throw.items()]
+
+
 def _turns(n: int) -> str:
     """"1 turn", "2 turns": the count of 45-degree turns as players say it."""
     return f"{n} turn{'' if n == 1 else 's'}"
@@ -350,6 +394,123 @@ class CarCult(CarCultViews, RuleSystem):
         table = (scene.width_mm, scene.depth_mm) if scene is not None else (1219.2, 1219.2)
         return GameState(players, vehicles, table, list(scene.terrain) if scene is not None else [])
 
+    def start_part_way(self, state: GameState, block: dict) -> None:
+        """A game taken up part way, between two activations (docs/rules/car-cult.md, "Starting
+        part way through a game"): the tokens on each car's tracks (its ST and DT: a car whose
+        every AZ holds a DT is a casualty), an ST penalty from blocking terrain, the mine markers
+        on the table, the round and this round's order with the cars that have activated. Each
+        object's fields are checked by name and shape; a value the rules could not have reached
+        (an ST on armour, an engine's ST right of an empty zone, an exploded car in the order) is
+        refused saying why. Nothing is changed unless the whole block is taken."""
+        if not isinstance(block, dict):
+            raise RulesError(f"state: an object of {', '.join(PART_WAY_FIELDS)}, not {block!r}")
+        _fields("state", PART_WAY_FIELDS, block)
+        new = copy.deepcopy(state)
+        for key, spec in (block.get("vehicles") or {}).items():
+            self._part_way_car(new, key, spec)
+        rnd = block.get("round", 0) or 0
+        if rnd < 0:
+            raise RulesError(f"state.round: a round number (0: before the first round), not {rnd}")
+        new.round = int(rnd)
+        self._part_way_order(new, block)
+        for k, spec in enumerate(block.get("mines") or []):
+            self._part_way_mine(new, f"state.mines.{k}", spec)
+        self._check_end(new)
+        state.__dict__.update(new.__dict__)
+
+    def _part_way_car(self, state: GameState, key: str, spec) -> None:
+        where = f"state.vehicles.{key}"
+        try:
+            v = state.vehicles[int(key)]
+        except (KeyError, ValueError):
+            raise RulesError(f"{where}: no car with marker {key!r} in this game (its cars: "
+                             f"{', '.join(str(m) for m in state.vehicles)})") from None
+        if not isinstance(spec, dict):
+            raise RulesError(f"{where}: an object of {', '.join(PART_WAY_CAR)}, not {spec!r}")
+        _fields(where, PART_WAY_CAR, spec)
+        tracks = spec.get("tracks") or {}
+        _fields(f"{where}.tracks", {c.id: "text" for c in v.components}, tracks)
+        tokens = {"S": D.ST, "D": D.DT, ".": None}
+        for cid, text in tracks.items():
+            comp, at = v.component(cid), f"{where}.tracks.{cid}"
+            if len(text) != comp.az or any(ch not in tokens for ch in text):
+                raise RulesError(f"{at}: the {v.name}'s {comp.name} is {comp.az} zones, each S (an ST), D (a DT) or "
+                                 f". (empty), left to right, as the state shows them; not {text!r}")
+            zones = [tokens[ch] for ch in text]
+            if D.ST in zones and (comp.kind == ARMOUR or (comp.kind == WEAPON and not comp.weapon.needs_st)):
+                raise RulesError(f"{at}: the {v.name}'s {comp.name} takes no ST ({R}, \"Building a Car Cult\")")
+            if comp.kind == ENGINE and D.ST in zones and None in zones[:max(i for i, z in enumerate(zones) if z == D.ST)]:
+                raise RulesError(f"{at}: {text!r} has an ST right of an empty zone; the engine's ST fill it from the "
+                                 f"left ({R}, \"Car Movement/Engines\": \"you always start at the left and fill up "
+                                 f"towards the right\")")
+            comp.zones = zones
+        penalty = spec.get("st_penalty")
+        if penalty is not None:
+            if self.option("blocking_damage") != "st_penalty":
+                raise RulesError(f"{where}.st_penalty: only blocking_damage 'st_penalty' makes blocking terrain cost "
+                                 f"ST; as set, it costs DT (put them on the tracks)")
+            if penalty < 0:
+                raise RulesError(f"{where}.st_penalty: a number of ST, not {penalty}")
+            v.st_penalty = int(penalty)
+        # "Any car which has every AZ filled with DT explodes and is removed as a Casualty".
+        v.exploded = v.wrecked
+
+    def _part_way_order(self, state: GameState, block: dict) -> None:
+        """This round's order and the cars that have activated in it (its first ones)."""
+        order, done = block.get("order"), block.get("activated") or []
+        if order is None:
+            if done:
+                raise RulesError("state.activated: give the round's 'order' too (the cars that have activated are "
+                                 "its first ones)")
+            # A round number alone: that round is over and the next is started with a round step.
+            state.order, state.turn = [], 0 if state.round else -1
+            return
+        if state.round < 1:
+            raise RulesError("state.order: a round's order needs its 'round' (1 or more)")
+        cars = {v.marker: v for v in state.vehicles.values() if v.in_play and v.pose is not None}
+        for m in order:
+            v = state.vehicles.get(m)
+            if v is None:
+                raise RulesError(f"state.order: no car with marker {m} in this game")
+            if not v.in_play:
+                raise RulesError(f"state.order: the {v.name} ({m}) has exploded; a casualty is removed and "
+                                 f"activates no more ({R}, \"Attacking opponents\", 6)")
+            if v.pose is None:
+                raise RulesError(f"state.order: the {v.name} ({m}) is not on the table")
+        if len(set(order)) != len(order) or set(order) != set(cars):
+            missing = [cars[m].name for m in cars if m not in order]
+            raise RulesError(f"state.order: every car in play once each (\"each car model may only activate "
+                             f"once\")" + (f"; missing: {', '.join(missing)}" if missing else "; one is listed twice"))
+        if list(done) != list(order[:len(done)]):
+            raise RulesError(f"state.activated: the cars that have activated are the order's first ones, in its "
+                             f"order ({', '.join(str(m) for m in order[:len(done)])}), not {list(done)}")
+        state.order = [(state.vehicles[m].owner, m) for m in order]
+        state.activated = list(done)
+        state.turn = len(done)
+        state.active_marker = None
+
+    def _part_way_mine(self, state: GameState, where: str, spec) -> None:
+        if not isinstance(spec, dict):
+            raise RulesError(f"{where}: an object of {', '.join(PART_WAY_MINE)}, not {spec!r}")
+        _fields(where, PART_WAY_MINE, spec)
+        for need in ("layer", "at"):
+            if spec.get(need) is None:
+                raise RulesError(f"{where}: needs '{need}' (a mine marker: the car that laid it and where it lies)")
+        layer = state.vehicles.get(spec["layer"])
+        if layer is None:
+            raise RulesError(f"{where}.layer: no car with marker {spec['layer']} in this game")
+        if not any(c.kind == WEAPON and c.weapon.special == "mines" for c in layer.components):
+            raise RulesError(f"{where}.layer: the {layer.name} has no Mines to have laid it")
+        x, y = map(float, spec["at"])
+        w, d = state.table_mm
+        if not (0 <= x <= w and 0 <= y <= d):
+            raise RulesError(f"{where}.at: [{x:g}, {y:g}] is off the table ({w:g} x {d:g} mm)")
+        laid = state.round if spec.get("round") is None else spec["round"]
+        if not 0 <= laid <= state.round:
+            raise RulesError(f"{where}.round: laid in round {laid}, but the game is at round {state.round}")
+        state.mines.append(Mine(state.next_mine, layer.marker, layer.owner, x, y, int(laid)))
+        state.next_mine += 1
+
     # --- rounds -------------------------------------------------------------------------
 
     def active_marker(self, state: GameState) -> int | None:
@@ -402,7 +563,8 @@ class CarCult(CarCultViews, RuleSystem):
         state.active_marker = None
         state.tie_rolls = history
         events = [f"round {state.round}: " + ", ".join(f"{v.name} ({v.engine.st} ST)" for v in order)]
-        return {"round": state.round, "order": [v.marker for v in order], "ties": history, "events": events}
+        return {"round": state.round, "order": [v.marker for v in order], "ties": history,
+                "rolls": _tie_rolls(history), "events": events}
 
     def _tie_break(self, state: GameState, group: list[Car], history: list[dict]):
         """Tied cars ranked: "roll a D20 for each and then activate in descending numerical
@@ -503,12 +665,13 @@ class CarCult(CarCultViews, RuleSystem):
                 raise RulesError(f"the {v.name} must move (at least its minimum {lo} in, or less and brake) before "
                                  f"its activation ends ({R}, \"Car Movement/Engines\")")
         events = self._close_activation(state, v)
+        rolled = len(state.tie_rolls)
         if self.option("activation_timing") == "each_activation":
             events += yield from self._rerank(state)
         events += self._next_up(state)
         up = self.up_next(state)
         return {"events": events, "next": state.active_marker, "up": up.marker if up is not None else None,
-                "order": [m for _, m in state.order]}
+                "order": [m for _, m in state.order], "rolls": _tie_rolls(state.tie_rolls[rolled:])}
 
     def _finish_activation(self, state: GameState, v: Car) -> list[str]:
         """An activation ends without dice (a car that exploded in its own activation)."""
@@ -656,11 +819,25 @@ class CarCult(CarCultViews, RuleSystem):
                     return o.owner
         return others[0]
 
+    @staticmethod
+    def _leave_order(state: GameState, car: Car) -> None:
+        """A casualty is "removed" ("Attacking opponents", 6): it leaves the round's order, so
+        nothing lists it or offers it an activation. `turn` keeps pointing at the same car: one
+        before it that leaves moves it back one; the active car itself too, so that ending its
+        activation (turn + 1) comes to the car after it."""
+        for k, (_, m) in enumerate(state.order):
+            if m == car.marker:
+                del state.order[k]
+                if k < state.turn or (k == state.turn and state.active_marker == car.marker):
+                    state.turn -= 1
+                return
+
     def _explode(self, state: GameState, car: Car, events: list) -> None:
         """"Any car which has every AZ filled with DT explodes and is removed as a Casualty";
         "each model within a number of inches equal to the number of AZ in the cars Engine will
         take 1 DT" ("Exploding Cars")."""
         car.exploded = True
+        self._leave_order(state, car)
         radius_in = car.engine.az
         events.append(f"the {car.name} explodes and is removed: every model within {radius_in} in takes 1 DT "
                       f"({R}, \"Exploding Cars\")")
@@ -730,7 +907,7 @@ class CarCult(CarCultViews, RuleSystem):
             raise RulesError(f"the {v.name} has {v.engine.st} ST on its engine; it cannot down shift {down}")
         return v, down
 
-    @action("activate")
+    @action("activate", fields=ACTIVATE_FIELDS)
     def _act_activate(self, state: GameState, action: dict):
         """"remove all ST from their car except for those on their engine" (Down Shifting those if
         the player wishes), then one ST per visible +ST symbol ("Car Activation", "Down Shift")."""
@@ -774,9 +951,27 @@ class CarCult(CarCultViews, RuleSystem):
             v.st_penalty = 0
         v.generated = made
         lo, hi = v.speeds_in()
-        events.append(f"the {v.name} activates: {made} ST generated, {engine.st} on its engine "
-                      f"({lo}-{hi} in), up to {D.ENGINES[engine.key].spark_plug} more to it")
-        return {"result": "activated", "generated": made, "engine_st": engine.st, "rolls": rolls, "events": events}
+        room, why = self._engine_room(v)
+        events.append(f"the {v.name} activates: {made} ST generated, {engine.st} on its engine ({lo}-{hi} in); "
+                      + (f"{'up to ' if room > 1 else ''}{room} more may go on its engine ({why})" if room
+                         else f"none may go on its engine ({why})"))
+        return {"result": "activated", "generated": made, "engine_st": engine.st, "engine_room": room,
+                "rolls": rolls, "events": events}
+
+    def _engine_room(self, v: Car) -> tuple[int, str]:
+        """How many of the ST just generated may go on the engine, and what limits it: its Spark
+        Plug ("the maximum number of ST that may be added to your Engine during it's activation"),
+        its empty AZ (ST fill zones; a zone holding a token takes none) and the ST generated, the
+        smallest of the three ("Car Movement/Engines")."""
+        spark, empty, made = v.engine_type.spark_plug, v.engine.empty, v.generated or 0
+        room = min(spark, empty, made)
+        if room == empty and empty < spark:
+            why = f"{empty} empty AZ left on it" if empty else "no empty AZ left on it"
+        elif room == made and made < spark:
+            why = f"{made} ST generated; its Spark Plug would take {spark}"
+        else:
+            why = f"its Spark Plug {spark}"
+        return room, why
 
     def _allocation(self, v: Car, action: dict) -> dict[str, int]:
         """The ST the action puts on each track: its `st_<component>` fields (the page's form)."""
@@ -815,7 +1010,7 @@ class CarCult(CarCultViews, RuleSystem):
                 raise RulesError(f"the {v.name}'s {comp.name} does not use ST ({R}, \"Building a Car Cult\")")
         return v, alloc, total
 
-    @action("allocate")
+    @action("allocate", fields=ALLOCATE_FIELDS)
     def _act_allocate(self, state: GameState, action: dict):
         """"allocates their ST to the required Action Zones tracks ... filling them top left to
         bottom right"; the engine takes at most its Spark Plug more; the rest is wasted."""
@@ -834,8 +1029,14 @@ class CarCult(CarCultViews, RuleSystem):
         if wasted:
             events.append(f"{wasted} ST not allocated: wasted")
         lo, hi = v.speeds_in()
-        events.append(f"the {v.name} must move {lo}-{hi} in (drift up to {lo // D.DRIFT_DIVISOR} in, "
-                      f"{_turns(self.free_turns(v))} of 45 degrees)")
+        if v.immobile:
+            events.append(f"the {v.name}'s engine is full of DT: it may no longer move ({R}, \"Attacking "
+                          f"opponents\", 6)")
+        elif hi == 0:
+            events.append(f"the {v.name} has no ST on its engine: it does not move")
+        else:
+            events.append(f"the {v.name} must move {lo}-{hi} in (drift up to {lo // D.DRIFT_DIVISOR} in, "
+                          f"{_turns(self.free_turns(v))} of 45 degrees)")
         return {"result": "allocated", "allocated": alloc, "wasted": wasted, "speeds_in": [lo, hi],
                 "rolls": [], "events": events}
         yield
@@ -1197,7 +1398,7 @@ class CarCult(CarCultViews, RuleSystem):
                                                            f"when they touch Blocking terrain\")"))
         return judged
 
-    @action("move")
+    @action("move", fields=MOVE_FIELDS)
     def _act_move(self, state: GameState, action: dict):
         """The move: the camera's path checked (distance, drift, turns), mines laid along the route,
         then what it met in order: mines it came within 4" of, rough terrain, a blocking halt (or a
@@ -1324,7 +1525,7 @@ class CarCult(CarCultViews, RuleSystem):
         comps = [c for c in v.components if c.kind == WEAPON and c.key == "mines" and c.st]
         n = sum(c.st for c in comps)
         given = []
-        for k in range(1, 9):
+        for k in range(1, D.MOST_MINE_POINTS + 1):
             if action.get(f"mine_{k}") is not None:
                 given.append(action[f"mine_{k}"])
         if len(given) > n:
@@ -1575,7 +1776,7 @@ class CarCult(CarCultViews, RuleSystem):
             raise RulesError(f"the {target.name} is {v.owner}'s own car; attacks target an opposing model")
         return v, comp, w, shots, target
 
-    @action("attack")
+    @action("attack", fields=ATTACK_FIELDS)
     def _act_attack(self, state: GameState, action: dict):
         """Stages 1-6 of "Attacking opponents": target, ST on the weapon, range and sight, the
         dice (Crack and Crap Shots, rerolls), Blast and speed modifiers, damage."""
@@ -1606,6 +1807,7 @@ class CarCult(CarCultViews, RuleSystem):
         throw = yield DiceRequest((D.DIE,) * shots, f"{w.name} attack (10+)", v.name)
         faces = list(throw.faces)
         results = [self._hit(f, mods, f"{w.name} at the {target.name}") for f in faces]
+        rolls = [row for _, row in results]
         rerolled = 0
         # Stage 4: "A die may be rerolled as many times as permitted by the number of rerolls a
         # player has to spend": the attacker sees the dice and says which miss to reroll, or stops
@@ -1624,12 +1826,15 @@ class CarCult(CarCultViews, RuleSystem):
             k = pick - 1
             face = (yield DiceRequest((D.DIE,), f"{w.name} reroll (Gutsy Gunner)", v.name)).faces[0]
             was = results[k][1]
-            results[k] = self._hit(face, mods, f"{w.name} at the {target.name} (rerolled)")
-            # The die it replaced stays in the record: the evidence of a reroll is both faces.
+            results[k] = self._hit(face, mods, f"{w.name} at the {target.name} (die {k + 1} rerolled)")
+            # Every die thrown stays in the record, in the order thrown: the one replaced says so,
+            # the reroll says which die it replaced and the faces before it.
+            was["rerolled"] = True
+            results[k][1]["reroll_of"] = k + 1
             results[k][1]["rerolled_from"] = [*was.get("rerolled_from", []), was["face"]]
+            rolls.append(results[k][1])
             rerolled += 1
             v.rerolls_left -= 1
-        rolls = [row for _, row in results]
         hits = sum(1 for hit, _ in results if hit)
         damage = v.engine.st if w.damage is None else w.damage
         events.append(f"the {v.name}'s {w.name} attacks the {target.name} with {shots} dice: {hits} hit"
@@ -1647,17 +1852,16 @@ class CarCult(CarCultViews, RuleSystem):
 
     # --- fixer --------------------------------------------------------------------------
 
-    def _zone_ref(self, v: Car, raw, what: str) -> tuple[Component, int]:
-        if isinstance(raw, str) and ":" in raw:
-            cid, _, z = raw.rpartition(":")
-            raw = [cid, z]
-        if not isinstance(raw, (list, tuple)) or len(raw) != 2:
-            raise RulesError(f"{what}: a zone is [component, zone number] or 'component:zone'")
-        comp = v.component(str(raw[0]))
+    def _zone_ref(self, v: Car, raw: str, what: str) -> tuple[Component, int]:
+        """A zone as the page names it, "component:zone" ("engine:4")."""
+        if ":" not in raw:
+            raise RulesError(f"{what}: a zone is 'component:zone' (as 'engine:4'), not {raw!r}")
+        cid, _, number = raw.rpartition(":")
+        comp = v.component(cid)
         try:
-            z = int(raw[1])
-        except (TypeError, ValueError):
-            raise RulesError(f"{what}: zone {raw[1]!r} is not a number") from None
+            z = int(number)
+        except ValueError:
+            raise RulesError(f"{what}: zone {number!r} is not a number") from None
         if not 1 <= z <= comp.az:
             raise RulesError(f"{what}: the {comp.name} has zones 1-{comp.az}, not {z}")
         if comp.kind == CREW and comp.key == "fanatical_fixer":
@@ -1717,7 +1921,7 @@ class CarCult(CarCultViews, RuleSystem):
             raise RulesError(fault)
         return v, ca, za, cb, zb
 
-    @action("fix")
+    @action("fix", fields=FIX_FIELDS)
     def _act_fix(self, state: GameState, action: dict):
         """Fanatical Fixer: "Swap the positions of any two tokens not on the fixer per ST
         allocated": two tokens (fixer_swap "two_tokens"), or a token and an empty zone

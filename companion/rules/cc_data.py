@@ -44,6 +44,16 @@ DRIFT_DIVISOR = 4
 
 ST, DT = "ST", "DT"
 
+#: Mine markers a move's form lets a player pick on the table (`mine_1` ... `mine_8`): two
+#: Mines' worth of ST; markers beyond them, like any not picked, are asked for as the car moves.
+MOST_MINE_POINTS = 8
+
+#: The most of one component a car may carry (a second rifle is "rifle_2", ...): what the
+#: standard build limit holds on the smallest engine, (30 - 4) // 2 AZ. Not the draft's limit
+#: (it has none beyond the build limit): the companion's, so that every field an allocation
+#: may carry ("st_rifle_2") is declared; only a raised build_limit can reach it.
+MOST_OF_ONE = (STANDARD_BUILD_LIMIT - ENGINE_AZ[0]) // CREW_AZ
+
 
 @dataclass(frozen=True)
 class EngineType:

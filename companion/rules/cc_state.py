@@ -260,6 +260,11 @@ def _component_list(spec: dict, where: str) -> list[Component]:
         while cid in taken:
             n += 1
             cid = f"{key}_{n}"
+        if n > D.MOST_OF_ONE:
+            part = (D.CREW.get(key) or D.WEAPONS[key]).name
+            raise RulesError(f"{where}: more than {D.MOST_OF_ONE} of one component (the {part}); the companion keeps at "
+                             f"most {D.MOST_OF_ONE} of each on a car (what the standard {D.STANDARD_BUILD_LIMIT} AZ "
+                             f"build limit holds)")
         taken.add(cid)
         return cid
 

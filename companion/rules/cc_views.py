@@ -381,7 +381,7 @@ class CarCultViews:
             fields += [Field(f"mine_{k}", "table_point", f"mine {k}", optional=True,
                              about="a point on the route; for a mine not placed here, its player is asked after the "
                                    "move how far back along the route it goes")
-                       for k in range(1, min(mines, 8) + 1)]
+                       for k in range(1, min(mines, D.MOST_MINE_POINTS) + 1)]
             acts.append(ActionSpec(
                 "move", f"Move {lo}-{hi} in", tuple(fields), rule=f'{R}, "Car Movement/Engines", "Down Shift"',
                 about="Drive the car, then resolve: the camera's path gives the distance, drift and turns; short "
