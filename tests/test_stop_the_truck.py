@@ -629,7 +629,7 @@ def test_every_refusal_of_an_action_with_dice_comes_before_its_first_request():
     _refused_before_any_request(g, {"act": "bombs", "vehicle": 12}, "is for petrol bombs")
     g = gyro_setup()
     _refused_before_any_request(g, {"act": "drop", "vehicle": 9, "payload": "mines", "target": 11},
-                                "payload is 'bomb' or 'snake'")
+                                'drop: payload must be one of bomb, snake, not "mines"')
     _refused_before_any_request(g, {"act": "drop", "vehicle": 9, "payload": "bomb", "target": 1},
                                 "can drop on: Plated Wrecker")
     _refused_before_any_request(g, {"act": "drop", "vehicle": 11, "payload": "bomb", "target": 11},
@@ -647,7 +647,7 @@ def test_every_refusal_of_an_action_with_dice_comes_before_its_first_request():
     _refused_before_any_request(g, {"act": "shoot", "vehicle": 1, "shooter": "gunner", "target": 12},
                                 "the nearest vehicle in the rear 180 degrees: the Plated Wrecker")
     _refused_before_any_request(g, {"act": "shoot", "vehicle": 1, "shooter": "driver", "target": 12},
-                                "the truck shoots with 'max' or 'gunner'")
+                                'shoot: shooter must be one of max, gunner, not "driver"')
     g.act([10], act="shoot", vehicle=12, at="gunner")       # a miss
     _refused_before_any_request(g, {"act": "shoot", "vehicle": 12, "at": "max"}, "it has shot this turn")
     g.end()
@@ -766,10 +766,10 @@ def test_bomb_squares_are_checked():
 
 def test_option_bomb_squares_follow_truck():
     g = bomb_setup(truck_box="2:3 1L")
-    g.act(act="truck_sideways", vehicle=1, to=[650.0, 600.0, 0.0])
+    g.act(act="truck_sideways", vehicle=1)
     assert g.st.truck.bomb_squares[0] == (3, 3) and g.st.phase == "shooting"     # it moved up with the truck
     g = bomb_setup({"bomb_squares_follow_truck": False}, truck_box="2:3 1L")
-    g.act(act="truck_sideways", vehicle=1, to=[650.0, 600.0, 0.0])
+    g.act(act="truck_sideways", vehicle=1)
     assert g.st.truck.bomb_squares[0] == (3, 2) and g.st.phase == "bombs"
 
 
@@ -1427,7 +1427,7 @@ def test_a_car_shoved_into_another_meets_it_side_to_side():
     g.picks({10: "2:3", 13: "2:4"}, truck="2:3 1L")
     g.act(act="move", vehicle=10, to=at(6, 7))
     g.act(act="move", vehicle=13, to=at(6, 6))
-    out = g.act([4, 4], choose=["collide"], act="truck_sideways", vehicle=1, to=[650.0, 600.0, 0.0])
+    out = g.act([4, 4], choose=["collide"], act="truck_sideways", vehicle=1)
     assert out["pushed"] == [13, 10]
     chain = out["rolls"][1]
     assert chain["modifiers"] == [] and chain["total"] == 4        # standard chart 4: 1 to self
@@ -1440,7 +1440,7 @@ def test_a_truck_stopped_while_pushing_rolls_no_more():
     g.picks({10: "2:3", 11: "2:3"}, truck="2:3 1L")
     g.act(act="move", vehicle=10, to=at(5, 6))
     g.act(act="move", vehicle=11, to=at(6, 6))
-    out = g.act([2], act="truck_sideways", vehicle=1, to=[650.0, 600.0, 0.0])   # 2 + 1 = 3 on heavy: 1 to self
+    out = g.act([2], act="truck_sideways", vehicle=1)   # 2 + 1 = 3 on heavy: 1 to self
     assert out["over"] and out["winner"] == "gang" and len(out["rolls"]) == 1
     assert g.st.phase == "over"
 

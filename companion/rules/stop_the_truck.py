@@ -44,6 +44,7 @@ from ..dice import ChoiceRequest, DiceRequest, Modifier, Roll
 from ..geometry import MM_PER_IN, Footprint, Pose, Sector, SquareGrid, in_sector, judge
 from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
 from . import st_data as D
+from .actions import ListOf, OneOf
 from .base import RuleOption, RulesError, RuleSystem, action, register
 from .poses import parse_pose
 from .st_state import ES, Box, GameState, Truck, Vehicle, new_vehicle, template
@@ -154,6 +155,8 @@ TRUCK_PARTS = ("max", "bomber1", "bomber2", "gunner", "tyre_left", "tyre_right")
 #: front tyres of the truck are protected").
 PART_SQUARE = {"max": (2,), "bomber1": (3,), "bomber2": (4,), "gunner": (4,), "tyre_left": (2, 3, 4),
                "tyre_right": (2, 3, 4)}
+#: A square of the board as an action names it: [column, row], counted from 1 (`_sq` checks it).
+SQUARE = ListOf("whole")
 ACTIONS = ("select", "declare", "move", "drive_roll", "avoid", "collide", "truck_sideways", "bombs", "drop",
            "pass", "shoot", "enter")
 
@@ -1336,7 +1339,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         reasons = refused.get(key) or ["not allowed now"]
         raise RulesError(f"{_the(v.name)} cannot pick {what}: {'; '.join(reasons)}; {may}")
 
-    @action("select")
+    @action("select", fields={"vehicle": "marker", "box": "text", "bomb1": SQUARE, "bomb2": SQUARE})
     def _act_select(self, state: GameState, action: dict):
         """Step 1: the vehicle picks a box in secret; the truck its petrol bomb squares too."""
         events = state.events
@@ -1386,7 +1389,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             return "red" if (b.colour == "red" or v.conditions.get("cracked_chassis")) else "blue"
         return None
 
-    @action("declare")
+    @action("declare", fields={"vehicle": "marker"})
     def _act_declare(self, state: GameState, action: dict):
         """Step 2: the truck declares its forward speed; the picks are shown. Top gear after
         four turns costs 2 structure ("Moves in top gear")."""
@@ -1437,7 +1440,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             return box.gear == v.kind.top_gear
         return box.forward == max(b.forward for b in v.kind.boxes(box.gear) if b.colour == "green")
 
-    @action("move")
+    @action("move", fields={"vehicle": "marker", "to": "pose"})
     def _act_move(self, state: GameState, action: dict):
         """Step 3: the next vehicle, lightest first, goes to the square its box reaches; the
         camera's pose of it (`to`) must be in that square."""
@@ -1471,7 +1474,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return out
         yield  # noqa: a resolution that asks for no dice
 
-    @action("drive_roll")
+    @action("drive_roll", fields={"vehicle": "marker"})
     def _act_drive_roll(self, state: GameState, action: dict):
         """Step 4: a vehicle that did a RED (or blue) action rolls against its driver skill."""
         events = state.events
@@ -1486,7 +1489,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return {"result": "rolled", "vehicle": v.marker, "colour": colour, "rolls": rolls,
                 "passed": bool(rolls and rolls[0].get("passed"))}
 
-    @action("avoid")
+    @action("avoid", fields={"vehicle": "marker", "square": SQUARE, "to": "pose"})
     def _act_avoid(self, state: GameState, action: dict):
         """The bike (any direction) and the trike (sideways) may move one square out of a
         contested square, and then may not shoot (Notes)."""
@@ -1524,7 +1527,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         ranked = sorted(vs, key=lambda o: (o.arrival if not o.is_truck else -1, o.kind.order))
         return ranked[-1], ranked[-2]
 
-    @action("collide")
+    @action("collide", fields={"vehicle": "marker"})
     def _act_collide(self, state: GameState, action: dict):
         """Step 5: a contested square: the collider rolls on its chart with the ram modifiers."""
         events = state.events
@@ -1701,7 +1704,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         t.tyres_burst[side] += 1
         events.append(f"a {side} tyre bursts ({why}): {t.tyres_burst['left']} left, {t.tyres_burst['right']} right burst")
 
-    @action("truck_sideways")
+    @action("truck_sideways", fields={"vehicle": "marker"})
     def _act_truck_sideways(self, state: GameState, action: dict):
         """Step 6: the truck moves sideways in full, pushing the vehicles it meets with it,
         a collision each; any pushed off the board are lost. Its players put each car it pushes
@@ -1817,7 +1820,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return [(i, o) for i, (s, pts) in enumerate(zip(t.bomb_squares, t.bombers)) if s is not None and pts > 0
                 for o in occ.get(s, []) if not o.is_truck and not (spare and self.truck_side(state, o))]
 
-    @action("bombs")
+    @action("bombs", fields={"vehicle": "marker"})
     def _act_bombs(self, state: GameState, action: dict):
         """Step 7: a vehicle in a petrol bomb square takes a roll on the petrol bomb chart."""
         events = state.events
@@ -1886,7 +1889,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             out.append((o, int(mods.get(where, 0)), where))
         return out
 
-    @action("drop")
+    @action("drop", fields={"vehicle": "marker", "payload": OneOf("bomb", "snake"), "target": "marker"})
     def _act_drop(self, state: GameState, action: dict):
         """Step 9 (TURN SEQUENCE): the auto-gyro drops a petrol bomb or a snake on a vehicle."""
         events = state.events
@@ -1925,7 +1928,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             events.append(f"a snake lands in {_the(o.name)}: it rolls on the snake table from next turn")
         return out
 
-    @action("pass")
+    @action("pass", fields={"vehicle": "marker"})
     def _act_pass(self, state: GameState, action: dict):
         """The auto-gyro drops nothing this turn."""
         events = state.events
@@ -2020,7 +2023,8 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             return v.no_shooting[0]
         return None
 
-    @action("shoot")
+    @action("shoot", fields={"vehicle": "marker", "shooter": OneOf("max", "gunner"), "target": "marker",
+                            "at": OneOf("vehicle", "harpoonist", "snake", *TRUCK_PARTS)})
     def _act_shoot(self, state: GameState, action: dict):
         """Step 8: roll 1d10 at or under the shooting skill to hit, then 1d10 on the target's
         table (+2 for Max's shotgun, +1 for the harpoon)."""
@@ -2219,7 +2223,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
 
     # --- replacements --------------------------------------------------------------------------
 
-    @action("enter")
+    @action("enter", fields={"vehicle": "marker", "template": "text", "to": "pose"})
     def _act_enter(self, state: GameState, action: dict):
         """"Any player who has a vehicle destroyed may pick a new vehicle and come back on next
         turn": a new vehicle (template) on the marker's car, on a free edge square."""
