@@ -672,8 +672,8 @@ def test_a_building_rammed_twice_is_rubble():
     s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [460, 608, 90]})        # nose on its wall
     out = s.act({"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "Bank"})
     assert out["result"] == "won" and s.state.terrain["Bank"].breached == [0]
-    # One contact, one ram ("a vehicle moves into contact"): not the same wall again without moving off.
-    with pytest.raises(RulesError, match="has not moved into contact with Bank"):
+    # The breached wall is open now: nothing there to ram again; the walls still standing are not touched.
+    with pytest.raises(RulesError, match="from the walls of Bank still standing: a ram needs contact"):
         s.act({"act": "ram", "freak": "Zed", "vehicle": 10, "terrain": "Bank"})
     # Another wall breached later: a second breach makes it rubble.
     s = session({}, [5, 1], prep)

@@ -151,6 +151,22 @@ class Feature:
     def polygon(self) -> Polygon:
         return Polygon([(x + self.offset_mm[0], y + self.offset_mm[1]) for x, y in self.points])
 
+    def walls(self) -> list[tuple[int, object]]:
+        """Its walls: (number, the edge as a line), numbered as `wall_near` numbers them."""
+        pts = list(self.polygon.exterior.coords)
+        return [(k, shapely.linestrings([pts[k], pts[k + 1]])) for k in range(len(pts) - 1)]
+
+    @property
+    def solid(self):
+        """What a vehicle runs into: the whole piece, or, once a building has a wall breached, its
+        walls still standing ("By winning a ram against the building, a vehicle may breach the
+        building and continue through": through the breach, not through another wall, which must be
+        breached in its turn: "If more than 1 wall of the building is breached, it is reduced to
+        rubble")."""
+        if self.kind == "building" and self.breached:
+            return shapely.multilinestrings([line for k, line in self.walls() if k not in self.breached])
+        return self.polygon
+
     def armour(self, wall: int) -> int:
         if self.kind == "building":
             return self.wall_armour.get(wall, D.BUILDING_ARMOUR)

@@ -6,6 +6,8 @@ or near it, with their fields.  Read only: it changes nothing.
 
 from __future__ import annotations
 
+import math
+
 import shapely
 
 from ..geometry import around, closest_distance, inches
@@ -13,6 +15,16 @@ from ..geometry.pose import MM_PER_IN
 from . import ad_data as D
 from .actions import ActionSpec, Field
 from .base import RulesError, polygon_rings
+
+
+def _jump_span(most_mm: float) -> tuple[float, float]:
+    """The least and the most a driver may state for a jump whose most is `most_mm` ("Jumping": "up
+    to the maximum possible jump", "not ... less than ½ the maximum"), in the hundredths of an inch
+    the page shows: half rounded up, the most rounded down (an offer rounded up past the most, 11.31
+    for 11.307, was then refused as over it)."""
+    most_in = math.floor(most_mm / MM_PER_IN * 100 + 1e-6) / 100
+    least_in = math.ceil(most_mm / 2 / MM_PER_IN * 100 - 1e-6) / 100
+    return min(least_in, most_in), most_in
 
 
 def _point(xy):
@@ -377,9 +389,17 @@ class AlphaDestructicusViews:
             "freak", D.sec("Stunts"), "One stunt a turn; grab hold is its own action."))
         ramps = tuple({"value": t.name, "label": t.name} for t in state.terrain.values() if t.kind == "ramp")
         if ramps and not v.kind.flies:
+            # The span the rules take ("Jumping": from half the most to the most, in the hundredths
+            # they judge it in), once the car has moved this turn; before that it cannot jump at all.
+            lo, hi, step = 0.0, 60.0, 0.1
+            if state.drove == marker and state.active is v:
+                most = state.ground_mm + state.turn_cost_mm + (inches(D.PUSH_IT_IN) if state.pushing else 0.0)
+                if most > 0:
+                    lo, hi = _jump_span(most)
+                    step = 0.01
             specs.append(ActionSpec("jump", "Jump", (
                 pick, fixed, Field("ramp", "choice", "off the ramp", choices=ramps),
-                Field("distance_in", "number", "declared distance (in)", minimum=0.0, maximum=60.0, step=0.1,
+                Field("distance_in", "number", "declared distance (in)", minimum=lo, maximum=hi, step=step,
                       optional=True)),
                 "freak", D.sec("Jumping"), "A drive that reaches a ramp's foot jumps by itself; this is for a car "
                                            "standing at the foot. Declare at least half of what it may jump "

@@ -22,7 +22,7 @@ from ..geometry import (Footprint, Obstacles, Pose, Terrain, around, closest_dis
 from ..geometry.pose import MM_PER_IN
 from . import ad_data as D
 from .ad_state import Freak, GameState, Vehicle, build_game
-from .ad_views import AlphaDestructicusViews
+from .ad_views import AlphaDestructicusViews, _jump_span
 from .actions import OneOf
 from .base import RuleOption, RulesError, RuleSystem, action, register
 
@@ -592,13 +592,16 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     def _path_obstacles(self, state: GameState, v: Vehicle, leap: str | None = None) -> list:
         """What a drive may run into: other vehicles on the table (wrecks too) and, for a vehicle on the
-        ground, buildings (unless breached: it may "continue through"), barriers and fixed barriers;
-        (thing, its name, its polygon), thing a vehicle's marker or a terrain piece's name."""
+        ground, buildings, barriers, fixed barriers and ramps; (thing, its name, its shape), thing a
+        vehicle's marker or a terrain piece's name. A building with a wall breached is open there (a
+        vehicle "may breach the building and continue through"), but its other walls still stand: a
+        car inside meets them as any car meets a wall (before, a breached building let it out through
+        any wall, so none was ever breached twice and no building fell to rubble)."""
         out = [(o.marker, f"the {o.name}", o.footprint().polygon) for o in self._others(state, v.marker)]
         if not v.kind.flies:
-            out += [(t.name, t.name, t.polygon) for t in state.terrain.values()
-                    if (t.kind in D.PATH_OBSTACLES or t.kind == "ramp") and not (t.kind == "building" and t.breached)
-                    and t.name != leap]
+            out += [(t.name, f"an unbreached wall of {t.name}" if t.kind == "building" and t.breached else t.name,
+                     t.solid) for t in state.terrain.values()
+                    if (t.kind in D.PATH_OBSTACLES or t.kind == "ramp") and t.name != leap]
         return out
 
     def _path_contact(self, state: GameState, v: Vehicle, poses: list[Pose], leap: str | None = None):
@@ -1047,7 +1050,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             rammed.append(contact["thing"])
             result["ram"] = yield from self._ram(state, v, contact["thing"], events, rolls, known_contact=True)
         result["touching"] = self._touching(state, v) if v.in_play else []
-        state.no_ram = [x for x in state.no_ram if x in result["touching"] or x in rammed]
+        self._keep_no_ram(state, v, result["touching"], rammed)
         if contact is None and result["touching"] and v.kind.flies and v.in_play:
             # "A skimmer that ends its move in contact with an obstacle rams that obstacle": the drive
             # that ends touching ends its move; it rams each thing it touches, then stops.
@@ -1058,7 +1061,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             for thing in result["touching"]:
                 if not v.in_play:
                     break
-                if thing in state.no_ram:           # rammed already, and not moved out of contact since
+                if self._ram_key(state, v, thing) in state.no_ram:   # rammed already, not moved off since
                     continue
                 rammed.append(thing)
                 result["rams"][str(thing)] = yield from self._ram(state, v, thing, events, rolls)
@@ -1139,7 +1142,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             if closest_distance(fp, o.footprint()).distance_mm <= float(self.option("contact_mm")):
                 out.append(o.marker)
         for t in self._blocking(state):
-            if float(shapely.distance(fp.polygon, t.polygon)) <= float(self.option("contact_mm")):
+            if float(shapely.distance(fp.polygon, t.solid)) <= float(self.option("contact_mm")):
                 out.append(t.name)
         return out
 
@@ -1215,7 +1218,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             nxt = min(moved + step, dist_mm)
             fp = v.footprint(at(nxt))
             o = next((o for o in others if shapely.intersects(fp.polygon, o.footprint().polygon)), None)
-            t = next((t for t in walls if shapely.intersects(fp.polygon, t.polygon)), None)
+            t = next((t for t in walls if shapely.intersects(fp.polygon, t.solid)), None)
             if o is not None or t is not None:
                 hit = o.marker if o is not None else t.name
                 break
@@ -1228,8 +1231,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                      f" after {_fmt_in(moved)}"
         yield from self._put(state, v, end, words)
         if state.drove == v.marker:
-            touching = self._touching(state, v)
-            state.no_ram = [x for x in state.no_ram if x in touching]
+            self._keep_no_ram(state, v, self._touching(state, v))
         # Where it went, for a freak grabbing hold as it passes.
         state.paths.setdefault(v.marker, []).extend([[p.x_mm, p.y_mm, p.heading_deg] for p in (start, end)])
         state.ground_mm += moved if state.drove == v.marker else 0.0
@@ -1563,14 +1565,25 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if most <= 0:
             raise RulesError(f"the {v.name} has not moved this turn: it cannot jump")
         if declared_in is not None:
+            least_in, most_in = _jump_span(most)
             try:
-                declared = inches(float(declared_in))
+                declared = float(declared_in)
             except (TypeError, ValueError):
                 raise RulesError(f"a jump's declared distance is a number of inches, not {declared_in!r}") from None
-            if not (most / 2 - 1e-6 <= declared <= most + 1e-6):
-                raise RulesError(f"declare between {_fmt_in(most / 2)} and {_fmt_in(most)} (it moved {_fmt_in(moved)}"
+            # Judged in the hundredths the page offers and shows ("up to the maximum possible jump",
+            # "not ... less than ½ the maximum"): every offer is taken, nothing beyond them is.
+            if not (least_in - 1e-9 <= declared <= most_in + 1e-9):
+                raise RulesError(f"a jump of {declared:g} in cannot be stated: declare between {least_in:.2f} in "
+                                 f"and {most_in:.2f} in (it moved {_fmt_in(moved)}"
                                  + (" and is pushing it" if state.pushing else "") + f"; {sec('Jumping')})")
         return moved, most
+
+    def _jump_choices(self, most_mm: float) -> list[float]:
+        """What the driver may state ("Jumping"): half the most (to the hundredth, rounded up so it is
+        at least half), the whole inches between, and the most (rounded down, so it is no more than
+        the most): every one of them is a jump `_check_jump` takes."""
+        least_in, most_in = _jump_span(most_mm)
+        return sorted({least_in, most_in} | {float(k) for k in range(math.ceil(least_in), math.floor(most_in) + 1)})
 
     def _jump(self, state: GameState, f: Freak, v: Vehicle, ramp, declared_in: float | None, events, rolls, action):
         """The flight ("Jumping"): the most is what it moved this turn before the ramp, turning included
@@ -1578,11 +1591,8 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         his player when not given); a failed stunt roll flies half of it."""
         moved, most = self._check_jump(state, v, state.ground_mm, state.turn_cost_mm, declared_in)
         if declared_in is None:
-            lo, hi = most / 2 / MM_PER_IN, most / MM_PER_IN
-            # Half the most (to the hundredth, rounded up so it is at least half), the whole inches
-            # between, and the most: the driver "states" any distance in that span.
-            least = math.ceil(lo * 100 - 1e-6) / 100
-            picks = sorted({round(hi, 2), least} | {float(k) for k in range(math.ceil(lo - 1e-6), math.floor(hi + 1e-6) + 1)})
+            picks = self._jump_choices(most)
+            lo, hi = _jump_span(most)
             declared_in = picks[0] if len(picks) == 1 else (yield ChoiceRequest(
                 f.player, f"how far the {v.name} jumps off {ramp.name} (from {lo:.2f} to {hi:.2f} in)",
                 tuple({"value": d, "label": f"{d:g} in"} for d in picks), v.name))
@@ -1590,7 +1600,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         self._check_jump(state, v, state.ground_mm, state.turn_cost_mm, declared_in)
         declared = inches(declared_in)
         events.append(f"the {v.name} reaches the bottom of {ramp.name} and jumps: {f.id} states {declared_in:g} in "
-                      f"(most {_fmt_in(most)}; {sec('Jumping')})")
+                      f"(most {_jump_span(most)[1]:.2f} in; {sec('Jumping')})")
         roll = yield from self._skill(state, f, f"the jump off {ramp.name}", stunt_on=v)
         rolls.append(roll.to_json())
         yield from self._clingers(state, v, "the jump", events, rolls)
@@ -1618,7 +1628,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         events.append(f"the {v.name} flies {_fmt_in(dist)}" + ("" if roll.total >= D.SKILL else
                                                                  " (half: the stunt roll failed)"))
         result = {"result": "landed", "ramp": ramp.name, "declared_in": round(declared_in, 2),
-                  "distance_in": round(dist / MM_PER_IN, 2), "max_in": round(most / MM_PER_IN, 2)}
+                  "distance_in": round(dist / MM_PER_IN, 2), "max_in": _jump_span(most)[1]}
         if under is not None:
             events.append(f"the {v.name} lands on the {under.name}: a ram from above, on its top armour")
             result["rammed"] = under.marker
@@ -1628,8 +1638,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 events.append(f"the {v.name} lands in the lava of {t.name}")
                 yield from self._lava(state, v, events, rolls, action)
         if state.drove == v.marker:
-            touching = self._touching(state, v)
-            state.no_ram = [x for x in state.no_ram if x in touching]
+            self._keep_no_ram(state, v, self._touching(state, v))
             if self.option("after_jump") == "stops" and v.in_play:
                 state.stopped = state.blocked = True
                 events.append(f"the {v.name} lands: its move is over (option after_jump: stops)")
@@ -2178,7 +2187,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             raise RulesError("ram what? say 'target' (a vehicle) or 'terrain' (a piece's name)")
         else:
             target = state.vehicle(target).marker
-        if target in state.no_ram:
+        if self._ram_key(state, v, target) in state.no_ram:
             what = state.vehicles[target].name if isinstance(target, int) else target
             raise RulesError(f"the {v.name} has not moved into contact with {what}: it has rammed it already and "
                              f"has not moved out of contact since ({sec('Ramming')})")
@@ -2208,11 +2217,15 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             tname = t.name
         else:
             t = state.feature(target)
-            gap_mm = float(shapely.distance(fp.polygon, t.polygon))
+            gap_mm = float(shapely.distance(fp.polygon, t.solid))
             gap = judge("gap to the terrain", gap_mm, contact, fp.pose.axis_sigma_mm)
             tname = t.name
         result["contact"] = gap.to_json()
         if gap.outcome == "out" and not from_above and not known_contact:
+            if not is_vehicle and t.kind == "building" and t.breached:
+                raise RulesError(f"the {v.name} is {_fmt_in(gap.value_mm)} from the walls of {tname} still "
+                                 f"standing: a ram needs contact (within {contact:g} mm); its breached wall is "
+                                 f"open, to drive through ({sec('Terrain')})")
             raise RulesError(f"the {v.name} is {_fmt_in(gap.value_mm)} from the {tname}: a ram needs contact "
                              f"(within {contact:g} mm)")
         # Facings: where each strikes the other.
@@ -2232,9 +2245,11 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                         events.append(n)
             t_armour = t.armour_of(t_face)
         else:
-            wall_point = np.asarray(shapely.shortest_line(fp.polygon, t.polygon).coords[1])
-            wall = t.wall_near(wall_point)
-            near = np.asarray(shapely.shortest_line(t.polygon, fp.polygon).coords[0])
+            wall = self._wall_struck(t, fp)
+            if t.kind == "building" and t.breached:
+                near = np.asarray(shapely.shortest_line(dict(t.walls())[wall], fp.polygon).coords[0])
+            else:
+                near = np.asarray(shapely.shortest_line(t.polygon, fp.polygon).coords[0])
             v_face, v_verdict, _ = self._facing(state, v, near, 0.0, tname)
             result["rammer_facing"] = {**v_verdict.to_json(), "facing": v_face}
             t_armour = t.armour(wall) if t.kind == "building" else int(self.option("barrier_armour"))
@@ -2273,8 +2288,9 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             if t_armour > v_armour:
                 tm.append(Modifier(D.RAM_ARMOUR_BONUS, f"more armour where they meet ({t_armour} against {v_armour})"))
             tm.append(Modifier(D.RAM_INERT_PENALTY, "a piece of terrain"))
-        if state.drove == v.marker and target not in state.no_ram:
-            state.no_ram.append(target)
+        key = (target, wall) if not is_vehicle and t.kind == "building" else target
+        if state.drove == v.marker and key not in state.no_ram:
+            state.no_ram.append(key)
         req = DiceRequest(("d6",), "ram roll (the rammer)", v.name)
         vr = Roll(req, (yield req).faces[0], tuple(vm))
         req2 = DiceRequest(("d6",), "ram roll (the one rammed)", tname)
@@ -2317,6 +2333,39 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 state.stopped = True
             events.append(f"the {v.name} stops short and may not move any more this turn")
         return "won" if won else "lost"
+
+    @staticmethod
+    def _wall_struck(t, fp: Footprint) -> int:
+        """The wall of a piece of terrain a vehicle there strikes: the edge nearest it; inside (or at)
+        a breached building, the nearest wall still standing (the breach is open)."""
+        if t.kind == "building" and t.breached:
+            return min((k for k, _ in t.walls() if k not in t.breached),
+                       key=lambda k: float(shapely.distance(fp.polygon, dict(t.walls())[k])))
+        return t.wall_near(np.asarray(shapely.shortest_line(fp.polygon, t.polygon).coords[1]))
+
+    def _ram_key(self, state: GameState, v: Vehicle, target):
+        """What a ram is against, for "one contact, one ram": a vehicle, a piece of terrain, or a
+        building's wall (a wall still standing is a new contact, though the car rammed another)."""
+        if isinstance(target, str) and target in state.terrain and state.terrain[target].kind == "building" \
+                and v.on_table:
+            return target, self._wall_struck(state.terrain[target], v.footprint())
+        return target
+
+    def _keep_no_ram(self, state: GameState, v: Vehicle, touching: list, rammed: tuple = ()) -> None:
+        """What stays rammed-and-not-left after a move: what it still touches (a building's wall: that
+        wall), and what it rammed in this very move."""
+        tol = float(self.option("contact_mm"))
+        keep = []
+        for x in state.no_ram:
+            if isinstance(x, tuple):
+                t = state.terrain.get(x[0])
+                line = dict(t.walls()).get(x[1]) if t is not None else None
+                if x[0] in rammed or (line is not None and x[0] in touching
+                                      and float(shapely.distance(v.footprint().polygon, line)) <= tol):
+                    keep.append(x)
+            elif x in touching or x in rammed:
+                keep.append(x)
+        state.no_ram = keep
 
     def _ram_own_mods(self, state: GameState, v: Vehicle) -> list[Modifier]:
         mods = []
@@ -2361,8 +2410,12 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 t.breached.append(wall)
             events.append(f"the {v.name} breaches {t.name}'s wall where it struck and may drive through")
             poly = t.polygon
-            for o in self._others(state, v.marker):
-                if o.in_play and shapely.intersects(poly, o.footprint().polygon):
+            tol = float(self.option("contact_mm"))
+            # "Any vehicles inside at this time": the rammer too, when it breaches a wall from inside
+            # (through an earlier breach); one that stopped against the wall from outside is not in.
+            for o in [o for o in state.vehicles.values() if o.on_table]:
+                body = o.footprint().polygon if o is not v else o.footprint().polygon.buffer(-tol)
+                if o.in_play and shapely.intersects(poly, body):
                     yield from self._hit(state, o, D.BREACH_HIT_STRENGTH, "top", events, rolls, {},
                                          f"{t.name}'s falling walls")
             for f in list(state.freaks.values()):
