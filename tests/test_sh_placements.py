@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from companion.dice import FixedDice, PlacementRequest
-from companion.rules.base import rule_system
+from companion.rules.base import RulesError, rule_system
 from companion.scenario import load_scenario, run_scenario
 from companion.scene import parse_scene
 from companion.session import GameSession
@@ -52,7 +52,11 @@ def test_lost_control_into_another_car_is_set_down_against_it_before_the_ram():
     out = play([{"act": "move", "vehicle": 10, "to": [680, 430, 0]}], [1, 3, 5, 2, 3])
     (marker, why), = placements(out)
     assert marker == 10 and why.startswith("Lost Control: veers") and why.endswith("(box 3), up against the Buggy")
-    assert out["steps"][0]["rolls"][-2]["modifiers"] == [{"value": -1, "reason": "ramming out of control"}]
+    rolls = out["steps"][0]["rolls"]
+    # Every die in order: the Move's 1, the box, the Ram (at -1) against the Buggy's driver, its damage.
+    assert [r["face"] for r in rolls] == [1, 3, 5, 2, 3], rolls
+    assert rolls[2]["asked"].startswith("1d10 Ram the Buggy")
+    assert rolls[2]["modifiers"] == [{"value": -1, "reason": "ramming out of control"}]
 
 
 def test_an_unmanned_car_drops_back_through_a_placement():
@@ -178,6 +182,6 @@ def test_a_bad_deploy_pose_is_refused_before_the_dice():
     data = copy.deepcopy(load_scenario(HERE / "27-hidden-buggy-in-a-wreck.json"))
     rules = rule_system("shattered_highways")
     session = GameSession(rules, rules.new_game(data["rosters"], parse_scene(data)), FixedDice([]))
-    with pytest.raises(Exception, match="could not convert|float"):
+    with pytest.raises(RulesError, match=r"deploy: to must be a pose \[x_mm, y_mm, heading_deg\]"):
         session.act({"act": "deploy", "vehicle": 20, "to": ["here", 1, 0]})
     assert session.log == [] and session.pending is None

@@ -20,6 +20,7 @@ ALL_SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "examples" / "scen
 #: Shattered Highways' own: the files whose names start with their number.
 SCENARIOS = [p for p in ALL_SCENARIOS if p.name[:2].isdigit()]
 BASE = load_scenario(SCENARIOS[0])
+HERE = Path(__file__).resolve().parents[1] / "examples" / "scenarios"
 
 
 @pytest.mark.parametrize("path", ALL_SCENARIOS, ids=[p.stem for p in ALL_SCENARIOS])
@@ -185,6 +186,24 @@ def test_option_drag_chains_zone():
     narrow = run_scenario(data, "30")["steps"][7]["rolls"][0]["modifiers"]
     dust = {"value": -1, "reason": "in the Rust Bucket's drag chains' dust"}
     assert dust in section and dust not in narrow, (section, narrow)
+
+
+def test_option_corner_contact():
+    """Scenario 49: the Interceptor's front-right corner (front armour) meets the Buggy's rear-left
+    corner (rear armour), nothing declared. attacker_declares (the default): Max is asked for both
+    faces (the scenario's choices: front, left). either_armoured: armour on either face counts,
+    no question (the Buggy takes 5 - 1, the Interceptor 2 - 1). bearing: the faces towards the
+    other's centre, the Buggy's rear (armoured) and the Interceptor's right (bare)."""
+    data = load_scenario(HERE / "49-a-ram-at-a-corner-is-the-attackers-to-declare.json")
+    out = run_scenario(data, "49")
+    assert [c["player"] for c in data["choices"]] == ["Max", "Max"] and out["steps"][0]["sections"][0]["at"] == "left"
+    for option, buggy, interceptor, at in (("either_armoured", 11, 24, "rear"), ("bearing", 11, 23, "rear")):
+        d = {**copy.deepcopy(data), "options": {"corner_contact": option}}
+        d.pop("choices")
+        out = run_scenario(d, option)
+        hp = {m: out["state"]["vehicles"][m]["hp"]["body"] for m in ("21", "10")}
+        assert hp == {"21": buggy, "10": interceptor} and out["steps"][0]["sections"][0]["at"] == at, (option, out)
+        assert "corner" in out["steps"][0]["sections"][0]["how"]["at"]
 
 
 def test_every_option_quotes_its_rule_and_has_a_test():

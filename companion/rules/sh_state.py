@@ -139,6 +139,9 @@ class GameState:
     #: The warrior whose action is being resolved: only their own rolls take a Change's or a
     #: Cling's -1 ("perform another action at a -1"), not a defence or a Cling roll.
     actor: str | None = None
+    #: Every die the resolution under way has thrown, in order, each with its modifiers: the
+    #: step's `rolls` (damage, boxes and tenacity included), begun afresh by each resolution.
+    thrown: list[dict] = field(default_factory=list)
 
     def record_placed(self) -> None:
         self.placed = {m: v.pose for m, v in self.vehicles.items() if v.pose is not None}

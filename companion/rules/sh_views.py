@@ -226,7 +226,7 @@ class ShatteredHighwaysViews:
         gunners = [w for w in crew if w.seat in weapon_seats]
         sections = tuple({"value": s, "label": s} for s in ("front", "rear", "left", "right"))
         declared = (Field("with", "choice", "with its", choices=sections, optional=True,
-                          about="the section it strikes with (measured if not said)"),
+                          about="the section it strikes the (first) target with (measured if not said)"),
                     Field("at", "choice", "the target's", choices=sections, optional=True,
                           about="the section of the (first) target it strikes (measured if not said)"))
         more: tuple = ()
@@ -234,6 +234,13 @@ class ShatteredHighwaysViews:
             # "Rigs can Ram/Nudge multiple vehicles from the side due to their length"
             more = (Field("second_target", "choice", "and (a rig's side)", choices=vehicles, optional=True),
                     Field("third_target", "choice", "and (a rig's side)", choices=vehicles, optional=True))
+            # Each further target's sections, declared as the first's are (measured if not said).
+            for n, nth in ((2, "second"), (3, "third")):
+                declared += (Field(f"with_{n}", "choice", f"with its (against the {nth})", choices=sections,
+                                   optional=True, about=f"the section it strikes the {nth} target with "
+                                                        f"(measured if not said)"),
+                             Field(f"at_{n}", "choice", f"the {nth} target's", choices=sections, optional=True,
+                                   about=f"the section of the {nth} target it strikes (measured if not said)"))
         acts: list[ActionSpec] = []
         if v.at_back_edge:
             if driver:

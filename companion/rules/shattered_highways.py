@@ -21,6 +21,7 @@ from ..geometry import (FRONT, LEFT, REAR, RIGHT, Footprint, MoveTemplate, Pose,
 from ..geometry.pose import MM_PER_IN
 from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
 from . import sh_data as D
+from .actions import ListOf, OneOf
 from .base import RuleOption, RulesError, RuleSystem, action, polygon_rings, register
 from .sh_state import GameState, Vehicle, Warrior, build_fleet, seat_words
 from .sh_views import ShatteredHighwaysViews
@@ -92,6 +93,16 @@ OPTIONS = (
                'have Lost Control"); "Destroyed!": "Vehicles that fail the Move take 1d6 hit points as they clip '
                'the wreck, then move to one side". "clip_and_lose_control": a 1 clips the wreck (1d6) and then '
                'loses control; "clip_only": a 1 is only a failure, 1d6 and aside.'),
+    RuleOption("corner_contact", "attacker_declares", ("attacker_declares", "either_armoured", "bearing"),
+               f'{D.RULEBOOK}, "Ram", "Nudge" and "Vehicle Add-ons"',
+               'The rules: the attacker must "declare how they are Ramming them, such as \'I\'m going to ram the '
+               'rear of their car with the front of mine\'" (the Nudge likewise), and armour "reduces damage by 1 '
+               'point for impact to the armored section". The section struck is the face the two cars meet along; '
+               'where they meet only at a corner (less than 3 mm of the faces side by side) and nothing was '
+               'declared: "attacker_declares": the attacker\'s player is asked which of the corner\'s two faces '
+               '(only when one of them is armoured and the other not: otherwise the numbers are the same); '
+               '"either_armoured": a corner is part of both sections, so armour on either face counts; '
+               '"bearing": the face towards the other car\'s centre (the companion\'s reading before issue 25).'),
     RuleOption("game_end", "last_fleet_running", ("last_fleet_running", "table_decides"),
                f'{D.RULEBOOK}, "How to Play"',
                'The book gives no end of the game (no turn limit, no victory condition). '
@@ -143,38 +154,55 @@ def _pack_heading(vehicles) -> float:
     return float(np.degrees(np.arctan2(np.mean(np.sin(headings)), np.mean(np.cos(headings)))))
 
 
-def _struck_section(fp: Footprint, other: Footprint) -> str:
-    """Which section of `fp` meets `other`: read from where the other's nearest point lies
-    around it. Cars meeting end to end or side to side touch along an edge, and the nearest
-    points the geometry picks may sit on a corner, where a tenth of a degree decides; the other
-    car's nearest point (or, touching, its centre) lies clearly ahead, behind or beside."""
-    d = closest_distance(fp, other)
-    point = d.to_point if d.distance_mm > 1.0 else other.pose.xy
-    return _section_of(fp, point)
+#: Two faces meet along at least this much, side by side or end to end, for that face to be the
+#: one struck; less, and the cars meet at a corner (3 mm: within a hand's care and the camera's doubt).
+CORNER_MM = 3.0
+
+#: A corner's two faces in players' words ("its front-left corner").
+def _corner_words(faces) -> str:
+    ends = [f for f in ("front", "rear") if f in faces]
+    sides = [f for f in ("left", "right") if f in faces]
+    return f"{ends[0]}-{sides[0]} corner" if ends and sides else " or ".join(sorted(faces))
 
 
-def _meeting_sections(fp: Footprint, other: Footprint) -> set[str]:
-    """The sections of `fp` that meet `other` (touching, or within CONTACT_MM): each section
-    whose edge has a stretch within reach of the other car, corners counting for both sides."""
-    near = other.polygon.buffer(max(closest_distance(fp, other).distance_mm, 0.0) + CONTACT_MM)
+def _face_contact(fp: Footprint, other: Footprint) -> dict[str, float]:
+    """For each face of `fp` that `other` lies against (or across from: beyond the face's line,
+    pressed in by at most CONTACT_MM, the camera's doubt or a careful hand), the length of that
+    face the other car's body lies alongside: where their extents along the face overlap. Read
+    from the other's corners in fp's own frame, so a car a few degrees off still lies along it.
+    Side by side (a rig along a car's flank) only the flank has length; the car's nose, level
+    with the rig's end, touches it at a corner only and has none."""
     half_l, half_w = fp.length_mm / 2, fp.width_mm / 2
-    edges = {"front": ((half_l, half_w), (half_l, -half_w)), "rear": ((-half_l, half_w), (-half_l, -half_w)),
-             "left": ((half_l, half_w), (-half_l, half_w)), "right": ((half_l, -half_w), (-half_l, -half_w))}
-    out = set()
-    for name, ends in edges.items():
-        line = shapely.LineString([fp.pose.to_table(f, l) for f, l in ends])
-        if shapely.intersects(line, near):
-            out.add(name)
-    # Two edges met only at their shared corner: the corner counts for both; a long stretch of
-    # one edge and only the corner of another is the first.
-    if len(out) > 1:
-        lengths = {}
-        for name in out:
-            line = shapely.LineString([fp.pose.to_table(f, l) for f, l in edges[name]])
-            lengths[name] = float(shapely.intersection(line, near).length)
-        longest = max(lengths.values())
-        out = {n for n, k in lengths.items() if k > 0.5 * longest or k > CONTACT_MM * 2}
-    return out or {_struck_section(fp, other)}
+    pts = np.array([fp.pose.to_local(c) for c in other.corners], dtype=float)
+    f, l = pts[:, 0], pts[:, 1]
+
+    def overlap(lo: float, hi: float, a: float, b: float) -> float:
+        return max(0.0, min(hi, b) - max(lo, a))
+
+    out = {}
+    if f.min() >= half_l - CONTACT_MM:
+        out["front"] = overlap(l.min(), l.max(), -half_w, half_w)
+    if f.max() <= -half_l + CONTACT_MM:
+        out["rear"] = overlap(l.min(), l.max(), -half_w, half_w)
+    if l.min() >= half_w - CONTACT_MM:
+        out["left"] = overlap(f.min(), f.max(), -half_l, half_l)
+    if l.max() <= -half_w + CONTACT_MM:
+        out["right"] = overlap(f.min(), f.max(), -half_l, half_l)
+    return out
+
+
+def _contact_faces(fp: Footprint, other: Footprint) -> tuple[str, ...]:
+    """The section of `fp` that meets `other`: the face along which they meet (the longest shared
+    stretch, at least CORNER_MM), one name; where they meet only at a corner, that corner's two
+    faces (the choice is then the option corner_contact's). Two cars pressed well into each other
+    (no face to read) give the face towards the other's centre."""
+    contact = _face_contact(fp, other)
+    if not contact:
+        return (_section_of(fp, other.pose.xy),)
+    best = max(contact, key=lambda k: contact[k])
+    if contact[best] >= CORNER_MM:
+        return (best,)
+    return tuple(sorted(contact, key=("front", "rear", "left", "right").index))
 
 
 def _section_of(fp: Footprint, point) -> str:
@@ -183,6 +211,30 @@ def _section_of(fp: Footprint, point) -> str:
     if abs(f) / (fp.length_mm / 2) >= abs(l) / (fp.width_mm / 2):
         return "front" if f > 0 else "rear"
     return "left" if l > 0 else "right"
+
+
+#: The fields every action may carry and their shapes (RuleSystem.check_action). A warrior is
+#: named by id (PLAYER:MARKER:SEAT); a driver's action may name the vehicle instead.
+_SECTION = OneOf(*D.ARMOR_SECTIONS)
+_DRIVER = {"vehicle": "marker", "warrior": "text"}
+_STRIKE = {**_DRIVER, "target": "marker", "second_target": "marker", "third_target": "marker",
+           "targets": ListOf("marker"), "with": _SECTION, "at": _SECTION, "with_2": _SECTION, "at_2": _SECTION,
+           "with_3": _SECTION, "at_3": _SECTION}
+FIELDS = {
+    "pass": {"warrior": "text"},
+    "move": {**_DRIVER, "to": "pose"},
+    "ram": {**_STRIKE, "to": "pose"},
+    "nudge": {**_STRIKE, "push_to": "pose", "push_to_2": "pose", "push_to_3": "pose",
+              "into": "marker", "chain_to": "pose", "into_2": "marker", "chain_to_2": "pose",
+              "into_3": "marker", "chain_to_3": "pose", "then_to": "pose"},
+    "shoot": {"warrior": "text", "target": "marker", "at": "text"},
+    "board": {"warrior": "text", "target": "marker", "seat": "text", "desperate": "flag"},
+    "change": {"warrior": "text", "seat": "text"},
+    "attack": {"warrior": "text", "target": "text"},
+    "unjam": {"warrior": "text", "weapon": OneOf(*D.ARMOR_SECTIONS, "pistol")},
+    "decouple": dict(_DRIVER),
+    "deploy": {"vehicle": "marker", "to": "pose"},
+}
 
 
 @register
@@ -418,10 +470,11 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                                  f"vehicle in the fight plays each round, only the numbers a smaller fleet has "
                                  f"no vehicle for are skipped ({self.ORDER_RULE})")
         rolls = {}
+        state.thrown = []
         while True:
             for player in state.players:
-                req = DiceRequest(("d6",), "initiative", player)
-                rolls[player] = (yield req).faces[0]
+                roll = yield from self._throw(state, "d6", "initiative", player)
+                rolls[player] = roll.face
             best = max(rolls.values())
             leaders = [p for p in state.players if rolls[p] == best]
             if len(leaders) == 1:
@@ -441,7 +494,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         for w in state.warriors.values():
             w.acted, w.extra_action, w.penalty = False, False, 0
         self._begin_activation(state)
-        return {"round": state.round, "initiative": rolls, "first": first,
+        return {"round": state.round, "initiative": rolls, "rolls": state.thrown, "first": first,
                 "order": [{"player": p, "vehicle": m} for p, m in state.order]}
 
     def _begin_activation(self, state: GameState) -> None:
@@ -462,15 +515,15 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 f"round {state.round} is over; start the next with the players' play orders") +
                 f' ({D.RULEBOOK}, "A Combat Round")')
         events: list[str] = []
-        rolls: list[dict] = []
+        rolls = state.thrown = []
         state.actor = None              # the rolls here are nobody's chosen action
         self._clear_wrecks(state, events)
         if v.in_play:
             if v.cls == "rig" and v.hp["trailer"] <= 0 < v.hp["tractor"] and not v.decoupled:
                 events.append(f"the {v.name} drags its dead trailer: unmanned until it decouples")
-                yield from self._unmanned(state, v, events, rolls)
+                yield from self._unmanned(state, v, events)
             elif state.in_seat(v.marker, "D") is None:
-                yield from self._unmanned(state, v, events, rolls)
+                yield from self._unmanned(state, v, events)
             players_aboard = {w.player for w in state.crew(v.marker)}
             if players_aboard and v.controller not in players_aboard:
                 new = sorted(players_aboard)[0]
@@ -593,15 +646,27 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         v = state.vehicles.get(w.vehicle)
         req = DiceRequest((w.skill_die,), purpose, f"{w.label()}" + (f" on the {v.name}" if v else ""))
         throw = yield req
-        return Roll(req, throw.faces[0], tuple(self._modifiers(state, w)) + tuple(extra))
+        roll = Roll(req, throw.faces[0], tuple(self._modifiers(state, w)) + tuple(extra))
+        state.thrown.append(roll.to_json())       # every die of the step in its rolls, in order
+        return roll
 
-    def _d(self, die: str, purpose: str, who: str = "") -> "object":
-        throw = yield DiceRequest((die,), purpose, who)
-        return throw.faces[0]
+    def _throw(self, state: GameState, die: str, purpose: str, who: str = "", extra: tuple[Modifier, ...] = ()):
+        """One die the rules throw (damage, a box, a driverless car's roll): a Roll, in the step's
+        rolls with its modifiers."""
+        req = DiceRequest((die,), purpose, who)
+        throw = yield req
+        roll = Roll(req, throw.faces[0], tuple(extra))
+        state.thrown.append(roll.to_json())
+        return roll
+
+    def _d(self, state: GameState, die: str, purpose: str, who: str = "", plus: int = 0, why: str = ""):
+        """A die's total (damage "1d6+2": `plus` 2, `why` said in the step's rolls)."""
+        roll = yield from self._throw(state, die, purpose, who, (Modifier(plus, why),) if plus else ())
+        return roll.total
 
     # --- damage --------------------------------------------------------------------
 
-    def _hurt_vehicle(self, state: GameState, v: Vehicle, amount: int, part: str | None, events: list, rolls: list):
+    def _hurt_vehicle(self, state: GameState, v: Vehicle, amount: int, part: str | None, events: list):
         amount = max(int(amount), 0)
         if amount == 0 or v.destroyed:
             return
@@ -622,16 +687,16 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if v.cls == "rig" and v.hp["tractor"] <= 0 and v.hp["trailer"] <= 0:
             dead = True
         if dead:
-            yield from self._destroyed(state, v, events, rolls)
+            yield from self._destroyed(state, v, events)
 
-    def _wound(self, state: GameState, w: Warrior, damage: int, events: list, rolls: list):
+    def _wound(self, state: GameState, w: Warrior, damage: int, events: list):
         """Damage against Tenacity: more than it puts the warrior out ("Warriors")."""
         if w.out:
             return
         if w.kind == "hero":
             tenacity = 0
             for k, die in enumerate(D.HERO_TENACITY_DICE, start=1):
-                tenacity += yield from self._d(die, f"tenacity ({k} of {len(D.HERO_TENACITY_DICE)})", w.label())
+                tenacity += yield from self._d(state, die, f"tenacity ({k} of {len(D.HERO_TENACITY_DICE)})", w.label())
         else:
             tenacity = D.FODDER_TENACITY
         if damage > tenacity:
@@ -640,7 +705,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         else:
             events.append(f"{w.label()} shrugs off {damage} (tenacity {tenacity})")
 
-    def _destroyed(self, state: GameState, v: Vehicle, events: list, rolls: list):
+    def _destroyed(self, state: GameState, v: Vehicle, events: list):
         """ "Destroyed!": the wreck; vehicles in line behind veer; the hidden buggy."""
         if v.destroyed:
             return
@@ -648,12 +713,12 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         state.wrecks.append(v.marker)
         events.append(f"the {v.name} is destroyed")
         if v.pose is not None:
-            yield from self._veer_behind(state, v.footprint(), v.name, (v.marker,), events, rolls)
+            yield from self._veer_behind(state, v.footprint(), v.name, (v.marker,), events)
         if v.hidden_buggy is not None:
-            yield from self._hidden_buggy_escapes(state, v, events, rolls)
+            yield from self._hidden_buggy_escapes(state, v, events)
 
     def _veer_behind(self, state: GameState, wreck: Footprint, name: str, exclude: tuple[int, ...],
-                     events: list, rolls: list):
+                     events: list):
         """ "The Drivers of any vehicles overlapping a direct line behind the destroyed vehicle need
         to make a quick Move roll ... Vehicles that fail the Move take 1d6 hit points"."""
         strip = directly_behind(wreck, 10_000.0)
@@ -665,18 +730,17 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 if driver is None:
                     continue
                 roll = yield from self._skill(state, driver, f"Move to veer round the {name}'s wreck")
-                rolls.append(roll.to_json())
                 if roll.total < D.MOVE_SUCCESS:
-                    dmg = yield from self._d(D.WRECK_DAMAGE_DIE, f"damage clipping the {name}'s wreck", other.name)
+                    dmg = yield from self._d(state, D.WRECK_DAMAGE_DIE, f"damage clipping the {name}'s wreck", other.name)
                     events.append(f"the {other.name} clips the wreck")
-                    yield from self._hurt_vehicle(state, other, dmg, None, events, rolls)
+                    yield from self._hurt_vehicle(state, other, dmg, None, events)
                     if roll.face == D.FUMBLE and other.in_play and \
                             self.option("wreck_veer_fumble") == "clip_and_lose_control":
-                        yield from self._lost_control(state, other, events, rolls)
+                        yield from self._lost_control(state, other, events)
                 else:
                     events.append(f"the {other.name} veers clear of the wreck")
 
-    def _hidden_buggy_escapes(self, state: GameState, v: Vehicle, events: list, rolls: list):
+    def _hidden_buggy_escapes(self, state: GameState, v: Vehicle, events: list):
         """ "If the Rig is destroyed the buggy driver can attempt to deploy it at a -1, otherwise
         it is destroyed with the rig" (the trailer that hides it falling back wrecked, too)."""
         buggy = state.vehicles[v.hidden_buggy]
@@ -685,7 +749,6 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if driver is not None:
             roll = yield from self._skill(state, driver, f"drive the {buggy.name} out of the wreck",
                                           (Modifier(D.HIDDEN_BUGGY_DESTROYED_PENALTY, "the rig is wrecked"),))
-            rolls.append(roll.to_json())
             deployed = roll.total >= D.MOVE_SUCCESS
         v.hidden_buggy = None
         buggy.hidden_in = None
@@ -707,6 +770,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if state.winner:
             raise RulesError(f"the game is over: {state.winner} won")
         state.actor = None
+        state.thrown = []
         state.poses_before = {m: v.pose for m, v in state.vehicles.items()}
 
     def after_action(self, state: GameState, action: dict, result: dict) -> dict:
@@ -777,7 +841,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         fewest = [p for p, n in counts.items() if n == least]
         return v.owner if v.owner in fewest else sorted(fewest)[0]
 
-    @action("pass")
+    @action("pass", fields=FIELDS["pass"])
     def _act_pass(self, state: GameState, action: dict):
         """A warrior skips their action ("a warrior can be skipped if the player chooses")."""
         w = self._acting(state, action)
@@ -797,13 +861,12 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if change:
             w.extra_action, w.penalty = True, D.CHANGE_PENALTY
 
-    def _clingers(self, state: GameState, v: Vehicle, why: str, events: list, rolls: list):
+    def _clingers(self, state: GameState, v: Vehicle, why: str, events: list):
         """ "Cling": warriors beyond the seats roll when the vehicle swerves or is struck."""
         for w in [w for w in state.crew(v.marker) if w.seat is None]:
             if w.cling_exempt_on == v.marker:
                 continue
             roll = yield from self._skill(state, w, f"Cling ({why})")
-            rolls.append(roll.to_json())
             if roll.total >= D.CLING_SUCCESS:
                 if state.active is v:
                     # The Cling was their action; one more at -1, in this turn of their vehicle's
@@ -819,7 +882,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 w.out = True
                 events.append(f"{w.label()} falls off the {v.name}")
 
-    @action("move")
+    @action("move", fields=FIELDS["move"])
     def _act_move(self, state: GameState, action: dict):
         w = self._acting(state, action, "D")
         v = state.vehicle(w.vehicle)
@@ -831,9 +894,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         judged = self.judge_move(state, v.marker, to) if to is not None else None
         if judged is not None and not judged["legal"] and not v.at_back_edge:
             raise RulesError(f"the {v.name} cannot move there: {'; '.join(judged['reasons'])}")
-        events, rolls = [], []
+        events, rolls = [], state.thrown
         roll = yield from self._skill(state, w, "Move")
-        rolls.append(roll.to_json())
         self._done(w)
         result = {"act": "move", "vehicle": v.marker, "rolls": rolls, "events": events, "judged": judged}
         if v.at_back_edge:
@@ -850,13 +912,13 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             return result
         if roll.face == D.FUMBLE:
             result["result"] = "lost control"
-            yield from self._lost_control(state, v, events, rolls)
+            yield from self._lost_control(state, v, events)
         elif roll.total >= D.MOVE_SUCCESS:
             if to is not None:
                 yield from self.place(state, v, to, "where it was driven")
             self._forget_rams(state, v)
             result["result"] = "moved"
-            yield from self._clingers(state, v, "the vehicle moves", events, rolls)
+            yield from self._clingers(state, v, "the vehicle moves", events)
         else:
             result["result"] = "failed: stays where it was"
             if to is not None:
@@ -919,7 +981,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 # lies to one side of it (the side meets it).
                 along = [fp.pose.to_local(c)[0] for c in t.footprint().corners]
                 beside = max(along) > -fp.length_mm / 2 and min(along) < fp.length_mm / 2
-                if not beside or not ({"left", "right"} & _meeting_sections(fp, t.footprint())):
+                if not beside or not ({"left", "right"} & set(_contact_faces(fp, t.footprint()))):
                     raise RulesError(f"the {t.name} is not beside the {v.name}: a sideswipe takes vehicles along its side")
         return targets
 
@@ -970,7 +1032,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 state.vehicles[other].rammed_with.discard(v.marker)
         v.rammed_with.clear()
 
-    @action("ram")
+    @action("ram", fields=FIELDS["ram"])
     def _act_ram(self, state: GameState, action: dict):
         """ "Ram": "they Move up until they are against the target vehicle and perform the Ram".
         Before any dice: `to` (where the rammer was driven) must be a legal Move, the rammer must
@@ -997,18 +1059,17 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 raise RulesError(f"the {v.name} cannot move there to ram: {'; '.join(judged['reasons'])}")
         where = v.footprint() if at is None else v.footprint().at(at)
         for n, t in enumerate(targets):
-            self._check_against(where, t, self._declared(action, n))
-        events, rolls = [], []
+            self._check_against(where, t, self._declared(action, n), n)
+        events, rolls = [], state.thrown
         result = {"act": "ram", "vehicle": v.marker, "target": targets[0].marker,
                   "targets": [t.marker for t in targets], "rolls": rolls, "events": events, "judged": judged}
         if needs_move:
             # "a driver must make a successful Move roll to get in position"
             move = yield from self._skill(state, w, f"Move into position to ram the {', '.join(t.name for t in targets)}")
-            rolls.append(move.to_json())
             if move.face == D.FUMBLE:
                 self._done(w)
                 result["result"] = "lost control getting in position"
-                yield from self._lost_control(state, v, events, rolls)
+                yield from self._lost_control(state, v, events)
                 return result
             if move.total < D.MOVE_SUCCESS:
                 self._done(w)
@@ -1021,14 +1082,20 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 yield from self.place(state, v, at, f"driven up against the {', '.join(t.name for t in targets)} to ram")
                 self._forget_rams(state, v)
         self._done(w)
+        # "declare how they are Ramming them ... then make a Contested skill roll": each target's
+        # sections, declared or measured where they meet, before the roll.
+        sections = []
+        for n, t in enumerate(targets):
+            sections.append((yield from self._sections(state, v, t, self._declared(action, n), "ram")))
+        result["sections"] = [{"target": t.marker, "with": s[0], "at": s[1], "how": s[2]}
+                              for t, s in zip(targets, sections)]
         shared = None
         if len(targets) > 1:
             shared = yield from self._skill(state, w, f"Ram (sideswiping {len(targets)} vehicles)")
-            rolls.append(shared.to_json())
         fumbled = []
         for n, t in enumerate(targets):
             if t.in_play and v.in_play:
-                a_roll, d_roll = yield from self._ram(state, v, t, 0, events, rolls, self._declared(action, n),
+                a_roll, d_roll = yield from self._ram(state, v, t, 0, events, sections[n],
                                                      shared, lose_control=shared is None)
                 if d_roll.face == D.FUMBLE:
                     fumbled.append(t)
@@ -1037,13 +1104,14 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             # and the rig loses control once for its one roll of 1, not once a target.
             for veh in ([v] if shared.face == D.FUMBLE else []) + fumbled:
                 if veh.in_play:
-                    yield from self._lost_control(state, veh, events, rolls)
+                    yield from self._lost_control(state, veh, events)
         result["result"] = "rammed"
         return result
 
-    def _check_against(self, fp: Footprint, target: Vehicle, declared: dict | None) -> None:
+    def _check_against(self, fp: Footprint, target: Vehicle, declared: dict | None, n: int = 0) -> None:
         """The rammer, where it stands to ram, is against the target (within CONTACT_MM, or
-        touching within the camera's doubt), and the sections declared are ones that meet."""
+        touching within the camera's doubt), and the sections declared (for the n-th target) are
+        ones that meet: the face they meet along, or either face of the corner they meet at."""
         aim = target.footprint()
         gap = closest_distance(fp, aim)
         if gap.within(CONTACT_MM, "contact").outcome == "out":
@@ -1051,26 +1119,26 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                              f"they are against the target vehicle\"); it stands {gap.distance_mm / MM_PER_IN:.2f} in "
                              f"from it")
         declared = declared or {}
-        for key, mine, other in (("with", fp, aim), ("at", aim, fp)):
+        for key, field_name, mine, other in (("with", self.DECLARED[n][0], fp, aim), ("at", self.DECLARED[n][1], aim, fp)):
             said = declared.get(key)
             if said is None:
                 continue
-            meeting = _meeting_sections(mine, other)
+            meeting = _contact_faces(mine, other)
             if said not in meeting:
                 whose = "its" if key == "with" else f"the {target.name}'s"
                 raise RulesError(f"{whose} {said} does not meet the other car where they stand: "
-                                 f"{' or '.join(sorted(meeting))} does")
+                                 f"{' or '.join(meeting)} does" + (f" ('{field_name}')" if n else ""))
 
-    @staticmethod
-    def _declared(action: dict, n: int) -> dict | None:
-        """The sections declared ("I'm going to ram the rear of their car with the front of
-        mine"): `with` for every target, `at` for the first; what is not declared is measured."""
-        out = {}
-        if action.get("with") is not None:
-            out["with"] = action["with"]
-        if n == 0 and action.get("at") is not None:
-            out["at"] = action["at"]
-        return out
+    #: The fields declaring each target's sections ("I'm going to ram the rear of their car with
+    #: the front of mine"): the attacker's section and the target's, for the first target, the
+    #: second (a rig's sideswipe) and the third.
+    DECLARED = (("with", "at"), ("with_2", "at_2"), ("with_3", "at_3"))
+
+    @classmethod
+    def _declared(cls, action: dict, n: int) -> dict:
+        """The sections declared against the n-th target; what is not declared is measured."""
+        mine, theirs = cls.DECLARED[n]
+        return {key: action[f] for key, f in (("with", mine), ("at", theirs)) if action.get(f) is not None}
 
     @staticmethod
     def in_reach(attacker: Vehicle, target: Vehicle) -> bool:
@@ -1095,18 +1163,57 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         raise RulesError(f"the {target.name} is out of the {attacker.name}'s reach: no part of it lies in "
                          f"the move template, forwards or backwards ({D.RULEBOOK}, \"Move\")")
 
-    def _impact(self, state, attacker: Vehicle, defender: Vehicle, declared: dict | None) -> tuple[str, str]:
+    def _sections(self, state: GameState, attacker: Vehicle, defender: Vehicle, declared: dict | None,
+                  what: str):
+        """The sections that meet in a Ram or a Nudge (resolution): (the attacker's, the
+        defender's, how each was had). Declared, they stand; else the face in contact ("impact to
+        the armored section", "Vehicle Add-ons"): the face the two cars meet along. Where they
+        meet only at a corner, option corner_contact: by default the attacker's player says which
+        face, as the book has the attacker "declare how they are Ramming them", asked only when
+        one face is armoured and the other not (otherwise the numbers are the same)."""
         declared = declared or {}
         if attacker.pose is None or defender.pose is None:
-            return declared.get("with", "front"), declared.get("at", "rear")
-        a, b = attacker.footprint(), defender.footprint()
-        return declared.get("with") or _struck_section(a, b), declared.get("at") or _struck_section(b, a)
+            return declared.get("with", "front"), declared.get("at", "rear"), {"with": "declared", "at": "declared"}
+        a_fp, d_fp = attacker.footprint(), defender.footprint()
+        out, how = {}, {}
+        for key, car, mine, other in (("with", attacker, a_fp, d_fp), ("at", defender, d_fp, a_fp)):
+            if declared.get(key) is not None:
+                out[key], how[key] = declared[key], "declared"
+                continue
+            faces = _contact_faces(mine, other)
+            if len(faces) == 1:
+                out[key], how[key] = faces[0], "where they meet"
+                continue
+            corner = f"the {car.name}'s {_corner_words(faces)}"
+            toward = _section_of(mine, other.pose.xy)
+            toward = toward if toward in faces else faces[0]
+            armoured = [f for f in faces if car.armour(f)]
+            mode = self.option("corner_contact")
+            if not armoured or len(armoured) == len(faces):
+                out[key], how[key] = toward, f"{corner} (the same armour either way)"
+            elif mode == "either_armoured":
+                out[key], how[key] = armoured[0], f"{corner}: armour on either face counts"
+            elif mode == "bearing":
+                out[key], how[key] = toward, f"{corner}: the face towards the other car"
+            else:
+                asked = (f"which section of the {attacker.name} {what}s the {defender.name}" if key == "with" else
+                         f"which section of the {defender.name} the {attacker.name}'s {what} strikes")
+                picked = yield ChoiceRequest(
+                    attacker.controller, f"{asked}: they meet only at {corner}",
+                    tuple({"value": f, "label": f"the {car.name}'s {f}" + (" (armoured)" if car.armour(f) else "")}
+                          for f in faces), attacker.name)
+                out[key], how[key] = picked, f"{corner}: declared by {attacker.controller}"
+        return out["with"], out["at"], how
 
     def _ram(self, state: GameState, attacker: Vehicle, defender: Vehicle, attacker_mod: int,
-             events: list, rolls: list, declared: dict | None = None, a_roll: Roll | None = None,
+             events: list, sections: tuple | None = None, a_roll: Roll | None = None,
              lose_control: bool = True, mod_reason: str = "ramming out of control"):
-        """ "Ram": contested drivers; 1d6 (a 6 rerolled once and added), the rammer half to at most 3,
-        class bonuses on the defender's damage, armour off the final numbers; the automatic 25."""
+        """ "Ram": the sections that meet (`sections`, else measured before the rolls), contested
+        drivers; 1d6 (a 6 rerolled once and added), the rammer half to at most 3, class bonuses on
+        the defender's damage, armour off the final numbers; the automatic 25."""
+        if sections is None:
+            sections = yield from self._sections(state, attacker, defender, None, "ram")
+        hit_with, hit_at, how = sections
         a_driver = state.in_seat(attacker.marker, "D")
         d_driver = state.in_seat(defender.marker, "D")
         extra = (Modifier(attacker_mod, mod_reason),) if attacker_mod else ()
@@ -1114,51 +1221,55 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if shared:
             pass
         elif a_driver is None:
-            a_roll = yield from self._d("d6", f"Ram (the driverless {attacker.name})")
-            a_roll = Roll(DiceRequest(("d6",), "Ram"), a_roll, extra)
+            a_roll = yield from self._throw(state, "d6", f"Ram (the driverless {attacker.name})", extra=extra)
         else:
             a_roll = yield from self._skill(state, a_driver, f"Ram the {defender.name}", extra)
         if d_driver is None:
-            face = yield from self._d("d6", f"Ram defence (the driverless {defender.name})")
-            d_roll = Roll(DiceRequest(("d6",), f"Ram defence (the driverless {defender.name})"), face)
+            d_roll = yield from self._throw(state, "d6", f"Ram defence (the driverless {defender.name})")
         else:
             d_roll = yield from self._skill(state, d_driver, f"resist the {attacker.name}'s Ram")
-        if not shared:
-            rolls.append(a_roll.to_json())
-        rolls.append(d_roll.to_json())
-        hit_with, hit_at = self._impact(state, attacker, defender, declared)
         attacker.rammed_with.add(defender.marker)
         defender.rammed_with.add(attacker.marker)
         if a_roll.natural_max and d_roll.face == D.FUMBLE:
             events.append(f"a perfect ram: the {defender.name} takes {D.RAM_AUTO_DAMAGE}, "
                           f"the {attacker.name} {D.RAM_AUTO_ATTACKER_DAMAGE}")
-            yield from self._hurt_vehicle(state, defender, D.RAM_AUTO_DAMAGE, None, events, rolls)
-            yield from self._hurt_vehicle(state, attacker, D.RAM_AUTO_ATTACKER_DAMAGE, None, events, rolls)
+            yield from self._hurt_vehicle(state, defender, D.RAM_AUTO_DAMAGE, None, events)
+            yield from self._hurt_vehicle(state, attacker, D.RAM_AUTO_ATTACKER_DAMAGE, None, events)
         elif a_roll.total > d_roll.total or not self.option("ram_damage_needs_win"):
-            first = yield from self._d(D.RAM_DAMAGE_DIE, f"Ram damage to the {defender.name}")
+            first = yield from self._d(state, D.RAM_DAMAGE_DIE, f"Ram damage to the {defender.name}")
             dice = first
             if first == D.RAM_REROLL_ON:
-                dice += yield from self._d(D.RAM_DAMAGE_DIE, "Ram damage (a 6: rolled again and added)")
+                dice += yield from self._d(state, D.RAM_DAMAGE_DIE, "Ram damage (a 6: rolled again and added)")
             bonus = attacker.klass.ram_bonus.get(defender.cls, 0)
             to_defender = max(dice + bonus - defender.armour(hit_at), 0)
             to_attacker = max(min(dice // 2, D.RAM_ATTACKER_MAX) - attacker.armour(hit_with), 0)
-            events.append(f"the {attacker.name} rams the {defender.name}'s {hit_at} with its {hit_with}: "
-                          f"{dice} on the dice" + (f" {bonus:+d} ({attacker.cls} against {defender.cls})" if bonus else "")
-                          + (" -1 armour" if defender.armour(hit_at) else ""))
-            yield from self._hurt_vehicle(state, defender, to_defender, None, events, rolls)
-            yield from self._hurt_vehicle(state, attacker, to_attacker, None, events, rolls)
-            yield from self._clingers(state, defender, "rammed", events, rolls)
+            events.append(f"the {attacker.name} rams the {defender.name}'s {hit_at} with its {hit_with}"
+                          + self._how_words(how) + f": {dice} on the dice"
+                          + (f" {bonus:+d} ({attacker.cls} against {defender.cls})" if bonus else "")
+                          + (f" -1 ({hit_at} armour)" if defender.armour(hit_at) else "")
+                          + (f"; the {attacker.name}'s {hit_with} armour takes 1 off its own"
+                             if attacker.armour(hit_with) else ""))
+            yield from self._hurt_vehicle(state, defender, to_defender, None, events)
+            yield from self._hurt_vehicle(state, attacker, to_attacker, None, events)
+            yield from self._clingers(state, defender, "rammed", events)
         else:
             events.append(f"the {defender.name} rides out the {attacker.name}'s ram")
         if attacker.in_play:
-            yield from self._clingers(state, attacker, "ramming", events, rolls)
+            yield from self._clingers(state, attacker, "ramming", events)
         if lose_control:
             for veh, roll in ((attacker, a_roll), (defender, d_roll)):
                 if roll.face == D.FUMBLE and veh.in_play:
-                    yield from self._lost_control(state, veh, events, rolls)
+                    yield from self._lost_control(state, veh, events)
         return a_roll, d_roll
 
-    @action("nudge")
+    @staticmethod
+    def _how_words(how: dict) -> str:
+        """A corner said in an event ("(they meet at the Buggy's rear-left corner: declared by
+        Max)"); sections declared or met face to face need no words."""
+        said = [h for h in how.values() if h not in ("declared", "where they meet")]
+        return f" ({'; '.join(said)})" if said else ""
+
+    @action("nudge", fields=FIELDS["nudge"])
     def _act_nudge(self, state: GameState, action: dict):
         """ "Nudge": a Move roll to get in position, one contested roll against each driver (a
         rig's side takes several with one roll), 1 damage to both less armour; each nudged car
@@ -1195,7 +1306,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 if not judged["legal"]:
                     raise RulesError(f"the {t.name} cannot be nudged there even with three sections: "
                                      f"{'; '.join(judged['reasons'])}")
-        events, rolls = [], []
+        events, rolls = [], state.thrown
         result = {"act": "nudge", "vehicle": v.marker, "target": first.marker,
                   "targets": [t.marker for t in targets], "rolls": rolls, "events": events}
         # The cars the players set down before sending (the targets where they pushed them, the
@@ -1207,11 +1318,10 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             set_down[v.marker] = then_to
         taken: set[int] = set()
         move = yield from self._skill(state, w, f"Move into position to nudge the {', '.join(t.name for t in targets)}")
-        rolls.append(move.to_json())
         self._done(w)
         if move.face == D.FUMBLE:
             result["result"] = "lost control getting in position"
-            yield from self._lost_control(state, v, events, rolls)
+            yield from self._lost_control(state, v, events)
             taken.add(v.marker)         # put where it veered, not back
             yield from self._nudge_leftovers(state, set_down, taken, "the nudger lost control getting in position")
             return result
@@ -1219,30 +1329,38 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             result["result"] = "could not get in position"
             yield from self._nudge_leftovers(state, set_down, taken, "the nudger could not get in position")
             return result
+        # "declare how they are Nudging them ... then make a Contested skill roll": each target's
+        # sections, declared (the attacker is not moved for a Nudge, so a declaration is taken as
+        # said) or measured from where the cars stand, before the rolls.
+        met = []
+        for n, t in enumerate(targets):
+            met.append((yield from self._sections(state, v, t, self._declared(action, n), "nudge")))
+        result["sections"] = [{"target": t.marker, "with": m[0], "at": m[1], "how": m[2]}
+                              for t, m in zip(targets, met)]
         contests = []                       # (target, attacker's roll, defender's roll)
         shared = None
         if len(targets) > 1:
             shared = yield from self._skill(state, w, f"Nudge (sideswiping {len(targets)} vehicles)")
-            rolls.append(shared.to_json())
         for t in targets:
             d_driver = state.in_seat(t.marker, "D")
             if d_driver is None:
-                face = yield from self._d("d6", f"resist the nudge (the driverless {t.name})")
-                d_roll = Roll(DiceRequest(("d6",), "Nudge defence"), face)
+                d_roll = yield from self._throw(state, "d6", f"resist the nudge (the driverless {t.name})")
                 a_roll = shared or (yield from self._skill(state, w, f"Nudge the {t.name}"))
             elif shared is not None:
                 a_roll, d_roll = shared, (yield from self._skill(state, d_driver, f"Nudge the {t.name} (defender)"))
             else:
                 a_roll, d_roll, _ = yield from self._contested(state, w, d_driver, f"Nudge the {t.name}")
-            rolls += ([] if shared is not None else [a_roll.to_json()]) + [d_roll.to_json()]
             contests.append((t, a_roll, d_roll))
         nudged = []
         touching: dict[int, set[int]] = {}     # what a target pushed after the rolls touched before
         for n, (t, a_roll, d_roll) in enumerate(contests):
-            hit_with, hit_at = self._impact(state, v, t, self._declared(action, n))
+            hit_with, hit_at, how = met[n]
+            events.append(f"the {v.name}'s {hit_with} meets the {t.name}'s {hit_at}" + self._how_words(how)
+                          + "".join(f"; the {car.name}'s {face} armour takes the 1 off" for car, face in
+                                    ((v, hit_with), (t, hit_at)) if car.armour(face)))
             # "Both vehicles take 1 damage point (less any relevant armor)"
-            yield from self._hurt_vehicle(state, v, D.NUDGE_DAMAGE - v.armour(hit_with), None, events, rolls)
-            yield from self._hurt_vehicle(state, t, D.NUDGE_DAMAGE - t.armour(hit_at), None, events, rolls)
+            yield from self._hurt_vehicle(state, v, D.NUDGE_DAMAGE - v.armour(hit_with), None, events)
+            yield from self._hurt_vehicle(state, t, D.NUDGE_DAMAGE - t.armour(hit_at), None, events)
             margin = a_roll.total - d_roll.total
             if margin <= 0 or not t.in_play:
                 events.append(f"the {t.name} holds its line")
@@ -1294,7 +1412,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                     events.append(f"the {v.name}'s player pushes the {t.name} {self._moved_words(stood, now)}")
                 else:
                     events.append(f"the {v.name}'s player leaves the {t.name} where it stood")
-            yield from self._clingers(state, t, "nudged", events, rolls)
+            yield from self._clingers(state, t, "nudged", events)
         if chain and first in nudged and pushes[first.marker] is not None:
             striker = first
             for struck, knocked_to in chain:
@@ -1305,7 +1423,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                     events.append(f"the {striker.name} was put down {gap.distance_mm / MM_PER_IN:.2f} in clear of "
                                   f"the {struck.name}: the chain stops there")
                     break
-                if not (yield from self._nudged_into(state, striker, struck, knocked_to, events, rolls)):
+                if not (yield from self._nudged_into(state, striker, struck, knocked_to, events)):
                     break
                 taken.add(struck.marker)
                 striker = struck
@@ -1320,13 +1438,13 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 seen.add(struck.marker)
                 before = self._touching(state, struck, v)
                 events.append(f"the {striker.name} is pushed into the {struck.name}")
-                if not (yield from self._nudged_into(state, striker, struck, None, events, rolls)):
+                if not (yield from self._nudged_into(state, striker, struck, None, events)):
                     break
                 taken.add(struck.marker)
                 striker = struck
         result["result"] = "nudged" if nudged else "the nudge fails"
         if v.in_play:
-            yield from self._clingers(state, v, "nudging", events, rolls)
+            yield from self._clingers(state, v, "nudging", events)
         if then_to is not None and v.in_play and self._moved(v.pose, then_to):
             # "if successful, continue to move in the original template" ("Move")
             judged = self.judge_move(state, v.marker, then_to) if nudged else None
@@ -1343,7 +1461,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         yield from self._nudge_leftovers(state, set_down, taken, "not moved by the nudge")
         for veh, roll in [(v, contests[0][1])] + [(t, d) for t, _, d in contests]:
             if roll.face == D.FUMBLE and veh.in_play:
-                yield from self._lost_control(state, veh, events, rolls)
+                yield from self._lost_control(state, veh, events)
         return result
 
     def _touching(self, state: GameState, v: Vehicle, *besides: Vehicle) -> set[int]:
@@ -1407,25 +1525,23 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                                                        f" (it is {gap.distance_mm / MM_PER_IN:.2f} in from it)"))
             striker, at = struck, knocked_to
 
-    def _nudged_into(self, state, attacker: Vehicle, struck: Vehicle, chain_to: Pose | None, events: list,
-                     rolls: list):
+    def _nudged_into(self, state, attacker: Vehicle, struck: Vehicle, chain_to: Pose | None, events: list):
         """ "An attacker can nudge a vehicle into another vehicle": it rolls a Move to keep control;
         failing, it takes 1 and is moved a section by the striker's player (`chain_to`, where the
         striker's player set it down). True when it was knocked and set down there (it may strike
         the next vehicle of the chain)."""
         driver = state.in_seat(struck.marker, "D")
         if driver is None:
-            face = yield from self._d("d6", f"keep control (the driverless {struck.name})")
+            face = yield from self._d(state, "d6", f"keep control (the driverless {struck.name})")
             ok = face >= D.MOVE_SUCCESS
         else:
             roll = yield from self._skill(state, driver, "Move to keep control after being struck")
-            rolls.append(roll.to_json())
             ok = roll.total >= D.MOVE_SUCCESS
         if ok:
             events.append(f"the {struck.name} keeps control")
             return False
         events.append(f"the {struck.name} is knocked a section aside")
-        yield from self._hurt_vehicle(state, struck, D.NUDGED_INTO_DAMAGE, None, events, rolls)
+        yield from self._hurt_vehicle(state, struck, D.NUDGED_INTO_DAMAGE, None, events)
         if chain_to is None and struck.in_play:
             # "moved in a one template section by the player of the vehicle that struck them"
             stood = struck.pose
@@ -1477,12 +1593,12 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         far = pts[dist > dist.max() - 1e-6]
         return far.mean(axis=0)
 
-    def _lost_control(self, state: GameState, v: Vehicle, events: list, rolls: list):
+    def _lost_control(self, state: GameState, v: Vehicle, events: list):
         """ "Lost Control": the template centred over the car, a d6 for the box, the car to its
         furthest edge; a vehicle in the way is rammed at -1."""
         if v.pose is None or not v.in_play:
             return
-        box = yield from self._d("d6", f"Lost Control: which way the {v.name} veers", v.name)
+        box = yield from self._d(state, "d6", f"Lost Control: which way the {v.name} veers", v.name)
         target_xy = self.lost_control_destination(state, v, box)
         start = v.pose
         shift = target_xy - start.xy
@@ -1510,9 +1626,9 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         self._forget_rams(state, v)
         if hit_vehicle is not None:
             events.append(f"the {v.name} slews into the {hit_vehicle.name}")
-            yield from self._ram(state, v, state.vehicles[hit_vehicle.id], D.LOST_CONTROL_RAM_PENALTY, events, rolls)
+            yield from self._ram(state, v, state.vehicles[hit_vehicle.id], D.LOST_CONTROL_RAM_PENALTY, events)
 
-    def _unmanned(self, state: GameState, v: Vehicle, events: list, rolls: list):
+    def _unmanned(self, state: GameState, v: Vehicle, events: list):
         """ "Unmanned": back 1 section in a straight line; a vehicle met rams it at -1; 1-3 loses control."""
         fp = v.footprint()
         back = inches(D.UNMANNED_BACK_IN)
@@ -1533,20 +1649,18 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if hit is not None:
             other = state.vehicles[hit[0].id]
             if other.in_play and v.in_play:
-                yield from self._ram(state, other, v, D.UNMANNED_RAM_PENALTY, events, rolls,
+                yield from self._ram(state, other, v, D.UNMANNED_RAM_PENALTY, events,
                                      mod_reason=f"ramming the unmanned {v.name}")
         if v.in_play:
-            asked = f"does the unmanned {v.name} lose control"
-            face = yield from self._d("d6", asked, v.name)
+            asked = f"does the unmanned {v.name} lose control (1-{D.UNMANNED_LOST_CONTROL_MAX}: it does)"
+            face = yield from self._d(state, "d6", asked, v.name)
             lost = face <= D.UNMANNED_LOST_CONTROL_MAX
-            rolls.append({"asked": f"1d6 {asked} (1-{D.UNMANNED_LOST_CONTROL_MAX}: it does)", "face": face,
-                          "total": face, "modifiers": []})
             events.append(f"the unmanned {v.name} {'loses control' if lost else 'keeps its line'} "
                           f"(a {face}; 1-{D.UNMANNED_LOST_CONTROL_MAX} loses it)")
             if lost:
-                yield from self._lost_control(state, v, events, rolls)
+                yield from self._lost_control(state, v, events)
 
-    @action("shoot")
+    @action("shoot", fields=FIELDS["shoot"])
     def _act_shoot(self, state: GameState, action: dict):
         w = self._acting(state, action)
         v = state.vehicle(w.vehicle)
@@ -1582,14 +1696,13 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             victim = state.warrior(aim)
             if victim.vehicle != target.marker or victim.out:
                 raise RulesError(f"{victim.label()} is not aboard the {target.name}")
-        events, rolls = [], []
+        events, rolls = [], state.thrown
         result = {"act": "shoot", "vehicle": v.marker, "target": target.marker, "rolls": rolls, "events": events,
                   "range": in_range.to_json(), "arc": arc.to_json()}
         self._done(w)
         if aim in ("vehicle", "tractor", "trailer"):
             extra = (Modifier(D.SHOOT_RIG_PART_PENALTY, f"aiming at the {aim}"),) if aim != "vehicle" else ()
             roll = yield from self._skill(state, w, f"Shoot at the {target.name}", extra)
-            rolls.append(roll.to_json())
             if roll.face == D.FUMBLE:
                 weapon.jammed = True
                 result["result"] = "jammed"
@@ -1599,9 +1712,10 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 result["result"] = "missed"
                 return result
             die, plus = D.MACHINE_GUN_DAMAGE
-            dmg = (yield from self._d(die, f"machine gun damage to the {target.name}")) + plus
+            dmg = yield from self._d(state, die, f"machine gun damage to the {target.name}", plus=plus,
+                                     why="a machine gun's 1d6+2")
             result["result"] = "hit"
-            yield from self._hurt_vehicle(state, target, dmg, None if aim == "vehicle" else aim, events, rolls)
+            yield from self._hurt_vehicle(state, target, dmg, None if aim == "vehicle" else aim, events)
             crew = state.crew(target.marker)
             if self._bonus(roll) and crew and (yield from self._take_bonus(
                     w, f"a bonus 1d6 to one warrior inside the {target.name} (its side picks who)")):
@@ -1613,11 +1727,11 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 chosen = state.warrior(picked)
                 result["bonus_to"] = chosen.id
                 die, plus = D.SHOOT_VEHICLE_BONUS_WARRIOR
-                bonus = (yield from self._d(die, "bonus damage inside the vehicle", chosen.label())) + plus
-                yield from self._wound(state, chosen, bonus, events, rolls)
+                bonus = yield from self._d(state, die, "bonus damage inside the vehicle", chosen.label(), plus,
+                                           "the bonus 1d6")
+                yield from self._wound(state, chosen, bonus, events)
             return result
         a, d, won = yield from self._contested(state, w, victim, f"Shoot at {victim.label()}")
-        rolls += [a.to_json(), d.to_json()]
         if a.face == D.FUMBLE:
             weapon.jammed = True
             result["result"] = "jammed"
@@ -1625,13 +1739,18 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             return result
         if won:
             die, plus = D.MACHINE_GUN_DAMAGE
-            dmg = (yield from self._d(die, f"machine gun damage to {victim.label()}")) + plus
-            yield from self._wound(state, victim, dmg, events, rolls)
+            dmg = yield from self._d(state, die, f"machine gun damage to {victim.label()}", plus=plus,
+                                     why="a machine gun's 1d6+2")
+            yield from self._wound(state, victim, dmg, events)
             result["result"] = "hit"
             if self._bonus(a) and (yield from self._take_bonus(w, f"also 1d6-1 bonus damage to the {target.name}")):
                 die, plus = D.SHOOT_WARRIOR_BONUS_VEHICLE
-                extra = (yield from self._d(die, f"bonus damage to the {target.name}")) + plus
-                yield from self._hurt_vehicle(state, target, extra, None, events, rolls)
+                extra = yield from self._d(state, die, f"bonus damage to the {target.name}", plus=plus,
+                                           why="the bonus is 1d6-1")
+                if extra <= 0:
+                    # "1d6-1 bonus damage": a 1 comes to 0, and that is said, not left out.
+                    events.append(f"the bonus to the {target.name} comes to 0 (a 1 on the die, -1): no damage")
+                yield from self._hurt_vehicle(state, target, extra, None, events)
         else:
             result["result"] = "missed"
         return result
@@ -1693,7 +1812,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                     f"{parts[victim.seat]}, he on its {parts[w.seat]}")
         return None
 
-    @action("board")
+    @action("board", fields=FIELDS["board"])
     def _act_board(self, state: GameState, action: dict):
         w = self._acting(state, action)
         source = state.vehicle(w.vehicle)
@@ -1712,7 +1831,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                              f'it failed, and there is no second ({D.RULEBOOK}, "Destroyed!")')
         if not target.in_play:
             raise RulesError(f"the {target.name} is not in play")
-        events, rolls = [], []
+        events, rolls = [], state.thrown
         result = {"act": "board", "warrior": w.id, "target": target.marker, "rolls": rolls, "events": events}
         moving_within_rig = target.marker == source.marker
         if not moving_within_rig:
@@ -1731,7 +1850,6 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             raise RulesError(f"{seat_words(seat)} is on the {dict(target.seats)[seat]} with {w.label()}: that is a Change")
         extra = (Modifier(D.DESTROYED_BOARD_PENALTY, "a desperate leap from the wreck"),) if desperate else ()
         roll = yield from self._skill(state, w, f"Board the {target.name}", extra)
-        rolls.append(roll.to_json())
         if desperate:
             # Allowed "regardless of if the warriors have acted this round"; one who had not
             # has now used their action on it (no second action aboard the new vehicle).
@@ -1751,7 +1869,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             result["result"] = "fell"
         return result
 
-    @action("change")
+    @action("change", fields=FIELDS["change"])
     def _act_change(self, state: GameState, action: dict):
         w = self._acting(state, action)
         seat = action["seat"]
@@ -1769,17 +1887,16 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         return {"act": "change", "warrior": w.id, "seat": seat, "rolls": [],
                 "events": [f"{w.label()} changes to {seat_words(seat)}; one more action at -1"], "result": "changed"}
 
-    @action("attack")
+    @action("attack", fields=FIELDS["attack"])
     def _act_attack(self, state: GameState, action: dict):
         w = self._acting(state, action)
         victim = state.warrior(action["target"])
         refusal = self.attack_refusal(state, w, victim)
         if refusal is not None:
             raise RulesError(refusal)
-        events, rolls = [], []
+        events, rolls = [], state.thrown
         ranged = w.kind == "hero" and not w.jammed
         a, d, won = yield from self._contested(state, w, victim, f"Attack {victim.label()}")
-        rolls += [a.to_json(), d.to_json()]
         self._done(w)
         result = {"act": "attack", "warrior": w.id, "target": victim.id, "rolls": rolls, "events": events}
         if ranged and a.face == D.FUMBLE:
@@ -1789,14 +1906,15 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             return result
         if won:
             die, plus = D.HERO_RANGED if ranged else D.FODDER_MELEE
-            dmg = (yield from self._d(die, f"damage to {victim.label()}")) + plus
-            yield from self._wound(state, victim, dmg, events, rolls)
+            dmg = yield from self._d(state, die, f"damage to {victim.label()}", plus=plus,
+                                     why="a pistol's 1d6+1" if plus else "")
+            yield from self._wound(state, victim, dmg, events)
             result["result"] = "hit"
         else:
             result["result"] = "parried"
         return result
 
-    @action("unjam")
+    @action("unjam", fields=FIELDS["unjam"])
     def _act_unjam(self, state: GameState, action: dict):
         w = self._acting(state, action)
         v = state.vehicle(w.vehicle)
@@ -1817,7 +1935,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         self._done(w)
         return {"act": "unjam", "rolls": [], "events": [f"{w.label()} clears the jam"], "result": "unjammed"}
 
-    @action("decouple")
+    @action("decouple", fields=FIELDS["decouple"])
     def _act_decouple(self, state: GameState, action: dict):
         """ "Destroyed!": the driver's uncontested roll; on a success "the tractor continues on and
         the trailer falls back using the standard Destroyed rules above": its guns and seats go
@@ -1830,7 +1948,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             raise RulesError(f"the {v.name} has no dead trailer to decouple")
         roll = yield from self._skill(state, w, "decouple the trailer")
         self._done(w)
-        events, rolls = [], [roll.to_json()]
+        events, rolls = [], state.thrown
         ok = roll.total >= int(self.option("decouple_success"))
         result = {"act": "decouple", "rolls": rolls, "events": events, "result": "decoupled" if ok else "still hitched"}
         if not ok:
@@ -1845,15 +1963,15 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                       + (f" with its {', '.join(lost)} gun{'s' if len(lost) > 1 else ''}" if lost else ""))
         fp = v.footprint() if v.pose is not None else None
         for x in riders:
-            yield from self._leap_from_trailer(state, v, fp, x, events, rolls)
+            yield from self._leap_from_trailer(state, v, fp, x, events)
         if fp is not None:
-            yield from self._veer_behind(state, fp, f"{v.name}'s trailer", (v.marker,), events, rolls)
+            yield from self._veer_behind(state, fp, f"{v.name}'s trailer", (v.marker,), events)
         if v.hidden_buggy is not None:
-            yield from self._hidden_buggy_escapes(state, v, events, rolls)
+            yield from self._hidden_buggy_escapes(state, v, events)
         return result
 
     def _leap_from_trailer(self, state: GameState, rig: Vehicle, fp: Footprint | None, x: Warrior,
-                           events: list, rolls: list):
+                           events: list):
         """A warrior on the falling trailer: their player chooses a vehicle within 1 in of it (the
         rig's own tractor among them) or to stay; a Board roll at -1."""
         near = []
@@ -1877,7 +1995,6 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         target = state.vehicle(picked)
         extra = (Modifier(D.DESTROYED_BOARD_PENALTY, "a desperate leap from the wreck"),)
         roll = yield from self._skill(state, x, f"leap from the trailer to the {target.name}", extra)
-        rolls.append(roll.to_json())
         if roll.total >= D.BOARD_SUCCESS:
             x.vehicle, x.seat = target.marker, None
             events.append(f"{x.label()} leaps onto the {target.name}, clinging on")
@@ -1886,7 +2003,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             events.append(f"{x.label()} " + ("stays on the trailer and is left behind with it"
                                               if roll.total >= D.HOLD_ON else "falls between the vehicles"))
 
-    @action("deploy")
+    @action("deploy", fields=FIELDS["deploy"])
     def _act_deploy(self, state: GameState, action: dict):
         rig = state.vehicle(action["vehicle"])
         if rig.hidden_buggy is None:
@@ -1927,7 +2044,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             result = "still hidden"
             if to is not None:
                 events.append(f"the {buggy.name} stays hidden in the {rig.name}: take it off the table")
-        return {"act": "deploy", "rolls": [roll.to_json()], "events": events, "result": result}
+        return {"act": "deploy", "rolls": state.thrown, "events": events, "result": result}
 
     # --- the play space --------------------------------------------------------------
 
