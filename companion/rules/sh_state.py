@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ..geometry import Footprint, Pose
 from . import sh_data as D
+from .actions import ActionError, ListOf, OneOf, check_fields, json_text
 from .base import RulesError
 
 
@@ -142,6 +143,8 @@ class GameState:
     #: Every die the resolution under way has thrown, in order, each with its modifiers: the
     #: step's `rolls` (damage, boxes and tenacity included), begun afresh by each resolution.
     thrown: list[dict] = field(default_factory=list)
+    #: Where the scene puts each hidden buggy: where it stands once it is out (a game begun part way).
+    scene_poses: dict[int, Pose] = field(default_factory=dict)
 
     def record_placed(self) -> None:
         self.placed = {m: v.pose for m, v in self.vehicles.items() if v.pose is not None}
@@ -299,3 +302,169 @@ def build_fleet(roster: dict, weapons_included: bool, fleet_points: int | None,
             raise RulesError(f"{where}: the hero's seat {hero!r} is not a seat in the fleet")
         match.kind = "hero"
     return vehicles, warriors
+
+
+# --- a game taken up part way (RuleSystem.start_part_way) ----------------------------------
+
+#: The `state` block's fields, and those of each vehicle and warrior in it (docs/rules/
+#: shattered-highways.md, "Starting part way through a game").
+PART_WAY_FIELDS = {"round": "whole", "order": ListOf("marker"), "turn": "whole", "vehicles": "object",
+                   "warriors": "object"}
+PART_WAY_VEHICLE = {"hp": "object", "destroyed": "flag", "out_of_play": "flag", "at_back_edge": "flag",
+                    "jammed": ListOf(OneOf(*D.ARMOR_SECTIONS)), "controller": "text", "decoupled": "flag",
+                    "deployed": "flag", "rammed_with": ListOf("marker")}
+PART_WAY_WARRIOR = {"out": "flag", "vehicle": "marker", "seat": "text", "clinging": "flag", "jammed": "flag",
+                    "acted": "flag", "leapt": "flag"}
+
+
+def _fields(where: str, declared: dict, block) -> None:
+    if not isinstance(block, dict):
+        raise RulesError(f"{where}: an object of {', '.join(declared)}, not {json_text(block)}")
+    try:
+        check_fields(where, declared, block)
+    except ActionError as exc:
+        raise RulesError(str(exc)) from None
+
+
+def apply_part_way(state: GameState, block: dict) -> None:
+    """Set on `state` what play had reached, from a scenario's `state` block: the round and this
+    round's order with whose turn it is, each vehicle's hit points and what befell it, each
+    warrior's place and what befell him. Everything is checked by name and shape, and a value
+    play could not have reached is refused saying why (RulesError); the caller works on a copy."""
+    _fields("state", PART_WAY_FIELDS, block)
+    for key, spec in (block.get("vehicles") or {}).items():
+        _part_way_vehicle(state, key, spec)
+    for wid, spec in (block.get("warriors") or {}).items():
+        _part_way_warrior(state, wid, spec)
+    # Who went down with a wreck or a trailer cut loose (unless the block put them elsewhere).
+    for w in state.warriors.values():
+        v = state.vehicles.get(w.vehicle) if w.vehicle is not None else None
+        if w.out or v is None:
+            continue
+        if v.destroyed or (v.decoupled and w.seat is not None and w.seat not in dict(v.seats)):
+            w.out = True
+    seated: dict[tuple[int, str], str] = {}
+    for w in state.warriors.values():
+        if not w.out and w.seat is not None:
+            if (w.vehicle, w.seat) in seated:
+                raise RulesError(f"state.warriors: {seated[(w.vehicle, w.seat)]} and {w.id} are both in "
+                                 f"{seat_words(w.seat)} of the {state.vehicles[w.vehicle].name}")
+            seated[(w.vehicle, w.seat)] = w.id
+    rnd = block.get("round", 0)
+    if rnd < 0:
+        raise RulesError(f"state.round: the rounds played so far (0: before the first), not {rnd}")
+    state.round = int(rnd)
+    order, turn = block.get("order"), block.get("turn")
+    if order is None:
+        if turn is not None:
+            raise RulesError("state.turn: give the round's 'order' too (the turn is a place in it)")
+        return              # between rounds: the next round step starts round `round` + 1
+    if state.round < 1:
+        raise RulesError("state.order: a round's order needs its 'round' (1 or more)")
+    for m in order:
+        if m not in state.vehicles:
+            raise RulesError(f"state.order: no vehicle {m} in this game")
+    twice = sorted({state.vehicles[m].name for m in order if order.count(m) > 1})
+    if twice:
+        raise RulesError(f"state.order names the {' and the '.join(twice)} twice: each vehicle plays once a round")
+    missing = [v.name for v in state.vehicles.values() if v.in_play and v.marker not in order]
+    if missing:
+        raise RulesError(f"state.order leaves out the {' and the '.join(missing)}: every vehicle in the fight "
+                         f"plays each round")
+    turn = 0 if turn is None else int(turn)
+    if not 0 <= turn < len(order):
+        raise RulesError(f"state.turn: the place in the order of the vehicle whose turn it is, 0 to "
+                         f"{len(order) - 1}, not {turn}")
+    state.order = [(state.vehicles[m].owner, m) for m in order]
+    state.turn = turn
+
+
+def _part_way_vehicle(state: GameState, key: str, spec) -> None:
+    where = f"state.vehicles.{key}"
+    try:
+        v = state.vehicles[int(key)]
+    except (KeyError, ValueError):
+        raise RulesError(f"{where}: no vehicle with marker {key!r} in this game (its vehicles: "
+                         f"{', '.join(str(m) for m in state.vehicles)})") from None
+    _fields(where, PART_WAY_VEHICLE, spec)
+    hp = spec.get("hp") or {}
+    _fields(f"{where}.hp", {part: "whole" for part in v.hp}, hp)
+    for part, now in hp.items():
+        most = v.klass.hit_points[part]
+        if now > most:
+            raise RulesError(f"{where}.hp.{part}: the {v.name}'s {part} has {most} hit points at most, not {now}")
+        v.hp[part] = int(now)
+    v.destroyed = bool(spec.get("destroyed", False))
+    vital = "tractor" if v.cls == "rig" else "body"
+    if v.hp[vital] <= 0 and not v.destroyed:
+        raise RulesError(f"{where}: its {vital} at {v.hp[vital]} leaves the {v.name} destroyed (\"Destroyed!\"): "
+                         f"say \"destroyed\": true")
+    v.out_of_play = bool(spec.get("out_of_play", False))
+    v.at_back_edge = bool(spec.get("at_back_edge", False))
+    mounts = [g.mount for g in v.weapons]
+    for mount in spec.get("jammed") or []:
+        if mount not in mounts:
+            raise RulesError(f"{where}.jammed: the {v.name} has no {mount} gun (its guns: {', '.join(mounts) or 'none'})")
+    for g in v.weapons:
+        g.jammed = g.mount in (spec.get("jammed") or [])
+    if spec.get("controller") is not None:
+        if spec["controller"] not in state.players:
+            raise RulesError(f"{where}.controller: {spec['controller']!r} is not playing "
+                             f"(the players: {', '.join(state.players)})")
+        v.controller = spec["controller"]
+    if spec.get("decoupled"):
+        if v.cls != "rig" or v.hp["trailer"] > 0:
+            raise RulesError(f"{where}.decoupled: only a rig whose trailer is at 0 cuts it loose (\"Destroyed!\")")
+        # As the Decouple leaves it: the trailer's guns and seats are gone, the rig is its tractor.
+        trailer = {s for s, part in v.seats if part == "trailer"}
+        v.decoupled = True
+        v.weapons = [g for g in v.weapons if g.seat not in trailer]
+        v.seats = [(s, part) for s, part in v.seats if part != "trailer"]
+    if spec.get("deployed"):
+        if v.hidden_in is None:
+            raise RulesError(f"{where}.deployed: the {v.name} is no hidden buggy")
+        pose = state.scene_poses.get(v.marker)
+        if pose is None:
+            raise RulesError(f"{where}.deployed: put the {v.name} on the table (the scene's cars) where it stands")
+        state.vehicles[v.hidden_in].hidden_buggy = None
+        v.hidden_in, v.pose = None, pose
+    for other in spec.get("rammed_with") or []:
+        if other not in state.vehicles or other == v.marker:
+            raise RulesError(f"{where}.rammed_with: {other} is not another vehicle in this game")
+        v.rammed_with.add(other)
+        state.vehicles[other].rammed_with.add(v.marker)
+    if v.destroyed and v.hidden_buggy is not None:
+        # "otherwise it is destroyed with the rig": a buggy still hidden in a wreck is gone too.
+        buggy = state.vehicles[v.hidden_buggy]
+        buggy.destroyed, buggy.hidden_in, v.hidden_buggy = True, None, None
+
+
+def _part_way_warrior(state: GameState, wid: str, spec) -> None:
+    where = f"state.warriors.{wid}"
+    if wid not in state.warriors:
+        raise RulesError(f"{where}: no warrior {wid!r} in this game (warriors are PLAYER:MARKER:SEAT as they "
+                         f"started, e.g. {next(iter(state.warriors), 'Max:10:D')})")
+    w = state.warriors[wid]
+    _fields(where, PART_WAY_WARRIOR, spec)
+    w.out = bool(spec.get("out", False))
+    if spec.get("vehicle") is not None or spec.get("seat") is not None or spec.get("clinging"):
+        marker = spec.get("vehicle", w.vehicle)
+        if marker not in state.vehicles:
+            raise RulesError(f"{where}.vehicle: no vehicle {marker} in this game")
+        v = state.vehicles[marker]
+        seat = spec.get("seat")
+        if spec.get("clinging"):
+            if seat is not None:
+                raise RulesError(f"{where}: a warrior clinging on has no seat; give 'seat' or 'clinging', not both")
+        elif seat is None:
+            raise RulesError(f"{where}: say where aboard the {v.name}: a 'seat', or 'clinging': true")
+        elif seat not in dict(v.seats):
+            raise RulesError(f"{where}.seat: the {v.name} has no {seat_words(seat)} "
+                             f"(its seats: {', '.join(s for s, _ in v.seats)})")
+        w.vehicle, w.seat = marker, seat
+    if spec.get("jammed"):
+        if w.kind != "hero":
+            raise RulesError(f"{where}.jammed: only a hero carries a pistol to jam (\"Heroes\")")
+        w.jammed = True
+    w.acted = bool(spec.get("acted", False))
+    w.leapt = bool(spec.get("leapt", False))

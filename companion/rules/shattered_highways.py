@@ -23,7 +23,7 @@ from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
 from . import sh_data as D
 from .actions import ListOf, OneOf
 from .base import RuleOption, RulesError, RuleSystem, action, polygon_rings, register
-from .sh_state import GameState, Vehicle, Warrior, build_fleet, seat_words
+from .sh_state import GameState, Vehicle, Warrior, apply_part_way, build_fleet, seat_words
 from .sh_views import ShatteredHighwaysViews
 
 OPTIONS = (
@@ -270,8 +270,23 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             warriors.update({w.id: w for w in ws})
         table = (scene.width_mm, scene.depth_mm) if scene is not None else (1219.2, 812.8)
         state = GameState(players, vehicles, warriors, table, _pack_heading(vehicles.values()))
+        state.scene_poses = {m: poses[m].pose for m, v in vehicles.items() if v.hidden_in is not None and m in poses}
         state.record_placed()
         return state
+
+    def start_part_way(self, state: GameState, block: dict) -> None:
+        """A game taken up part way (docs/rules/shattered-highways.md, "Starting part way through a
+        game"): the rounds played and this round's order with whose turn it is, each vehicle's hit
+        points, wreck, guns jammed, controller, dead trailer cut loose, hidden buggy out, rams in
+        position; each warrior out, moved, clinging, his pistol jammed, having acted or leapt.
+        Checked by name and shape; nothing changes unless the whole block is taken."""
+        import copy
+        new = copy.deepcopy(state)
+        apply_part_way(new, block)
+        if new.order:
+            self._begin_activation(new)
+        self._check_winner(new, [])
+        state.__dict__.update(new.__dict__)
 
     def starter_rosters(self, cars: list[tuple[int, str]]) -> list[dict]:
         """The demo's two fleets (companion/data/demo_rosters.json) when the table's cars are the
