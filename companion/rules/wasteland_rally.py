@@ -33,7 +33,7 @@ from ..geometry import (ANY, CENTRE, FRONT, LEFT, REAR, RIGHT, Footprint, Obstac
 from ..geometry.pose import MM_PER_IN
 from ..geometry.sight import sample_points
 from . import wr_data as D
-from .actions import ActionError, OneOf, check_fields
+from .actions import ActionError, ListOf, OneOf, check_fields, json_text
 from .base import RuleOption, RulesError, RuleSystem, action, register
 from .poses import interpolate, parse_pose
 from .wr_state import GameState, Vehicle, build_team
@@ -421,6 +421,206 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 self._closest_deployment(state)
         return state
 
+    #: A game part way through (`start_part_way`): the state block's fields, and each car's.
+    STATE_FIELDS = {"round": "whole", "initiative": ListOf("text"), "activated": ListOf("marker"),
+                    "scores": "object", "pools": "object", "vehicles": "object", "finish_order": ListOf("marker"),
+                    "elimination_gate": "whole", "first_across": "object", "removed_terrain": ListOf("text")}
+    VEHICLE_STATE_FIELDS = {"hp": "whole", "stress": "whole",
+                            "status": OneOf("racing", "destroyed", "eliminated", "finished"),
+                            "boost_used": "flag", "gates_crossed": "whole", "damaged_this_round": "flag"}
+
+    def start_part_way(self, state: GameState, block: dict) -> None:
+        """A game part way through (docs/rules/wasteland-rally.md, "Starting part way through a
+        game"): what play reaches, set on the new game. Each car's hit points, stress, status
+        (racing, destroyed, eliminated, finished), boost used, gates crossed and damage this round;
+        the finishing order; scores and pools; the elimination gate; the arena race's first
+        across each gate; terrain gone (wreckage smashed, exploded pieces); the rounds played, or
+        the round under way (its initiative and the cars that have activated). Everything is
+        checked before anything is set: an unknown field is refused by name with its path, a
+        wrong value saying what it must be. Wasteland Rally leaves no tokens on the table (a
+        dropper's attack is resolved at once: RULEBOOK, "Dropper"), so there are none to set."""
+        def fields(where: str, declared: dict, obj) -> None:
+            if not isinstance(obj, dict):
+                raise RulesError(f"{where} must be an object, not {json_text(obj)}")
+            try:
+                check_fields(where, declared, obj)
+            except ActionError as exc:
+                raise RulesError(str(exc)) from None
+
+        def whole(where: str, value, lo: int, hi: int | None, what: str) -> None:
+            if value < lo or (hi is not None and value > hi):
+                span = f"{lo} or more" if hi is None else f"from {lo} to {hi}" if hi > lo else f"{lo}"
+                raise RulesError(f"{where} must be {span} ({what}), not {json_text(value)}")
+
+        fields("state", self.STATE_FIELDS, block)
+        cars = ", ".join(str(m) for m in sorted(state.vehicles))
+        n_gates = len(state.sequence)
+        racing_missions = ("two_lap_race", "outrun", "scavengers", "elimination_race")
+        under_way = block.get("initiative") is not None
+        plan: dict[int, dict] = {}
+        for key, spec in (block.get("vehicles") or {}).items():
+            where = f"state.vehicles.{key}"
+            if not (isinstance(key, str) and key.isdigit() and int(key) in state.vehicles):
+                raise RulesError(f"{where}: no such car (the cars: {cars})")
+            v = state.vehicles[int(key)]
+            fields(where, self.VEHICLE_STATE_FIELDS, spec)
+            out = dict(spec)
+            status = spec.get("status") or "racing"
+            if spec.get("hp") is not None:
+                whole(f"{where}.hp", spec["hp"], 0, v.max_hp, f"the {v.name}'s hit points")
+                if spec["hp"] == 0 and status != "destroyed":
+                    raise RulesError(f"{where}: 0 hit points is destroyed (RULEBOOK, \"Vehicle Types\"): say "
+                                     f"status \"destroyed\", or give it hit points")
+            if status == "destroyed" and spec.get("hp", 0) != 0:
+                raise RulesError(f"{where}: a destroyed car has 0 hit points, not {spec['hp']} (leave hp out)")
+            if spec.get("stress") is not None:
+                whole(f"{where}.stress", spec["stress"], 0, D.MAX_STRESS, f"stress tokens, at most {D.MAX_STRESS}: "
+                      f"{D.CORE}, \"Stress\"")
+                if spec["stress"] and not self.option("use_stress"):
+                    raise RulesError(f"{where}: stress {spec['stress']}, but this game plays no stress "
+                                     f"(use_stress is off)")
+            if spec.get("boost_used") and "boost" not in v.upgrades:
+                raise RulesError(f"{where}: the {v.name} has no boost to have used ({R}, \"Vehicle Upgrades\")")
+            if spec.get("gates_crossed") is not None:
+                whole(f"{where}.gates_crossed", spec["gates_crossed"], 0, n_gates,
+                      f"the {state.mission.replace('_', ' ')}'s sequence has {n_gates} gate{'s' if n_gates != 1 else ''}")
+                if (spec["gates_crossed"] == n_gates and n_gates and status == "racing"
+                        and state.mission in racing_missions and not under_way):
+                    raise RulesError(f"{where}: the {v.name} has crossed every gate, so it was ranked at the end of "
+                                     f"that round ({R}, \"Final Finishing Positions\"): say status \"finished\" "
+                                     f"and give it its place in finish_order, or start with the round under way "
+                                     f"(initiative)")
+            if spec.get("damaged_this_round") and not under_way:
+                raise RulesError(f"{where}: damaged_this_round is for a round under way (give its initiative); "
+                                 f"between rounds the stress it brings is taken (stress)")
+            out["status"] = status
+            plan[v.marker] = out
+        order = list(block.get("finish_order") or [])
+        for k, m in enumerate(order):
+            where = f"state.finish_order.{k}"
+            if m not in state.vehicles:
+                raise RulesError(f"{where}: no car {m} (the cars: {cars})")
+            if order.index(m) != k:
+                raise RulesError(f"{where}: the {state.vehicles[m].name} is in finish_order twice")
+            said = ((block.get("vehicles") or {}).get(str(m)) or {}).get("status")
+            if said not in (None, "finished"):
+                raise RulesError(f"{where}: the {state.vehicles[m].name} is in finish_order but its status is {said}")
+            crossed = plan.get(m, {}).get("gates_crossed")
+            if crossed is not None and crossed != n_gates:
+                raise RulesError(f"{where}: the {state.vehicles[m].name} finished, so it crossed all {n_gates} gates, "
+                                 f"not {crossed} (leave gates_crossed out)")
+            plan.setdefault(m, {})["status"] = "finished"
+            plan[m]["gates_crossed"] = n_gates
+        for m, spec in plan.items():
+            if spec.get("status") == "finished" and m not in order:
+                raise RulesError(f"state.vehicles.{m}: the {state.vehicles[m].name} has finished: give its place "
+                                 f"in finish_order")
+        players = ", ".join(state.players)
+        tallies = {}
+        for name in ("scores", "pools"):
+            for p, value in (block.get(name) or {}).items():
+                if p not in state.players:
+                    raise RulesError(f"state.{name}: no player {p!r} (the players: {players})")
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+                    raise RulesError(f"state.{name}.{p} must be a whole number, not {json_text(value)}")
+                whole(f"state.{name}.{p}", value, 0, None, "points")
+            tallies[name] = {p: int(v) for p, v in (block.get(name) or {}).items()}
+        gone = list(block.get("removed_terrain") or [])
+        names = [t.name for t in state.terrain]
+        for k, name in enumerate(gone):
+            if name not in names:
+                raise RulesError(f"state.removed_terrain.{k}: no terrain {name!r} on the table (its pieces: "
+                                 f"{', '.join(names) or 'none'})")
+            if gone.index(name) != k:
+                raise RulesError(f"state.removed_terrain.{k}: {name!r} twice")
+        elim = block.get("elimination_gate")
+        if elim is not None:
+            if state.mission != "elimination_race":
+                raise RulesError(f"state.elimination_gate: the {state.mission.replace('_', ' ')} has no elimination "
+                                 f"gate (only the elimination race: {R}, \"Elimination Gates\")")
+            whole("state.elimination_gate", elim, 2, n_gates, "its place in the gate sequence; the second gate is "
+                  "the first elimination gate")
+        firsts = {}
+        for key, m in (block.get("first_across") or {}).items():
+            where = f"state.first_across.{key}"
+            if state.mission != "arena_race":
+                raise RulesError(f"state.first_across: only the arena race scores the first across each gate "
+                                 f"({R}, \"Arena Race\")")
+            if not (isinstance(key, str) and key.isdigit() and 1 <= int(key) <= n_gates):
+                raise RulesError(f"{where}: a gate's place in the sequence, 1 to {n_gates}")
+            if isinstance(m, bool) or not isinstance(m, int) or m not in state.vehicles:
+                raise RulesError(f"{where}: no car {json_text(m)} (the cars: {cars})")
+            crossed = plan.get(m, {}).get("gates_crossed", state.vehicles[m].progress)
+            if crossed < int(key):
+                raise RulesError(f"{where}: the {state.vehicles[m].name} has crossed {crossed} gate"
+                                 f"{'s' if crossed != 1 else ''}, not gate {key}")
+            firsts[int(key) - 1] = m
+        rnd = block.get("round")
+        if rnd is not None:
+            whole("state.round", rnd, 0, None, "rounds played, or the one under way")
+        initiative = block.get("initiative")
+        activated = list(block.get("activated") or [])
+        if activated and not under_way:
+            raise RulesError("state.activated: cars that have activated in the round under way: give its "
+                             "initiative too")
+        if under_way:
+            if not rnd:
+                raise RulesError("state.initiative: a round under way needs its number (state.round, 1 or more)")
+            if sorted(initiative) != sorted(state.players):
+                raise RulesError(f"state.initiative: every player once, in the round's order (the players: "
+                                 f"{players}), not {json_text(initiative)}")
+            for k, m in enumerate(activated):
+                if m not in state.vehicles:
+                    raise RulesError(f"state.activated.{k}: no car {m} (the cars: {cars})")
+                if activated.index(m) != k:
+                    raise RulesError(f"state.activated.{k}: the {state.vehicles[m].name} twice (a car activates "
+                                     f"once a round)")
+            left = [m for m, v in state.vehicles.items() if plan.get(m, {}).get("status", "racing") == "racing"
+                    and not v.destroyed and not v.eliminated and v.finished is None and v.pose is not None
+                    and m not in activated]
+            if not left:
+                raise RulesError(f"state.activated: every car in play has activated, so round {rnd} is over: "
+                                 f"leave out initiative and activated (the next round step starts round {rnd + 1})")
+        # Checked: set it.
+        for m, spec in plan.items():
+            v = state.vehicles[m]
+            status = spec["status"]
+            if "hp" in spec:
+                v.hp = int(spec["hp"])
+            if status == "destroyed":
+                v.hp, v.destroyed = 0, True
+            v.ever_damaged = v.ever_damaged or v.hp < v.max_hp
+            if "stress" in spec:
+                v.stress = int(spec["stress"])
+            if "boost_used" in spec:
+                v.boost_used = bool(spec["boost_used"])
+            if "gates_crossed" in spec:
+                v.progress = int(spec["gates_crossed"])
+            if spec.get("damaged_this_round"):
+                v.damaged_this_round = v.ever_damaged = True
+            if status == "eliminated":
+                v.eliminated = True
+                state.eliminated_order.append(m)
+        for k, m in enumerate(order):
+            state.vehicles[m].finished = k + 1
+        state.finish_order = order
+        state.crossed_finish = [v.marker for v in state.in_play() if n_gates and v.progress == n_gates
+                                and state.mission in racing_missions]
+        for name, values in tallies.items():
+            getattr(state, name).update(values)
+        state.removed_terrain = gone
+        if elim is not None:
+            state.elimination_index = int(elim) - 1
+        state.gate_firsts.update(firsts)
+        if rnd is not None:
+            state.round = int(rnd)
+        if under_way:
+            state.initiative = list(initiative)
+            state.orders = {p: [] for p in state.players}
+            state.activated = activated
+            last = state.vehicles[activated[-1]].owner if activated else None
+            state.up = self._next_player(state, last)
+
     def _start_gate(self, gates: dict, mission: str):
         starts = [g for g in gates.values() if g.role in ("start_finish", "start", "finish")]
         if len(starts) != 1:
@@ -744,8 +944,11 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         events = [f"round {state.round}: {order[0]} wins the initiative roll-off"]
         if state.up is None:
             events += self._end_round(state)
+        # Every die of the step in its rolls (docs/scenarios.md), the roll-off's re-rolls included.
+        rolls = [{"asked": f"initiative roll-off for {p}", "face": f, "total": f, "modifiers": []}
+                 for faces in history for p, f in faces.items()]
         return {"round": state.round, "initiative": history,
-                "order": order, "up": state.up, "events": events}
+                "order": order, "up": state.up, "rolls": rolls, "events": events}
 
     def _can_activate(self, state: GameState, player: str, activated=None) -> bool:
         activated = state.activated if activated is None else activated
@@ -805,7 +1008,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 events += self._end_round(state)
             else:
                 events.append(f"{state.up} activates a vehicle next")
-        return {"events": events, "up": state.up, "vehicle": v.marker}
+        return {"events": events, "up": state.up, "vehicle": v.marker, "rolls": []}
 
     def _end_round(self, state: GameState) -> list[str]:
         """End of round: finishers ranked, the elimination gate's first trigger, stress, the game's end."""
@@ -1748,8 +1951,10 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                             start=start)
         verdict = m.pop("verdict")
         if verdict.outcome == "out":
+            more = "".join(f", {m[k] / MM_PER_IN:.2f} in more {what}" for k, what in (
+                ("slow_extra_mm", "on slow ground"), ("barrier_extra_mm", "for barriers")) if m[k])
             raise RulesError(f"the move costs {m['cost_mm'] / MM_PER_IN:.2f} in ({m['distance_mm'] / MM_PER_IN:.2f} in "
-                             f"driven, {m['manoeuvres']} manoeuvres, {m['extra_manoeuvres']} beyond the free "
+                             f"driven{more}, {m['manoeuvres']} manoeuvres, {m['extra_manoeuvres']} beyond the free "
                              f"{m['free_manoeuvres']} at {D.EXTRA_MANOEUVRE_IN} in each) but the {v.name} may "
                              f"move {m['allowance_mm'] / MM_PER_IN:.2f} in ({m['allowance']}; "
                              f"{D.VEHICLES}, \"Vehicle Movement\")")

@@ -198,6 +198,8 @@ class GameState:
             "pending": [dict(p) for p in self.pending],
             "scores": dict(sorted(self.scores.items())), "pools": dict(sorted(self.pools.items())),
             "removed_terrain": list(self.removed_terrain),
+            "first_across": {str(k + 1): m for k, m in sorted(self.gate_firsts.items())},
+            "crossed_finish": list(self.crossed_finish),
             "over": self.over, "winner": self.winner, "setup_notes": list(self.setup_notes),
             "vehicles": {str(m): {
                 "name": v.name, "owner": v.owner, "type": v.type, "hp": v.hp, "max_hp": v.max_hp,
