@@ -1814,6 +1814,8 @@ def test_every_scenario_step_goes_through_the_pages_spec(path):
     data = load_scenario(path)
     rules = rule_system(data["rules"], data.get("options"))
     state = rules.new_game(data["rosters"], parse_scene(data, str(path)))
+    if data.get("state"):
+        rules.start_part_way(state, data["state"])
     dice = FixedDice(data.get("dice", []))
     session = GameSession(rules, state, dice, FixedChoices(data.get("choices", [])))
     for n, step in enumerate(data["steps"]):

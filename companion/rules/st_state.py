@@ -253,6 +253,8 @@ class GameState:
     winner: str | None = None
     why_over: str = ""
     notes: list[str] = field(default_factory=list)
+    #: The rosters' `square`s, [column, row] from 0 by marker: the square a car on a line starts in.
+    square_hints: dict = field(default_factory=dict, repr=False, compare=False)
     #: What the action being resolved has done so far, in words (its outcome's `events`).
     events: list[str] = field(default_factory=list, repr=False, compare=False)
     #: The cars the action being resolved has had put where the rules moved them (its `placed`).

@@ -36,6 +36,7 @@ rosters and state in `st_state`, the page's hooks in `st_views`.
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -44,7 +45,7 @@ from ..dice import ChoiceRequest, DiceRequest, Modifier, Roll
 from ..geometry import MM_PER_IN, Footprint, Pose, Sector, SquareGrid, in_sector, judge
 from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
 from . import st_data as D
-from .actions import ListOf, OneOf
+from .actions import ActionError, ListOf, OneOf, check_fields, json_text
 from .base import RuleOption, RulesError, RuleSystem, action, register
 from .poses import parse_pose
 from .st_state import ES, Box, GameState, Truck, Vehicle, new_vehicle, template
@@ -317,12 +318,20 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         tv.square = (D.TRUCK_FRONT_COLUMN, D.TRUCK_START_ROW)
         if self.option("board_anchor") == "table_centre":
             tv.square = (D.TRUCK_FRONT_COLUMN, self._truck_row(state, tv.pose, squares.get(tv.marker))[0])
-        for v in vehicles.values():
+        state.square_hints = squares
+        self._on_board(state)
+        return state
+
+    def _on_board(self, state: GameState) -> None:
+        """Each car on the table in the square the camera puts it in (a roster's `square` settles
+        one on a line); a car off the board waits to come on."""
+        for v in state.vehicles.values():
             if v.is_truck or v.pose is None:
                 continue
+            v.square = None
             where = self.locate(state, v, v.pose)
             sq, note = (None, "") if not any(map(self.on_grid, where["candidates"])) else \
-                self._square_at(state, v, v.pose, squares.get(v.marker), "starts")
+                self._square_at(state, v, v.pose, state.square_hints.get(v.marker), "starts")
             if sq is None:
                 # On the table but off the board: it waits to come on ("enter"), like a car not yet put down.
                 state.notes.append(f"{_the(v.name)} stands off the board: it comes on later")
@@ -331,17 +340,297 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 state.notes.append(note)
             v.square = sq
         self._check_no_sharing(state)
-        return state
 
-    def _origin(self, truck_pose: Pose, scene, s: float) -> Pose:
-        """The board's outer corner of square (0, 0): the back right corner, as the truck faces."""
+    def _origin(self, truck_pose: Pose, scene, s: float, row: int = D.TRUCK_START_ROW) -> Pose:
+        """The board's outer corner of square (0, 0): the back right corner, as the truck faces.
+        Laid from the truck, the truck stands in `row` (counted from 0): the central one at the
+        start, another in a game begun part way through."""
         if self.option("board_anchor") == "truck_start":
             # The truck's centre is where its squares 2 and 3 meet: 6 squares from the back,
-            # half-way across the central row.
-            corner = truck_pose.to_table(-6 * s, -4.5 * s)
+            # half-way across its row.
+            corner = truck_pose.to_table(-6 * s, -(row + 0.5) * s)
             return Pose(float(corner[0]), float(corner[1]), truck_pose.heading_deg)
         w, d = (scene.width_mm, scene.depth_mm) if scene is not None else (1219.2, 914.4)
         return Pose(w / 2 - 6 * s, d / 2 - 4.5 * s, 0.0)
+
+    # --- starting part way through a game -------------------------------------------------------
+
+    #: A game begun part way through (a scenario's "state" block): what play reaches, each field
+    #: and its shape (docs/rules/stop-the-truck.md, "Starting part way through a game").
+    PART_WAY_FIELDS = {"turn": "whole", "step": OneOf("between_turns", "select", "move"), "distance": "whole",
+                       "last_speed": "whole", "eliminated": "whole", "truck": "object", "vehicles": "object"}
+    #: The effects the RED and BLUE tables (and an emergency stop, a harpoon shot) leave on a vehicle,
+    #: by the names a state block gives them, each with the condition the rules keep.
+    EFFECT_FIELDS = {"binding_brakes": "flag", "steering_problem": "flag", "clutch_failure": "flag",
+                     "lost_gears": ListOf("whole"), "engine_fire": "whole", "steering_trouble": "whole",
+                     "cracked_chassis": "flag", "no_brakes": "flag", "pulls": OneOf("left", "right"),
+                     "fuel_blockage": "flag", "missed_gear": "flag", "dust_in_eyes": "flag",
+                     "emergency_stop": "flag", "harpoon_reloading": "flag"}
+    #: Effects that act on the next turn's picks only: set between turns.
+    NEXT_TURN_EFFECTS = ("missed_gear", "dust_in_eyes", "emergency_stop", "harpoon_reloading")
+    VEHICLE_FIELDS = {"gear": "whole", "structure": "whole", "driver": "whole", "shooting": "whole",
+                      "dropping": "whole", "hand_weapon_destroyed": "flag", "snake": "flag|object",
+                      "effects": "object", "out": OneOf("wrecked", "driver out", "off the board"),
+                      "square": SQUARE, "box": "text", "moved": "flag"}
+    TRUCK_FIELDS = {"gear": "whole", "structure": "whole", "max": "whole", "shotgun_destroyed": "flag",
+                    "bombers": ListOf("whole"), "gunner": "whole", "tyres_burst": "object", "top_gear_turns": "whole",
+                    "row": "whole", "effects": "object", "box": "text", "bomb1": SQUARE, "bomb2": SQUARE}
+
+    def _fields(self, where: str, declared: dict, block) -> dict:
+        if not isinstance(block, dict):
+            raise RulesError(f"{where} must be an object, not {json_text(block)}")
+        try:
+            check_fields(where, declared, block)
+        except ActionError as exc:
+            raise RulesError(str(exc)) from None
+        return block
+
+    @staticmethod
+    def _within(where: str, value: int, lo: int, hi: int, what: str) -> int:
+        if not lo <= value <= hi:
+            raise RulesError(f"{where}: {value} is not {what} ({lo} to {hi})")
+        return int(value)
+
+    def start_part_way(self, state: GameState, block: dict) -> None:
+        """A game part way through: the turns played and the squares gone, the truck's damage,
+        crew, tyres, gear and row, each vehicle's damage, gear, snake and lasting effects, and
+        where the turn is (between turns, picking boxes, or moving with some cars moved: the next
+        to move is the lightest left). Set on a copy, so a refusal changes nothing."""
+        work = copy.deepcopy(state)
+        self._start_part_way(work, block)
+        state.__dict__.update(work.__dict__)
+
+    def _start_part_way(self, state: GameState, block: dict) -> None:
+        b = self._fields("state", self.PART_WAY_FIELDS, block)
+        turn = self._within("state.turn", b.get("turn", 0), 0, 10_000, "a number of turns")
+        step = b.get("step", "between_turns")
+        if step != "between_turns" and turn < 1:
+            raise RulesError(f"state.step: {step} is part of a turn: say which turn (state.turn, from 1)")
+        distance = b.get("distance", 0)
+        if not 0 <= distance < int(self.option("distance_squares")):
+            raise RulesError(f"state.distance: {distance} squares; the truck wins at "
+                             f"{self.option('distance_squares')}, so a game under way has gone 0 to "
+                             f"{int(self.option('distance_squares')) - 1}")
+        tv, t = state.truck_vehicle, state.truck
+        tk = self._fields("state.truck", self.TRUCK_FIELDS, b.get("truck", {}))
+        if isinstance(b.get("vehicles"), dict) and str(tv.marker) in b["vehicles"]:
+            raise RulesError(f"state.vehicles.{tv.marker}: the truck's tracks, gear and row go under state.truck")
+        vb = self._fields("state.vehicles", {str(m): "object" for m, v in state.vehicles.items() if not v.is_truck},
+                          b.get("vehicles", {}))
+        # The truck's row: the board is laid from the truck, so every car's square is read again.
+        if "row" in tk:
+            row = self._within("state.truck.row", tk["row"], 1, D.BOARD_ROWS, "a row of the board") - 1
+            if self.option("board_anchor") == "table_centre":
+                if row != tv.square[1]:
+                    raise RulesError(f"state.truck.row: the board is centred on the table (option board_anchor), so "
+                                     f"the camera puts the truck in row {tv.square[1] + 1}, not {row + 1}")
+            else:
+                state.board_origin = self._origin(tv.pose, None, state.square_mm, row)
+                tv.square = (D.TRUCK_FRONT_COLUMN, row)
+        for key, spec in vb.items():
+            hint = spec.get("square") if isinstance(spec, dict) else None
+            if hint is not None:
+                state.square_hints[int(key)] = _sq(hint, f"state.vehicles.{key}.square")
+        state.notes = []
+        self._on_board(state)
+        # The truck's tracks (the truck sheet: Max's Shoot/Drive 0-8, the bombers and the gunner 0-10).
+        kind = tv.kind
+        where = "state.truck"
+        if "gear" in tk:
+            tv.gear = self._within(f"{where}.gear", tk["gear"], 1, kind.top_gear, f"a gear of {_the(tv.name)}")
+        if "structure" in tk:
+            tv.structure = self._within(f"{where}.structure", tk["structure"], 1, tv.max_structure,
+                                        "structure left (0 has stopped the truck)")
+        if "max" in tk:
+            tv.driver = self._within(f"{where}.max", tk["max"], 1, kind.driver_skill,
+                                     "points on Max's track (0 has stopped the truck)")
+        tv.weapon_lost = bool(tk.get("shotgun_destroyed", False))
+        tv.max_track()
+        if "bombers" in tk:
+            if len(tk["bombers"]) != 2:
+                raise RulesError(f"{where}.bombers: the two petrol bombers' points, [bomber 1, bomber 2]")
+            t.bombers = [self._within(f"{where}.bombers.{i}", n, 0, kind.bombers, "a petrol bomber's points")
+                         for i, n in enumerate(tk["bombers"])]
+        if "gunner" in tk:
+            t.gunner = self._within(f"{where}.gunner", tk["gunner"], 0, kind.gunner, "the crossbowman's points")
+        if "tyres_burst" in tk:
+            tb = self._fields(f"{where}.tyres_burst", {"left": "whole", "right": "whole"}, tk["tyres_burst"])
+            t.tyres_burst = {side: self._within(f"{where}.tyres_burst.{side}", tb.get(side, 0), 0, t.tyres_per_side,
+                                                f"burst tyres on a side (the front ones are protected)")
+                             for side in ("left", "right")}
+        if "top_gear_turns" in tk:
+            t.top_gear_turns = self._within(f"{where}.top_gear_turns", tk["top_gear_turns"], 0, turn,
+                                            "turns in top gear, at most the turns played")
+        self._set_effects(state, tv, tk.get("effects", {}), where, step, turn)
+        # Each gang vehicle (and any on Max's side): its tracks, gear, snake, effects, or out.
+        for key, spec in vb.items():
+            v = state.vehicles[int(key)]
+            self._part_way_vehicle(state, v, self._fields(f"state.vehicles.{key}", self.VEHICLE_FIELDS, spec),
+                                   f"state.vehicles.{key}", step, turn)
+        state.turn, state.distance = turn, distance
+        state.eliminated = self._within("state.eliminated", b.get("eliminated", 0), 0, 10_000,
+                                        "gang vehicles out of the game so far")
+        t.last_speed = self._within("state.last_speed", b.get("last_speed", 0), 0, 20, "the truck's speed last turn")
+        state.phase = "setup" if step == "between_turns" and turn == 0 else "turn_over" if step == "between_turns" \
+            else "select"
+        boxes = {m: spec.get("box") for m, spec in ((int(k), s) for k, s in vb.items())}
+        boxes[tv.marker] = tk.get("box")
+        for m, spec in vb.items():
+            if spec.get("moved") and step != "move":
+                raise RulesError(f"state.vehicles.{m}.moved: cars move in the move step (state.step \"move\")")
+        for name in ("bomb1", "bomb2"):
+            if tk.get(name) is not None and step == "between_turns":
+                raise RulesError(f"state.truck.{name}: the bomb squares are picked with the boxes (state.step "
+                                 f"\"select\" or \"move\")")
+        if step == "between_turns":
+            if any(k is not None for k in boxes.values()):
+                m = next(m for m, k in boxes.items() if k is not None)
+                raise RulesError(f"state.{'truck' if m == tv.marker else f'vehicles.{m}'}.box: boxes are picked in a "
+                                 f"turn (state.step \"select\" or \"move\")")
+            return
+        # Part way through turn `turn`: the boxes picked so far (secret until the truck declares).
+        for m, key in boxes.items():
+            if key is not None and not state.vehicles[m].on_board:
+                raise RulesError(f"state.vehicles.{m}.box: {_the(state.vehicles[m].name)} is not on the board")
+        for v in sorted(state.on_board(), key=lambda v: v.marker):
+            key = boxes.get(v.marker)
+            at = "state.truck" if v.is_truck else f"state.vehicles.{v.marker}"
+            if key is None:
+                if step == "move":
+                    raise RulesError(f"{at}.box: in the move step every vehicle on the board has picked its box")
+                continue
+            try:
+                v.choice = self._find_box(state, v, key)
+            except RulesError as exc:
+                raise RulesError(f"{at}.box: {exc}") from None
+        if tk.get("bomb1") is not None or tk.get("bomb2") is not None:
+            chosen = []
+            for i, name in enumerate(("bomb1", "bomb2")):
+                raw = tk.get(name)
+                if raw is None:
+                    chosen.append(None)
+                    continue
+                if t.bombers[i] <= 0:
+                    raise RulesError(f"state.truck.{name}: petrol bomber {i + 1} is out: no bomb square for him")
+                sq = _sq(raw, f"state.truck.{name}")
+                try:
+                    self._check_bomb_square(state, sq, i)
+                except RulesError as exc:
+                    raise RulesError(f"state.truck.{name}: {exc}") from None
+                chosen.append(sq)
+            t.bomb_squares, t.bomb_row = chosen, tv.square[1]
+        if step == "select":
+            return
+        # The move step: the truck has declared (its speed, each pick shown), the cars that have
+        # moved stand in the squares their boxes took them to, lightest first.
+        t.speed = tv.choice.forward
+        for o in state.on_board():
+            box = o.choice
+            if box.colour == "es":
+                o.no_shooting.append("emergency stop")
+                o.conditions["restart"] = True
+            else:
+                o.gear = box.gear
+            roll = self.roll_for_box(o, box)
+            if roll is not None:
+                o.roll_needed = roll
+                if roll == "red":
+                    o.no_shooting.append("a RED action")
+        movers = sorted((v for v in state.gang() if v.on_board), key=lambda v: (v.kind.order, v.marker))
+        waiting = None
+        for v in movers:
+            if not vb.get(str(v.marker), {}).get("moved"):
+                waiting = waiting or v
+                continue
+            if waiting is not None:
+                raise RulesError(f"state.vehicles.{v.marker}.moved: vehicles move lightest first, and "
+                                 f"{_the(waiting.name)} moves before {_the(v.name)}")
+            box = v.choice
+            side = box.side + (v.conditions.get("pull", 0) if box.colour != "es" else 0)
+            v.from_square = (v.square[0] - (box.forward - t.speed), v.square[1] - side)
+            v.moved = True
+            self._arrive(state, v, (box.forward - t.speed, side), came=v.square != v.from_square)
+        state.phase = "move"
+        self._advance(state, [])
+
+    def _part_way_vehicle(self, state: GameState, v: Vehicle, spec: dict, where: str, step: str, turn: int) -> None:
+        tpl = v.kind
+        if "out" in spec:
+            if set(spec) - {"out"}:
+                raise RulesError(f"{where}: a vehicle out of the game has no {', '.join(sorted(set(spec) - {'out'}))}")
+            v.out, v.square = spec["out"], None
+            v.conditions["out_turn"] = turn
+            return
+        if "gear" in spec:
+            v.gear = self._within(f"{where}.gear", spec["gear"], 1, tpl.top_gear, f"a gear of {_the(v.name)}")
+        if "structure" in spec:
+            v.structure = self._within(f"{where}.structure", spec["structure"], 1, v.max_structure,
+                                       "structure left (at 0 it is wrecked: say \"out\")")
+        if "driver" in spec:
+            v.driver = self._within(f"{where}.driver", spec["driver"], 1, tpl.driver_skill,
+                                    f"{'flying' if tpl.flying else 'driver'} skill left (at 0 the driver is out: "
+                                    f"say \"out\")")
+        if "shooting" in spec:
+            v.shooting = self._within(f"{where}.shooting", spec["shooting"], 0, tpl.shooting_skill, "shooting skill left")
+        if "dropping" in spec:
+            if not tpl.flying:
+                raise RulesError(f"{where}.dropping: only the auto-gyro drops (its dropping skill)")
+            v.dropping = self._within(f"{where}.dropping", spec["dropping"], 0, tpl.dropping_skill,
+                                      "dropping skill left")
+        if spec.get("hand_weapon_destroyed"):
+            v.weapon_lost, v.shooting = True, 0
+        snake = spec.get("snake")
+        if snake is True:
+            v.snake = {"active": D.SNAKE_ACTIVE_TURNS, "asleep": False}
+        elif isinstance(snake, dict):
+            sn = self._fields(f"{where}.snake", {"active": "whole", "asleep": "flag"}, snake)
+            v.snake = {"active": self._within(f"{where}.snake.active", sn.get("active", D.SNAKE_ACTIVE_TURNS), 0, 10,
+                                              "turns the snake stays awake"),
+                       "asleep": bool(sn.get("asleep", False))}
+        if v.snake is not None and (tpl.flying or self.truck_side(state, v)):
+            raise RulesError(f"{where}.snake: the auto-gyro drops snakes on the gang's vehicles, not on "
+                             f"{_the(v.name)}")
+        self._set_effects(state, v, spec.get("effects", {}), where, step, turn)
+
+    def _set_effects(self, state: GameState, v: Vehicle, effects, where: str, step: str, turn: int) -> None:
+        """The lasting effects of the RED and BLUE tables (and the next turn's of an emergency stop,
+        a missed gear, dust, a harpoon shot) as a state block names them."""
+        where = f"{where}.effects"
+        e = self._fields(where, self.EFFECT_FIELDS, effects)
+        c, tpl = v.conditions, v.kind
+        for name in self.NEXT_TURN_EFFECTS:
+            if e.get(name) and step != "between_turns":
+                raise RulesError(f"{where}.{name}: it acts on the next turn's pick: set it between turns "
+                                 f"(state.step \"between_turns\")")
+        flags = {"binding_brakes": "no_top_gear", "steering_problem": "only_yellow", "cracked_chassis": "cracked_chassis",
+                 "no_brakes": "no_brakes", "fuel_blockage": "no_top_speed", "missed_gear": "gear_down_next",
+                 "dust_in_eyes": "dust", "emergency_stop": "restart"}
+        for name, cond in flags.items():
+            if e.get(name):
+                c[cond] = True
+        if e.get("emergency_stop") and (v.is_truck or tpl.flying):
+            raise RulesError(f"{where}.emergency_stop: {_the(v.name)} has no emergency stop box")
+        if e.get("clutch_failure"):
+            c["stuck_gear"] = v.gear
+        if e.get("lost_gears"):
+            lost = sorted(set(e["lost_gears"]))
+            for g in lost:
+                self._within(f"{where}.lost_gears", g, 1, tpl.top_gear, f"a gear of {_the(v.name)}")
+            if len(lost) >= tpl.top_gear:
+                raise RulesError(f"{where}.lost_gears: a vehicle keeps one gear at least (RED table: lose a gear)")
+            c["lost_gears"] = lost
+        if "engine_fire" in e:
+            c["only_green"] = self._within(f"{where}.engine_fire", e["engine_fire"], 1, 2,
+                                           "turns left before the fire goes out (sheet RED ROLL 8: \"in 2 goes\")")
+        if "steering_trouble" in e:
+            c["red_plus"] = self._within(f"{where}.steering_trouble", e["steering_trouble"], 1, 9,
+                                         "points added to RED driving rolls")
+        if "pulls" in e:
+            c["pull"] = 1 if e["pulls"] == "left" else -1
+        if e.get("harpoon_reloading"):
+            if not tpl.harpoon:
+                raise RulesError(f"{where}.harpoon_reloading: only the harpoon van reloads")
+            v.reload, c["reload_turn"] = True, turn + 1
 
     def truck_side(self, state: GameState, v: Vehicle) -> bool:
         """On Max's side: the truck, the auto-gyro ("Comes on The Truck's side"), and any vehicle on
