@@ -587,6 +587,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             status = spec["status"]
             if "hp" in spec:
                 v.hp = int(spec["hp"])
+                v.destroyed = False         # the block's word over a roster's hp 0
             if status == "destroyed":
                 v.hp, v.destroyed = 0, True
             v.ever_damaged = v.ever_damaged or v.hp < v.max_hp
