@@ -688,7 +688,8 @@ class CarCult(CarCultViews, RuleSystem):
     def _close_activation(self, state: GameState, v: Car) -> list[str]:
         state.activated.append(v.marker)
         state.active_marker = None
-        state.turn += 1
+        if v.in_play:
+            state.turn += 1                      # a casualty has left the order: `turn` is at the next car
         return [f"the {v.name}'s activation ends"]
 
     def _next_up(self, state: GameState) -> list[str]:
@@ -822,13 +823,13 @@ class CarCult(CarCultViews, RuleSystem):
     @staticmethod
     def _leave_order(state: GameState, car: Car) -> None:
         """A casualty is "removed" ("Attacking opponents", 6): it leaves the round's order, so
-        nothing lists it or offers it an activation. `turn` keeps pointing at the same car: one
-        before it that leaves moves it back one; the active car itself too, so that ending its
-        activation (turn + 1) comes to the car after it."""
+        nothing lists it or offers it an activation. `turn` keeps pointing at the same car (one
+        before it leaving moves it back one); the active car leaving leaves it at the car after
+        it, which its activation's end then does not step past (`_close_activation`)."""
         for k, (_, m) in enumerate(state.order):
             if m == car.marker:
                 del state.order[k]
-                if k < state.turn or (k == state.turn and state.active_marker == car.marker):
+                if k < state.turn:
                     state.turn -= 1
                 return
 
