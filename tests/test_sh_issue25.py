@@ -223,3 +223,17 @@ def test_a_wreck_and_a_trailer_cut_loose_take_their_riders_and_a_hidden_buggy_ca
     rules, state = part_way({"vehicles": {str(rig["marker"]): {"hp": {"tractor": 0}, "destroyed": True}}}, data)
     assert all(w.out for w in state.warriors.values() if w.vehicle == rig["marker"])
     assert state.vehicles[buggy].destroyed
+
+
+def test_the_docs_example_block_is_taken_on_scenario_26s_game():
+    """docs/rules/shattered-highways.md's example `state` block, as written, on the fleets of
+    scenario 26 (Max's Interceptor 10 and Rust Bucket 11, Joe's War Rig 20 and Buggy 21)."""
+    import json
+    import re
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "rules" / "shattered-highways.md").read_text()
+    block = json.loads("{" + re.search(r'```json\n(\s*"state": \{.*?\n\})\n```', doc, re.S).group(1) + "}")["state"]
+    rules, state = part_way(block, load_scenario(HERE / "26-rig-sideswipe.json"))
+    assert state.round == 2 and state.active.marker == 20
+    assert state.vehicles[11].destroyed and all(w.out for w in state.warriors.values() if w.id.startswith("Max:11:"))
+    assert state.warriors["Max:10:P1"].vehicle == 20 and state.warriors["Max:10:P1"].seat is None
+    assert state.warriors["Max:10:D"].jammed and 11 in state.vehicles[20].rammed_with

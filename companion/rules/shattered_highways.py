@@ -1134,7 +1134,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                              f"they are against the target vehicle\"); it stands {gap.distance_mm / MM_PER_IN:.2f} in "
                              f"from it")
         declared = declared or {}
-        for key, field_name, mine, other in (("with", self.DECLARED[n][0], fp, aim), ("at", self.DECLARED[n][1], aim, fp)):
+        for key, mine, other in (("with", fp, aim), ("at", aim, fp)):
             said = declared.get(key)
             if said is None:
                 continue
@@ -1142,7 +1142,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             if said not in meeting:
                 whose = "its" if key == "with" else f"the {target.name}'s"
                 raise RulesError(f"{whose} {said} does not meet the other car where they stand: "
-                                 f"{' or '.join(meeting)} does" + (f" ('{field_name}')" if n else ""))
+                                 f"{' or '.join(meeting)} does"
+                                 + (f" (as declared for the {('second', 'third')[n - 1]} target)" if n else ""))
 
     #: The fields declaring each target's sections ("I'm going to ram the rear of their car with
     #: the front of mine"): the attacker's section and the target's, for the first target, the
