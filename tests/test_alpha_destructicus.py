@@ -222,12 +222,30 @@ def test_option_speed_freak():
     steps = [{"round": {}}, {"act": "repair", "freak": "Zed", "component": "engine"},
              {"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[200, 200, 0], [300, 200, 0]]},
              {"end_turn": True}]
-    out = play(steps, [5], choices=["Ann", "Ann"])
-    assert any("Speed Freak: Zed drove the Rhinocerator only 3.94 in" in e for e in out["steps"][3]["events"])
+    # The book's reading (the default): refused, unless the drive said the way was blocked.
     with pytest.raises(ScenarioError, match="drive on, or say the way was blocked"):
-        play(steps, [5], {"speed_freak": "refuse"}, choices=["Ann", "Ann"])
+        play(steps, [5], choices=["Ann", "Ann"])
+    out = play(steps, [5], {"speed_freak": "remind"}, choices=["Ann", "Ann"])
+    assert any("Speed Freak: Zed drove the Rhinocerator only 3.94 in" in e for e in out["steps"][3]["events"])
     steps[2]["blocked"] = True
-    assert play(steps, [5], {"speed_freak": "refuse"}, choices=["Ann", "Ann"])["steps"][3]["chip"] == "Ann"
+    assert play(steps, [5], choices=["Ann", "Ann"])["steps"][3]["chip"] == "Ann"
+
+
+def test_speed_freak_holds_only_where_6_inches_were_possible():
+    """ "if possible" ("Characters"): a car whose movement left cannot make up the 6 in, a driver who
+    spends his turn getting up, and a car whose engine does not work are not held to it."""
+    def down(state):
+        working(10)(state)
+        state.freaks["Zed"].down = True
+    for options, prep, first in (({}, working(10), {"act": "drive", "freak": "Zed", "vehicle": 10, "to": [300, 200, 0]}),
+                                 ({"down_gets_up": "spends_turn"}, down, {"act": "activate", "freak": "Zed"}),
+                                 ({}, None, {"act": "activate", "freak": "Zed"})):   # his engine is still broken
+        s = session({**options, "chip_draw": "declared"}, [], prep)
+        s.act(first)
+        if first["act"] == "drive":                               # 3.94 in driven; (rubble paid) 1.57 in left
+            s.state.spent_mm = s.state.budget_mm - 40.0
+        out = s.end_turn()
+        assert not any("Speed Freak" in e for e in out["events"]) and s.state.freaks["Zed"].moved
 
 
 def test_option_down_gets_up():
@@ -644,7 +662,8 @@ def test_fire_burns_at_the_end_of_the_drivers_turn():
         working(10)(state)
         state.vehicles[10].burning = True
         state.vehicles[10].component("machine guns").status = "damaged"
-    s = session({}, [3, 5, 1], prep, choices=["Bob"])        # repair at -1: 3 - 1 = 2 fails
+    # (speed_freak: remind: Zed does not drive the working tank; the fire is the point here)
+    s = session({"speed_freak": "remind"}, [3, 5, 1], prep, choices=["Bob"])   # repair at -1: 3 - 1 = 2 fails
     out = s.act({"act": "repair", "freak": "Zed", "component": "machine guns"})
     assert out["result"] == "failed" and out["rolls"][0]["modifiers"][0]["value"] == -1
     end = s.end_turn()                                       # Zed rolls 5: unhurt; the engine 1: damaged
@@ -766,7 +785,8 @@ class Table:
     one player's chips."""
 
     def __init__(self):
-        rules = rule_system("alpha_destructicus")
+        # Drivers here end turns short of 6 in where the game's point is elsewhere: Speed Freak reminds.
+        rules = rule_system("alpha_destructicus", {"speed_freak": "remind"})
         self.s = GameSession(rules, rules.new_game(copy.deepcopy(ROSTERS), parse_scene(SCENE)), None)
         self.kinds = set()
         self.out = []
@@ -1589,7 +1609,8 @@ def test_an_activation_through_the_table_game_with_the_pages_requests(demo_table
     for k in range(1, 11):                                    # 50 mm more (short of the Waldo ahead)
         show({**where, 10: (x0 + 100.0 + 5.0 * k, y0, h0)})
     show({**where, 10: (x0 + 150.0, y0, h0)}, 3)
-    g = post("/api/act", {"act": "drive", "freak": driver, "vehicle": 10})
+    # 5.91 in in all: the Waldo ahead blocks the way (Speed Freak's "if possible", said by the drive).
+    g = post("/api/act", {"act": "drive", "freak": driver, "vehicle": 10, "blocked": True})
     second = g["last_outcome"]["event"]["outcome"]
     assert second["moved_in"] == pytest.approx(50 / 25.4, abs=0.1)
     assert g["game"]["state"]["activation"]["spent_in"] == pytest.approx(150 / 25.4, abs=0.15)

@@ -463,3 +463,209 @@ def build_game(rosters: list[dict], scene, waldo_armour: int = 0) -> GameState:
     table = (scene.width_mm, scene.depth_mm) if scene is not None else (1219.2, 812.8)
     return GameState(players, vehicles, freaks, terrain, gates, table,
                      scores={p: 0 for p in players}, destroyed_by={p: 0 for p in players})
+
+
+# --- a game part way through ------------------------------------------------------------
+#
+# A scenario's "state" block (docs/rules/alpha-destructicus.md, "Starting part way through a
+# game"): what play would have reached, set on a new game, checked as strictly as rosters.
+
+STATE_FIELDS = {"round": "whole", "chip": "text", "scores": "object", "destroyed_by": "object",
+                "vehicles": "object", "freaks": "object", "terrain": "object"}
+VEHICLE_FIELDS = {"armour": "object", "components": "object", "burning": "flag", "destroyed": "flag",
+                  "removed": "flag", "pending": "object", "last_gate": "text", "last_driver": "text"}
+PENDING_FIELDS = {"table": "text", "result": "whole", "heading_deg": "number"}
+FREAK_FIELDS = {"wounds": "whole", "out": "flag", "down": "flag", "moved": "flag", "aboard": "marker",
+                "seat": "text", "at": "point", "drove_before": "marker"}
+TERRAIN_FIELDS = {"breached": "any", "wall_armour": "object", "burning": "flag", "offset_mm": "point"}
+#: The hit tables' results that wait for the driver's next turn (a pending hit).
+WAITING = {"glancing": D.PENDING_GLANCING, "penetrating": (4,), "bike": (2,)}
+#: Those that slide "in its last direction of movement", which the block must give.
+SLIDES = {("glancing", 6), ("penetrating", 4)}
+
+
+def _fields(where: str, declared: dict, block) -> dict:
+    from .actions import ActionError, check_fields
+    if not isinstance(block, dict):
+        raise RulesError(f"{where} must be an object, not {block!r}")
+    try:
+        check_fields(where, declared, block)
+    except ActionError as exc:
+        raise RulesError(str(exc)) from None
+    return block
+
+
+def _whole(where: str, value, low: int, high: int | None = None) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
+        span = f"from {low} to {high}" if high is not None else f"of {low} or more"
+        raise RulesError(f"{where} must be a whole number {span}, not {value!r}")
+    return value
+
+
+def start_part_way(state: GameState, block: dict, chips_declared: bool) -> None:
+    """Set what play reached: damage, fire, hits waiting, wounds, who is where, last gates,
+    breaches, scores, the round and the chips. Raises RulesError naming the first thing wrong,
+    with its path in the block (nothing is half set: the caller builds the game anew)."""
+    _fields("state", STATE_FIELDS, block)
+    gates = {g.name for g in state.gates}
+    for key, spec in (block.get("vehicles") or {}).items():
+        where = f"state.vehicles.{key}"
+        if not str(key).lstrip("-").isdigit() or int(key) not in state.vehicles:
+            raise RulesError(f"{where}: no vehicle with marker {key} (vehicles: "
+                             f"{', '.join(str(m) for m in state.vehicles)})")
+        v = state.vehicles[int(key)]
+        _fields(where, VEHICLE_FIELDS, spec)
+        for facing, value in (spec.get("armour") or {}).items():
+            w = f"{where}.armour.{facing}"
+            if facing not in D.ARMOUR_FACINGS:
+                raise RulesError(f"{w}: armour facings are {', '.join(D.ARMOUR_FACINGS)}")
+            if v.kind.hit_table == "bike" and value != v.armour_of(facing):
+                raise RulesError(f"{w}: a {v.type} never loses armour ({D.sec('Vehicles')}); it has "
+                                 f"{v.armour_of(facing)}")
+            v.armour[facing] = _whole(w, value, 0, v.armour_of(facing))
+        for name, status in (spec.get("components") or {}).items():
+            w = f"{where}.components.{name}"
+            c = next((c for c in v.components if c.name == name), None)
+            if c is None:
+                raise RulesError(f"{w}: the {v.name} has no component '{name}' (it has: "
+                                 f"{', '.join(c.name for c in v.components) or 'none'})")
+            if status not in ("working", "damaged", "destroyed"):
+                raise RulesError(f"{w} must be working, damaged or destroyed, not {status!r}")
+            c.status = status
+        for flag in ("burning", "destroyed", "removed"):
+            if spec.get(flag) is not None:
+                setattr(v, flag, spec[flag])
+        if v.removed:
+            v.destroyed = True              # removed from play: a wreck gone from the table
+        if "pending" in spec:
+            p = spec["pending"]
+            v.pending, v.pending_table, v.pending_heading, v.pending_since = 0, "", None, state.activation
+            if p is not None:
+                w = f"{where}.pending"
+                _fields(w, PENDING_FIELDS, p)
+                table, n = p.get("table"), p.get("result")
+                if table not in WAITING:
+                    raise RulesError(f"{w}.table must be one of {', '.join(WAITING)}, not {table!r}")
+                if (table == "bike") != (v.kind.hit_table == "bike"):
+                    raise RulesError(f"{w}.table: the {v.name} ({v.type}) takes "
+                                     + ("bike" if v.kind.hit_table == "bike" else "glancing and penetrating") + " hits")
+                if n not in WAITING[table]:
+                    raise RulesError(f"{w}.result: of the {table} table only {', '.join(map(str, WAITING[table]))} wait "
+                                     f"for the driver's next turn, not {n!r}")
+                if ((table, n) in SLIDES) != (p.get("heading_deg") is not None):
+                    raise RulesError(f"{w}.heading_deg: " + (
+                        "a rollover moves \"in its last direction of movement\": give the heading it travelled "
+                        "before it rolled" if (table, n) in SLIDES else "only a rollover has one"))
+                v.pending, v.pending_table = n, table
+                v.pending_heading = None if p.get("heading_deg") is None else float(p["heading_deg"])
+        if "last_gate" in spec:
+            if spec["last_gate"] is not None and spec["last_gate"] not in gates:
+                raise RulesError(f"{where}.last_gate: no gate '{spec['last_gate']}' (gates: "
+                                 f"{', '.join(sorted(gates)) or 'none'})")
+            v.last_gate = spec["last_gate"]
+        if spec.get("last_driver") is not None:
+            if spec["last_driver"] not in state.freaks:
+                raise RulesError(f"{where}.last_driver: no freak '{spec['last_driver']}'")
+            f = state.freaks[spec["last_driver"]]
+            v.last_driver, v.last_team = f.id, f.player
+    for name, spec in (block.get("terrain") or {}).items():
+        where = f"state.terrain.{name}"
+        if name not in state.terrain:
+            raise RulesError(f"{where}: no terrain '{name}' (there is: {', '.join(state.terrain) or 'none'})")
+        t = state.terrain[name]
+        _fields(where, TERRAIN_FIELDS, spec)
+        walls = len(t.points)
+        for key in ("breached", "wall_armour", "burning"):
+            if spec.get(key) is not None and t.kind != "building":
+                raise RulesError(f"{where}.{key}: {name} is {t.kind}, not a building")
+        if spec.get("offset_mm") is not None:
+            if t.kind != "barrier":
+                raise RulesError(f"{where}.offset_mm: only a normal barrier is knocked away; {name} is {t.kind}")
+            t.offset_mm = (float(spec["offset_mm"][0]), float(spec["offset_mm"][1]))
+        for k, value in (spec.get("wall_armour") or {}).items():
+            w = f"{where}.wall_armour.{k}"
+            if not str(k).isdigit() or int(k) >= walls:
+                raise RulesError(f"{w}: {name}'s walls are numbered 0 to {walls - 1}")
+            t.wall_armour[int(k)] = _whole(w, value, 0, D.BUILDING_ARMOUR)
+        if spec.get("burning") is not None:
+            t.burning = spec["burning"]
+        if spec.get("breached") is not None:
+            b = spec["breached"]
+            if not isinstance(b, list) or len(set(map(repr, b))) != len(b):
+                raise RulesError(f"{where}.breached must be a list of different wall numbers, not {b!r}")
+            t.breached = [_whole(f"{where}.breached", k, 0, walls - 1) for k in b]
+            if len(t.breached) >= D.RUBBLE_AFTER_BREACHES:
+                # "If more than 1 wall of the building is breached, it is reduced to rubble".
+                t.kind = "rubble"
+    for name, spec in (block.get("freaks") or {}).items():
+        where = f"state.freaks.{name}"
+        if name not in state.freaks:
+            raise RulesError(f"{where}: no freak '{name}' (freaks: {', '.join(state.freaks)})")
+        f = state.freaks[name]
+        _fields(where, FREAK_FIELDS, spec)
+        if spec.get("aboard") is not None and spec.get("at") is not None:
+            raise RulesError(f"{where}: aboard a vehicle or 'at' a spot on foot, not both")
+        if spec.get("seat") is not None and spec.get("aboard") is None:
+            raise RulesError(f"{where}.seat: a seat is in a vehicle: say which ('aboard')")
+        if spec.get("aboard") is not None:
+            if spec["aboard"] not in state.vehicles:
+                raise RulesError(f"{where}.aboard: no vehicle with marker {spec['aboard']}")
+            seat = spec.get("seat", "passenger")
+            if seat not in ("driver", "passenger", "clinging"):
+                raise RulesError(f"{where}.seat must be driver, passenger or clinging, not {seat!r}")
+            f.aboard, f.seat, f.pos = spec["aboard"], seat, None
+        elif spec.get("at") is not None:
+            f.aboard, f.seat, f.pos = None, None, (float(spec["at"][0]), float(spec["at"][1]))
+        if spec.get("wounds") is not None:
+            f.wounds = _whole(f"{where}.wounds", spec["wounds"], 1, D.WOUNDS)
+        if spec.get("out"):
+            if spec.get("wounds") is not None or spec.get("aboard") is not None or spec.get("at") is not None:
+                raise RulesError(f"{where}: a freak out of the game has no wounds left and is nowhere: "
+                                 f"give 'out' alone")
+            f.out, f.wounds, f.aboard, f.seat, f.pos = True, 0, None, None, None
+        if spec.get("down") is not None:
+            f.down = spec["down"]
+        if spec.get("moved") is not None:
+            f.moved = spec["moved"]
+        if spec.get("drove_before") is not None:
+            if spec["drove_before"] not in state.vehicles:
+                raise RulesError(f"{where}.drove_before: no vehicle with marker {spec['drove_before']}")
+            f.drove_before = spec["drove_before"]
+    # Who sits where, once everybody is placed: one driver a vehicle, a bike's single seat.
+    for v in state.vehicles.values():
+        drivers = state.aboard(v.marker, "driver")
+        if len(drivers) > 1:
+            raise RulesError(f"state.freaks: the {v.name} has two drivers ({', '.join(f.id for f in drivers)})")
+        if v.kind.seats is not None and len(state.inside(v.marker)) > v.kind.seats:
+            raise RulesError(f"state.freaks: the {v.name} is a single-occupant {v.type}")
+        if drivers and not (block.get("vehicles") or {}).get(str(v.marker), {}).get("last_driver"):
+            v.last_team, v.last_driver = drivers[0].player, drivers[0].id
+            drivers[0].drove_before = v.marker
+    if block.get("round") is not None:
+        state.round = _whole("state.round", block["round"], 0, D.ROUNDS)
+    for key in ("scores", "destroyed_by"):
+        for player, value in (block.get(key) or {}).items():
+            if player not in state.players:
+                raise RulesError(f"state.{key}.{player}: no player '{player}' (players: {', '.join(state.players)})")
+            getattr(state, key)[player] = _whole(f"state.{key}.{player}", value, 0)
+    # The round under way: the chips of the freaks who have not moved are still in the bag.
+    moved = [f for f in state.freaks.values() if f.moved]
+    if (moved or block.get("chip") is not None) and state.round == 0:
+        raise RulesError("state.round: a freak has moved (or a chip is drawn) in round 0; say which round it is")
+    for f in moved:
+        if f.out:
+            raise RulesError(f"state.freaks.{f.id}.moved: he is out of the game")
+    if moved or block.get("chip") is not None:
+        state.bag = [f.player for p in state.players for f in state.alive(p) if not f.moved]
+        chip = block.get("chip")
+        if chip is not None:
+            if chips_declared:
+                raise RulesError("state.chip: with chips declared (option chip_draw) no chip waits drawn: the "
+                                 "first action of a freak names it")
+            if chip not in state.bag:
+                raise RulesError(f"state.chip: {chip} has no freak left to move this round")
+            state.bag.remove(chip)
+            state.chip = chip
+        elif not chips_declared and state.bag:
+            raise RulesError("state.chip: the round is under way and chips are drawn by hand (option chip_draw): "
+                             "say whose chip is out of the bag now")

@@ -22,6 +22,7 @@ from ..geometry import (Footprint, Obstacles, Pose, Terrain, around, closest_dis
 from ..geometry.pose import MM_PER_IN
 from . import ad_data as D
 from .ad_state import Freak, GameState, Vehicle, build_game
+from .ad_state import start_part_way as part_way
 from .ad_views import AlphaDestructicusViews, _jump_span
 from .actions import OneOf
 from .base import RuleOption, RulesError, RuleSystem, action, register
@@ -69,10 +70,12 @@ OPTIONS = (
     RuleOption("turn_tolerance_deg", 5.0, None, sec("Vehicles"),
                'A tracked path wobbles. A heading change smaller than this (degrees) between two poses of a '
                'path is not a turn (it costs nothing and does not restart a truck\'s 3").'),
-    RuleOption("speed_freak", "remind", ("remind", "refuse"), sec("Characters"),
-               '"Speed Freak: ... must ALWAYS move at least 6" in that vehicle if possible". "remind": the end '
-               'of the activation says so; "refuse": the activation cannot end while a driver of a working '
-               'vehicle moved less than 6", unless a drive said "blocked" (it was not possible).'),
+    RuleOption("speed_freak", "refuse", ("refuse", "remind"), sec("Characters"),
+               '"Speed Freak: A Freak who is in a vehicle must ALWAYS move at least 6" in that vehicle if '
+               'possible". "refuse" (as written): his turn cannot end while he drives a working vehicle that '
+               'moved less than 6" and could have gone on; a drive says "blocked" when the way was not open (a '
+               'car stopped by a ram, a forced stop or a landing, or one whose movement left cannot make up the '
+               '6", is not held to it); "remind": the end of his turn only says so.'),
     RuleOption("down_gets_up", "acts", ("acts", "spends_turn"), sec("Characters"),
                '"A freak who is wounded falls down and lies still until his next turn." "acts": at his next '
                'turn he gets up and acts as usual; "spends_turn": getting up is all he does that turn.'),
@@ -185,6 +188,13 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
     def new_game(self, rosters: list[dict], scene) -> GameState:
         """Freaks and vehicles from rosters, placed at the scene's poses; terrain and gates from the scene."""
         return build_game(rosters, scene, int(self.option("waldo_armour")))
+
+    def start_part_way(self, state: GameState, block: dict) -> None:
+        """A game part way through (a scenario's `state` block): damage, fire, hits waiting, wounds,
+        who is where, last gates, breaches, scores, the round and its chips (`ad_state.start_part_way`;
+        docs/rules/alpha-destructicus.md, "Starting part way through a game")."""
+        if block:
+            part_way(state, block, self.option("chip_draw") == "declared")
 
     def update_poses(self, state: GameState, poses: dict) -> None:
         """As the base's, but a destroyed vehicle's hulk follows the camera too: a wreck stays on
@@ -374,12 +384,18 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         possible" ("Characters"): what falls short this turn, in words, or None."""
         driving = state.drove if state.drove is not None else (f.aboard if f.seat == "driver" else None)
         dv = state.vehicles.get(driving) if driving is not None else None
-        if dv is not None and f.aboard == dv.marker and f.seat == "driver" and dv.functional \
-                and not state.stopped and state.ground_mm < inches(D.SPEED_FREAK_IN) - 1e-6 \
-                and not state.blocked:
-            return (f"Speed Freak: {f.id} drove the {dv.name} only {_fmt_in(state.ground_mm)} "
-                    f"(at least 6 in if possible; {sec('Characters')})")
-        return None
+        if dv is None or f.aboard != dv.marker or f.seat != "driver" or not dv.functional or state.stopped \
+                or state.blocked or state.getting_up or state.ground_mm >= inches(D.SPEED_FREAK_IN) - 1e-6:
+            return None
+        # "if possible": the movement it has left this turn must still make up the 6 in.
+        if state.drove == dv.marker:
+            left = state.budget_mm - state.spent_mm
+        else:
+            left = inches(dv.kind.base_move_in) - (inches(D.SHAKEN_LOSS_IN) if self._shaken_due(state, dv) else 0.0)
+        if state.ground_mm + left < inches(D.SPEED_FREAK_IN) - 1e-6:
+            return None
+        return (f"Speed Freak: {f.id} drove the {dv.name} only {_fmt_in(state.ground_mm)} "
+                f"(at least 6 in if possible; {sec('Characters')})")
 
     def _reset_activation(self, state: GameState) -> None:
         state.acting, state.chip = None, None
@@ -518,9 +534,12 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         throw = yield DiceRequest(("d6",), purpose, who)
         return throw.faces[0]
 
-    def _2d6(self, purpose: str, who: str = ""):
+    def _2d6(self, purpose: str, who: str, rolls: list):
+        """2d6 (the hit tables' moves, a wreck's scatter): their sum; both faces go in `rolls`."""
         throw = yield DiceRequest(("d6", "d6"), purpose, who)
-        return sum(throw.faces)
+        faces = [int(x) for x in throw.faces]
+        rolls.append({"asked": purpose, "faces": faces, "face": sum(faces), "total": sum(faces), "modifiers": []})
+        return sum(faces)
 
     # --- harm to freaks ------------------------------------------------------------------
 
@@ -768,7 +787,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                     crossed.append((along + d * self._crossed_at(v, gate, poses[i], poses[i + 1]), i, k, gate))
             along += d
         crossed.sort(key=lambda c: c[:3])
-        for at_mm, _i, _k, gate in crossed:
+        for _at, _i, _k, gate in crossed:
             if airborne and not self.option("airborne_scores"):
                 events.append(f"the {v.name} flies through {gate.name}: no point in the air "
                               f"(airborne_scores=False)")
@@ -782,7 +801,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                 v.last_gate = gate.name
                 scored.append({"gate": gate.name, "player": driver.player})
                 events.append(f"the {v.name} drives through {gate.name}: 1 point to {driver.player} "
-                              f"({state.scores[driver.player]} now), {_fmt_in(at_mm)} along its way")
+                              f"({state.scores[driver.player]} now)")
         return scored
 
     def _crossed_at(self, v: Vehicle, gate, a: Pose, b: Pose) -> float:
@@ -1170,7 +1189,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         what = self._pending_words(v)
         stop = (v.pending_table == "glancing" and v.pending in (3, 6)) or v.pending_table == "penetrating"
         if stop:
-            dist_in = yield from self._2d6(f"{what}: inches it moves", v.name)
+            dist_in = yield from self._2d6(f"{what}: inches it moves", v.name, rolls)
         else:
             dist_in = D.FORCED_AHEAD_IN
         heading = v.pending_heading
@@ -1994,9 +2013,11 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             yield from self._explode(state, v, inches(D.EXPLOSION_IN), D.EXPLOSION_STRENGTH, events, rolls, action)
 
     def _burning_wreck(self, state: GameState, v: Vehicle, events, rolls, action):
-        dist_in = yield from self._2d6(f"burning wreck: inches the {v.name} scatters", v.name)
+        dist_in = yield from self._2d6(f"burning wreck: inches the {v.name} scatters", v.name, rolls)
         way = yield from self._d6("burning wreck: direction (1 = straight ahead, each face 60 deg anticlockwise)",
                                   v.name)
+        rolls.append({"asked": f"burning wreck: the {v.name}'s direction", "face": way, "total": way,
+                      "modifiers": []})
         turned = v.pose.moved(turn_deg=(way - 1) * 60.0)
         xy = turned.moved(inches(dist_in)).xy
         yield from self._put(state, v, Pose(float(xy[0]), float(xy[1]), v.pose.heading_deg, v.pose.sigma_mm,
