@@ -1410,6 +1410,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         travel = {"forward": 0.0, "backward": 0.0}       # ground driven each way, and slow ground of it
         slow_way = {"forward": 0.0, "backward": 0.0}
         slow = [t for t in state.live_terrain() if _terrain_kind(self, t) == "slow"]
+        grown: dict = {}            # slow ground grown by the car's shape, by heading (_slow_on)
         on_the_spot = self.option("path_reading") == "on_the_spot"
         # Turning is summed into runs in one direction (a counter-turn within the tolerance is
         # camera jitter, absorbed); each run of up to 45 degrees is a manoeuvre.
@@ -1448,7 +1449,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 # Too short to tell its direction (the camera's steps are a few mm), but it is
                 # ground covered all the same, slow ground included.
                 dist_mm += run
-                slow_mm += self._slow_on(v, slow, a, b)
+                slow_mm += self._slow_on(v, slow, a, b, grown)
                 continue
             mid = Pose(a.x_mm, a.y_mm, a.heading_deg + signed / 2)
             along = float(d @ mid.forward)
@@ -1467,7 +1468,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 if not self.option("boost_counts"):
                     continue
             way = "forward" if along > 0 else "backward"
-            on_slow = self._slow_on(v, slow, a, b)
+            on_slow = self._slow_on(v, slow, a, b, grown)
             travel[way] += run
             slow_way[way] += on_slow
             dist_mm += run
@@ -1535,7 +1536,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 "direction": going, "cost_mm": round(cost_mm, 2), "allowance_mm": round(allowance_mm, 2),
                 "allowance": " ".join(why), "verdict": verdict}
 
-    def _slow_on(self, v: Vehicle, slow: list, a: Pose, b: Pose) -> float:
+    def _slow_on(self, v: Vehicle, slow: list, a: Pose, b: Pose, cache: dict | None = None) -> float:
         """How much of a step's ground is driven through slow terrain: counted again (CORE,
         "Slow": "All movement through slow terrain counts as double the distance actually
         travelled"), unless the car is Rugged. slow_measure "any_part" (CORE, "Measuring": "no
@@ -1546,7 +1547,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         Exactly, for a straight run: the car (its shape at its heading) overlaps a convex piece
         while its centre is inside the piece grown by that shape (`_minkowski`), so the charge is
         the length of the centre's line inside those grown pieces. A step that turns is cut into
-        1-degree slices, each taken straight at its middle heading."""
+        1-degree slices, each taken straight at its middle heading. `cache` (one per path) keeps
+        the grown pieces by heading, to a quarter degree (under 0.1 mm at a car's corner)."""
         if "Rugged" in v.kind.special or not slow:
             return 0.0
         if self.option("slow_measure") == "centre":
@@ -1564,11 +1566,19 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             near = [t for t in slow if float(shapely.distance(seg, t.polygon)) < reach]
             if not near:
                 continue
-            mid = Pose(p.x_mm, p.y_mm, p.heading_deg + normalize_deg(q.heading_deg - p.heading_deg) / 2)
-            f, l = mid.forward, mid.left
-            shape = np.array([f * half_l + l * half_w, f * half_l - l * half_w,
-                              -f * half_l - l * half_w, -f * half_l + l * half_w])
-            grown = shapely.union_all([_minkowski(piece, shape) for t in near for piece in _convex_pieces(t.polygon)])
+            heading = round(normalize_deg(p.heading_deg + normalize_deg(q.heading_deg - p.heading_deg) / 2) * 4) / 4
+            key = (heading, tuple(id(t) for t in near))
+            grown = None if cache is None else cache.get(key)
+            if grown is None:
+                mid = Pose(0.0, 0.0, heading)
+                f, l = mid.forward, mid.left
+                shape = np.array([f * half_l + l * half_w, f * half_l - l * half_w,
+                                  -f * half_l - l * half_w, -f * half_l + l * half_w])
+                grown = shapely.union_all([_minkowski(piece, shape) for t in near
+                                           for piece in _convex_pieces(t.polygon)])
+                shapely.prepare(grown)
+                if cache is not None:
+                    cache[key] = grown
             total += float(shapely.length(shapely.intersection(seg, grown)))
         return total
 
