@@ -183,3 +183,17 @@ def test_the_offers_and_the_check_agree(most_in):
         rules._check_jump(state, v, most, 0.0, d)
     with pytest.raises(RulesError, match="cannot be stated"):
         rules._check_jump(state, v, most, 0.0, round(picks[-1] + 0.01, 2))
+
+
+def test_the_docs_state_examples_start_their_games():
+    """docs/rules/alpha-destructicus.md, "Starting part way through a game": the first example is
+    ad-44's block; the fuller one starts on ad-37's table."""
+    import re
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "rules" / "alpha-destructicus.md").read_text()
+    part = doc[doc.index("## Starting part way through a game"):]
+    blocks = [json.loads("{" + b + "}")["state"] for b in re.findall(r"```json\n(.*?)\n```", part, re.S)]
+    assert len(blocks) == 2
+    ad44 = next(p for p in SCENARIOS if p.name.startswith("ad-44-"))
+    assert load_scenario(ad44)["state"] == blocks[0]
+    _, state = _game(blocks[1])
+    assert state.vehicles[11].pending_heading == 90.0 and state.freaks["Kez"].out
