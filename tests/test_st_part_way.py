@@ -179,3 +179,22 @@ def test_a_wrong_field_is_refused_by_its_path_and_nothing_changes(block, words):
         rules.start_part_way(st, block)
     assert str(e.value).startswith(words), str(e.value)
     assert st.to_json() == before and st.vehicles[1].square == (7, 4)
+
+
+def test_a_roster_refuses_what_it_does_not_know():
+    """Rosters are as strict as the state block: a misspelt field is refused by name."""
+    rules = rule_system("stop_the_truck", {"square_mm": S})
+    scene = parse_scene({"rules": "stop_the_truck", "table": {"width_mm": 1300, "depth_mm": 1000},
+                         "cars": [{"id": 1, "name": "The Truck", "x_mm": 650, "y_mm": 500, "heading_deg": 0,
+                                   "length_mm": 380, "width_mm": 60}]})
+    truck = {"marker": 1, "template": "the_truck"}
+    for rosters, words in [([{"player": "Max", "vehicles": [{**truck, "driver_skil": 6}]}],
+                            "roster of Max, vehicle 1: no field 'driver_skil' (its fields: marker, template"),
+                           ([{"player": "Max", "vehicles": [truck], "points": 50}],
+                            "roster of Max: no field 'points' (its fields: player, vehicles)"),
+                           ([{"player": "Max", "vehicles": [{**truck, "gear": "2"}]}],
+                            "roster of Max, vehicle 1: gear must be a whole number"),
+                           (["Max"], "a roster is an object (player, vehicles)")]:
+        with pytest.raises(RulesError) as e:
+            rules.new_game(rosters, scene)
+        assert str(e.value).startswith(words), str(e.value)

@@ -327,8 +327,23 @@ class GameState:
         }
 
 
+#: What a roster's vehicle may say (the module's docstring): anything else is refused by name, so a
+#: misspelt `driver_skil` is not silently a vehicle at its sheet's skill.
+VEHICLE_SPEC_FIELDS = ("marker", "template", "name", "gear", "structure", "driver_skill", "shooting_skill",
+                       "dropping_skill", "square", "length_mm", "width_mm")
+
+
 def new_vehicle(spec: dict, player: str, sizes: dict, taken: set[int]) -> Vehicle:
     where = f"roster of {player}"
+    if not isinstance(spec, dict):
+        raise RulesError(f"{where}: a vehicle is an object (marker, template, ...), not {spec!r}")
+    unknown = sorted(k for k in spec if k not in VEHICLE_SPEC_FIELDS)
+    if unknown:
+        raise RulesError(f"{where}, vehicle {spec.get('marker', '?')}: no field "
+                         f"{', '.join(repr(k) for k in unknown)} (its fields: {', '.join(VEHICLE_SPEC_FIELDS)})")
+    for k in ("gear", "structure", "driver_skill", "shooting_skill", "dropping_skill"):
+        if k in spec and (not isinstance(spec[k], int) or isinstance(spec[k], bool)):
+            raise RulesError(f"{where}, vehicle {spec.get('marker', '?')}: {k} must be a whole number, not {spec[k]!r}")
     key = spec.get("template")
     tpl = template(key if isinstance(key, str) else "")
     marker = spec.get("marker")

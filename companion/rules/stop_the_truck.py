@@ -283,12 +283,18 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         vehicles, players, taken = {}, [], set()
         squares: dict[int, tuple[int, int]] = {}
         for roster in rosters:
+            if not isinstance(roster, dict):
+                raise RulesError(f"a roster is an object (player, vehicles), not {json_text(roster)}")
             player = roster.get("player")
             if not isinstance(player, str) or not player:
                 raise RulesError("a roster needs a 'player' name")
             if player in players:
                 raise RulesError(f"two rosters for {player}")
             players.append(player)
+            extra = sorted(k for k in roster if k not in ("player", "vehicles"))
+            if extra:
+                raise RulesError(f"roster of {player}: no field {', '.join(repr(k) for k in extra)} "
+                                 f"(its fields: player, vehicles)")
             specs = roster.get("vehicles")
             if not isinstance(specs, list) or not specs:
                 raise RulesError(f"roster of {player}: no 'vehicles'")
