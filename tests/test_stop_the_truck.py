@@ -1912,6 +1912,8 @@ def test_each_narrowing_rule_leads_its_refusal():
         with pytest.raises(RulesError) as e:
             g.act(act="select", vehicle=11, box=key)
         assert words in str(e.value) and str(e.value).index(words) < str(e.value).index("it may pick"), str(e.value)
+    with pytest.raises(RulesError, match=r"The Truck cannot pick its emergency stop: The Truck has no emergency stop"):
+        g.act(act="select", vehicle=1, box="ES")
     g.v(11).conditions = {}
     g.v(11).turn_rules = ["straight"]
     with pytest.raises(RulesError, match=r"cannot pick 2:3 1L .*: only straight boxes \(the snake, this turn\)"):

@@ -1543,6 +1543,9 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             boxes.append(Box(v.gear, 0, 0, "es"))
         elif c.get("no_brakes"):
             refused.setdefault(ES, []).append("no brakes (RED roll 5): no emergency stop")
+        else:
+            refused.setdefault(ES, []).append(f"{_the(v.name)} has no emergency stop (\"ES\" is on the gang's car "
+                                              f"sheets)")
         # A box still allowed under another key (the same box in two gears is never so) is not refused.
         allowed = {b.key for b in boxes}
         refused = {k: rs for k, rs in refused.items() if k not in allowed}
