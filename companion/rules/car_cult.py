@@ -16,7 +16,8 @@ zones (AZ). A round activates every car once, in the order of the ST on their en
    Fanatical Fixer's swaps, in any order after allocating;
 5. `end_turn`: the next car in the order (a car may not pass its activation).
 
-Each action is an `@action` method; its fields are the typed specs of `cc_views.actions`. The
+Each action is an `@action` method declaring the fields it may carry (`ACTIVATE_FIELDS` ...: anything
+else is refused by name before it resolves); the page's form for each is `cc_views.actions`. The
 choices the draft gives a player once the dice have fallen are asked of that player as the
 resolution reaches them (`ChoiceRequest`): where each DT of a hit goes (the target's owner the
 first, the attacker the others), a failed brake's DT (the opponent, who "may"), which miss a
@@ -585,7 +586,6 @@ class CarCult(CarCultViews, RuleSystem):
         a tie among cars already ranked together at that count keeps that ranking. Returns events."""
         rest = state.order[state.turn:]
         live = [state.vehicles[m] for _, m in rest if state.vehicles[m].in_play]
-        gone = [(p, m) for p, m in rest if not state.vehicles[m].in_play]
         if len(live) < 2:
             return []
         sign = -1 if self.option("activation_order") == "most_first" else 1
@@ -603,7 +603,7 @@ class CarCult(CarCultViews, RuleSystem):
                     state.tie_groups.append((st, tuple(v.marker for v in group)))
             order += group
         before = [m for _, m in rest if state.vehicles[m].in_play]
-        state.order = state.order[:state.turn] + [(v.owner, v.marker) for v in order] + gone
+        state.order = state.order[:state.turn] + [(v.owner, v.marker) for v in order]
         state.tie_rolls += history
         if [v.marker for v in order] == before and not history:
             return []
@@ -626,7 +626,8 @@ class CarCult(CarCultViews, RuleSystem):
         return f"round {state.round}: the {nxt.name} ({nxt.owner}) activates next"
 
     def _up(self, state: GameState) -> Car | None:
-        """The car whose turn it is (or is next), skipping cars gone since the order was made."""
+        """The car whose turn it is (or is next). Casualties leave the order as they explode
+        (`_leave_order`); a car not in play found here is stepped past all the same."""
         while 0 <= state.turn < len(state.order):
             v = state.vehicles[state.order[state.turn][1]]
             if v.in_play:
