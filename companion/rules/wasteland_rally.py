@@ -2237,9 +2237,9 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         mine, theirs = me.name or f"car {me.id}", them.name or f"car {them.id}"
         depth = abs(v.margin_mm)
         if self.option("arc_layout") == "quarters":
-            where = f"part of the {theirs} in the {mine}'s 90-degree {side} quarter" if v.outcome != "out" else \
-                f"the {theirs} {depth:.1f} mm outside the {mine}'s 90-degree {side} quarter"
-            rule = f'{R}, "Vehicle Weapons" (arc_layout quarters)'
+            where = f"part of the {theirs} is in the {mine}'s 90-degree {side} quarter" if v.outcome != "out" else \
+                f"the {theirs} is {depth:.1f} mm outside the {mine}'s 90-degree {side} quarter"
+            rule = f'{R}, "Vehicle Weapons"; option arc_layout quarters'
         elif side == FRONT:
             where = (f"part of the {theirs} is {depth:.1f} mm ahead of the line through the {mine}'s centre, "
                      f"square to its heading" if v.outcome != "out" else
@@ -2256,12 +2256,12 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             where = (f"part of the {theirs} is beside the {mine}'s {side} side, between the lines through its "
                      f"front and rear edges" if v.outcome != "out" else
                      f"the {theirs} is {depth:.1f} mm from the ground beside the {mine}'s {side} side")
-            rule = f'{R}, "Vehicle Weapons" (side_arc flank)'
+            rule = f'{R}, "Vehicle Weapons"; option side_arc flank'
         else:
             where = (f"part of the {theirs} is {depth:.1f} mm {side} of the line along the {mine}'s centre"
-                     if v.outcome != "out" else f"all of the {theirs} is {depth:.1f} mm or more off to the other side "
-                     f"of the line along the {mine}'s centre")
-            rule = f'{R}, "Vehicle Weapons" (side_arc half_plane)'
+                     if v.outcome != "out" else f"all of the {theirs} is on the other side of the line along the "
+                     f"{mine}'s centre, {depth:.1f} mm from it")
+            rule = f'{R}, "Vehicle Weapons"; option side_arc half_plane'
         judged = {"in": "in", "out": "not in", TOO_CLOSE: "too close to call for"}[v.outcome]
         return {**v.to_json(), "arc": side,
                 "why": f"{judged} the {mine}'s {side} arc: {where} ({rule})"}
