@@ -86,3 +86,53 @@ def test_an_unknown_or_misshapen_field_is_refused_by_name_and_nothing_changes():
             session.act(action)
         assert str(e.value).startswith(words), str(e.value)
         assert session.state.to_json() == before and session.pending is None
+
+
+# The paths the worked scenarios do not throw dice on, each checked the same way: every face the
+# action took is in its outcome's rolls, in order.
+from tests.test_stop_the_truck import Game, at, gyro_setup, red_setup, shoot_setup  # noqa: E402
+
+
+def _rolled(g, dice, **action) -> dict:
+    start = g.dice.used
+    out = g.act(list(dice), **action)
+    assert [r["face"] for r in out["rolls"]] == g.dice.faces[start:g.dice.used] == list(dice), out["rolls"]
+    return out
+
+
+def test_the_red_tables_own_dice_are_in_the_rolls():
+    # A failed red roll; RED 5, engine fire, 1d10/2.
+    out = _rolled(red_setup("typed"), [9, 5, 7], act="drive_roll", vehicle=11)
+    assert "engine fire" in " ".join(out["events"])
+    # RED 10, the big accident: the roll to come out alive.
+    _rolled(red_setup("typed"), [9, 10, 3], act="drive_roll", vehicle=11)
+    # RED 9, roll twice on this table.
+    _rolled(red_setup("typed"), [9, 9, 1, 2], act="drive_roll", vehicle=11)
+
+
+def test_a_blue_fail_sent_to_the_red_table_keeps_every_die():
+    g = Game({10: at(3, 4)}, extra={10: {"driver_skill": 3}})
+    g.round()
+    g.picks({10: "2:4 1L"}, truck="2:3")
+    g.act(act="move", vehicle=10, to=at(4, 5))
+    out = _rolled(g, [9, 10, 1], act="drive_roll", vehicle=10)
+    assert "roll on the red table" in " ".join(out["events"])
+
+
+def test_the_gyros_bomb_in_its_hand_keeps_every_die():
+    out = _rolled(gyro_setup(), [1, 1, 4], act="drop", vehicle=9, target=11, payload="bomb")
+    assert out["result"] == "hit"
+
+
+def test_a_waking_snakes_bite_and_its_red_roll_are_in_the_turns_rolls():
+    g = Game({11: at(3, 3)}, {"snake_table": "sheet"})
+    g.v(11).snake = {"active": 0, "asleep": True}
+    start = g.dice.used
+    out = g.round([1, 10, 9, 1])
+    assert [r["face"] for r in out["rolls"]] == g.dice.faces[start:] == [1, 10, 9, 1]
+
+
+def test_max_s_red_roll_from_a_shot_keeps_every_die():
+    g = shoot_setup({12: at(3, 5)})
+    out = _rolled(g, [1, 8, 9, 1], act="shoot", vehicle=12, at="max")
+    assert "red driving roll: 9 against 7: failed" in " ".join(out["events"])
