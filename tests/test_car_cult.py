@@ -692,12 +692,12 @@ def test_rerolls_need_the_gutsy_gunner():
     # Max sees six misses and rerolls die 1 (15: a hit), then die 2 (3: a miss); his two rerolls spent.
     out = rustler_shoots([2, 2, 2, 2, 2, 2, 15, 3], choices=[1, 2])
     assert out["steps"][3]["rerolled"] == 2 and out["steps"][3]["hits"] == 1
-    # Every die thrown is in the record, in the order thrown: the six, then each reroll saying
-    # which die it replaced and the face before it; the dice replaced say so.
+    # Every die thrown is in the record once, in the order thrown: the six, then each reroll
+    # saying which die it replaced; the dice replaced say so.
     rolls = out["steps"][3]["rolls"]
     assert [r["face"] for r in rolls] == [2, 2, 2, 2, 2, 2, 15, 3]
     assert [r.get("rerolled") for r in rolls[:3]] == [True, True, None]
-    assert [(r["reroll_of"], r["rerolled_from"], r["passed"]) for r in rolls[6:]] == [(1, [2], True), (2, [2], False)]
+    assert [(r["reroll_of"], r["passed"]) for r in rolls[6:]] == [(1, True), (2, False)]
     # He may stop: the rerolls left stay for the activation's other attacks.
     out = rustler_shoots([2, 2, 2, 2, 2, 2, 15], choices=[1, 0])
     assert out["steps"][3]["rerolled"] == 1

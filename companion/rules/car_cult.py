@@ -1829,11 +1829,10 @@ class CarCult(CarCultViews, RuleSystem):
             face = (yield DiceRequest((D.DIE,), f"{w.name} reroll (Gutsy Gunner)", v.name)).faces[0]
             was = results[k][1]
             results[k] = self._hit(face, mods, f"{w.name} at the {target.name} (die {k + 1} rerolled)")
-            # Every die thrown stays in the record, in the order thrown: the one replaced says so,
-            # the reroll says which die it replaced and the faces before it.
+            # Every die thrown stays in the record, once each, in the order thrown: the one
+            # replaced says so, the reroll which die it replaced.
             was["rerolled"] = True
             results[k][1]["reroll_of"] = k + 1
-            results[k][1]["rerolled_from"] = [*was.get("rerolled_from", []), was["face"]]
             rolls.append(results[k][1])
             rerolled += 1
             v.rerolls_left -= 1
