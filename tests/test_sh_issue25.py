@@ -90,6 +90,16 @@ def test_the_corner_question_is_the_attackers_and_names_the_armoured_face():
     assert [o["label"] for o in asked.options] == ["the Interceptor's front (armoured)", "the Interceptor's right"]
 
 
+def test_a_second_targets_sections_without_a_second_target_are_refused():
+    rules = rule_system("shattered_highways")
+    session = GameSession(rules, rules.new_game(FLANK["rosters"], parse_scene(FLANK)), FixedDice([]))
+    with pytest.raises(RulesError, match="sections are declared against a second target, but there is none"):
+        session.act({"act": "ram", "vehicle": 20, "target": 10, "at_2": "left"})
+    with pytest.raises(RulesError, match="against a third target, but there is none"):
+        session.act({"act": "nudge", "vehicle": 20, "target": 10, "with_3": "right"})
+    assert session.log == [] and session.pending is None
+
+
 def test_a_rigs_page_offers_each_targets_sections_and_every_field_is_declared():
     rules = rule_system("shattered_highways")
     state = rules.new_game(FLANK["rosters"], parse_scene(FLANK))

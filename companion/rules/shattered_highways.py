@@ -986,6 +986,12 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             raise RulesError("name each target once, and not the vehicle itself")
         if len(targets) > 1 and v.cls != "rig":
             raise RulesError(f"only a rig can sideswipe several vehicles at once; the {v.name} is a {v.cls}")
+        for n, (mine, theirs) in enumerate(self.DECLARED[1:], start=1):
+            said = [f for f in (mine, theirs) if action.get(f) is not None]
+            if said and len(targets) <= n:
+                nth = ("second", "third")[n - 1]
+                raise RulesError(f"sections are declared against a {nth} target, but there is none: name the "
+                                 f"{nth} target too, or leave its sections out")
         for t in targets:
             if not t.in_play:
                 raise RulesError(f"the {t.name} is not in play")
