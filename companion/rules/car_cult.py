@@ -440,7 +440,8 @@ class CarCult(CarCultViews, RuleSystem):
             zones = [tokens[ch] for ch in text]
             if D.ST in zones and (comp.kind == ARMOUR or (comp.kind == WEAPON and not comp.weapon.needs_st)):
                 raise RulesError(f"{at}: the {v.name}'s {comp.name} takes no ST ({R}, \"Building a Car Cult\")")
-            if comp.kind == ENGINE and D.ST in zones and None in zones[:max(i for i, z in enumerate(zones) if z == D.ST)]:
+            last_st = max((i for i, z in enumerate(zones) if z == D.ST), default=-1)
+            if comp.kind == ENGINE and None in zones[:max(last_st, 0)]:
                 raise RulesError(f"{at}: {text!r} has an ST right of an empty zone; the engine's ST fill it from the "
                                  f"left ({R}, \"Car Movement/Engines\": \"you always start at the left and fill up "
                                  f"towards the right\")")
