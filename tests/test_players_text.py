@@ -20,7 +20,7 @@ from companion.geometry import Pose
 from companion.geometry.verdict import judge
 from companion.rules.base import RulesError, rule_system
 from companion.scene import parse_scene
-from companion.scenario import play_step
+from companion.scenario import play_step, run_scenario, start_game
 from companion.session import GameSession
 
 SCENARIOS = sorted((Path(__file__).resolve().parent.parent / "examples" / "scenarios").glob("*.json"))
@@ -121,7 +121,10 @@ def play(path: Path) -> Iterator[tuple[str, object]]:
     its outcome (or the rules' refusal) and everything the page would read."""
     data = json.loads(path.read_text(encoding="utf-8"))
     rules = rule_system(data["rules"], data.get("options"))
-    state = rules.new_game(data.get("rosters", []), parse_scene(data, str(path)))
+    if data.get("expect_error"):
+        yield "the refused setup", run_scenario(data, str(path))["error"]
+        return
+    state = start_game(rules, data, parse_scene(data, str(path)))      # its `state` block too
     session = GameSession(rules, state, FixedDice(data.get("dice", []), "scenario"),
                           FixedChoices(data.get("choices", []), "scenario"))
     yield "the rule system", rules.describe()
