@@ -102,13 +102,20 @@ def test_a_reverse_too_far_is_brought_back_towards_where_it_stood():
 
 
 def test_slow_ground_counts_twice_in_the_fix():
-    # The Rustler (a Car, MOV 10 in = 254 mm, not Rugged) from (650, 300, 0) 8 in ahead to x 853.2
-    # crosses the sand (x 700..800) with its centre: 100 mm counted twice, cost 303.2 mm, 49.2 mm
-    # over. Brought back 49.2 mm its end is at x 804, still past the sand, so the sand still costs
-    # 100 mm: 154 + 100 = 254. 49.2 mm = 1.937 in, rounded up 1.94.
+    # The Rustler (a Car, MOV 10 in = 254 mm, not Rugged, 75 mm long) from (650, 300, 0) 8 in ahead
+    # to x 853.2 across the sand (x 700..800). Some part of it is on the sand while its centre is
+    # between 662.5 (nose at 700) and 837.5 (tail at 800): 175 mm counted twice (slow_measure
+    # any_part; CORE, "Slow" and "Measuring"), cost 378.2 mm. Brought back b mm its end is inside
+    # that stretch, so the cost is (203.2 - b) + (853.2 - b - 662.5) = 393.9 - 2b <= 254: b = 69.95
+    # mm = 2.754 in, rounded up 2.76 (its end at x 783.25, nose still in the sand).
     cars = place(SCENE["cars"], {10: (650, 300, 0)})
     rules, st = game({"check_deployment": False}, cars=cars, terrain=KIND_TERRAIN)
     to = Pose(650 + 8 * MM, 300, 0)
+    assert rules.judge_move(st, 10, to)["slow_extra_mm"] == pytest.approx(175.0)
+    check_fix(rules, st, 10, to, Pose(650, 300, 0), ["bring it 2.76 in back along its path"])
+    # slow_measure "centre": only the 100 mm its centre crosses; brought back 49.2 mm its end is at
+    # x 804, still past the sand: 154 + 100 = 254. 49.2 mm = 1.937 in, rounded up 1.94.
+    rules, st = game({"check_deployment": False, "slow_measure": "centre"}, cars=cars, terrain=KIND_TERRAIN)
     assert rules.judge_move(st, 10, to)["slow_extra_mm"] == pytest.approx(100.0)
     check_fix(rules, st, 10, to, Pose(650, 300, 0), ["bring it 1.94 in back along its path"])
 
