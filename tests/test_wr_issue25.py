@@ -40,6 +40,29 @@ def test_slow_ground_by_the_centre_alone_is_the_old_reading():
     assert out["steps"][2]["move"]["slow_extra_mm"] == 0.0 and out["steps"][2]["movement"]["outcome"] == "in"
 
 
+def test_slow_ground_by_each_part_agrees_on_the_worked_cases_and_differs_driving_right_through():
+    # wr-22's nose, flank and clear cases come out the same by each part (the most any one part
+    # drives over sand): the nose's 30 mm, the flank's whole run, nothing.
+    data = scenario("wr-22-slow-ground-any-part-of-the-car.json", slow_measure="each_part")
+    from companion.scenario import check_expectations
+    assert check_expectations(data, run_scenario(data)) == []
+    # Driven right through: the Rustler (75 mm) from x 560 to x 760 into 100 mm of sand (x 700..800,
+    # y 250..350): while any part is on it, from centre 662.5 to 760, 97.5 mm; each part: its nose
+    # (597.5 to 797.5) drives 97.5 mm of sand, the most of any part; the centre 60 mm. Further on to
+    # x 850 (the tail leaves at centre 837.5): any part 175 mm; each part 100 (every point crosses
+    # the whole sand, none more); centre 100.
+    from companion.geometry import Pose
+    from tests.test_wasteland_rally import KIND_TERRAIN, place, SCENE
+    cars = place(SCENE["cars"], {10: (560, 300, 0)})
+    want = {"any_part": (97.5, 175.0), "each_part": (97.5, 100.0), "centre": (60.0, 100.0)}
+    for reading, (part_way, through) in want.items():
+        rules, st = game({"check_deployment": False, "slow_measure": reading}, cars=cars, terrain=KIND_TERRAIN)
+        v = st.vehicles[10]
+        assert rules.check_path(st, v, [Pose(760, 300, 0)])["slow_extra_mm"] == pytest.approx(part_way, abs=0.01)
+        assert rules.check_path(st, v, [Pose(760, 300, 0), Pose(850, 300, 0)])["slow_extra_mm"] == \
+            pytest.approx(through, abs=0.01), reading
+
+
 def test_slow_ground_on_a_turn_is_charged_for_the_ground_driven_not_the_turning():
     # A turn on the spot over sand drives no ground (its cost is the manoeuvre); driving on with the
     # nose in the sand is charged. The Rustler stands with its nose 10 mm in (x 500 on).

@@ -169,12 +169,15 @@ OPTIONS = (
                'the correction and the overshoot it undoes (slow ground too) do not count against the allowance; '
                'more is driving both ways, refused. 0: any travel back is refused. Steps the camera sees too short '
                'to tell their way (path_tolerance_mm) are ground covered, as before.'),
-    RuleOption("slow_measure", "any_part", ("any_part", "centre"), f'{D.CORE}, "Slow" and "Measuring"',
+    RuleOption("slow_measure", "any_part", ("any_part", "each_part", "centre"), f'{D.CORE}, "Slow" and "Measuring"',
                '"All movement through slow terrain counts as double the distance actually travelled", and when '
                'moving "no part of the model moves more than the distance you have measured". "any_part": the '
-               'distance the car drives while any part of it is over slow ground counts double (a nose in the '
-               'sand, a flank along a sand strip); "centre": only the ground its centre crosses (a car with its '
-               'nose in the sand, or half its width along a strip, pays nothing).'),
+               'car\'s movement while any part of it is over slow ground counts double (a nose in the sand, a flank '
+               'along a sand strip; a 75 mm car driven right through 100 mm of sand pays 175 mm more); '
+               '"each_part": the most any one part of it drives over slow ground counts double (through 100 mm of '
+               'sand, 100 mm more; a nose 30 mm in or a flank along a strip as any_part); "centre": only the '
+               'ground its centre crosses (a car with its nose in the sand, or half its width along a strip, pays '
+               'nothing).'),
     RuleOption("turn_tolerance_deg", 3.0, None, f'{D.VEHICLES}, "Vehicle Movement"',
                'How much a straight run may change heading (degrees) before it counts as a manoeuvre; a turn\'s '
                'manoeuvres are its angle less this, in 45-degree steps.'),
@@ -1490,10 +1493,13 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                  f"correction counts only up to {limit / MM_PER_IN:.2f} in back")
             # The correction undoes as much of the overshoot: neither counts against the allowance.
             dist_mm = max(dist_mm - 2 * correction_mm, 0.0)
-            slow_mm = max(slow_mm - 2 * slow_way[other], 0.0)
+            slow_mm = np.maximum(slow_mm - 2 * slow_way[other], 0.0)
         else:
             going = ("forward" if travel["forward"] else "backward" if travel["backward"]
                      else ("backward" if backward else "forward"))
+        # slow_measure each_part: each part's own slow ground, summed along the path; the most any
+        # one part drove over it is the charge.
+        slow_mm = float(np.max(slow_mm))
         if backward is not None and (going == "backward") != bool(backward):
             raise RulesError(f"the path drives {going}s, but the move says backward={bool(backward)}")
         if boost and going == "backward":
@@ -1554,6 +1560,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         if self.option("slow_measure") == "centre":
             seg = shapely.linestrings([a.xy, b.xy])
             return sum(float(shapely.length(shapely.intersection(seg, t.polygon))) for t in slow)
+        if self.option("slow_measure") == "each_part":
+            return self._slow_each_part(v, slow, a, b)
         reach = math.hypot(v.length_mm, v.width_mm) / 2
         # A hair in from the edges: a car flush against the sand, touching it, is not in it.
         half_l, half_w = v.length_mm / 2 - 1e-3, v.width_mm / 2 - 1e-3
@@ -1581,6 +1589,43 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                     cache[key] = grown
             total += float(shapely.length(shapely.intersection(seg, grown)))
         return total
+
+    #: slow_measure each_part: the car's parts as a grid of points this far apart at most (mm).
+    EACH_PART_GRID_MM = 2.5
+
+    def _slow_each_part(self, v: Vehicle, slow: list, a: Pose, b: Pose):
+        """slow_measure "each_part": how far each part of the car (a grid of points over its
+        footprint, edges included, at most EACH_PART_GRID_MM apart) drives over slow ground in this
+        step, as an array the path sums point by point (`check_path` charges the most any one
+        point drove). Each point's run is measured exactly on a straight step; a turning step is
+        cut into 1-degree slices, each point's run in one taken straight."""
+        n_l = max(2, math.ceil(v.length_mm / self.EACH_PART_GRID_MM) + 1)
+        n_w = max(2, math.ceil(v.width_mm / self.EACH_PART_GRID_MM) + 1)
+        gl, gw = np.meshgrid(np.linspace(-v.length_mm / 2, v.length_mm / 2, n_l),
+                             np.linspace(-v.width_mm / 2, v.width_mm / 2, n_w))
+        gl, gw = gl.ravel(), gw.ravel()
+        out = np.zeros(gl.size)
+        if "Rugged" in v.kind.special or not slow:
+            return out
+        reach = math.hypot(v.length_mm, v.width_mm) / 2
+        seg = shapely.linestrings([a.xy, b.xy])
+        near = [t.polygon for t in slow if float(shapely.distance(seg, t.polygon)) < reach]
+        if not near:
+            return out
+        ground = shapely.union_all(near)
+        shapely.prepare(ground)
+        slices = [a, *interpolate(a, b, 1e9, 1.0)]
+        for p, q in zip(slices, slices[1:]):
+            if float(np.hypot(*(q.xy - p.xy))) < 1e-9:
+                continue                # a turn on the spot: no ground driven
+            ends = []
+            for pose in (p, q):
+                f, l = pose.forward, pose.left
+                ends.append(np.column_stack([pose.x_mm + gl * f[0] + gw * l[0], pose.y_mm + gl * f[1] + gw * l[1]]))
+            # Each point's own run in this slice, and how much of it lies on the slow ground.
+            runs = shapely.linestrings(np.stack(ends, axis=1))
+            out += shapely.length(shapely.intersection(runs, ground))
+        return out
 
     def _barriers(self, state: GameState, v: Vehicle, poses: list[Pose]) -> tuple[float, list[str]]:
         """Barriers the path drives across: 1 in of the allowance for each time the car goes onto
