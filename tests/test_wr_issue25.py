@@ -63,6 +63,15 @@ def test_slow_ground_by_each_part_agrees_on_the_worked_cases_and_differs_driving
             pytest.approx(through, abs=0.01), reading
 
 
+@pytest.mark.parametrize("reading, through, backing", [("any_part", 175.0, 30.0), ("each_part", 100.0, 30.0),
+                                                      ("centre", 100.0, 0.0)])
+def test_wr26_by_each_reading(reading, through, backing):
+    # wr-26: the Dart right through 100 mm of sand; the Crawler backing its nose 30 mm out of it.
+    out = run_scenario(scenario("wr-26-driven-right-through-the-sand.json", slow_measure=reading))
+    assert out["steps"][0]["move"]["slow_extra_mm"] == pytest.approx(through, abs=0.01)
+    assert out["steps"][2]["move"]["slow_extra_mm"] == pytest.approx(backing, abs=0.01)
+
+
 def test_slow_ground_on_a_turn_is_charged_for_the_ground_driven_not_the_turning():
     # A turn on the spot over sand drives no ground (its cost is the manoeuvre); driving on with the
     # nose in the sand is charged. The Rustler stands with its nose 10 mm in (x 500 on).
