@@ -168,7 +168,8 @@ class CameraRun:
                 raise ScenarioStopped(f"{self.source}: expected the setup to be refused, but it was accepted",
                                       self._so_far([]))
             return {"rules": self.data["rules"], "options": self.data.get("options") or {}, "error": self.setup_error,
-                    "steps": [], "dice_left": len(self.dice), "camera": self.film.to_json()}
+                    "steps": [], "dice_left": len(self.dice), "choices_left": len(self.choices),
+                    "camera": self.film.to_json()}
         steps = []
         for n, step in enumerate(self.data.get("steps", [])):
             where = f"{self.source}: steps.{n}"      # numbered as "expect" paths are, from 0
@@ -196,6 +197,7 @@ class CameraRun:
         g = self.game.game_json()
         return {"rules": g["game"]["rules"]["name"], "options": g["game"]["setup"]["options"], "steps": steps,
                 "state": g["game"]["state"], "dice_left": len(self.dice) - self.dice_used,
+                "choices_left": len(self.choices) - self.choices_used,
                 "camera": self.film.to_json()}
 
     def _refusable(self, step: dict, where: str, request) -> dict:

@@ -174,12 +174,13 @@ def run_scenario(data: dict, source: str = "<scenario>", store=None) -> dict:
         if data.get("expect_error"):
             # A roster over its points, an illegal deployment: the refusal is the outcome.
             return {"rules": rules.name, "options": rules.settings, "error": str(exc), "steps": [],
-                    "dice_left": len(data.get("dice", [])), "log": []}
+                    "dice_left": len(data.get("dice", [])), "choices_left": len(data.get("choices", [])), "log": []}
         raise ScenarioError(f"{source}: {exc}") from None
     if data.get("expect_error"):
         raise ScenarioStopped(f"{source}: expected the setup to be refused, but it was accepted",
                               {"rules": rules.name, "options": rules.settings, "steps": [],
-                               "state": state_json(state), "dice_left": len(data.get("dice", [])), "log": []})
+                               "state": state_json(state), "dice_left": len(data.get("dice", [])),
+                               "choices_left": len(data.get("choices", [])), "log": []})
     dice = FixedDice(data.get("dice", []), "scenario")
     # Choices the book gives a player (a defender's pick), made in order as they are asked.
     # Pieces the rules move are put exactly where they say, as a careful hand would.
@@ -196,7 +197,8 @@ def run_scenario(data: dict, source: str = "<scenario>", store=None) -> dict:
 
     def so_far() -> dict:
         return {"rules": rules.name, "options": rules.settings, "steps": steps, "state": state_json(session.state),
-                "dice_left": dice.remaining, "log": [e.to_json() for e in session.log]}
+                "dice_left": dice.remaining, "choices_left": session.choices.remaining,
+                "log": [e.to_json() for e in session.log]}
 
     for n, step in enumerate(data.get("steps", [])):
         where = f"{source}: steps.{n}"          # numbered as "expect" paths are, from 0
@@ -308,6 +310,13 @@ def check_expectations(data: dict, outcome: dict, pose_tolerance: tuple[float, f
     With `pose_tolerance` (mm, degrees), an expected pose (a path ending in `pose`, a
     list of x, y, heading) matches within it: a scenario played through the camera."""
     wrong = []
+    left = outcome.get("choices_left") or 0
+    if left and "choices_left" not in data.get("expect", {}):
+        # A choice the file gives that was never asked: the situation did not go as the file
+        # says (a dice left over is the file's to expect, as `dice_left`; a choice is a decision
+        # the file claims a player made).
+        wrong.append(f"choices: the last {left} of {len(data.get('choices', []))} were never asked "
+                     f"({_text(data['choices'][-left:])})")
     for path, want in data.get("expect", {}).items():
         try:
             have = lookup(outcome, path)

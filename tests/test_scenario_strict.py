@@ -133,3 +133,15 @@ def test_through_the_camera_a_refused_end_of_turn_and_choice_are_expected_as_pla
     assert "'perhaps' is not an option" in filmed["steps"][0]["error"]
     assert plain["state"]["vehicles"]["10"]["hp"] == filmed["state"]["vehicles"]["10"]["hp"]
     assert filmed["steps"][1]["error"]
+
+
+def test_a_choice_never_asked_is_reported():
+    """A file that says a player chose something the game never asked did not go as it says."""
+    data = scenario("06-shoot-maximum.json")
+    data["choices"].append({"player": "Max", "value": "Max:10:D"})
+    out = run_scenario(data)
+    assert out["choices_left"] == 1
+    assert check_expectations(data, out) == [
+        'choices: the last 1 of 3 were never asked ([{"player": "Max", "value": "Max:10:D"}])']
+    data["expect"]["choices_left"] = 1                # expected, it is the file's to say
+    assert check_expectations(data, out) == []
