@@ -904,11 +904,18 @@ def test_option_bike_arc():
 def test_max_shoots_with_plus_two_and_option_bike_target_penalty():
     g = shoot_setup({10: at(10, 4)})
     out = g.act([3, 5], act="shoot", vehicle=1, shooter="max", target=10)
-    assert out["rolls"][0]["target"] == 7 and out["rolls"][1]["total"] == 7
+    # The bike's 1 off the skill is the hit roll's +1 modifier, with its reason, against Max's 8.
+    hit = out["rolls"][0]
+    assert hit["target"] == 8 and hit["total"] == 4 and out["rolls"][1]["total"] == 7
+    assert hit["modifiers"] == [{"value": 1, "reason": "shooting at the bike: 1 off the shooting skill"}]
     assert g.v(10).out == "wrecked"                            # bike table 7: 4 structure
+    g = shoot_setup({10: at(10, 4)})
+    out = g.act([8], act="shoot", vehicle=1, shooter="max", target=10)
+    assert out["result"] == "missed" and out["rolls"][0]["total"] == 9   # 8 would hit any other car
+    assert out["events"] == ["Max misses the Bike"]
     g = shoot_setup({10: at(10, 4)}, {"bike_target_penalty": 0})
     out = g.act([8, 1], act="shoot", vehicle=1, shooter="max", target=10)
-    assert out["rolls"][0]["target"] == 8 and out["result"] == "hit"
+    assert out["rolls"][0]["target"] == 8 and out["rolls"][0]["modifiers"] == [] and out["result"] == "hit"
 
 
 def test_max_roll_twice_on_the_vehicle_table():
@@ -1207,7 +1214,7 @@ def play_whole_game(p: Play) -> None:
     with pytest.raises(RulesError, match="petrol bomb"):
         g.act(act="shoot", vehicle=12, at="gunner")
     out = p.act([4, 8], act="shoot", vehicle=1, shooter="gunner", target=10)
-    assert g.v(10).out == "dead (shot by The Truck)" and g.st.eliminated == 1
+    assert g.v(10).out == "dead (shot by the crossbowman)" and g.st.eliminated == 1
     p.end()
     # Between turns Ann's dead biker comes back in an open dirt buggy, on the back row.
     p.act(act="enter", vehicle=10, template="open_dirt_buggy", to=sq(1, 4))

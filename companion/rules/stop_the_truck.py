@@ -141,6 +141,22 @@ OPTIONS = (
                '"Goes off in hand, 1d10/2 to petrol bomber". "not_hit": a bomb that went off in the bomber\'s (or '
                'the gyro\'s) hand never reached the car, which may still shoot; "hit": any car rolled for on the '
                'chart was hit, and may not.'),
+    RuleOption("es_colour_limit", "refused", ("refused", "allowed"), f'{R}, "Failing a RED driving roll" 4, the snake tables, '
+               'the Plated Wrecker sheet ("ES")',
+               '"Steering problem, do only yellow actions", the engine fire\'s "DO ONLY GREEN", the snakes\' "must pick RED '
+               'action", "pick yellow move", "must do green", "must do a blue manoeuvre": the book does not say whether the '
+               'emergency stop ("ES = emergency stop, start again next turn in first gear") is still open; it is no '
+               'red, yellow, green or blue box, and the sheet names it apart from a red action ("NO SHOOTING ALOWED WHEN '
+               'DOING A RED MANOUVER, RAM OR EMERGARY STOP"). "refused": while such a limit narrows a car\'s boxes it may '
+               'not pick ES; "allowed": ES stays open beside the boxes of that colour. A "straight" limit leaves ES open '
+               'either way (it goes no squares sideways).'),
+    RuleOption("es_stuck_clutch", "refused", ("refused", "restarts_in_stuck_gear"),
+               f'{R}, "Failing a RED driving roll" 6 and the Plated Wrecker sheet ("ES")',
+               '"Clutch failure, stuck in current gear for rest of game" against "ES = emergency stop, start again next '
+               'turn in first gear"; the book bars ES only for "NO BRAKES" (sheet RED ROLL 5). "refused": a car stuck in '
+               'its gear may not emergency stop, which would put it in first gear; "restarts_in_stuck_gear": it may '
+               'stop, and starts again next turn in the gear it is stuck in. Either way no car changes gear by more '
+               'than its sheet allows in a turn.'),
     RuleOption("bump_side", "away_from_truck", ("away_from_truck", "collider_direction"), f'{R}, "Move sequence", step 5',
                '"If a vehicle is bumped sideways" - to which side is not said. "away_from_truck": one square away from the '
                'truck\'s row (left when in it); "collider_direction": the way the collider was moving sideways, else away '
@@ -1474,14 +1490,16 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 refused.setdefault(b.key, []).append(reason)
 
         reach = set(range(v.gear - tpl.gear_change, v.gear + tpl.gear_change + 1)) & set(range(1, tpl.top_gear + 1))
-        if "restart" in c:
-            gears = [1]
-            why.append("an emergency stop: it starts again in first gear")
-            out([b for b in every if b.gear != 1], self.NARROW_WORDS["restart"])
-        elif "stuck_gear" in c:
+        # A stuck clutch leads an emergency stop's restart: "for rest of game" admits no first gear,
+        # and a car stopped in gear 3 then restarting in gear 1 and stuck in 3 would jump two gears.
+        if "stuck_gear" in c:
             gears = [c["stuck_gear"]]
             why.append(f"clutch failure: stuck in gear {c['stuck_gear']}")
             out([b for b in every if b.gear != c["stuck_gear"]], self.NARROW_WORDS["stuck_gear"].format(gear=c["stuck_gear"]))
+        elif "restart" in c:
+            gears = [1]
+            why.append("an emergency stop: it starts again in first gear")
+            out([b for b in every if b.gear != 1], self.NARROW_WORDS["restart"])
         elif c.get("gear_down_next"):
             gears = [max(1, v.gear - 1)]
             why.append("missed gear: one gear lower")
@@ -1528,24 +1546,35 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             out([b for b in boxes if b.colour == "red"], self.NARROW_WORDS["cracked_chassis"])
             boxes = [b for b in boxes if b.colour != "red"]
             why.append("cracked chassis: no red")
+        colour_limits = []     # the colour limits that did narrow the boxes: (colour, the refusal's words)
         for r, keep in (("only_yellow", lambda b: b.colour == "yellow"), ("only_green", lambda b: b.colour == "green"),
                         ("straight", lambda b: b.side == 0), ("must_red", lambda b: b.colour == "red"),
                         ("must_blue", lambda b: b.colour == "blue")):
             if r in rules:
                 narrowed = [b for b in boxes if keep(b)]
                 if narrowed:
-                    out([b for b in boxes if not keep(b)], self.NARROW_WORDS[r].format(whose=whose.get(r, "")))
+                    words = self.NARROW_WORDS[r].format(whose=whose.get(r, ""))
+                    out([b for b in boxes if not keep(b)], words)
                     boxes = narrowed
                     why.append(r.replace("_", " "))
+                    if r != "straight":
+                        colour_limits.append((r.split("_")[1], words))
                 else:
                     why.append(f"{r.replace('_', ' ')}: no such box in its gears, so any")
-        if not v.is_truck and not c.get("no_brakes") and not tpl.flying:
-            boxes.append(Box(v.gear, 0, 0, "es"))
-        elif c.get("no_brakes"):
-            refused.setdefault(ES, []).append("no brakes (RED roll 5): no emergency stop")
+        no_es = []
+        if v.is_truck or tpl.flying:
+            no_es.append(f"{_the(v.name)} has no emergency stop (\"ES\" is on the gang's car sheets)")
+        if c.get("no_brakes"):
+            no_es.append("no brakes (RED roll 5): no emergency stop")
+        if "stuck_gear" in c and self.option("es_stuck_clutch") == "refused":
+            no_es.append(self.NARROW_WORDS["stuck_gear"].format(gear=c["stuck_gear"])
+                         + ", and an emergency stop would start it again in first gear")
+        if colour_limits and self.option("es_colour_limit") == "refused":
+            no_es += [f"{words}, and the emergency stop is no {colour} box" for colour, words in colour_limits]
+        if no_es:
+            refused.setdefault(ES, []).extend(no_es)
         else:
-            refused.setdefault(ES, []).append(f"{_the(v.name)} has no emergency stop (\"ES\" is on the gang's car "
-                                              f"sheets)")
+            boxes.append(Box(v.gear, 0, 0, "es"))
         # A box still allowed under another key (the same box in two gears is never so) is not refused.
         allowed = {b.key for b in boxes}
         refused = {k: rs for k, rs in refused.items() if k not in allowed}
@@ -2307,8 +2336,16 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             return None
         if not v.on_board:
             return "it is off the board"
-        if v.kind.arc == "none" or v.shooting <= 0 or v.weapon_lost:
-            return "it has no shooting (skill 0 or no weapon)"
+        if v.weapon_lost:
+            return "its hand weapon is destroyed"
+        if v.kind.arc == "none":
+            return "it has no weapon to shoot with"
+        if v.shooting <= 0:
+            # The harpoon van's shooting skill is its harpoonist's track ("harpoon van harpoonist").
+            if v.kind.harpoon:
+                return ("its harpoonist is dead" if v.conditions.get("harpoonist") == "dead"
+                        else "its harpoonist is out (his shooting skill is 0)")
+            return "its shooting skill is 0"
         if v.shot:
             return "it has shot this turn"
         if v.reload and v.conditions.get("reload_turn") == state.turn:
@@ -2408,17 +2445,22 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         # "the Harpoon Van's harpoonist"; a part of the truck by its own words ("petrol bomber 1").
         aimed = {"vehicle": lambda: _the(target.name), "snake": lambda: f"the snake in {_the(target.name)}",
                  "harpoonist": lambda: f"{_the(target.name)}'s harpoonist"}.get(at, lambda: aim.name)()
+        # Who shoots, as a sentence names him: Max, the crossbowman, or the gang's car.
+        by = D.part_words(shooter) if v.is_truck else _the(v.name)
         arc = None if own else self.in_arc(state, v, aim, shooter)
         if arc is not None and arc.outcome == "out":
-            raise RulesError(f"{aimed} is out of {_the(v.name)}'s arc ({arc.describe()})")
+            raise RulesError(f"{aimed} is out of {by}'s arc ({arc.describe()})")
         mods = []
         if at in ("vehicle", "snake", "harpoonist") and target.kind.target_table == "bike":
-            mods.append(Modifier(-int(self.option("bike_target_penalty")), "shooting at the bike"))
-        need = skill + sum(m.value for m in mods)
+            # "ALL SHOOTING AT BIKES IS AT - n OFF SHOOTING SKILL": n off the skill is n on the die,
+            # shown as the roll's modifier with its reason (the skill needed stays the shooter's).
+            n = int(self.option("bike_target_penalty"))
+            if n:
+                mods.append(Modifier(n, f"shooting at the bike: {n} off the shooting skill"))
+        need = skill
         who = "Max" if v.is_truck else v.owner
-        face = yield from self._d10(rolls, f"{D.part_words(shooter) if v.is_truck else _the(v.name)} shoots at "
-                                           f"{aimed} (needs {need} or less)", who, target=need)
-        hit = face <= need
+        face = yield from self._d10(rolls, f"{by} shoots at {aimed} (needs {need} or less)", who, mods, target=need)
+        hit = face + sum(m.value for m in mods) <= need
         rolls[-1]["passed"] = hit
         if v.is_truck:
             if shooter == "max":
@@ -2436,11 +2478,11 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 return out
             # "any miss hits the vehicle and roll 1d10 on the vehicle damage table"
             events.append(f"the shot misses the snake and hits {_the(target.name)}")
-            yield from self._effect(state, target, "vehicle", bonus, events, rolls, v.name, 0)
+            yield from self._effect(state, target, "vehicle", bonus, events, rolls, by, who, 0)
             out["result"] = "missed the snake"
             return out
         if not hit:
-            events.append(f"{_the(v.name)} misses")
+            events.append(f"{by} misses {aimed}")
             return out
         if at == "vehicle":
             kind = target.kind.target_table
@@ -2448,7 +2490,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
             kind = "crew"
         else:
             kind = "max" if at == "max" else "tyres" if at.startswith("tyre") else "crew"
-        yield from self._effect(state, target, kind, bonus, events, rolls, v.name, 0, at)
+        yield from self._effect(state, target, kind, bonus, events, rolls, by, who, 0, at)
         return out
 
     def _nearest_behind(self, state: GameState) -> Vehicle | None:
@@ -2476,26 +2518,28 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         return [first, *tie]
 
     def _effect(self, state: GameState, target: Vehicle, kind: str, bonus: int, events: list, rolls: list,
-                by: str, depth: int, at: str = "vehicle"):
+                by: str, who: str, depth: int, at: str = "vehicle"):
+        """The effect die on the target's table: `by` names the shooter in a sentence ("Max",
+        "the crossbowman", "the Jeep"), `who` is the player rolling."""
         tables = D.TABLES[self.option("tables")]
         section = D.TABLE_SECTIONS[self.option("tables")][kind]
         mods = [Modifier(bonus, "Max's shotgun" if bonus == D.MAX_DAMAGE_BONUS else "the harpoon")] if bonus else []
         face = yield from self._d10(rolls, f"effect on {'the ' + target.name if at == 'vehicle' else D.part_words(at)} "
-                                           f"({section})", by, mods)
+                                           f"({section})", who, mods)
         score = min(D.TABLE_HIGH, face + bonus)
         row = tables[kind][score]
         events.append(f"{section} {score}: {row.text}")
         if row.roll_twice:
             for _ in range(2):
                 if not state.over and depth < 3:
-                    yield from self._effect(state, target, kind, bonus, events, rolls, by, depth + 1, at)
+                    yield from self._effect(state, target, kind, bonus, events, rolls, by, who, depth + 1, at)
             return
         t = state.truck
         if kind in ("vehicle", "bike"):
-            yield from self._apply_row(state, target, row, events, rolls, f"shot by {_the(by)}")
+            yield from self._apply_row(state, target, row, events, rolls, f"shot by {by}")
         elif kind == "max":
             tv = state.truck_vehicle
-            self._harm(state, tv, row.structure, row.driver, 0, events, f"shot by {_the(by)}")
+            self._harm(state, tv, row.structure, row.driver, 0, events, f"shot by {by}")
             if row.weapon_lost:
                 tv.weapon_lost = True
                 tv.max_track()
@@ -2504,19 +2548,21 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                 yield from self._driving_roll(state, tv, "red", events, rolls, "shot")
         elif kind == "tyres":
             if row.burst:
-                self._burst(state, at.split("_")[1], events, f"shot by {_the(by)}")
+                self._burst(state, at.split("_")[1], events, f"shot by {by}")
             self._harm(state, state.truck_vehicle, row.structure, 0, 0, events, "a burst tyre")
         else:   # crew: a bomber, the crossbowman, a harpoonist
             n = DEAD if row.dead else row.crew
             if not n:
                 return
             if at.startswith("bomber"):
-                self._crew_harm(state, int(at[-1]) - 1, n, events, f"shot by {_the(by)}")
+                self._crew_harm(state, int(at[-1]) - 1, n, events, f"shot by {by}")
             elif at == "gunner":
                 t.gunner = max(0, t.gunner - n)
                 events.append(f"the crossbowman {_takes(n)}: {t.gunner} left")
             else:
                 target.shooting = max(0, target.shooting - n)
+                if row.dead:
+                    target.conditions["harpoonist"] = "dead"     # a refused shot says so
                 events.append(f"{_the(target.name)}'s harpoonist {_takes(n)}: shooting {target.shooting}")
 
     # --- replacements --------------------------------------------------------------------------
