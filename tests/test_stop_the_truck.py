@@ -321,6 +321,70 @@ def test_emergency_stop_no_shooting_and_first_gear_next():
     assert {b.gear for b in boxes if b.key != "ES"} == {1} and "first gear" in why[0]
 
 
+def es_open(g, m) -> bool:
+    return "ES" in {b.key for b in g.rules.allowed_boxes(g.st, g.v(m))[0]}
+
+
+def test_option_es_colour_limit():
+    """"Steering problem, do only yellow actions" (RED 4), the snake's "must pick RED action": the
+    emergency stop is no box of that colour, so by default it is closed ("refused"), and open under
+    "allowed"; a straight-only limit leaves it open either way (ES goes no squares sideways)."""
+    for option, open_ in (("refused", False), ("allowed", True)):
+        g = Game({15: at(3, 3)}, {"es_colour_limit": option}, extra={15: {"gear": 3}})
+        g.v(15).conditions["only_yellow"] = True
+        g.round()
+        assert es_open(g, 15) == open_
+        assert {b.colour for b in g.rules.allowed_boxes(g.st, g.v(15))[0] if b.key != "ES"} == {"yellow"}
+        if not open_:
+            with pytest.raises(RulesError, match=r"cannot pick its emergency stop: only yellow boxes \(a steering "
+                                                 r"problem, RED table\), and the emergency stop is no yellow box"):
+                g.act(act="select", vehicle=15, box="ES")
+        g.v(15).conditions.pop("only_yellow")
+        g.v(15).turn_rules = ["must_red"]
+        assert es_open(g, 15) == open_
+        g.v(15).turn_rules = ["straight"]
+        assert es_open(g, 15)
+        g.v(15).turn_rules = []
+        assert es_open(g, 15)
+
+
+def test_option_es_stuck_clutch_and_no_two_gear_jump():
+    """"Clutch failure, stuck in current gear for rest of game" (RED 6) against "ES ... start again
+    next turn in first gear": refused by default; under "restarts_in_stuck_gear" the car may stop
+    and starts again in its stuck gear. Either way it is never in gear 1 the turn after gear 3."""
+    g = Game({15: at(8, 2)}, extra={15: {"gear": 3}})
+    g.v(15).conditions["stuck_gear"] = 3
+    g.round()
+    with pytest.raises(RulesError, match=r"stuck in gear 3 for the rest of the game, and an emergency stop would "
+                                         r"start it again in first gear"):
+        g.act(act="select", vehicle=15, box="ES")
+    g = Game({15: at(8, 2)}, {"es_stuck_clutch": "restarts_in_stuck_gear"}, extra={15: {"gear": 3}})
+    g.v(15).conditions["stuck_gear"] = 3
+    g.round()
+    assert es_open(g, 15) and {b.gear for b in g.rules.allowed_boxes(g.st, g.v(15))[0]} == {3}
+    g.picks({15: "ES"}, truck="2:3")
+    g.act(act="move", vehicle=15, to=at(5, 2))          # stops dead: the truck's 3 squares back
+    g.end()
+    g.round()
+    boxes, why = g.rules.allowed_boxes(g.st, g.v(15))
+    assert {b.gear for b in boxes} == {3} and "stuck in gear 3" in why[0]
+
+
+def test_a_clutch_failing_in_the_emergency_stop_turn_keeps_its_gear():
+    """A car that picked ES in gear 3 and then fails a RED roll with a clutch failure the same turn
+    (a shot's "make RED driving roll now") is stuck in gear 3: the clutch leads the restart, so it
+    never goes 3, 1, 3."""
+    g = Game({15: at(10, 3)}, extra={15: {"gear": 3}})
+    g.round()
+    g.picks({15: "ES"}, truck="2:3")
+    g.act(act="move", vehicle=15, to=at(7, 3))
+    g.v(15).conditions["stuck_gear"] = g.v(15).gear      # as RED 6 leaves it
+    g.end()
+    g.round()
+    boxes, why = g.rules.allowed_boxes(g.st, g.v(15))
+    assert {b.gear for b in boxes} == {3} and "stuck in gear 3" in why[0]
+
+
 def test_top_gear_after_four_turns_costs_the_truck_two():
     g = Game({10: at(3, 4)}, extra={1: {"gear": 4}, 10: {"gear": 4}})
     for turn in range(1, 6):
@@ -889,6 +953,27 @@ def test_harpoon_reloads_a_full_turn():
     g.picks({12: "2:3"})
     g.act(act="move", vehicle=12, to=at(3, 5))
     assert g.rules._can_shoot(g.st, g.v(12), "") is None
+
+
+def test_the_truck_shooter_is_named_and_a_dead_harpoonist_is_said():
+    """The crossbowman's miss names him (not "The Truck misses"); the effect die is rolled by Max's
+    player and its damage is "shot by Max"; a van whose harpoonist is dead says so when refused."""
+    g = shoot_setup({12: at(3, 5)})
+    g.st.truck.gunner = 5                                  # his 10 would never miss a car
+    out = g.act([6], act="shoot", vehicle=1, shooter="gunner", target=12)
+    assert out["result"] == "missed" and out["events"] == ["the crossbowman misses the Harpoon Van"]
+    g = shoot_setup({12: at(10, 4)})
+    out = g.act([4, 9], act="shoot", vehicle=1, shooter="max", target=12, at="harpoonist")
+    assert out["rolls"][1]["asked"].endswith("for Max") and g.v(12).shooting == 0
+    with pytest.raises(RulesError, match=r"^the Harpoon Van may not shoot: its harpoonist is dead$"):
+        g.act(act="shoot", vehicle=12, at="max")
+    g = shoot_setup({12: at(10, 4), 13: at(10, 6)})
+    g.act([4, 5], act="shoot", vehicle=1, shooter="max", target=13)
+    assert "(shot by Max)" in g.session.log[-1].outcome["events"][-1]
+    g.v(12).shooting = 0                                   # worn down, not killed
+    assert g.rules._can_shoot(g.st, g.v(12), "") == "its harpoonist is out (his shooting skill is 0)"
+    g.v(13).shooting = 0
+    assert g.rules._can_shoot(g.st, g.v(13), "") == "its shooting skill is 0"
 
 
 def test_option_bike_arc():
