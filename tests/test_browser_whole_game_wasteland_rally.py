@@ -486,12 +486,16 @@ def three_rounds(page) -> None:
     # ============ Round 3: Player 1 first (10 against 2); the play orders as offered. ============
     start_round(page, 3, {"Player 1": 10, "Player 2": 2})
 
-    # The Interceptor turns north and drives 6 in, over the scrap heap's slow ground.
+    # The Interceptor turns north and drives 5 in, onto the scrap heap's slow ground. Every inch
+    # it moves while any part of it is on the heap counts twice (CORE, "Slow" and "Measuring":
+    # "no part of the model moves more than the distance you have measured"; slow_measure
+    # any_part): 6 in would cost 11.04 in of its 10, so its player drives what he can pay for.
     open_action(page, INTERCEPTOR, "move")
     turn_on_the_spot(page, INTERCEPTOR, 90.0)
-    drive_ahead(page, INTERCEPTOR, 6 * MM_PER_IN)
+    drive_ahead(page, INTERCEPTOR, 5 * MM_PER_IN)
     head = resolve(page, "It needs no dice")
-    assert finished(page, head)["move"]["slow_extra_mm"] > 0
+    move = finished(page, head)["move"]
+    assert move["slow_extra_mm"] > 0 and move["cost_mm"] <= move["allowance_mm"], move
     end_turn(page)
     agree(page, "round 3, the Interceptor")
 
