@@ -248,6 +248,22 @@ def test_speed_freak_holds_only_where_6_inches_were_possible():
         assert not any("Speed Freak" in e for e in out["events"]) and s.state.freaks["Zed"].moved
 
 
+def test_speed_freak_gives_the_camera_its_doubt():
+    """A reverse's whole move is 6 in ("Vehicles in reverse have a base movement of 6""): a car backed
+    its 6 in and measured 0.1 mm short, within the camera's doubt (its poses' 0.2 mm: 0.46 mm), has
+    gone its 6 in, as a drive as far over its limit stands; 1 mm short is clearly short, and held."""
+    for short_mm, held in ((0.1, False), (1.0, True)):
+        s = session({"chip_draw": "declared"}, [], working(10))
+        s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "reverse": True, "to": [200 - 152.4 + short_mm, 200, 0]})
+        s.state.vehicles[10].pose = Pose(200 - 152.4 + short_mm, 200, 0, 0.2, 0.5)
+        if held:
+            with pytest.raises(RulesError, match="Speed Freak: Zed drove the Rhinocerator only 5.96 in"):
+                s.end_turn()
+        else:
+            s.end_turn()
+            assert s.state.freaks["Zed"].moved
+
+
 def test_option_down_gets_up():
     def down(state):
         state.freaks["Zed"].down = True

@@ -385,7 +385,13 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         driving = state.drove if state.drove is not None else (f.aboard if f.seat == "driver" else None)
         dv = state.vehicles.get(driving) if driving is not None else None
         if dv is None or f.aboard != dv.marker or f.seat != "driver" or not dv.functional or state.stopped \
-                or state.blocked or state.getting_up or state.ground_mm >= inches(D.SPEED_FREAK_IN) - 1e-6:
+                or state.blocked or state.getting_up:
+            return None
+        # How far it drove is a camera measurement: held only when clearly short of 6 in, not within
+        # the doubt of where it started and ended (as the limit a drive may not pass is judged), or a
+        # reverse, whose whole move is 6 in, could not be driven to it.
+        sigma = math.sqrt(2.0) * dv.pose.axis_sigma_mm if dv.pose is not None else 0.0
+        if judge("driven this turn", state.ground_mm, inches(D.SPEED_FREAK_IN), sigma, at_most=False).outcome != "out":
             return None
         # "if possible": the movement it has left this turn must still make up the 6 in.
         if state.drove == dv.marker:
