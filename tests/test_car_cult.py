@@ -286,11 +286,11 @@ def test_option_activation_timing():
     # Gravedigger). The default keeps the order the round started with: the Rustler next, no dice.
     data = json.loads((SCENARIOS[0].parent / "cc-11-activation-order-rechecked.json").read_text())
     data["steps"] = data["steps"][:5]
-    data.update(options={}, dice=[15, 12], expect={})
+    data.update(options={}, dice=[15, 11, 12], expect={})
     out = run_scenario(copy.deepcopy(data))
     assert out["steps"][4]["up"] == 10 and out["steps"][4]["order"] == [20, 10, 21]
     # Re-checked after each activation: a new tie, rolled (5, 17): the Gravedigger next.
-    data.update(options={"activation_timing": "each_activation"}, dice=[15, 12, 5, 17])
+    data.update(options={"activation_timing": "each_activation"}, dice=[15, 11, 12, 5, 17])
     out = run_scenario(copy.deepcopy(data))
     assert out["steps"][4]["up"] == 21 and out["steps"][4]["order"] == [20, 21, 10]
     # Cars tied at the start keep their dice ranking while still tied: no new roll. Here the
@@ -339,9 +339,9 @@ def test_option_one_st_minimum():
         play(steps + [{"end_turn": True}], TIE, {"one_st_minimum": "its_speed"}, roster_list=solo(21))
     # and an attack on it takes its 2 in minimum off
     rules, st = game({"one_st_minimum": "its_speed"}, roster_list=solo(21))
-    assert [m.value for m in rules._attack_mods(st.vehicles[21], 3)] == [3, -2]
+    assert [m.value for m in rules._attack_mods(st.vehicles[21], 3, "Max")] == [3, -2]
     rules, st = game(roster_list=solo(21))
-    assert [m.value for m in rules._attack_mods(st.vehicles[21], 3)] == [3]
+    assert [m.value for m in rules._attack_mods(st.vehicles[21], 3, "Max")] == [3]
 
 
 def test_generation_and_allocation():
@@ -375,30 +375,35 @@ def test_option_st_cover():
     assert c["steps"][1]["generated"] == 4
 
 
-def test_down_shift_rolls_beyond_the_first():
+def test_down_shift_of_more_than_one_rolls_for_each_st():
+    # "If a player wishes to remove more they must roll one D20 for each ST being removed that
+    # turn": 3 removed, 3 dice.
     r = solo(20)
     out = play(first_turn(20, {})[:1] + [{"act": "activate", "vehicle": 20, "downshift": 4, "expect_error": True},
-                                           {"act": "activate", "vehicle": 20, "downshift": 3}], TIE + [9, 10], roster_list=r)
+                                           {"act": "activate", "vehicle": 20, "downshift": 3}], TIE + [9, 10, 12],
+               roster_list=r)
     assert "cannot down shift 4" in out["steps"][1]["error"]
-    assert [x["passed"] for x in out["steps"][2]["rolls"]] == [False, True]
+    assert [x["passed"] for x in out["steps"][2]["rolls"]] == [False, True, True]
     # the failed roll's DT goes on the engine ("causes one DT to the Engine"), not the armour
     assert out["state"]["vehicles"]["20"]["components"]["engine"] == ".....D"
     assert out["state"]["vehicles"]["20"]["components"]["armour"] == "."
 
 
 def test_option_downshift_rolls():
-    # Down shifting 2: "beyond_first" rolls for the second only, "every_st" for both.
+    # Down shifting 2: "every_st" (the default: "roll one D20 for each ST being removed that
+    # turn") rolls for both, "beyond_first" for the second only.
     steps = first_turn(20, {})[:1] + [{"act": "activate", "vehicle": 20, "downshift": 2}]
     a = play(steps, TIE + [9, 9], roster_list=solo(20))
-    b = play(steps, TIE + [9, 9], {"downshift_rolls": "every_st"}, roster_list=solo(20))
-    assert [x["face"] for x in a["steps"][1]["rolls"]] == [9]
-    assert [x["face"] for x in b["steps"][1]["rolls"]] == [9, 9]
-    assert a["state"]["vehicles"]["20"]["components"]["engine"] == "S....D"
-    assert b["state"]["vehicles"]["20"]["components"]["engine"] == "S...DD"
+    b = play(steps, TIE + [9, 9], {"downshift_rolls": "beyond_first"}, roster_list=solo(20))
+    assert [x["face"] for x in a["steps"][1]["rolls"]] == [9, 9] and b["dice_left"] == 1
+    assert [x["face"] for x in b["steps"][1]["rolls"]] == [9]
+    assert a["state"]["vehicles"]["20"]["components"]["engine"] == "S...DD"
+    assert b["state"]["vehicles"]["20"]["components"]["engine"] == "S....D"
     # a single down shift is free either way
     one = [{"round": {}}, {"act": "activate", "vehicle": 20, "downshift": 1}]
-    c = play(one, TIE, {"downshift_rolls": "every_st"}, roster_list=solo(20))
-    assert c["steps"][1]["rolls"] == [] and c["state"]["vehicles"]["20"]["engine_st"] == 2
+    for reading in ("every_st", "beyond_first"):
+        c = play(one, TIE, {"downshift_rolls": reading}, roster_list=solo(20))
+        assert c["steps"][1]["rolls"] == [] and c["state"]["vehicles"]["20"]["engine_st"] == 2
 
 
 # --- movement -------------------------------------------------------------------------
@@ -579,6 +584,41 @@ def test_rough_terrain_clipped_by_a_cars_side_counts_what_its_side_crossed():
     assert centre["rolls"] == [], centre["rolls"]
 
 
+def test_rough_terrain_is_measured_to_a_fraction_of_a_millimetre():
+    # The second review: a 3.00 in strip read 3.03 in and a 2.995 in one 3.03 (3 whole inches,
+    # not 2): each point of the car was counted over the piece for every whole 1 mm step of the
+    # route it ended on it. Each step now counts for the part of it over the piece. The Rustler
+    # (9-12 in) drives 10 in straight across one strip, of widths at every phase of the steps.
+    steps = first_turn(10, {"engine": 1}) + [{"act": "move", "vehicle": 10, "path": [[300 + 10 * MM, 300, 0]]}]
+    r = solo(10)
+
+    def crossed(width_mm, turn_deg=0.0, dice=12, options=None):
+        c, s_ = math.cos(math.radians(turn_deg)), math.sin(math.radians(turn_deg))
+        corners = [(-width_mm / 2, -120), (width_mm / 2, -120), (width_mm / 2, 120), (-width_mm / 2, 120)]
+        strip = [{"kind": "rough", "name": "scrub", "points": [[470 + u * c - v * s_, 300 + u * s_ + v * c]
+                                                               for u, v in corners]}]
+        return play(steps, TIE + [dice], options, roster_list=r, terrain=strip)["steps"][3]
+
+    for width in (2.995 * MM, 3.0 * MM, 2.0 * MM, 50.3, 63.77, 70.0, 75.5):
+        out = crossed(width)
+        assert out["rough"][0]["through_mm"] == pytest.approx(width, abs=0.02), (width, out["rough"])
+    # 2.995 in is 2 whole inches: a 12 passes (12 - 2), said without rounding it up to 3.00
+    out = crossed(2.995 * MM)
+    assert out["rough"][0]["subtracted"] == 2 and out["rolls"][0]["passed"] and out["rolls"][0]["total"] == 10
+    assert out["rolls"][0]["modifiers"][0]["reason"] in ("2.99 in of rough terrain", "2.995 in of rough terrain")
+    out = crossed(3.0 * MM)
+    assert out["rough"][0]["subtracted"] == 3 and not out["rolls"][0]["passed"]
+    assert out["rolls"][0]["modifiers"][0]["reason"] == "3.00 in of rough terrain"
+    # a strip crossed at 30 degrees to its width: the way over it is width / cos 30
+    out = crossed(2.0 * MM, 30.0)
+    assert out["rough"][0]["through_mm"] == pytest.approx(2.0 * MM / math.cos(math.radians(30)), abs=0.02)
+    # centre_path and any_part too: the centre's way over it, and the strip and the car's length
+    centre = crossed(2.995 * MM, options={"rough_measure": "centre_path"})
+    assert centre["rough"][0]["through_mm"] == pytest.approx(2.995 * MM, abs=0.02)
+    anywhere = crossed(2.995 * MM, options={"rough_measure": "any_part"})
+    assert anywhere["rough"][0]["through_mm"] == pytest.approx(2.995 * MM + 75, abs=0.02)
+
+
 def test_blocking_terrain_and_option_blocking_damage():
     # The Dust Devil (3 ST +1: 4 ST, 12-16 in) drives at the wall: it touches after 9.57 in.
     steps = first_turn(11, {"engine": 1}) + [{"act": "move", "vehicle": 11, "path": [[700, 600, 0]]}]
@@ -684,8 +724,14 @@ def test_dangerous_driver_minus_two_per_st():
     rules, st = game(roster_list=r, cars=place({20: [600, 300, 180]}))
     sj = st.vehicles[20]
     sj.component("dangerous_driver").zones = ["ST", "ST"]
-    mods = rules._attack_mods(sj, 1)
+    mods = rules._attack_mods(sj, 1, "Max")
     assert [m.value for m in mods] == [1, -2, -4]
+    # "to enemy Attack rolls": an attack of its own side's (a mine it laid) gets no -2 by default
+    # (driver_penalty enemy_attacks); every_attack counts the driver against it too.
+    assert [m.value for m in rules._attack_mods(sj, 1, "Joe")] == [1, -2]
+    rules, st = game({"driver_penalty": "every_attack"}, roster_list=r, cars=place({20: [600, 300, 180]}))
+    st.vehicles[20].component("dangerous_driver").zones = ["ST", "ST"]
+    assert [m.value for m in rules._attack_mods(st.vehicles[20], 1, "Joe")] == [1, -2, -4]
 
 
 def test_rerolls_need_the_gutsy_gunner():
@@ -1631,8 +1677,9 @@ def play_the_game(g: Table) -> None:
     # Dust Devil (2 each).
     q += [15, 6, 3, 9]
     assert g.round() == [10, 20, 21, 11]
-    # The Rustler shifts down 2 (one roll), turns 45 degrees out of the scrub and fires again.
-    q += [12]
+    # The Rustler shifts down 2 (both roll: "one D20 for each ST being removed that turn"), turns
+    # 45 degrees out of the scrub and fires again.
+    q += [12, 12]
     g.act(act="activate", vehicle=10, downshift=2)
     assert st.vehicles[10].engine.st == 2 and st.vehicles[10].generated == 5
     g.act(act="allocate", vehicle=10, allocation={"machine_gun": 2, "dangerous_driver": 2, "gutsy_gunner": 1})

@@ -48,12 +48,13 @@ def _started(c, h):
 def test_a_down_shift_that_rolls_asks_for_its_die_and_its_outcome_reads_like_every_roll(page):
     c, h, _film = page
     _started(c, h)
-    # 2 ST off the engine: the first is free, the second rolls ("Down Shift").
+    # 2 ST off the engine: more than the one free, so each rolls ("Down Shift": "roll one D20 for
+    # each ST being removed that turn").
     g = c.post("/api/act", json={"act": "activate", "vehicle": 12, "downshift": 2}, headers=h).get_json()
     p = g["pending"]
-    assert p["waiting"] == "dice" and p["dice"] == ["d20"] and p["so_far"] == [], p
-    assert p["asked"] == "1d20 down shift (1 rolled of 2, 10+ each) for War Rig"
-    g = c.post("/api/dice/typed", json={"faces": [4]}, headers=h).get_json()
+    assert p["waiting"] == "dice" and p["dice"] == ["d20", "d20"] and p["so_far"] == [], p
+    assert p["asked"] == "2d20 down shift (2 rolled of 2, 10+ each) for War Rig"
+    g = c.post("/api/dice/typed", json={"faces": [4, 12]}, headers=h).get_json()
     assert g["pending"] is None
     out = g["last_outcome"]["event"]["outcome"]
     assert out["result"] == "activated" and any("failed down shift" in e for e in out["events"])

@@ -94,11 +94,11 @@ OPTIONS = (
                'Braking: "Roll a D20 and subtract the number of inches the Car the player has chosen not to move". '
                '"down": whole inches short, rounded down (as blocking terrain rounds); "up": rounded up; '
                '"exact": the measured inches, to a hundredth.'),
-    RuleOption("downshift_rolls", "beyond_first", ("beyond_first", "every_st"), f'{R}, "Down Shift"',
+    RuleOption("downshift_rolls", "every_st", ("every_st", "beyond_first"), f'{R}, "Down Shift"',
                '"One ST may be removed from the Engine each time a Car is activated. If a player wishes to remove '
-               'more they must roll one D20 for each ST being removed that turn." "beyond_first": the first ST '
-               'comes off free and each one beyond it rolls; "every_st": removing more than one, every ST removed '
-               'rolls, the first too.'),
+               'more they must roll one D20 for each ST being removed that turn." "every_st": as written, one ST '
+               'comes off free, but removing more, every ST being removed that turn rolls, the first too (3 off: '
+               '3 dice); "beyond_first": the first ST stays free and only each one beyond it rolls (3 off: 2 dice).'),
     RuleOption("blocking_damage", "dt", ("dt", "st_penalty"), f'{R}, "Down Shift" (terrain)',
                'At blocking terrain "the car suffers 1 ST for each inch of movement the car has failed to move '
                'up to the minimum"; the example that follows says "resulting in the car suffering 2 DT". "dt": '
@@ -135,6 +135,12 @@ OPTIONS = (
                'model comes within 4" of the marker (one already within it sets it off only by leaving and coming '
                'back); "moves_within": any model that moves while within 4" of it. Mines a car lays in a move '
                'never trigger on that move.'),
+    RuleOption("driver_penalty", "enemy_attacks", ("enemy_attacks", "every_attack"),
+               f'{R}, "Building a Car Cult" (Dangerous Driver)',
+               '"Dangerous Driver – applies a -2 to enemy Attack rolls per ST allocated". "enemy_attacks": '
+               'against another player\'s attacks only: a weapon\'s, a ram\'s, a mine another player\'s car '
+               'laid; a mine its own side laid is no enemy\'s, so no -2; "every_attack": against every attack '
+               'roll at the car, its own side\'s mines too (the driver swerves whoever laid the mine).'),
     RuleOption("mine_targets", "any_model", ("any_model", "enemies"), f'{R}, "Building a Car Cult" (Mines)',
                '"when any model moves within Range". "any_model": the layer\'s own cars too; "enemies": only the '
                'other players\' cars.'),
@@ -253,6 +259,30 @@ def _outline_points(v, dense) -> np.ndarray:
         edges.append(corners[:, a, None, :] + f[None, :, None] * (corners[:, b] - corners[:, a])[:, None, :])
     centre = np.array([[p.x_mm, p.y_mm] for p in dense], dtype=float)[:, None, :]
     return np.concatenate([*edges, centre], axis=1)
+
+
+def _inside_fraction(polygon, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """How much of each straight step from `starts` to `ends` (arrays (..., 2)) lies over the
+    polygon, 0 to 1: exact, where counting a whole step by its end over-reads a piece by up to a
+    step (a 3.00 in strip read 3.03)."""
+    shape = starts.shape[:-1]
+    a, b = starts.reshape(-1, 2), ends.reshape(-1, 2)
+    length = np.hypot(*(b - a).T)
+    frac = shapely.contains_xy(polygon, b[:, 0], b[:, 1]).astype(float)   # a step of no length
+    moving = length > 1e-9
+    if moving.any():
+        segs = shapely.linestrings(np.stack([a[moving], b[moving]], axis=1))
+        frac[moving] = np.clip(shapely.length(shapely.intersection(segs, polygon)) / length[moving], 0.0, 1.0)
+    return frac.reshape(shape)
+
+
+def _inches_text(x: float) -> str:
+    """Inches to a hundredth, or a thousandth where a hundredth would round up past a whole
+    inch (2.995 in, rounded down to 2, is not shown as 3.00)."""
+    text = f"{x:.2f}"
+    if math.floor(float(text)) != math.floor(x + 1e-9):
+        text = f"{math.floor(x * 1000) / 1000:.3f}"
+    return text
 
 
 def _route_outline(polys) -> tuple[tuple[float, float], ...]:
@@ -1443,16 +1473,20 @@ class CarCult(CarCultViews, RuleSystem):
             if not v.in_play:
                 break
             yield from self._mine_attack(state, mine, v, events, rolls)
+        crossed = []
         for piece, inches_through in rough:
             if not v.in_play:
                 break
             whole = (int(math.floor(inches_through + 1e-9)) if self.option("rough_rounding") == "down"
                      else round(inches_through, 2))
+            # What was measured, to a hundredth of a millimetre: the roll's words round it.
+            crossed.append({"piece": piece.name or "rough terrain", "through_mm": round(inches_through * MM_PER_IN, 2),
+                            "through_in": round(inches_through, 4), "subtracted": whole})
             face = (yield DiceRequest((D.DIE,), f"rough terrain {piece.name or ''} (10+, -{whole})".replace("  ", " "),
                                       v.name)).faces[0]
             ok = face - whole >= D.BASE_TARGET
             rolls.append({"asked": f"rough terrain {piece.name}", "face": face, "total": face - whole,
-                          "modifiers": [{"value": -whole, "reason": f"{inches_through:.2f} in of rough terrain"}],
+                          "modifiers": [{"value": -whole, "reason": f"{_inches_text(inches_through)} in of rough terrain"}],
                           "target": D.BASE_TARGET, "passed": ok})
             if ok:
                 events.append(f"the {v.name} crosses {piece.name or 'rough terrain'} unharmed")
@@ -1518,7 +1552,7 @@ class CarCult(CarCultViews, RuleSystem):
                          f"({_turns(m['turns'])}, drift {m['drift_left_mm'] / MM_PER_IN:.2f} in left "
                          f"{m['drift_right_mm'] / MM_PER_IN:.2f} in right)")
         return {"result": result, "move": out, "moved_mm": round(moved_mm, 2), "mines_laid": [mn.id for mn in laid],
-                "mines_triggered": [mn.id for _, mn in triggered], "rolls": rolls, "events": events}
+                "mines_triggered": [mn.id for _, mn in triggered], "rough": crossed, "rolls": rolls, "events": events}
 
     def _mine_spots(self, state: GameState, v: Car, action: dict, dense, polys, ahead) -> list[tuple[float, float]]:
         """Where the mines allocated go that the player picked a point for (each on the route
@@ -1634,7 +1668,10 @@ class CarCult(CarCultViews, RuleSystem):
         removed after it ("Mines")."""
         w = D.WEAPONS["mines"]
         events.append(f"the {v.name} comes within {w.range_in} in of mine {mine.id}: it goes off")
-        mods = self._attack_mods(v, w.blast)
+        mods = self._attack_mods(v, w.blast, mine.owner)
+        if v.crew_st("dangerous_driver") and not self._driver_counts(v, mine.owner):
+            events.append(f"the {v.name}'s Dangerous Driver does not count against its own side's mine "
+                          f"(\"a -2 to enemy Attack rolls\")")
         throw = yield DiceRequest((D.DIE,), f"mine {mine.id} attack (10+)", state.vehicles[mine.layer].name)
         hit, row = self._hit(throw.faces[0], mods, f"mine {mine.id} at the {v.name}")
         rolls.append(row)
@@ -1663,10 +1700,8 @@ class CarCult(CarCultViews, RuleSystem):
                 on = shapely.contains_xy(t.polygon, [p.x_mm for p in dense], [p.y_mm for p in dense])
             else:
                 on = shapely.intersects(polys, t.polygon)
-            if how == "deepest_point" and on.any():
-                if points is None:
-                    points = _outline_points(v, dense)                  # (poses, points, 2)
-                inside = shapely.contains_xy(t.polygon, points[..., 0], points[..., 1])
+            if on.any() and points is None:
+                points = _outline_points(v, dense)                      # (poses, points, 2)
             k = 0
             while k < len(dense):
                 if not on[k]:
@@ -1675,11 +1710,23 @@ class CarCult(CarCultViews, RuleSystem):
                 j = k
                 while j + 1 < len(dense) and on[j + 1]:
                     j += 1
-                if how == "deepest_point":
-                    # Each point's ground over the piece on this pass; the deepest one's.
-                    through = float((step[k:j + 1, None] * inside[k:j + 1]).sum(axis=0).max()) / MM_PER_IN
+                # The steps of this pass: into its first pose (from outside) to out of its last.
+                lo, hi = max(k, 1), min(j + 1, len(dense) - 1)
+                if how == "centre_path":
+                    frac = _inside_fraction(t.polygon, points[lo - 1:hi, -1:], points[lo:hi + 1, -1:])[:, 0]
+                    through = float((step[lo:hi + 1] * frac).sum())
+                elif how == "deepest_point":
+                    # Each point's ground over the piece on this pass, to the part of a step it
+                    # was over it (whole steps over-read a strip by up to a step); the deepest one's.
+                    frac = _inside_fraction(t.polygon, points[lo - 1:hi], points[lo:hi + 1])
+                    through = float((step[lo:hi + 1, None] * frac).sum(axis=0).max())
                 else:
-                    through = (ahead[j] - ahead[max(k - 1, 0)] if k > 0 else ahead[j]) / MM_PER_IN
+                    # Any part over it: every step of the pass but the first and the one leaving,
+                    # those to the part of the step some point of the car was over it.
+                    frac = _inside_fraction(t.polygon, points[lo - 1:hi], points[lo:hi + 1]).max(axis=1)
+                    frac[(np.arange(lo, hi + 1) > k) & (np.arange(lo, hi + 1) <= j)] = 1.0
+                    through = float((step[lo:hi + 1] * frac).sum())
+                through /= MM_PER_IN
                 if through > 1e-6:
                     out.append((t, through))
                 k = j + 1
@@ -1687,13 +1734,18 @@ class CarCult(CarCultViews, RuleSystem):
 
     # --- attacks ------------------------------------------------------------------------
 
-    def _attack_mods(self, target: Car, blast: int) -> list[Modifier]:
+    def _driver_counts(self, target: Car, attacker_owner: str) -> bool:
+        """Does the target's Dangerous Driver count against this attack? "applies a -2 to enemy
+        Attack rolls" (`driver_penalty`): by default only against another player's."""
+        return self.option("driver_penalty") == "every_attack" or attacker_owner != target.owner
+
+    def _attack_mods(self, target: Car, blast: int, attacker_owner: str) -> list[Modifier]:
         lo, _ = target.speeds_in()
         mods = [Modifier(blast, "Blast")]
         if lo:
             mods.append(Modifier(-lo, f"the {target.name}'s minimum speed {lo} in"))
         driver = target.crew_st("dangerous_driver")
-        if driver:
+        if driver and self._driver_counts(target, attacker_owner):
             mods.append(Modifier(D.DANGEROUS_DRIVER_PER_ST * driver, f"the {target.name}'s Dangerous Driver, {driver} ST"))
         return mods
 
@@ -1806,7 +1858,7 @@ class CarCult(CarCultViews, RuleSystem):
         if rng.outcome == TOO_CLOSE:
             events.append(f"{rng.describe()}: too close to call, so the attack goes ahead")
         v.fired.append(comp.id)
-        mods = self._attack_mods(target, w.blast)
+        mods = self._attack_mods(target, w.blast, v.owner)
         throw = yield DiceRequest((D.DIE,) * shots, f"{w.name} attack (10+)", v.name)
         faces = list(throw.faces)
         results = [self._hit(f, mods, f"{w.name} at the {target.name}") for f in faces]

@@ -239,7 +239,7 @@ class CarCultViews:
                     continue
                 limit = inches(w.range_in) if w.range_in else float(self.option("contact_mm"))
                 rng = dist.within(limit, f"range of the {w.name}")
-                mod = sum(m.value for m in self._attack_mods(o, w.blast))
+                mod = sum(m.value for m in self._attack_mods(o, w.blast, v.owner))
                 ready = (c.st > 0) if w.needs_st else c.dt < c.az
                 weapons.append({"weapon": c.id, "name": w.name, "range": rng.to_json(), "range_text": rng.describe(),
                                 "modifier": mod, "needs": max(D.BASE_TARGET - mod, 2), "has_st": ready,
@@ -351,8 +351,10 @@ class CarCultViews:
                 "activate", "Activate", (me, Field(
                     "downshift", "choice", "down shift", optional=True,
                     choices=tuple({"value": n, "label": f"{n} ST"} for n in range(v.engine.st + 1)),
-                    about="ST taken off the engine now: one is free, a d20 each beyond it (under 10: a DT on "
-                          "the engine)")),
+                    about=("ST taken off the engine now: one is free; more, and every one rolls a d20 (under 10: "
+                           "a DT on the engine)" if self.option("downshift_rolls") == "every_st" else
+                           "ST taken off the engine now: one is free, a d20 each beyond it (under 10: a DT on "
+                           "the engine)"))),
                 rule=f'{R}, "Car Activation", "Down Shift"',
                 about=f"Remove every ST but the engine's, down shift if you wish, then generate "
                       f"{self.generation(v)} ST (one per visible +ST symbol).")]
