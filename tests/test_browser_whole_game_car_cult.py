@@ -416,9 +416,9 @@ def test_three_rounds_of_car_cult_on_the_demo_page_use_every_action(car_cult_dem
     assert out["range_in"] == 0 and out["distance_in"] <= 0.1, out
     t.end_turn(INTERCEPTOR)
 
-    # The Hearse down shifts 2 (the second rolls), stands and brakes (failed: Player 2 places the
+    # The Hearse down shifts 2 (both roll), stands and brakes (failed: Player 2 places the
     # DT), and fires at the Buggy across the end of the wall.
-    t.activate(HEARSE, downshift=2, answers=[("dice", "down shift", [13])])
+    t.activate(HEARSE, downshift=2, answers=[("dice", "down shift", [13, 13])])
     t.allocate(HEARSE, machine_gun=2, dangerous_driver=2)
     out = t.move(HEARSE, answers=[("dice", "braking", [3]), ("choice", P2, "braking", "engine")])["outcome"]
     assert out["result"] == "braked" and not out["rolls"][0]["passed"], out
@@ -429,7 +429,7 @@ def test_three_rounds_of_car_cult_on_the_demo_page_use_every_action(car_cult_dem
     t.end_turn(HEARSE)
 
     # The Rust Bucket, stuck against the Interceptor, down shifts its engine empty: no move.
-    t.activate(RUST_BUCKET, downshift=2, answers=[("dice", "down shift", [13])])
+    t.activate(RUST_BUCKET, downshift=2, answers=[("dice", "down shift", [13, 13])])
     t.end_turn(RUST_BUCKET)
 
     # The War Rig drives 7 in along the gap and fires at the Buggy: Player 2 places each DT.
