@@ -15,7 +15,8 @@ Hearse (Waldo); Player 2 the Rust Bucket (King Rhino) and the Buggy (Rhinocerato
 Round 1. Freak 2.2: Move this freak (activate), Repair, Drive the Buggy through the West gate
 (Player 2 scores). Freak 1.3: Drive the Hearse past Freak 2.3, who grabs hold of it out of his
 turn (Grab hold); a second Drive in the same turn; Fire at the Buggy (its side armour takes
-it). Freak 2.3, clinging on: Jack the Hearse (he wins; Freak 1.3 is thrown out). Freak 1.1:
+it). Freak 2.3, clinging on: Jack the Hearse (he wins; Freak 1.3 is thrown out), then Drive it
+6.5 in (Speed Freak: "must ALWAYS move at least 6" in that vehicle if possible"). Freak 1.1:
 Repair, Drive the Interceptor with its Booster through the Near gate. Freak 1.2: Repair, a
 Stunt (push it), Drive the War Rig through the East gate, turned and stopped against the Rust
 Bucket's tail, then Ram it: the Rust Bucket's horns go, and its roll leaves the War Rig badly
@@ -26,13 +27,19 @@ Concentrate to the ramp's foot, turned across it; a Stunt (panic turn) to face t
 there; Jump (his player says how far; the landing put there). Freak 2.3: Get out of the
 Hearse, Walk through the Teleporter (in at the Bank, out into the Saloon), Building guns at
 the War Rig (a penetrating hit: Side blown off, Player 1 chooses the flamethrower). Freak 1.3:
-Climb in to the empty Hearse, Drive it in Reverse. Freak 2.2: Move this freak, End turn.
+Climb in to the empty Hearse, Drive it in Reverse its whole 6 in. Freak 2.2: Move this freak; End
+turn is refused (Speed Freak: his Buggy works and has not moved), so he drives it 6.3 in.
 Round 3. Freak 2.3 walks out of the Saloon (Walk); the other five chips are passes, each
 player saying which freak takes his chip.
 
 The Jump button is for a car already standing at a ramp's foot facing up it: a drive that
 reaches the foot jumps by itself ("Jumping"), so here the Interceptor drives to the foot
-turned across it (not facing up it: no jump yet) and a panic turn faces it up the ramp."""
+turned across it (not facing up it: no jump yet) and a panic turn faces it up the ramp.
+
+Speed Freak ("Characters") holds every driver of a working vehicle to 6 in a turn unless the way
+is blocked (option speed_freak, `refuse` by default): every driver here drives at least 6 in,
+or is stopped by the rules (the Interceptor's landing ends its move; the War Rig's forced move
+is its 6 in), or gets out before he ends his turn (Freak 2.3, round 2)."""
 
 from __future__ import annotations
 
@@ -293,6 +300,15 @@ def end_turn(page, label: str | None, *steps) -> dict:
     return answer(page, n0, steps)
 
 
+def end_turn_refused(page, why_has: str) -> None:
+    """The Round tab's End this turn greyed by the rules, their reason beside it (its words
+    include `why_has`)."""
+    page.click('#tabs [data-tab="round"]')
+    page.wait_for_selector("#end-turn[disabled]", timeout=WAIT_MS)
+    why = page.inner_text("#end-turn-why")
+    assert why_has in why and "drive on, or say the way was blocked" in why, why
+
+
 def drawn(player: str, in_bag: int, drawer: str):
     """The next chip drawn, asked of `drawer`: the player whose freak has just moved (or passed)."""
     return ("choice", drawer, player, f"{in_bag} chips in it")
@@ -366,6 +382,14 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     assert out["result"] == "jacked", out
     s = state(page)
     assert s["vehicles"]["14"]["driver"] == "Freak 2.3" and s["freaks"]["Freak 1.3"]["pos"] is not None
+    # At the wheel of a working Hearse, a Speed Freak "must ALWAYS move at least 6" in that vehicle
+    # if possible" ("Characters"): he swings it round and drives it 6.5 in east along the track.
+    open_action(page, HEARSE, "drive")
+    h = tracked(page, HEARSE)
+    put_car(page, HEARSE, h["x_mm"], h["y_mm"], 0.0)
+    put_car(page, HEARSE, h["x_mm"] + 165.0, h["y_mm"], 0.0)
+    out = acted(resolve(page))
+    assert out["result"] == "moved" and out["moved_in"] >= 6.0, out
     end_turn(page, "End this turn", drawn(P1, 3, P2))
     agree(page, errors, "round 1, the jacking")
 
@@ -493,23 +517,32 @@ def test_three_rounds_of_alpha_destructicus_with_every_action_on_the_demo_page(a
     end_turn(page, None, drawn(P1, 2, P2))
     agree(page, errors, "round 2, the Saloon's guns")
 
-    # Freak 1.3 climbs into the empty Hearse and backs it away east.
+    # Freak 1.3 climbs into the empty Hearse and backs it away west: its whole reverse, 6 in
+    # ("Vehicles in reverse have a base movement of 6""), as Speed Freak asks of him.
     open_action(page, HEARSE, "board")
     choose_field(page, "seat", "driver")
     acted(resolve(page))
     open_action(page, HEARSE, "drive")
     page.check('#action-form input[name="reverse"]')
     h = tracked(page, HEARSE)
-    put_car(page, HEARSE, h["x_mm"] + 140.0, h["y_mm"], h["heading_deg"])
+    put_car(page, HEARSE, *ahead(h, -152.4), h["heading_deg"])
     out = acted(resolve(page))
-    assert out["result"] == "moved" and out["moved_in"] == pytest.approx(140 / 25.4, abs=0.15), out
+    assert out["result"] == "moved" and out["moved_in"] == pytest.approx(6.0, abs=0.05), out
     assert state(page)["vehicles"]["14"]["driver"] == "Freak 1.3"
     end_turn(page, "End this turn")
     agree(page, errors, "round 2, the Hearse backs away")
 
-    # Freak 2.2 takes the last chip and does nothing more this turn.
+    # Freak 2.2 takes the last chip. His Buggy's engine works and nothing stands in its way, so he
+    # may not end his turn at its wheel without driving it 6 in (Speed Freak): the page greys End
+    # turn and says why. He drives it on south, 6.3 in.
     open_action(page, BUGGY, "activate")
     acted(resolve(page))
+    end_turn_refused(page, "Speed Freak: Freak 2.2 drove the Buggy only 0.00 in")
+    open_action(page, BUGGY, "drive")
+    b = tracked(page, BUGGY)
+    put_car(page, BUGGY, *ahead(b, 160.0), b["heading_deg"])
+    out = acted(resolve(page))
+    assert out["result"] == "moved" and out["moved_in"] >= 6.0, out
     out = end_turn(page, "End this turn")["outcome"]
     assert "round 2 is over" in out["events"], out
     agree(page, errors, "round 2 over")
