@@ -30,7 +30,7 @@ from shapely.geometry import Polygon
 
 from ..geometry import Footprint, Gate, Pose
 from . import ad_data as D
-from .base import RulesError
+from .base import RulesError, check_block
 
 
 @dataclass
@@ -484,15 +484,6 @@ WAITING = {"glancing": D.PENDING_GLANCING, "penetrating": (4,), "bike": (2,)}
 SLIDES = {("glancing", 6), ("penetrating", 4)}
 
 
-def _fields(where: str, declared: dict, block) -> dict:
-    from .actions import ActionError, check_fields
-    if not isinstance(block, dict):
-        raise RulesError(f"{where} must be an object, not {block!r}")
-    try:
-        check_fields(where, declared, block)
-    except ActionError as exc:
-        raise RulesError(str(exc)) from None
-    return block
 
 
 def _whole(where: str, value, low: int, high: int | None = None) -> int:
@@ -506,7 +497,7 @@ def start_part_way(state: GameState, block: dict, chips_declared: bool) -> None:
     """Set what play reached: damage, fire, hits waiting, wounds, who is where, last gates,
     breaches, scores, the round and the chips. Raises RulesError naming the first thing wrong,
     with its path in the block (nothing is half set: the caller builds the game anew)."""
-    _fields("state", STATE_FIELDS, block)
+    check_block("state", STATE_FIELDS, block)
     gates = {g.name for g in state.gates}
     for key, spec in (block.get("vehicles") or {}).items():
         where = f"state.vehicles.{key}"
@@ -514,7 +505,7 @@ def start_part_way(state: GameState, block: dict, chips_declared: bool) -> None:
             raise RulesError(f"{where}: no vehicle with marker {key} (vehicles: "
                              f"{', '.join(str(m) for m in state.vehicles)})")
         v = state.vehicles[int(key)]
-        _fields(where, VEHICLE_FIELDS, spec)
+        check_block(where, VEHICLE_FIELDS, spec)
         for facing, value in (spec.get("armour") or {}).items():
             w = f"{where}.armour.{facing}"
             if facing not in D.ARMOUR_FACINGS:
@@ -542,7 +533,7 @@ def start_part_way(state: GameState, block: dict, chips_declared: bool) -> None:
             v.pending, v.pending_table, v.pending_heading, v.pending_since = 0, "", None, state.activation
             if p is not None:
                 w = f"{where}.pending"
-                _fields(w, PENDING_FIELDS, p)
+                check_block(w, PENDING_FIELDS, p)
                 table, n = p.get("table"), p.get("result")
                 if table not in WAITING:
                     raise RulesError(f"{w}.table must be one of {', '.join(WAITING)}, not {table!r}")
@@ -573,7 +564,7 @@ def start_part_way(state: GameState, block: dict, chips_declared: bool) -> None:
         if name not in state.terrain:
             raise RulesError(f"{where}: no terrain '{name}' (there is: {', '.join(state.terrain) or 'none'})")
         t = state.terrain[name]
-        _fields(where, TERRAIN_FIELDS, spec)
+        check_block(where, TERRAIN_FIELDS, spec)
         walls = len(t.points)
         for key in ("breached", "wall_armour", "burning"):
             if spec.get(key) is not None and t.kind != "building":
@@ -602,7 +593,7 @@ def start_part_way(state: GameState, block: dict, chips_declared: bool) -> None:
         if name not in state.freaks:
             raise RulesError(f"{where}: no freak '{name}' (freaks: {', '.join(state.freaks)})")
         f = state.freaks[name]
-        _fields(where, FREAK_FIELDS, spec)
+        check_block(where, FREAK_FIELDS, spec)
         if spec.get("aboard") is not None and spec.get("at") is not None:
             raise RulesError(f"{where}: aboard a vehicle or 'at' a spot on foot, not both")
         if spec.get("seat") is not None and spec.get("aboard") is None:

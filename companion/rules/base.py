@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..dice import ChoiceRequest, DiceRequest, DiceThrow, Placed, PlacementRequest
-from .actions import ActionError, ActionSpec, as_spec, check_fields, check_shape
+from .actions import ActionError, ActionSpec, as_spec, check_fields, check_shape, json_text
 
 
 class RulesError(ValueError):
@@ -106,6 +106,19 @@ class GameState(Protocol):
 
     def to_json(self) -> dict:
         """The whole state as plain JSON: what the game file keeps and scenarios look into."""
+
+
+def check_block(where: str, declared: dict[str, Any], block: Any) -> dict:
+    """An object of a roster or a `state` block as `declared` has it (field names to shapes, as
+    actions declare theirs): an unknown field refused by name with its path, a wrong shape saying
+    what it must be (RulesError). The one check every system's setup uses."""
+    if not isinstance(block, dict):
+        raise RulesError(f"{where} must be an object ({', '.join(declared)}), not {json_text(block)}")
+    try:
+        check_fields(where, declared, block)
+    except ActionError as exc:
+        raise RulesError(str(exc)) from None
+    return block
 
 
 def action(name: str, fields: dict[str, Any] | None = None):

@@ -44,8 +44,8 @@ from ..geometry import (TOO_CLOSE, Distance, Footprint, Obstacles, Pose, closest
                         normalize_deg)
 from ..geometry.pose import MM_PER_IN
 from . import cc_data as D
-from .actions import ActionError, ListOf, check_fields
-from .base import RuleOption, RulesError, RuleSystem, action, register
+from .actions import ListOf
+from .base import RuleOption, RulesError, RuleSystem, action, check_block, register
 from .poses import interpolate, parse_pose
 from .cc_state import ARMOUR, CREW, ENGINE, WEAPON, Car, Component, GameState, Mine, build_cult
 from .cc_views import CarCultViews
@@ -325,12 +325,6 @@ PART_WAY_CAR = {"tracks": "object", "st_penalty": "whole"}
 PART_WAY_MINE = {"layer": "marker", "at": "point", "round": "whole"}
 
 
-def _fields(where: str, declared: dict, block: dict) -> None:
-    """`block` as declared (every field known, each of its shape), or a RulesError naming it."""
-    try:
-        check_fields(where, declared, block)
-    except ActionError as exc:
-        raise RulesError(str(exc)) from None
 
 
 def _tie_rolls(history: list[dict]) -> list[dict]:
@@ -435,7 +429,7 @@ class CarCult(CarCultViews, RuleSystem):
         refused saying why. Nothing is changed unless the whole block is taken."""
         if not isinstance(block, dict):
             raise RulesError(f"state: an object of {', '.join(PART_WAY_FIELDS)}, not {block!r}")
-        _fields("state", PART_WAY_FIELDS, block)
+        check_block("state", PART_WAY_FIELDS, block)
         new = copy.deepcopy(state)
         for key, spec in (block.get("vehicles") or {}).items():
             self._part_way_car(new, key, spec)
@@ -458,9 +452,9 @@ class CarCult(CarCultViews, RuleSystem):
                              f"{', '.join(str(m) for m in state.vehicles)})") from None
         if not isinstance(spec, dict):
             raise RulesError(f"{where}: an object of {', '.join(PART_WAY_CAR)}, not {spec!r}")
-        _fields(where, PART_WAY_CAR, spec)
+        check_block(where, PART_WAY_CAR, spec)
         tracks = spec.get("tracks") or {}
-        _fields(f"{where}.tracks", {c.id: "text" for c in v.components}, tracks)
+        check_block(f"{where}.tracks", {c.id: "text" for c in v.components}, tracks)
         tokens = {"S": D.ST, "D": D.DT, ".": None}
         for cid, text in tracks.items():
             comp, at = v.component(cid), f"{where}.tracks.{cid}"
@@ -524,7 +518,7 @@ class CarCult(CarCultViews, RuleSystem):
     def _part_way_mine(self, state: GameState, where: str, spec) -> None:
         if not isinstance(spec, dict):
             raise RulesError(f"{where}: an object of {', '.join(PART_WAY_MINE)}, not {spec!r}")
-        _fields(where, PART_WAY_MINE, spec)
+        check_block(where, PART_WAY_MINE, spec)
         for need in ("layer", "at"):
             if spec.get(need) is None:
                 raise RulesError(f"{where}: needs '{need}' (a mine marker: the car that laid it and where it lies)")

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from ..geometry import Footprint, Pose
 from . import sh_data as D
-from .actions import ActionError, ListOf, OneOf, check_fields, json_text
-from .base import RulesError
+from .actions import ListOf, OneOf
+from .base import RulesError, check_block
 
 
 @dataclass
@@ -317,13 +317,6 @@ PART_WAY_WARRIOR = {"out": "flag", "vehicle": "marker", "seat": "text", "clingin
                     "acted": "flag", "leapt": "flag"}
 
 
-def _fields(where: str, declared: dict, block) -> None:
-    if not isinstance(block, dict):
-        raise RulesError(f"{where}: an object of {', '.join(declared)}, not {json_text(block)}")
-    try:
-        check_fields(where, declared, block)
-    except ActionError as exc:
-        raise RulesError(str(exc)) from None
 
 
 def apply_part_way(state: GameState, block: dict) -> None:
@@ -331,7 +324,7 @@ def apply_part_way(state: GameState, block: dict) -> None:
     round's order with whose turn it is, each vehicle's hit points and what befell it, each
     warrior's place and what befell him. Everything is checked by name and shape, and a value
     play could not have reached is refused saying why (RulesError); the caller works on a copy."""
-    _fields("state", PART_WAY_FIELDS, block)
+    check_block("state", PART_WAY_FIELDS, block)
     for key, spec in (block.get("vehicles") or {}).items():
         _part_way_vehicle(state, key, spec)
     for wid, spec in (block.get("warriors") or {}).items():
@@ -386,9 +379,9 @@ def _part_way_vehicle(state: GameState, key: str, spec) -> None:
     except (KeyError, ValueError):
         raise RulesError(f"{where}: no vehicle with marker {key!r} in this game (its vehicles: "
                          f"{', '.join(str(m) for m in state.vehicles)})") from None
-    _fields(where, PART_WAY_VEHICLE, spec)
+    check_block(where, PART_WAY_VEHICLE, spec)
     hp = spec.get("hp") or {}
-    _fields(f"{where}.hp", {part: "whole" for part in v.hp}, hp)
+    check_block(f"{where}.hp", {part: "whole" for part in v.hp}, hp)
     for part, now in hp.items():
         most = v.klass.hit_points[part]
         if now > most:
@@ -445,7 +438,7 @@ def _part_way_warrior(state: GameState, wid: str, spec) -> None:
         raise RulesError(f"{where}: no warrior {wid!r} in this game (warriors are PLAYER:MARKER:SEAT as they "
                          f"started, e.g. {next(iter(state.warriors), 'Max:10:D')})")
     w = state.warriors[wid]
-    _fields(where, PART_WAY_WARRIOR, spec)
+    check_block(where, PART_WAY_WARRIOR, spec)
     w.out = bool(spec.get("out", False))
     if spec.get("vehicle") is not None or spec.get("seat") is not None or spec.get("clinging"):
         marker = spec.get("vehicle", w.vehicle)

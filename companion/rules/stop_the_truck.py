@@ -45,8 +45,8 @@ from ..dice import ChoiceRequest, DiceRequest, Modifier, Roll
 from ..geometry import MM_PER_IN, Footprint, Pose, Sector, SquareGrid, in_sector, judge
 from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
 from . import st_data as D
-from .actions import ActionError, ListOf, OneOf, check_fields, json_text
-from .base import RuleOption, RulesError, RuleSystem, action, register
+from .actions import ListOf, OneOf, json_text
+from .base import RuleOption, RulesError, RuleSystem, action, check_block, register
 from .poses import parse_pose
 from .st_state import ES, Box, GameState, Truck, Vehicle, new_vehicle, template
 from .st_views import StopTheTruckViews
@@ -398,15 +398,6 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                     "bombers": ListOf("whole"), "gunner": "whole", "tyres_burst": "object", "top_gear_turns": "whole",
                     "row": "whole", "effects": "object", "box": "text", "bomb1": SQUARE, "bomb2": SQUARE}
 
-    def _fields(self, where: str, declared: dict, block) -> dict:
-        if not isinstance(block, dict):
-            raise RulesError(f"{where} must be an object, not {json_text(block)}")
-        try:
-            check_fields(where, declared, block)
-        except ActionError as exc:
-            raise RulesError(str(exc)) from None
-        return block
-
     @staticmethod
     def _within(where: str, value: int, lo: int, hi: int, what: str) -> int:
         if not lo <= value <= hi:
@@ -423,7 +414,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         state.__dict__.update(work.__dict__)
 
     def _start_part_way(self, state: GameState, block: dict) -> None:
-        b = self._fields("state", self.PART_WAY_FIELDS, block)
+        b = check_block("state", self.PART_WAY_FIELDS, block)
         turn = self._within("state.turn", b.get("turn", 0), 0, 10_000, "a number of turns")
         step = b.get("step", "between_turns")
         if step != "between_turns" and turn < 1:
@@ -434,10 +425,10 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
                              f"{self.option('distance_squares')}, so a game under way has gone 0 to "
                              f"{int(self.option('distance_squares')) - 1}")
         tv, t = state.truck_vehicle, state.truck
-        tk = self._fields("state.truck", self.TRUCK_FIELDS, b.get("truck", {}))
+        tk = check_block("state.truck", self.TRUCK_FIELDS, b.get("truck", {}))
         if isinstance(b.get("vehicles"), dict) and str(tv.marker) in b["vehicles"]:
             raise RulesError(f"state.vehicles.{tv.marker}: the truck's tracks, gear and row go under state.truck")
-        vb = self._fields("state.vehicles", {str(m): "object" for m, v in state.vehicles.items() if not v.is_truck},
+        vb = check_block("state.vehicles", {str(m): "object" for m, v in state.vehicles.items() if not v.is_truck},
                           b.get("vehicles", {}))
         # The truck's row: the board is laid from the truck, so every car's square is read again.
         if "row" in tk:
@@ -476,7 +467,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if "gunner" in tk:
             t.gunner = self._within(f"{where}.gunner", tk["gunner"], 0, kind.gunner, "the crossbowman's points")
         if "tyres_burst" in tk:
-            tb = self._fields(f"{where}.tyres_burst", {"left": "whole", "right": "whole"}, tk["tyres_burst"])
+            tb = check_block(f"{where}.tyres_burst", {"left": "whole", "right": "whole"}, tk["tyres_burst"])
             t.tyres_burst = {side: self._within(f"{where}.tyres_burst.{side}", tb.get(side, 0), 0, t.tyres_per_side,
                                                 f"burst tyres on a side (the front ones are protected)")
                              for side in ("left", "right")}
@@ -487,7 +478,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         # Each gang vehicle (and any on Max's side): its tracks, gear, snake, effects, or out.
         for key, spec in vb.items():
             v = state.vehicles[int(key)]
-            self._part_way_vehicle(state, v, self._fields(f"state.vehicles.{key}", self.VEHICLE_FIELDS, spec),
+            self._part_way_vehicle(state, v, check_block(f"state.vehicles.{key}", self.VEHICLE_FIELDS, spec),
                                    f"state.vehicles.{key}", step, turn)
         state.turn, state.distance = turn, distance
         state.eliminated = self._within("state.eliminated", b.get("eliminated", 0), 0, 10_000,
@@ -605,7 +596,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         if snake is True:
             v.snake = {"active": D.SNAKE_ACTIVE_TURNS, "asleep": False}
         elif isinstance(snake, dict):
-            sn = self._fields(f"{where}.snake", {"active": "whole", "asleep": "flag"}, snake)
+            sn = check_block(f"{where}.snake", {"active": "whole", "asleep": "flag"}, snake)
             v.snake = {"active": self._within(f"{where}.snake.active", sn.get("active", D.SNAKE_ACTIVE_TURNS), 0, 10,
                                               "turns the snake stays awake"),
                        "asleep": bool(sn.get("asleep", False))}
@@ -618,7 +609,7 @@ class StopTheTruck(StopTheTruckViews, RuleSystem):
         """The lasting effects of the RED and BLUE tables (and the next turn's of an emergency stop,
         a missed gear, dust, a harpoon shot) as a state block names them."""
         where = f"{where}.effects"
-        e = self._fields(where, self.EFFECT_FIELDS, effects)
+        e = check_block(where, self.EFFECT_FIELDS, effects)
         c, tpl = v.conditions, v.kind
         for name in self.NEXT_TURN_EFFECTS:
             if e.get(name) and step != "between_turns":

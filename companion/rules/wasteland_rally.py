@@ -33,8 +33,8 @@ from ..geometry import (ANY, CENTRE, FRONT, LEFT, REAR, RIGHT, Footprint, Obstac
 from ..geometry.pose import MM_PER_IN
 from ..geometry.sight import sample_points
 from . import wr_data as D
-from .actions import ActionError, ListOf, OneOf, check_fields, json_text
-from .base import RuleOption, RulesError, RuleSystem, action, register
+from .actions import ListOf, OneOf, json_text
+from .base import RuleOption, RulesError, RuleSystem, action, check_block, register
 from .poses import interpolate, parse_pose
 from .wr_state import GameState, Vehicle, build_team
 from .wr_views import WastelandRallyViews
@@ -442,20 +442,12 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         checked before anything is set: an unknown field is refused by name with its path, a
         wrong value saying what it must be. Wasteland Rally leaves no tokens on the table (a
         dropper's attack is resolved at once: RULEBOOK, "Dropper"), so there are none to set."""
-        def fields(where: str, declared: dict, obj) -> None:
-            if not isinstance(obj, dict):
-                raise RulesError(f"{where} must be an object, not {json_text(obj)}")
-            try:
-                check_fields(where, declared, obj)
-            except ActionError as exc:
-                raise RulesError(str(exc)) from None
-
         def whole(where: str, value, lo: int, hi: int | None, what: str) -> None:
             if value < lo or (hi is not None and value > hi):
                 span = f"{lo} or more" if hi is None else f"from {lo} to {hi}" if hi > lo else f"{lo}"
                 raise RulesError(f"{where} must be {span} ({what}), not {json_text(value)}")
 
-        fields("state", self.STATE_FIELDS, block)
+        check_block("state", self.STATE_FIELDS, block)
         cars = ", ".join(str(m) for m in sorted(state.vehicles))
         n_gates = len(state.sequence)
         racing_missions = ("two_lap_race", "outrun", "scavengers", "elimination_race")
@@ -466,7 +458,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             if not (isinstance(key, str) and key.isdigit() and int(key) in state.vehicles):
                 raise RulesError(f"{where}: no such car (the cars: {cars})")
             v = state.vehicles[int(key)]
-            fields(where, self.VEHICLE_STATE_FIELDS, spec)
+            check_block(where, self.VEHICLE_STATE_FIELDS, spec)
             out = dict(spec)
             status = spec.get("status") or "racing"
             if spec.get("hp") is not None:
