@@ -56,10 +56,7 @@ def check_file(data: Any, source: str) -> None:
     scenario checking something other than it says. Action fields are the rules' to check."""
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: a scenario is a JSON object (rules, table, cars, rosters, steps...)")
-    unknown = sorted(k for k in data if k not in FILE_FIELDS)
-    if unknown:
-        raise ScenarioError(f"{source}: no field {', '.join(repr(k) for k in unknown)} in a scenario "
-                            f"(its fields: {', '.join(FILE_FIELDS)})")
+    _known(data, FILE_FIELDS, f"{source}: a scenario")
     for key, kind in _FILE_TYPES.items():
         if key in data and not isinstance(data[key], kind):
             raise ScenarioError(f"{source}: '{key}' must be {FILE_FIELDS[key]}, not {_text(data[key])}")
@@ -69,10 +66,7 @@ def check_file(data: Any, source: str) -> None:
             where = key if key == "table" else f"{key}.{n}"
             if not isinstance(item, dict):
                 raise ScenarioError(f"{source}: {where} must be an object, not {_text(item)}")
-            extra = sorted(k for k in item if k not in known)
-            if extra:
-                raise ScenarioError(f"{source}: {where}: no field {', '.join(repr(k) for k in extra)} "
-                                    f"(its fields: {', '.join(known)})")
+            _known(item, known, f"{source}: {where}")
     for n, face in enumerate(data.get("dice", [])):
         if not isinstance(face, int) or isinstance(face, bool):
             raise ScenarioError(f"{source}: dice.{n} must be a die's face (a whole number), not {_text(face)}")
@@ -80,6 +74,13 @@ def check_file(data: Any, source: str) -> None:
         raise ScenarioError(f"{source}: a scenario whose setup is expected to be refused has no steps to play")
     for n, step in enumerate(data.get("steps", [])):
         check_step(step, f"{source}: steps.{n}")
+
+
+def _known(obj: dict, known, where: str) -> None:
+    unknown = sorted(k for k in obj if k not in known)
+    if unknown:
+        raise ScenarioError(f"{where}: no field {', '.join(repr(k) for k in unknown)} "
+                            f"(its fields: {', '.join(known)})")
 
 
 def check_step(step: Any, where: str) -> None:

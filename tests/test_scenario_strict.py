@@ -26,7 +26,7 @@ def scenario(name: str) -> dict:
 
 
 @pytest.mark.parametrize("where, change, says", [
-    ("the file", lambda d: d.update(expectations={}), r"no field 'expectations' in a scenario"),
+    ("the file", lambda d: d.update(expectations={}), r"a scenario: no field 'expectations'"),
     ("a car", lambda d: d["cars"][0].update(heading=0), r"cars\.0: no field 'heading'"),
     ("the table", lambda d: d["table"].update(width_in=72), r"table: no field 'width_in'"),
     ("a step", lambda d: d["steps"][0].update(end_turn=True), r"steps\.0: a step is one of .* not act and end_turn at once"),

@@ -121,6 +121,16 @@ def check_block(where: str, declared: dict[str, Any], block: Any) -> dict:
     return block
 
 
+def piece_named(pieces: dict[int, Any], key: str, where: str, word: str = "vehicle") -> Any:
+    """The piece a `state` block names by its marker (a JSON key, so text), or a RulesError
+    naming the pieces the game has."""
+    try:
+        return pieces[int(key)]
+    except (KeyError, ValueError):
+        raise RulesError(f"{where}: no {word} with marker {key!r} in this game (its {word}s: "
+                         f"{', '.join(str(m) for m in pieces)})") from None
+
+
 def action(name: str, fields: dict[str, Any] | None = None):
     """Method decorator: this method resolves the action `name` (a generator yielding dice and
     choice requests, or a plain function returning the outcome). The base's `resolve` finds

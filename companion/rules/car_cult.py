@@ -45,7 +45,7 @@ from ..geometry import (TOO_CLOSE, Distance, Footprint, Obstacles, Pose, closest
 from ..geometry.pose import MM_PER_IN
 from . import cc_data as D
 from .actions import ListOf
-from .base import RuleOption, RulesError, RuleSystem, action, check_block, register
+from .base import RuleOption, RulesError, RuleSystem, action, check_block, piece_named, register
 from .poses import interpolate, parse_pose
 from .cc_state import ARMOUR, CREW, ENGINE, WEAPON, Car, Component, GameState, Mine, build_cult
 from .cc_views import CarCultViews
@@ -445,13 +445,7 @@ class CarCult(CarCultViews, RuleSystem):
 
     def _part_way_car(self, state: GameState, key: str, spec) -> None:
         where = f"state.vehicles.{key}"
-        try:
-            v = state.vehicles[int(key)]
-        except (KeyError, ValueError):
-            raise RulesError(f"{where}: no car with marker {key!r} in this game (its cars: "
-                             f"{', '.join(str(m) for m in state.vehicles)})") from None
-        if not isinstance(spec, dict):
-            raise RulesError(f"{where}: an object of {', '.join(PART_WAY_CAR)}, not {spec!r}")
+        v = piece_named(state.vehicles, key, where, "car")
         check_block(where, PART_WAY_CAR, spec)
         tracks = spec.get("tracks") or {}
         check_block(f"{where}.tracks", {c.id: "text" for c in v.components}, tracks)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from ..geometry import Footprint, Pose
 from . import sh_data as D
 from .actions import ListOf, OneOf
-from .base import RulesError, check_block
+from .base import RulesError, check_block, piece_named
 
 
 @dataclass
@@ -374,11 +374,7 @@ def apply_part_way(state: GameState, block: dict) -> None:
 
 def _part_way_vehicle(state: GameState, key: str, spec) -> None:
     where = f"state.vehicles.{key}"
-    try:
-        v = state.vehicles[int(key)]
-    except (KeyError, ValueError):
-        raise RulesError(f"{where}: no vehicle with marker {key!r} in this game (its vehicles: "
-                         f"{', '.join(str(m) for m in state.vehicles)})") from None
+    v = piece_named(state.vehicles, key, where)
     check_block(where, PART_WAY_VEHICLE, spec)
     hp = spec.get("hp") or {}
     check_block(f"{where}.hp", {part: "whole" for part in v.hp}, hp)

@@ -21,7 +21,7 @@ from importlib import resources
 
 from ..geometry import Footprint, Pose
 from . import st_data as D
-from .base import RulesError
+from .base import RulesError, check_block
 
 ES = "ES"     # the emergency stop box (Plated Wrecker's sheet: "ES = emergency stop")
 
@@ -329,21 +329,15 @@ class GameState:
 
 #: What a roster's vehicle may say (the module's docstring): anything else is refused by name, so a
 #: misspelt `driver_skil` is not silently a vehicle at its sheet's skill.
-VEHICLE_SPEC_FIELDS = ("marker", "template", "name", "gear", "structure", "driver_skill", "shooting_skill",
-                       "dropping_skill", "square", "length_mm", "width_mm")
+VEHICLE_SPEC_FIELDS = {"marker": "marker", "template": "text", "name": "text", "gear": "whole", "structure": "whole",
+                       "driver_skill": "whole", "shooting_skill": "whole", "dropping_skill": "whole",
+                       "square": "any", "length_mm": "number", "width_mm": "number"}
 
 
 def new_vehicle(spec: dict, player: str, sizes: dict, taken: set[int]) -> Vehicle:
     where = f"roster of {player}"
-    if not isinstance(spec, dict):
-        raise RulesError(f"{where}: a vehicle is an object (marker, template, ...), not {spec!r}")
-    unknown = sorted(k for k in spec if k not in VEHICLE_SPEC_FIELDS)
-    if unknown:
-        raise RulesError(f"{where}, vehicle {spec.get('marker', '?')}: no field "
-                         f"{', '.join(repr(k) for k in unknown)} (its fields: {', '.join(VEHICLE_SPEC_FIELDS)})")
-    for k in ("gear", "structure", "driver_skill", "shooting_skill", "dropping_skill"):
-        if k in spec and (not isinstance(spec[k], int) or isinstance(spec[k], bool)):
-            raise RulesError(f"{where}, vehicle {spec.get('marker', '?')}: {k} must be a whole number, not {spec[k]!r}")
+    check_block(f"{where}, vehicle {spec.get('marker', '?') if isinstance(spec, dict) else '?'}",
+                VEHICLE_SPEC_FIELDS, spec)
     key = spec.get("template")
     tpl = template(key if isinstance(key, str) else "")
     marker = spec.get("marker")
