@@ -23,7 +23,7 @@ from companion.scenario import check_expectations, load_scenario, run_scenario
 ROOT = Path(__file__).resolve().parent / "data" / "review"
 REVIEW = sorted(ROOT.glob("*/*.json"))
 #: How many situations each book's review worked (at least 12 each, as the issue asks).
-WORKED = {"stop_the_truck": 22, "car_cult": 22, "wasteland_rally": 21}
+WORKED = {"stop_the_truck": 22, "car_cult": 22, "wasteland_rally": 21, "alpha_destructicus": 26}
 
 
 def test_every_review_is_all_there():
