@@ -19,7 +19,7 @@ from ..dice import ChoiceRequest, DiceRequest, Modifier, Roll
 from ..geometry import (FRONT, LEFT, REAR, RIGHT, Footprint, MoveTemplate, Pose, closest_distance,
                         directly_behind, in_half_plane_arc, inches, move_region, normalize_deg, overlaps)
 from ..geometry.pose import MM_PER_IN
-from ..geometry.verdict import CALL_SIGMAS, TOO_CLOSE
+from ..geometry.verdict import CALL_SIGMAS, OUT, TOO_CLOSE, judge
 from . import sh_data as D
 from .actions import ListOf, OneOf
 from .base import RuleOption, RulesError, RuleSystem, action, polygon_rings, register
@@ -1651,13 +1651,21 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             yield from self._ram(state, v, state.vehicles[hit_vehicle.id], D.LOST_CONTROL_RAM_PENALTY, events)
 
     def _unmanned(self, state: GameState, v: Vehicle, events: list):
-        """ "Unmanned": back 1 section in a straight line; a vehicle met rams it at -1; 1-3 loses control."""
+        """ "Unmanned": back 1 section in a straight line; a vehicle met rams it at -1; 1-3 loses control.
+        A vehicle is met only if the straight line back runs into it: one merely touching it (alongside,
+        or ahead) is slid past, as a Move slides past a touching car (touching is not overlapping),
+        and a graze within the camera's doubt is too close to call a meeting."""
         fp = v.footprint()
         back = inches(D.UNMANNED_BACK_IN)
+        path = shapely.convex_hull(shapely.union(fp.polygon, fp.at(v.pose.moved(-back)).polygon))
         hit = None
         for other in self._others(state, v.marker):
-            path = shapely.convex_hull(shapely.union(fp.polygon, fp.at(v.pose.moved(-back)).polygon))
-            if shapely.intersects(path, other.polygon):
+            if not shapely.intersects(path, other.polygon):
+                continue
+            inside = shapely.intersection(path, other.polygon)
+            depth = 0.0 if inside.area <= 0 else float(shapely.maximum_inscribed_circle(inside).length)
+            doubt = CALL_SIGMAS * math.hypot(fp.pose.axis_sigma_mm, other.pose.axis_sigma_mm)
+            if depth > max(doubt, 1e-6):
                 d = closest_distance(fp, other)
                 if hit is None or d.distance_mm < hit[1]:
                     hit = (other, d.distance_mm)
@@ -2076,7 +2084,6 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         w, h = state.table_mm
         t = math.radians(state.pack_heading_deg)
         ahead = np.array([math.cos(t), math.sin(t)])
-        table = shapely.box(0, 0, w, h)
         centre = np.array([w / 2, h / 2])
         reach = abs(ahead[0]) * w / 2 + abs(ahead[1]) * h / 2
         cars = [v for v in state.vehicles.values() if v.in_play and v.pose is not None]
@@ -2093,8 +2100,15 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                                                      v.pose.sigma_deg), said)
             state.shifts_mm += shift
         for v in cars:
+            if v.at_back_edge:
+                continue
+            # "Reaches" the back edge includes touching it (the one place a real car can stand
+            # there): the rear within CONTACT_MM of the edge, as touching in Moves and Rams,
+            # and within the camera's doubt of that.
             rear = float((v.footprint().corners - centre).dot(ahead).min())
-            if rear <= -reach and not v.at_back_edge and not table.contains(v.footprint().polygon):
+            half_diag = math.hypot(v.footprint().length_mm, v.footprint().width_mm) / 2
+            sigma = math.hypot(v.pose.axis_sigma_mm, half_diag * v.pose.heading_sigma_rad)
+            if judge("from the back edge", rear + reach, CONTACT_MM, sigma).outcome != OUT:
                 v.at_back_edge = True
                 events.append(f"the {v.name} is at the back edge: next turn it must Move to rejoin")
 
