@@ -91,9 +91,10 @@ def test_another_piece_or_a_move_is_refused_while_the_push_waits():
 
 def test_pushed_into_another_car_that_car_rolls_to_keep_control_and_is_knocked_by_the_pushers_player():
     """The Rust Bucket stands ahead of the War Rig; pushed up against it, the Rust Bucket's
-    driver rolls a Move (2: fails), takes 1 and is moved a section by the Interceptor's player
-    ("An attacker can nudge a vehicle into another vehicle ... moved in a one template section
-    by the player of the vehicle that struck them")."""
+    driver rolls a Move (2: fails), takes 1 and is moved a section by Joe, the War Rig's player
+    (the vehicle that struck it), not by Max, whose Interceptor nudged ("An attacker can nudge a
+    vehicle into another vehicle ... moved in a one template section by the player of the vehicle
+    that struck them")."""
     run = nudged([5, 8, 4], poses={11: [900, 440, 0]})
     # The rig's front (650 + 75 = 725) pushed to touch the Rust Bucket's rear (900 - 36 = 864).
     run.film.slide(20, [789, 440, 0], "pushed into the Rust Bucket")
@@ -104,7 +105,7 @@ def test_pushed_into_another_car_that_car_rolls_to_keep_control_and_is_knocked_b
     while (p := run.game.game_json()["pending"]) is not None and p["waiting"] == "dice":
         run.game.answer_typed([1])                # its damage, if rolled
     assert p["waiting"] == "placement" and p["placement"]["marker"] == 11 and p["placement"]["chosen"]
-    assert "knocked by the War Rig" in p["placement"]["why"]
+    assert "knocked by the War Rig: Joe, the War Rig's player, moves it" in p["placement"]["why"]
     run.film.slide(11, [960, 440, 0], "knocked on")
     run.game.place(11)
     g = run.game.game_json()

@@ -1549,8 +1549,9 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
 
     def _nudged_into(self, state, attacker: Vehicle, struck: Vehicle, chain_to: Pose | None, events: list):
         """ "An attacker can nudge a vehicle into another vehicle": it rolls a Move to keep control;
-        failing, it takes 1 and is moved a section by the striker's player (`chain_to`, where the
-        striker's player set it down). True when it was knocked and set down there (it may strike
+        failing, it takes 1 and is moved a section "by the player of the vehicle that struck them":
+        the striker's player, the pushed car's (not the nudger's, unless they are one player)
+        (`chain_to`, where that player set it down). True when it was knocked and set down there (it may strike
         the next vehicle of the chain)."""
         driver = state.in_seat(struck.marker, "D")
         if driver is None:
@@ -1576,8 +1577,9 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 return None if judged["legal"] else "; ".join(judged["reasons"])
 
             now = yield from self.place_chosen(
-                state, struck, f"knocked by the {attacker.name}: the {attacker.name}'s player moves it up to one "
-                               f"section, its front bumper in the shaded area (or leaves it where it stands)",
+                state, struck, f"knocked by the {attacker.name}: {attacker.controller}, the {attacker.name}'s "
+                               f"player, moves it up to one section, its front bumper in the shaded area (or leaves "
+                               f"it where it stands)",
                 judge, area=[poly for r in regions.values() for poly in polygon_rings(r.polygon)])
             if self._moved(stood, now):
                 self._forget_rams(state, struck)
