@@ -426,7 +426,7 @@ def test_an_activation_played_through_the_table_game_with_the_pages_requests(dem
         game.answer_typed([face])
     out = game.answer_typed([2])                                   # the Buggy's driver 2: three sections
     event = out["log"][0]
-    assert event["outcome"]["result"] == "nudged" and event["outcome"]["sections"] == 3
+    assert event["outcome"]["result"] == "nudged" and event["outcome"]["sections_won"] == {"13": 3}
     vehicles = out["game"]["state"]["vehicles"]
     assert vehicles["13"]["pose"] == pytest.approx([bx + 40.0, by, 0.0], abs=1.0)
     assert vehicles["13"]["hp"]["body"] == 14 and vehicles["12"]["hp"] == {"tractor": 21, "trailer": 23}
@@ -584,7 +584,7 @@ def test_a_rigs_targets_list_is_taken_as_its_target_fields():
     step["targets"] = [10, 11]
     data.update(steps=[step])
     out = run_scenario(data)
-    assert out["steps"][0]["nudged"] == {"10": 3, "11": 3} and out["dice_left"] == 0
+    assert out["steps"][0]["sections_won"] == {"10": 3, "11": 3} and out["dice_left"] == 0
     step["targets"] = [10, 11, 21, 13]
     with pytest.raises(Exception, match="targets: a list of one to 3"):
         run_scenario(data)

@@ -1389,9 +1389,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                 continue
             sections = min(margin, D.NUDGE_MAX_SECTIONS)
             nudged.append(t)
-            result.setdefault("nudged", {})[str(t.marker)] = sections
-            if n == 0:
-                result["sections"] = sections
+            # The margin won, per target; `sections` stays the faces that met (as for a Ram).
+            result.setdefault("sections_won", {})[str(t.marker)] = sections
             said = f"{sections} section{'s' if sections > 1 else ''}"
             events.append(f"the {t.name} is nudged up to {said}")
             push = pushes[t.marker]
