@@ -552,6 +552,17 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
 
     # --- geometry -------------------------------------------------------------------
 
+    @staticmethod
+    def _not_in_play(state: GameState, v: Vehicle) -> str:
+        """Why a vehicle cannot be aimed at, rammed or boarded, in players' words."""
+        if v.hidden_in is not None:
+            return (f"the {v.name} is not in play: it is hidden in the {state.vehicles[v.hidden_in].name}, "
+                    f'protected until it is deployed ({D.RULEBOOK}, "Rig-only Add-ons")')
+        if v.destroyed:
+            return f'the {v.name} is not in play: a wreck is removed from the play space ({D.RULEBOOK}, "Destroyed!")'
+        return (f"the {v.name} is not in play: it dropped off the back edge, out of the fight "
+                f'({D.RULEBOOK}, "Move")')
+
     def _others(self, state: GameState, *exclude: int) -> list[Footprint]:
         return [v.footprint() for v in state.vehicles.values()
                 if v.in_play and v.pose is not None and v.marker not in exclude]
@@ -994,7 +1005,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
                                  f"{nth} target too, or leave its sections out")
         for t in targets:
             if not t.in_play:
-                raise RulesError(f"the {t.name} is not in play")
+                raise RulesError(self._not_in_play(state, t))
         if len(targets) > 1 and at is not None:
             fp = v.footprint().at(at)
             for t in targets:
@@ -1702,8 +1713,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             raise RulesError(f"the {v.name}'s {weapon.mount} gun is jammed")
         target = state.vehicle(action["target"])
         if not target.in_play:
-            raise RulesError(f"the {target.name} is not in play" + (
-                f' (a wreck is removed from the play space, {D.RULEBOOK}, "Destroyed!")' if target.destroyed else ""))
+            raise RulesError(self._not_in_play(state, target))
         shooter, aimed = v.footprint(), target.footprint()
         # "within 2 template sections (6") of their vehicle", "in the 180 degree arc"
         dist = closest_distance(shooter, aimed)
@@ -1861,7 +1871,7 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
             raise RulesError(f"{w.label()} has made their desperate leap from the {source.name}'s wreck already; "
                              f'it failed, and there is no second ({D.RULEBOOK}, "Destroyed!")')
         if not target.in_play:
-            raise RulesError(f"the {target.name} is not in play")
+            raise RulesError(self._not_in_play(state, target))
         events, rolls = [], state.thrown
         result = {"act": "board", "warrior": w.id, "target": target.marker, "rolls": rolls, "events": events}
         moving_within_rig = target.marker == source.marker
