@@ -1573,7 +1573,8 @@ class ShatteredHighways(ShatteredHighwaysViews, RuleSystem):
         if ok:
             events.append(f"the {struck.name} keeps control")
             return False
-        events.append(f"the {struck.name} is knocked a section aside")
+        events.append(f"the {struck.name} is knocked a section aside, to be moved by {attacker.controller} "
+                      f"(the {attacker.name}'s player: the vehicle that struck it)")
         yield from self._hurt_vehicle(state, struck, D.NUDGED_INTO_DAMAGE, None, events)
         if chain_to is None and struck.in_play:
             # "moved in a one template section by the player of the vehicle that struck them"
