@@ -692,7 +692,7 @@ def test_option_barrier_terrain():
     assert out["steps"][0]["contacts"] == [] and out["steps"][0]["rolls"] == []      # no collision
     out = play([{"act": "move", "vehicle": 10, "path": [[900, 300, 0]], "expect_error": True}], [],
                options={"check_deployment": False}, cars=cars, terrain=KIND_TERRAIN)
-    assert "would end its move on barrier of tyres (a barrier)" in out["steps"][0]["error"]
+    assert "would end its move on the barrier of tyres (a barrier)" in out["steps"][0]["error"]
     terrain = copy.deepcopy(KIND_TERRAIN)
     terrain[-1]["name"] = "low wall"
     out = play([{"act": "move", "vehicle": 10, "path": [[960, 300, 0]], "expect_error": True}], [],

@@ -20,6 +20,7 @@ round ends (finishers ranked, the elimination gate checked, stress taken).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -188,7 +189,9 @@ OPTIONS = (
     RuleOption("barrier_terrain", (), None, f'{D.CORE}, "Barrier"',
                'Which terrain pieces (by name) are barriers (the scene format has no "barrier" kind): named here '
                'or with a name starting "barrier". A vehicle may drive across one at 1 in of its allowance more '
-               'each time, but may not end its move on it; Wasteland Rally names no collision with them.'),
+               'each time, but may not end its move on it; Wasteland Rally names no collision with them. Its '
+               'kind then says only whether it blocks line of sight: "impassable" hides nothing, "blocking" '
+               'hides what is behind it.'),
     RuleOption("explosion_removes", True, (True, False), f'{R}, "Exploding Terrain"',
                'The rule does not say what is left after the blast. True: the exploded piece is gone; False: it '
                'stays (and can explode again).'),
@@ -1469,8 +1472,11 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             dist_mm += run
             slow_mm += on_slow
         if boost and not boost_mm:
-            raise RulesError(f"a boost moves directly forward {D.BOOST_IN} in at the start of the move; the path "
-                             f"starts with no straight step")
+            turned = abs(normalize_deg(poses[1].heading_deg - poses[0].heading_deg)) if len(poses) > 1 else 0.0
+            first = (f"this path turns {turned:.0f} degrees before it" if turned > tol_deg
+                     else "this path starts with no straight step")
+            raise RulesError(f"a boost moves directly forward {D.BOOST_IN} in at the start of the move, before any "
+                             f"turn; {first} ({R}, \"Vehicle Upgrades\")")
         correction_mm = 0.0
         if travel["forward"] and travel["backward"]:
             # A move is judged by where the car ends and the way it went: a hand that slides a car
@@ -1525,14 +1531,12 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         # doubt in its length is the doubt in where it started and where it ended.
         sigma = math.hypot(start.axis_sigma_mm, path[-1].axis_sigma_mm) if self.option("move_doubt") == "poses" else 0.0
         verdict = judge("distance moved", cost_mm, allowance_mm, sigma)
-        if crossed:
-            why.append(f"barriers crossed: {', '.join(crossed)} (+{D.BARRIER_IN} in each)")
         return {"distance_mm": round(dist_mm, 2), "boost_mm": round(boost_mm, 2), "slow_extra_mm": round(slow_mm, 2),
                 "correction_mm": round(correction_mm, 2),
                 "barrier_extra_mm": round(barrier_mm, 2),
                 "manoeuvres": manoeuvres, "free_manoeuvres": free, "extra_manoeuvres": extra,
                 "direction": going, "cost_mm": round(cost_mm, 2), "allowance_mm": round(allowance_mm, 2),
-                "allowance": " ".join(why), "verdict": verdict}
+                "allowance": ", ".join(why), "barriers_crossed": crossed, "verdict": verdict}
 
     def _slow_on(self, v: Vehicle, slow: list, a: Pose, b: Pose, cache: dict | None = None) -> float:
         """How much of a step's ground is driven through slow terrain: counted again (CORE,
@@ -1635,7 +1639,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         for t in pieces:
             on = shapely.intersects(inner, t.polygon)
             if on[-1]:
-                raise RulesError(f"the {v.name} would end its move on {t.name or 'terrain'} (a barrier); a model may move "
+                raise RulesError(f"the {v.name} would end its move on the {t.name or 'terrain'} (a barrier); a model may move "
                                  f"across a barrier but not finish on it ({D.CORE}, \"Barrier\")")
             times = int(np.count_nonzero(on[1:] & ~on[:-1]))
             if times:
@@ -1672,9 +1676,40 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         except RulesError as exc:
             return {"legal": False, "reasons": [str(exc)]}
         verdict = m.pop("verdict")
-        return {"legal": verdict.outcome != "out", "reasons": [] if verdict.outcome != "out" else
-                [f"it costs {m['cost_mm'] / MM_PER_IN:.2f} in of {m['allowance_mm'] / MM_PER_IN:.2f} in"],
-                **m, "verdict": verdict.to_json()}
+        reasons = []
+        if verdict.outcome == "out":
+            reasons.append(f"it costs {m['cost_mm'] / MM_PER_IN:.2f} in of {m['allowance_mm'] / MM_PER_IN:.2f} in "
+                           f"(a plain move)")
+            reach = self._reached_otherwise(state, v, start, to)
+            if reach:
+                reasons.append(reach)
+        return {"legal": verdict.outcome != "out", "reasons": reasons, **m, "verdict": verdict.to_json()}
+
+    def _reached_otherwise(self, state: GameState, v: Vehicle, start: Pose, to: Pose) -> str | None:
+        """A pose too far for a plain move may be one an advance move (CORE, "Advance Moves") or the
+        car's unused boost (RULEBOOK, "Vehicle Upgrades": 9 in straight ahead first) reaches: the
+        judgement takes neither (a move declares them), so say which would, the least first."""
+        boost_ok = "boost" in v.upgrades and not v.boost_used
+        ahead = Pose(*(start.xy + start.forward * inches(D.BOOST_IN)), start.heading_deg)
+        ways = [(True, False), *([(False, True), (True, True)] if boost_ok else [])]
+        for advance, boost in ways:
+            path = [ahead, *_path_to(ahead, to)] if boost else _path_to(start, to)
+            try:
+                m = self.check_path(state, v, path, advance=advance, boost=boost, start=start)
+            except RulesError:
+                continue
+            if m["verdict"].outcome == "out":
+                continue
+            how = " with its boost" if boost and not advance else (
+                " as an advance move with its boost" if boost else " as an advance move")
+            then = (f'; it then takes {D.ADVANCE_SKILL_PENALTY} to skill rolls this activation ({D.CORE}, '
+                    f'"Advance Moves")' if advance else "")
+            used = (f'; the boost drives {D.BOOST_IN} in straight ahead first and is spent ({R}, "Vehicle Upgrades")'
+                    if boost else "")
+            after = " after the boost" if boost and not self.option("boost_counts") else ""
+            return (f"declared{how}, the move reaches it: it costs {m['cost_mm'] / MM_PER_IN:.2f} in of "
+                    f"{m['allowance_mm'] / MM_PER_IN:.2f} in{after}{then}{used}")
+        return None
 
     # --- fixes: what the player does with the car in hand to make a position legal ------------
     #
@@ -1999,8 +2034,10 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                             start=start)
         verdict = m.pop("verdict")
         if verdict.outcome == "out":
+            crossed = " and the ".join(m["barriers_crossed"])
             more = "".join(f", {m[k] / MM_PER_IN:.2f} in more {what}" for k, what in (
-                ("slow_extra_mm", "on slow ground"), ("barrier_extra_mm", "for barriers")) if m[k])
+                ("slow_extra_mm", "on slow ground"),
+                ("barrier_extra_mm", f"for crossing the {crossed} ({D.BARRIER_IN} in each time)")) if m[k])
             raise RulesError(f"the move costs {m['cost_mm'] / MM_PER_IN:.2f} in ({m['distance_mm'] / MM_PER_IN:.2f} in "
                              f"driven{more}, {m['manoeuvres']} manoeuvres, {m['extra_manoeuvres']} beyond the free "
                              f"{m['free_manoeuvres']} at {D.EXTRA_MANOEUVRE_IN} in each) but the {v.name} may "
@@ -2251,9 +2288,15 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             # CORE, "Facing and Arcs": "within another model's front arc if any part of it's base is
             # within that area, otherwise it is in the rear arc": the rear arc is what is not in the
             # front, a car wholly behind the line; one with its nose past it is in the front arc only.
-            ahead = out[FRONT]
+            # Every arc's value_mm is how far into the arc the target reaches (positive: in; negative:
+            # how far outside), so the rear's is the front's turned round: how far behind the line
+            # the target's foremost point is.
+            ahead = out[FRONT] = dataclasses.replace(
+                out[FRONT], what=f"{them.name or them.id} in {me.name or me.id}'s front arc (how far its foremost "
+                                 f"part is ahead of the line through the centre, minus if behind it)")
             out[REAR] = judge(f"{them.name or them.id} in {me.name or me.id}'s rear arc (wholly behind the line "
-                              f"through its centre)", ahead.value_mm, 0.0, ahead.sigma_mm)
+                              f"through its centre: how far behind it the foremost part is, minus if ahead of it)",
+                              -ahead.value_mm, 0.0, ahead.sigma_mm, at_most=False)
             if self.option("side_arc") == "flank":
                 out[LEFT] = self._in_flank(me, them, LEFT)
                 out[RIGHT] = self._in_flank(me, them, RIGHT)
@@ -2290,8 +2333,8 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                      f"is in the front arc")
             rule = f'{D.CORE}, "Facing and Arcs": "otherwise it is in the rear arc"'
         elif self.option("side_arc") == "flank":
-            where = (f"part of the {theirs} is beside the {mine}'s {side} side, between the lines through its "
-                     f"front and rear edges" if v.outcome != "out" else
+            where = (f"part of the {theirs} is {depth:.1f} mm into the ground beside the {mine}'s {side} side, "
+                     f"between the lines through its front and rear edges" if v.outcome != "out" else
                      f"the {theirs} is {depth:.1f} mm from the ground beside the {mine}'s {side} side")
             rule = f'{R}, "Vehicle Weapons"; option side_arc flank'
         else:
@@ -2321,18 +2364,42 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         inside = shapely.intersection(zone, poly)
         p = me.pose
         out = p.left if side == LEFT else -p.left
+        # As for every arc: the value is how deep the target reaches in (positive), or minus how
+        # far it is outside (negative).
         if inside.is_empty or inside.area <= 1e-9:
-            value = float(shapely.distance(zone, poly))
+            value = -float(shapely.distance(zone, poly))
         else:
-            pts = np.asarray(inside.exterior.coords if hasattr(inside, "exterior")
-                             else np.concatenate([np.asarray(g.exterior.coords) for g in inside.geoms]))
-            rel = pts - p.xy
-            depth = np.minimum(rel @ out - me.width_mm / 2, me.length_mm / 2 - np.abs(rel @ p.forward))
-            value = -float(depth.max())
+            # The deepest part: the point of the overlap farthest from the zone's edges (beyond the
+            # side, short of the front and rear lines). That distance is the least of three linear
+            # ones, so along each edge of the overlap it peaks at an end or where two of them meet
+            # (not only at corners: a car squarely beside reaches half the length in, not 0).
+            rings = [inside] if hasattr(inside, "exterior") else list(inside.geoms)
+            half_l, half_w = me.length_mm / 2, me.width_mm / 2
+
+            def parts(q):
+                rel = q - p.xy
+                return np.stack([rel @ out - half_w, half_l - rel @ p.forward, half_l + rel @ p.forward], axis=-1)
+
+            best = -math.inf
+            for g in rings:
+                ring = np.asarray(g.exterior.coords)
+                for q0, q1 in zip(ring[:-1], ring[1:]):
+                    g0, g1 = parts(q0), parts(q1)
+                    ts = [0.0, 1.0]
+                    for i in range(3):
+                        for j in range(i + 1, 3):
+                            den = (g1[i] - g0[i]) - (g1[j] - g0[j])
+                            if abs(den) > 1e-12:
+                                t = (g0[j] - g0[i]) / den
+                                if 0.0 < t < 1.0:
+                                    ts.append(float(t))
+                    best = max(best, max(float((g0 + t * (g1 - g0)).min()) for t in ts))
+            value = best
         sigma = math.hypot(p.axis_sigma_mm, them.pose.axis_sigma_mm if isinstance(them, Footprint) else 0.0,
                            me.length_mm / 2 * p.heading_sigma_rad)
         name = what or (them.name or str(them.id) if isinstance(them, Footprint) else "it")
-        return judge(f"{name} in {me.name or me.id}'s {side} side arc (beside it)", value, 0.0, sigma)
+        return judge(f"{name} in {me.name or me.id}'s {side} side arc (beside it: how far into that ground it "
+                     f"reaches, minus if outside it)", value, 0.0, sigma, at_most=False)
 
     def weapon_arcs(self, w) -> tuple[str, ...]:
         if "Turret Mount" in w.special:
@@ -2350,14 +2417,21 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         is seen, or (with the cars_block_sight option) a friend hides any point; "obscured" when
         terrain (or an enemy car) hides more than half (VEHICLES, "Attacking a Vehicle"); else
         "clear". With the fraction hidden."""
+        seen, frac, _ = self._sight(state, me, them)
+        return seen, frac
+
+    def _sight(self, state: GameState, me: Footprint, them: Footprint) -> tuple[str, float, list[str]]:
+        """`sight`, with the names of the shooter's own cars in the way when they block it."""
         terrain = [t for t in state.live_terrain() if t.blocks_sight]
         shooter = state.vehicles.get(me.id)
-        friends, enemies = [], []
+        friends, enemies, friend_names = [], [], []
         if self.option("cars_block_sight") and shooter is not None:
             for o in state.in_play():
                 if o.marker in (me.id, them.id):
                     continue
                 (friends if o.owner == shooter.owner else enemies).append(o.footprint())
+                if o.owner == shooter.owner:
+                    friend_names.append(o.name)
         hiders = Obstacles(terrain, enemies)
         mode = CENTRE if self.option("sight_from") == "centre" else ANY
         src = sample_points(me)[:1] if mode == CENTRE else sample_points(me)
@@ -2376,10 +2450,16 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         hidden, by_friend = int((~seen & ~friend_only).sum()), int(friend_only.sum())
         frac = (hidden + by_friend) / len(dst)
         if by_friend:
-            return "blocked by a friendly car", frac
+            # Which of them: each one that stands across a line terrain and enemies leave open
+            # to a point only friends hide (the refusal names them).
+            open_lines = (~by_hiders)[friend_only].reshape(-1)
+            names = [name for f, name in zip(friends, friend_names)
+                     if (Obstacles((), [f]).blocked(starts, ends, ids_a, ids_b).reshape(len(dst), len(src))
+                         [friend_only].reshape(-1) & open_lines).any()]
+            return "blocked by a friendly car", frac, names
         if hidden == len(dst):
-            return "blocked", frac
-        return ("obscured" if frac > 0.5 else "clear"), frac
+            return "blocked", frac, []
+        return ("obscured" if frac > 0.5 else "clear"), frac, []
 
     def _enemies_in_assault(self, state: GameState, v: Vehicle) -> list[Vehicle]:
         me = v.footprint()
@@ -2503,11 +2583,12 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             raise RulesError(f"the {o.name} is not in the {w.name}'s {' or '.join(allowed)} arc "
                              f"({-best['margin_mm'] / MM_PER_IN:.2f} in outside; {R}, \"Vehicle Weapons\")")
         off_front = arcs[FRONT].outcome == "out"
-        seen, hidden = self.sight(state, me, them)
+        seen, hidden, friends = self._sight(state, me, them)
         if seen.startswith("blocked"):
+            in_way = " and the ".join(friends)
             raise RulesError(f"the {v.name} cannot see the {o.name}: " + (
-                "a car of its own side is in the way" if seen != "blocked" else "terrain blocks every line")
-                + f" ({D.CORE}, \"Line of Sight\")")
+                f"a car of its own side is in the way, the {in_way}" if seen != "blocked"
+                else "terrain blocks every line") + f" ({D.CORE}, \"Line of Sight\")")
         close = self._enemies_in_assault(state, v)
         if close and o not in close:
             raise RulesError(f"the {v.name} is in assault range of the {', '.join(c.name for c in close)}; it may only "
@@ -2572,10 +2653,11 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
         return {"result": "exploded" if crit else "no effect", "range": rng.to_json(), "rolls": rolls,
                 "events": events}
 
-    def dropper_targets(self, state: GameState, v: Vehicle, w) -> list[tuple[Vehicle, object]]:
-        """Every other vehicle, friend or foe, behind the car and within the dropper's range."""
+    def dropper_targets(self, state: GameState, v: Vehicle, w) -> tuple[list[tuple[Vehicle, object]], list[dict]]:
+        """Every other vehicle, friend or foe, behind the car and within the dropper's range; and
+        each car in range it leaves out, with why (its outcome says so, not only whom it hit)."""
         me = v.footprint()
-        out = []
+        out, left_out = [], []
         for o in state.in_play():
             if o.marker == v.marker:
                 continue
@@ -2585,12 +2667,21 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                 continue
             if self.option("dropper_zone") == "directly_behind":
                 zone = overlaps(directly_behind(me, inches(w.range_in)), them, "directly behind")
+                why = (f"it is {-zone.margin_mm:.1f} mm clear of the strip directly behind the {v.name}, as wide "
+                       f"as it ({R}, \"Dropper\"; option dropper_zone directly_behind)")
             else:
                 # With half_planes, the rear arc is Open Fire's "otherwise": wholly behind (arc_of).
                 zone = self.arc_of(me, them)[REAR]
+                depth = -zone.margin_mm
+                why = (f"it is {depth:.1f} mm outside the {v.name}'s 90-degree rear quarter ({R}, \"Dropper\"; "
+                       f"option arc_layout quarters)" if self.option("arc_layout") == "quarters" else
+                       f"part of it is {depth:.1f} mm ahead of the line through the {v.name}'s centre, so it is in "
+                       f"the front arc, not the rear ({D.CORE}, \"Facing and Arcs\"; {R}, \"Dropper\")")
             if zone.outcome != "out":
                 out.append((o, dist))
-        return out
+            else:
+                left_out.append({"vehicle": o.marker, "name": o.name, "why": why})
+        return out, left_out
 
     @action("drop", fields={"vehicle": "marker", "weapon": OneOf(*D.WEAPONS)})
     def _act_drop(self, state: GameState, action: dict):
@@ -2606,9 +2697,11 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
             raise RulesError(f"the {v.name} has already used its {w.name} this activation")
         v.attacked.append(w.key)
         events, rolls, results = [], [], []
-        victims = self.dropper_targets(state, v, w)
+        victims, left_out = self.dropper_targets(state, v, w)
         if not victims:
             events.append(f"nothing behind the {v.name} within {w.range_in} in")
+        for o in left_out:
+            events.append(f"the {w.name} passes the {o['name']} by, though it is in range: {o['why']}")
         for o, dist in victims:
             if not o.in_play:
                 continue
@@ -2618,7 +2711,7 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
                                               dist_mm=dist.distance_mm)
             self._royale_score(state, v, hp_before, events)
             results.append(res)
-        return {"result": "dropped", "targets": results, "rolls": rolls, "events": events}
+        return {"result": "dropped", "targets": results, "left_out": left_out, "rolls": rolls, "events": events}
 
     # --- the campaign -------------------------------------------------------------------
 
