@@ -640,3 +640,30 @@ def test_option_wreck_veer_fumble():
     out = run_scenario(data)
     assert out["state"]["vehicles"]["21"]["pose"][:2] == [528.5, 400.0] and out["dice_left"] == 0
     assert out["state"]["vehicles"]["21"]["hp"]["body"] == 9
+
+
+def test_the_back_edge_is_reached_within_a_quarter_inch_of_it_and_not_beyond():
+    """ "Move": "If a vehicle reaches the back edge": touching counts, within CONTACT_MM (a
+    quarter inch, the touching of Moves and Rams); the Rust Bucket of 53 stands its rear 6 mm in
+    (at the edge) or 7 mm in (clear of it) when the Buggy's turn ends."""
+    data = load_scenario(HERE / "53-touching-the-back-edge-is-reaching-it.json")
+    for gap_mm, at_edge in ((0.0, True), (6.0, True), (7.0, False)):
+        d = copy.deepcopy(data)
+        d["cars"][2]["x_mm"] = 36.0 + gap_mm                        # the 72 mm Rust Bucket's rear gap_mm in
+        out = run_scenario(d, "53")
+        assert out["state"]["vehicles"]["11"]["at_back_edge"] is at_edge, gap_mm
+        assert out["state"]["vehicles"]["10"]["at_back_edge"] is False          # rejoined
+
+
+def test_an_unmanned_drop_meets_a_car_its_line_runs_into_even_by_a_corner():
+    """ "Driver Actions": the car merely touching it alongside is slid past (54), but one behind
+    whose side overlaps its lane by 3 mm is in the straight line back: met, it rams at -1."""
+    data = load_scenario(HERE / "54-an-unmanned-drop-slides-past-touching-cars.json")
+    d = copy.deepcopy(data)
+    # The Rust Bucket behind, 20 mm clear of the rear bumper, its right side 3 mm inside the lane.
+    d["cars"][2].update(x_mm=600.0 - 37.5 - 20.0 - 36.0, y_mm=400.0 + 16.0 + 15.5 - 3.0)
+    d["dice"] = [6, 1, 5, 5, 2, 4, 5]            # initiative, board; the ram 5 - 1, defence 2, damage 4; control
+    out = run_scenario(d, "54")
+    events = out["steps"][2]["events"]
+    assert events[0] == "the unmanned Interceptor drops back 0.8 in, up against the Rust Bucket", events
+    assert out["state"]["vehicles"]["10"]["hp"]["body"] == 21 and out["dice_left"] == 0
