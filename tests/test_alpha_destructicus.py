@@ -430,27 +430,28 @@ def test_option_landing_on_vehicle():
         nose = x + 40.0                                           # the Rhinocerator is 80 mm long
         flank = king["x_mm"] - king["width_mm"] / 2               # the King stands across its path
         if reading == "against_it":
-            assert flank - 0.5 <= nose <= flank
+            assert flank - 1e-6 <= nose <= flank
         else:
-            assert x == pytest.approx(600 + 238 + 7 * 25.4, abs=0.01)
+            # The nose (at 640) reaches the ramp's foot (x 880) after 240 mm, then 7 in of flight.
+            assert x == pytest.approx(600 + 240 + 7 * 25.4, abs=0.01)
 
 
 def test_a_drive_that_reaches_a_ramp_asks_its_driver_how_far_to_jump():
     """ "the driver must state how many inches, up to the maximum possible jump" ("Jumping"): asked of
-    Ann (Zed's player), from half of what it drove (5.87 in, the half itself rounded up to the
-    hundredth) to all of it: the path runs on over the ramp, so the car stops at its foot (within
-    the 2 mm the path is checked in), 298 mm (11.73 in) on. Her answer 7 is the option 7.0."""
+    Ann (Zed's player), from half of what it drove (5.91 in, the half itself rounded up to the
+    hundredth) to all of it: the path runs on over the ramp, so the car stops at its foot, its nose
+    (at 580) touching it (x 880): 300 mm (11.81 in) on. Her answer 7 is the option 7.0."""
     def prep(state):
         working(10)(state)
         state.vehicles[10].pose = Pose(540, 320, 0)
     s = session({}, [4], prep)
     s.choices = None
     assert s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "path": [[540, 320, 0], [900, 320, 0]]}) is None
-    assert s.pending.player == "Ann" and [o["value"] for o in s.pending.options] == [5.87, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 11.73]
+    assert s.pending.player == "Ann" and [o["value"] for o in s.pending.options] == [5.91, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 11.81]
     s.choose("Ann", 7)
     out = s.log[-1].outcome
-    assert out["result"] == "jumped" and out["jump"]["distance_in"] == 7.0 and out["moved_in"] == 11.73
-    assert s.state.vehicles[10].pose.x_mm == pytest.approx(838 + 7 * 25.4)
+    assert out["result"] == "jumped" and out["jump"]["distance_in"] == 7.0 and out["moved_in"] == 11.81
+    assert s.state.vehicles[10].pose.x_mm == pytest.approx(840 + 7 * 25.4)
 
 
 def test_option_other_chooser():
@@ -885,7 +886,7 @@ def test_a_whole_game_six_rounds_every_action_kind_and_gate_scoring():
     t = Table()
     opening(t)
     o = t.act([2, 5, 1], act="forced", freak="Grub", vehicle=12)
-    assert "the King Rhino runs into the Rhinocerator after 2.28 in: a ram" in o["events"] and t.st.stopped
+    assert "the King Rhino runs into the Rhinocerator after 2.36 in: a ram" in o["events"] and t.st.stopped
     t.end(next="Ann")
     t.act([4], act="stunt", freak="Mo", stunt="push_it")
     t.act(act="drive", freak="Mo", vehicle=11, path=[[450, 400, 0], [675, 400, 0]])
@@ -920,8 +921,9 @@ def test_a_whole_game_six_rounds_every_action_kind_and_gate_scoring():
     t.end([6, 6, 6], next="Ann")
     t.act(act="drive", freak="Ix", vehicle=14, path=[[582, 650, 0], [650, 650, 0], [650, 650, 90], [650, 700, 90], [650, 700, 0], [700, 700, 0]])
     t.end(next="Bob")
-    o = t.act(act="drive", freak="Grub", vehicle=12, path=[[692, 150, 180], [600, 150, 180]])
-    assert o["left_in"] == 2.38                                              # slightly shaken: 6 in
+    # From where its surge stopped it, touching the Rhinocerator (x 690): 90 mm of its 6 in.
+    o = t.act(act="drive", freak="Grub", vehicle=12, path=[[690, 150, 180], [600, 150, 180]])
+    assert o["left_in"] == 2.46                                              # slightly shaken: 6 in
     t.end()
     # Round 4
     t.round("Ann")
@@ -1179,35 +1181,62 @@ def _king_at(x, y, h):
 
 
 def test_option_path_contact():
-    """The King Rhino (80 mm long, heading back at x 500) stands in the Rhinocerator's way: its
-    back at x 460; the tank's nose (40 mm ahead of its centre at x 200) meets it 218 mm on."""
-    # "ram": the tank stops short of the contact (2 mm, within contact_mm) and rams the King there.
+    """The King Rhino (80 mm long, at x 500 heading back towards the tank) stands in the
+    Rhinocerator's way: its front at x 460; the tank's nose (40 mm ahead of its centre at x 200) meets it 220 mm (8.66 in) on."""
+    # "ram": the tank stops where it touches (short by CONTACT_FIND_MM at most) and rams the King there.
     s = session({}, [5, 1, 1], _king_at(500, 200, 180))
     out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [560, 200, 0]})
-    assert out["result"] == "rammed" and out["contact"]["with"] == 12 and out["contact"]["after_in"] == 8.58
-    assert out["moved_in"] == 8.58 and s.state.vehicles[10].pose.x_mm == pytest.approx(418.0)
+    assert out["result"] == "rammed" and out["contact"]["with"] == 12 and out["contact"]["after_in"] == 8.66
+    assert out["moved_in"] == 8.66 and s.state.vehicles[10].pose.x_mm == pytest.approx(420.0)
+    # The ram's reading is in the drive's outcome: each front struck, with the armour compared.
+    assert out["contact"]["kind"] == "vehicle" and out["moved"]["moved_in"] == 8.66
+    assert (out["facing"]["facing"], out["facing"]["armour"]) == ("front", 3)
+    assert (out["rammer_facing"]["facing"], out["rammer_facing"]["armour"]) == ("front", 4)
     assert out["ram"] == "won" and "ram: the Rhinocerator 7 against the King Rhino 3: the rammer wins" in out["events"]
     assert out["events"][0].startswith("the Rhinocerator's path runs into the King Rhino at (18.2, 7.9) in, "
-                                       "after 8.58 in: it stops there and rams it")
+                                       "after 8.66 in: it stops there and rams it")
     # "refuse": nothing moves; the message says where and with what, in the book's inches.
     s = session({"path_contact": "refuse"}, [], _king_at(500, 200, 180))
-    with pytest.raises(RulesError, match=r"path runs into the King Rhino at \(18.2, 7.9\) in, after 8.58 in"
+    with pytest.raises(RulesError, match=r"path runs into the King Rhino at \(18.2, 7.9\) in, after 8.66 in"
                                          r": that is a ram"):
         s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [560, 200, 0]})
     assert s.state.vehicles[10].pose.x_mm == 200
+
+
+@pytest.mark.parametrize("gap_mm, concentrate, word", [(152.4, False, None), (151.4, False, "less than 6 in"),
+                                                      (304.8, True, None), (305.8, True, "more than 12 in")])
+def test_a_path_ram_counts_the_distance_to_the_touch_exactly_at_6_and_12_in(gap_mm, concentrate, word):
+    """ "If the ramming vehicle moved more than 12" before ramming, it adds 1. If it moved less than 6"
+    before ramming, it subtracts 1" ("Ramming"): the distance is to where the car touches, found
+    between the path's 2 mm steps by halving (CONTACT_FIND_MM). The tank's nose (x 240) meets the King
+    Rhino's front exactly 6 in (12 in) on: it moved exactly that, neither modifier; 1 mm less than 6 in
+    is -1, 1 mm more than 12 in is +1. On 2 mm steps alone it stopped up to 2 mm short, and 6 in
+    counted "less than 6", 12 in and 1 mm not "more than 12"."""
+    s = session({}, [5, 1, 1], _king_at(240 + gap_mm + 40, 200, 180))
+    out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [700, 200, 0], "concentrate": concentrate})
+    assert out["result"] == "rammed" and out["contact"]["with"] == 12
+    moved = [m["reason"] for m in out["rolls"][0]["modifiers"] if m["reason"].startswith("moved")]
+    assert moved == ([] if word is None else [f"moved {gap_mm / 25.4:.2f} in, {word}"])
+    assert out["moved_in"] == round(gap_mm / 25.4, 2) and out["contact"]["after_in"] == round(gap_mm / 25.4, 2)
+    # Stopped touching: short of the King by CONTACT_FIND_MM at most.
+    assert 200 + gap_mm - 1e-6 <= s.state.vehicles[10].pose.x_mm <= 200 + gap_mm
 
 
 def test_a_path_through_a_building_stops_at_its_wall_and_rams_it():
     def prep(state):
         working(10)(state)
         state.vehicles[10].pose = state.vehicles[10].pose.__class__(490, 560, 90)    # 50 mm below the Bank
-    with pytest.raises(RulesError, match=r"path runs into Bank at \(19.3, 25.7\) in, after 1.89 in:"):
+    with pytest.raises(RulesError, match=r"path runs into Bank at \(19.3, 25.7\) in, after 1.97 in:"):
         session({"path_contact": "refuse"}, [], prep).act(
             {"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 700, 90]})
     s = session({}, [1, 4], prep)           # the tank 1 - 1 (slow) + 1 (turn) + 1 (armour) = 2; the Bank 4 - 1 = 3
     out = s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 700, 90]})
     assert out["contact"]["with"] == "Bank" and out["ram"] == "lost" and s.state.stopped
-    assert s.state.vehicles[10].pose.y_mm == pytest.approx(608.0) and s.state.terrain["Bank"].breached == []
+    # A name, not a marker: terrain, which has no facings; the wall struck is its edge nearest the car.
+    assert out["contact"]["kind"] == "building" and out["facing"] == {
+        "facing": "wall 0", "why": "the wall of Bank nearest the Rhinocerator", "armour": 2}
+    assert (out["rammer_facing"]["facing"], out["rammer_facing"]["armour"]) == ("front", 4)
+    assert s.state.vehicles[10].pose.y_mm == pytest.approx(610.0) and s.state.terrain["Bank"].breached == []
     with pytest.raises(RulesError, match="has stopped"):
         s.act({"act": "drive", "freak": "Zed", "vehicle": 10, "to": [490, 620, 90]})
     # A breached building lets it "continue through".
@@ -1312,9 +1341,9 @@ CRATES = [{"kind": "blocking", "name": "barrier: crates", "points": [[540, 570],
 
 def test_cavalry_leap_a_normal_barrier_if_they_clear_it_this_turn():
     path = {"act": "drive", "freak": "Ix", "vehicle": 14, "path": [[450, 600, 0], [650, 600, 0]]}
-    # Without leaping, the horse runs into the crates (its nose at 475 stops 1 mm short of 540) and rams.
+    # Without leaping, the horse runs into the crates (its nose at 475 stops touching 540, 65 mm on) and rams.
     out = _horse({}, [1, 1], CRATES).act(path)
-    assert out["contact"]["with"] == "barrier: crates" and out["contact"]["after_in"] == 2.52
+    assert out["contact"]["with"] == "barrier: crates" and out["contact"]["after_in"] == 2.56
     # Leaping: over, no dice.
     s = _horse({}, [], CRATES)
     out = s.act({**path, "leap": "barrier: crates"})

@@ -138,6 +138,12 @@ TERRAIN_KINDS = ("building", "rubble", "forest", "lava", "barrier", "fixed", "ra
 PATH_OBSTACLES = ("building", "barrier", "fixed")
 PATH_STEP_MM = 2.0               # a path is checked for contact every 2 mm ...
 PATH_STEP_DEG = 2.0              # ... and every 2 degrees of turning
+# ... and between the last step clear and the first touching, the contact is found by halving
+# until no point of the car moves more than this: the car stops this much short of touching at
+# most (far inside contact_mm, so it rams), and the distance it drove is the distance to the
+# contact to under a millionth of a millimetre, which a verdict counts as exactly there (a ram
+# at exactly 6" has moved 6", not "less than 6"").
+CONTACT_FIND_MM = 1e-7
 # "Small Skimmer – ... move like bikes"; "Cavalry are treated like bikes".
 MOVES_LIKE_BIKE = ("bike", "small_skimmer", "cavalry")
 

@@ -633,9 +633,12 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         """The first contact along a path: the car's footprint swept along it ("Ramming": a vehicle
         "moves into contact") against the other vehicles and the terrain in the way.  Contact is the
         footprint reaching more than contact_mm into something it was not already into at the start
-        (the camera's doubt); the car stops at the last step clear of it.  None if the way is clear,
-        else a dict: the thing, its name, where (mm, on the table), how far along (mm), and the path
-        cut short at the stop."""
+        (the camera's doubt); the car stops just short of touching it: the path is walked in steps
+        (PATH_STEP_MM, PATH_STEP_DEG), and between the last step clear and the next, which touches,
+        the touch is found by halving to CONTACT_FIND_MM (a 2 mm step alone stopped it up to 2 mm
+        short, and a ram at 6" counted "less than 6"").  None if the way is clear, else a dict: the
+        thing, its name, where (mm, on the table), how far along (mm), and the path cut short at the
+        stop."""
         if len(poses) < 2:
             return None
         tol = float(self.option("contact_mm"))
@@ -645,26 +648,60 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
                   if shapely.intersects(swept, poly) and not shapely.intersects(start, poly)]
         if not things:
             return None
+        # How far the car's furthest corner is from the point its pose turns about: a turn of a
+        # radian moves that corner this far.
+        corners = np.asarray(v.footprint(poses[0]).polygon.exterior.coords) - poses[0].xy
+        reach = float(np.max(np.hypot(corners[:, 0], corners[:, 1])))
+
+        def pose_at(a: Pose, b: Pose, dh: float, u: float) -> Pose:
+            return Pose(a.x_mm + (b.x_mm - a.x_mm) * u, a.y_mm + (b.y_mm - a.y_mm) * u, a.heading_deg + dh * u,
+                        b.sigma_mm, b.sigma_deg)
+
+        def clear(p: Pose) -> bool:
+            poly = v.footprint(p).polygon
+            return not any(shapely.intersects(poly, other) for _, _, other in things)
+
         along = 0.0
         stop = (0, None, 0.0)          # the last step clear of everything: segment, pose, mm along
+        was_clear = clear(poses[0])
+        edge = None                    # the step after the stop, which touches: segment, u clear, u touching
         for i, (a, b) in enumerate(zip(poses, poses[1:])):
             d = float(np.linalg.norm(b.xy - a.xy))
             dh = normalize_deg(b.heading_deg - a.heading_deg)
             n = max(1, math.ceil(d / D.PATH_STEP_MM), math.ceil(abs(dh) / D.PATH_STEP_DEG))
             for k in range(1, n + 1):
                 u = k / n
-                p = Pose(a.x_mm + (b.x_mm - a.x_mm) * u, a.y_mm + (b.y_mm - a.y_mm) * u, a.heading_deg + dh * u,
-                         b.sigma_mm, b.sigma_deg)
+                p = pose_at(a, b, dh, u)
+                now_clear = clear(p)
+                if now_clear:
+                    stop = (i, p, along + d * u)
+                elif was_clear:
+                    edge = (i, (k - 1) / n, u)
+                was_clear = now_clear
+                if now_clear:
+                    continue
                 poly = v.footprint(p).polygon
                 deep = poly.buffer(-tol)
                 for thing, name, other in things:
                     if shapely.intersects(deep, other):
                         where = shapely.intersection(poly, other).centroid
                         j, q, at = stop
+                        cut = poses[:j + 1] + ([q] if q is not None else [])
+                        if edge is not None:
+                            # Halve between the last clear step and the touching one after it.
+                            j, lo, hi = edge
+                            ea, eb = poses[j], poses[j + 1]
+                            ed = float(np.linalg.norm(eb.xy - ea.xy))
+                            edh = normalize_deg(eb.heading_deg - ea.heading_deg)
+                            scale = ed + reach * math.radians(abs(edh))
+                            while (hi - lo) * scale > D.CONTACT_FIND_MM:
+                                mid = (lo + hi) / 2
+                                lo, hi = (mid, hi) if clear(pose_at(ea, eb, edh, mid)) else (lo, mid)
+                            at = sum(float(np.linalg.norm(y.xy - x.xy)) for x, y in zip(poses[:j], poses[1:j + 1])) \
+                                + ed * lo
+                            cut = poses[:j + 1] + ([pose_at(ea, eb, edh, lo)] if lo > 0 else [])
                         return {"thing": thing, "name": name, "at_mm": [round(where.x, 1), round(where.y, 1)],
-                                "after_mm": at, "poses": poses[:j + 1] + ([q] if q is not None else [])}
-                if not any(shapely.intersects(poly, other) for _, _, other in things):
-                    stop = (i, p, along + d * u)
+                                "after_mm": at, "poses": cut}
             along += d
         return None
 
@@ -672,7 +709,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
 
     def _set_down_against(self, state: GameState, v: Vehicle, start: Pose, dist: float) -> Pose:
         """Where a jumper that came down on a vehicle is set down (option landing_on_vehicle,
-        "against_it"): the furthest point of its flight, to the millimetre, where it stands clear
+        "against_it"): the furthest point of its flight, to CONTACT_FIND_MM, where it stands clear
         of every other vehicle in play: touching the one it came down on."""
         others = [o.footprint().polygon for o in self._others(state, v.marker) if o.in_play]
 
@@ -682,7 +719,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         lo, hi = 0.0, dist                  # clear at lo (it left the ramp there), not at hi
         if not clear(lo):
             return start
-        while hi - lo > 0.5:
+        while hi - lo > D.CONTACT_FIND_MM:
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if clear(mid) else (lo, mid)
         return start.moved(lo)
@@ -1069,11 +1106,19 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
         if contact is not None:
             events.append(f"{met}: it stops there and rams it ({sec('Ramming')})")
             result["result"] = "rammed"
+            # `with`: a vehicle's marker (a number) or a terrain piece's name; `kind` says which.
             result["contact"] = {"with": contact["thing"], "at_mm": contact["at_mm"],
+                                 "kind": "vehicle" if isinstance(contact["thing"], int)
+                                 else state.terrain[contact["thing"]].kind,
                                  "after_in": round(contact["after_mm"] / MM_PER_IN, 2)}
             state.blocked = True
             rammed.append(contact["thing"])
-            result["ram"] = yield from self._ram(state, v, contact["thing"], events, rolls, known_contact=True)
+            # The ram's own reading (the facing each struck, with its armour; the distance it counts)
+            # goes in the outcome beside the path's `contact` (the ram's gap is not asked: it stopped there).
+            ram = {}
+            result["ram"] = yield from self._ram(state, v, contact["thing"], events, rolls, known_contact=True,
+                                                 result=ram)
+            result.update({k: ram[k] for k in ("facing", "rammer_facing", "moved")})
         result["touching"] = self._touching(state, v) if v.in_play else []
         self._keep_no_ram(state, v, result["touching"], rammed)
         if contact is None and result["touching"] and v.kind.flies and v.in_play:
@@ -1246,6 +1291,17 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             t = next((t for t in walls if shapely.intersects(fp.polygon, t.solid)), None)
             if o is not None or t is not None:
                 hit = o.marker if o is not None else t.name
+                # The touch, between the last step clear and this one (as a path finds it).
+                lo, hi = moved, nxt
+                while hi - lo > D.CONTACT_FIND_MM:
+                    mid = (lo + hi) / 2
+                    poly = v.footprint(at(mid)).polygon
+                    if any(shapely.intersects(poly, o.footprint().polygon) for o in others) \
+                            or any(shapely.intersects(poly, t.solid) for t in walls):
+                        hi = mid
+                    else:
+                        lo = mid
+                moved = lo
                 break
             moved = nxt
         end = at(moved)
@@ -2260,6 +2316,7 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             if from_above:
                 t_face, v_face = "top", "front"
                 result["facing"] = {"facing": "top", "why": "a ram from above (Jumping)"}
+                result["rammer_facing"] = {"facing": "front", "why": "a ram from above (Jumping)"}
             else:
                 t_face, verdict, note = self._facing(state, t, self._attack_point(fp, None, t), fp.pose.axis_sigma_mm,
                                                      f"the {v.name}")
@@ -2281,7 +2338,11 @@ class AlphaDestructicus(AlphaDestructicusViews, RuleSystem):
             result["rammer_facing"] = {**v_verdict.to_json(), "facing": v_face}
             t_armour = t.armour(wall) if t.kind == "building" else int(self.option("barrier_armour"))
             t_face = f"wall {wall}"
+            # Terrain has no facings: the wall struck (its edges numbered from 0), the one nearest the car.
+            result["facing"] = {"facing": t_face, "why": f"the wall of {tname} nearest the {v.name}"}
         v_armour = v.armour_of(v_face)
+        # The armour each side brings where they meet (the +1 for more armour compares these).
+        result["facing"]["armour"], result["rammer_facing"]["armour"] = t_armour, v_armour
         active = state.active
         if moved_mm is None:
             moved_mm = (state.spent_mm if self.option("ram_distance") == "spent" else state.ground_mm) \
