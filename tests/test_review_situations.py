@@ -14,6 +14,10 @@ output the same review asked for:
   (`sections` names the faces that met, as for a Ram); r16 (a car touching the back edge is at
   it) and r19 (an unmanned drop slides past a car only touching alongside) were the review's two
   failures, fixed.
+- Alpha Destructicus r02, r03, r04, r06, r08, r16, r17, r19, r26: a drive that runs into
+  something now stops where it touches (it stopped up to 2 mm short, shaving up to 0.08 in off
+  the distance the 6 in and 12 in ram modifiers read), so the distances and the jumps offered
+  after them were re-derived from the geometry (r04's longest offer is 14.26 in, not 14.18).
 """
 
 from __future__ import annotations
