@@ -86,7 +86,7 @@ def test_a_move_too_far_by_its_turn_may_be_brought_back_or_turned():
     # + 2 = 9), or turned back to 48 degrees or less ((48 - 3) / 45 = 1 manoeuvre, free): 12° right.
     rules, st = game({"check_deployment": False})
     to = Pose(320 + 8.5 * MM, 300, 60)
-    assert rules.judge_move(st, 11, to)["reasons"] == ["it costs 10.50 in of 9.00 in"]
+    assert rules.judge_move(st, 11, to)["reasons"] == ["it costs 10.50 in of 9.00 in (a plain move)"]
     check_fix(rules, st, 11, to, Pose(320, 300, 0), ["bring it 1.50 in back along its path, or turn it 12° right"])
     # 11° is not enough: still 2 manoeuvres
     assert rules.judge_move(st, 11, Pose(to.x_mm, to.y_mm, 49))["legal"] is False
@@ -145,7 +145,7 @@ def test_when_the_turns_alone_cost_too_much_the_fix_is_a_turn():
     v.stress, v.hp = 3, 3
     to = Pose(320 + 1 * MM, 300, 180)
     j = rules.judge_move(st, 11, to)
-    assert j["reasons"] == ["it costs 7.00 in of 4.00 in"]
+    assert j["reasons"] == ["it costs 7.00 in of 4.00 in (a plain move)"]
     assert j["fix"] in (["turn it 87° left"], ["turn it 87° right"])
     check_fix(rules, st, 11, to, Pose(320, 300, 0), j["fix"])
 
