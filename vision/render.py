@@ -53,6 +53,9 @@ class RenderOptions:
     jpeg_quality: int | None = None
     supersample: int = 3            # samples per pixel along each axis
     table_texture: float = 0.04     # relative brightness variation of the mat
+    #: White margin round each roof marker, in mm (None: one cell of its grid, as the
+    #: sheets print it); players trim stickers to the car's roof, some to 2 mm.
+    roof_margin_mm: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,11 +111,11 @@ def overhead_camera(table: TableSpec, width: int = 1920, height: int = 1080,
 class _Sticker:
     """A printed marker with its white margin, lying in a horizontal plane."""
 
-    def __init__(self, bits: np.ndarray, side_mm: float) -> None:
+    def __init__(self, bits: np.ndarray, side_mm: float, margin_mm: float | None = None) -> None:
         self.bits = bits                  # (cells, cells) booleans, True = white
         self.side_mm = side_mm
         self.cells = bits.shape[0]
-        self.margin_mm = side_mm / self.cells * MARGIN_CELLS
+        self.margin_mm = side_mm / self.cells * MARGIN_CELLS if margin_mm is None else margin_mm
 
     def colour(self, f_mm: np.ndarray, l_mm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Colours at points given forward/left of the marker centre (marker top faces forward).
@@ -170,12 +173,12 @@ class TableRenderer:
 
     # --- the scene -----------------------------------------------------------------
 
-    def sticker(self, marker_id: int, side_mm: float) -> _Sticker:
-        key = (marker_id, side_mm)
+    def sticker(self, marker_id: int, side_mm: float, margin_mm: float | None = None) -> _Sticker:
+        key = (marker_id, side_mm, margin_mm)
         if key not in self._stickers:
             cells = self._dict.markerSize + 2
             img = cv2.aruco.generateImageMarker(self._dict, marker_id, cells, borderBits=1)
-            self._stickers[key] = _Sticker(img > 127, side_mm)
+            self._stickers[key] = _Sticker(img > 127, side_mm, margin_mm)
         return self._stickers[key]
 
     def project(self, points_xyz: np.ndarray) -> np.ndarray:
@@ -301,7 +304,7 @@ class TableRenderer:
         alpha = (body[roi].astype(np.float32) / 255)[..., None]
         shade_gain = self._gain[roi] if self._gain is not None else 1.0
         canvas[roi] = canvas[roi] * (1 - alpha) + colour * 0.55 * shade_gain * alpha
-        sticker = self.sticker(spec.id, spec.marker_mm)
+        sticker = self.sticker(spec.id, spec.marker_mm, self.options.roof_margin_mm)
         off_f, off_l = spec.forward_offset_mm, spec.left_offset_mm
 
         def roof(f: np.ndarray, l: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
