@@ -108,6 +108,28 @@ def overhead_camera(table: TableSpec, width: int = 1920, height: int = 1080,
     return camera, rvec, tvec
 
 
+def region_camera(table: TableSpec, region_mm: tuple[float, float, float, float],
+                  width: int = 1920, height: int = 1080, height_mm: float = 1100.0,
+                  behind_mm: float = 100.0,
+                  dist_coeffs: Iterable[float] = (-0.05, 0.012, 0.0, 0.0, 0.0),
+                  fill: float = 0.96, source: str = "synthetic webcam over part of the table"
+                  ) -> tuple[CameraModel, np.ndarray, np.ndarray]:
+    """A webcam `height_mm` above the middle of a part of the table (x0, y0, x1, y1 in
+    table mm), a little towards the near side, zoomed so that part fills `fill` of the
+    frame: one of several cameras over a big table.  Returns the camera and its pose."""
+    x0, y0, x1, y1 = region_mm
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    rvec, tvec = look_at((cx, cy - behind_mm, height_mm), (cx, cy, 0.0))
+    r, _ = cv2.Rodrigues(rvec)
+    corners = np.array([[x0, y0, 0], [x1, y0, 0], [x1, y1, 0], [x0, y1, 0]], dtype=np.float64)
+    cam = corners @ r.T + tvec
+    xn, yn = np.abs(cam[:, 0] / cam[:, 2]), np.abs(cam[:, 1] / cam[:, 2])
+    f = min(fill * (width / 2) / xn.max(), fill * (height / 2) / yn.max())
+    k = np.array([[f, 0, (width - 1) / 2], [0, f, (height - 1) / 2], [0, 0, 1]])
+    camera = CameraModel(k, np.asarray(list(dist_coeffs), np.float64), (width, height), source=source)
+    return camera, rvec, tvec
+
+
 class _Sticker:
     """A printed marker with its white margin, lying in a horizontal plane."""
 

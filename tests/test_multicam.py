@@ -1,0 +1,186 @@
+"""Two synthetic 1080p cameras over a 6 x 4 ft table (vision.multicam): every car
+found once, a car both see fused tighter than either, no jump when a car leaves one
+view, a knocked camera takes only its own cars, and bad setups refused by name."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from bench.scenes import WEBCAM_BIG, big_table
+from calibration.camera import CameraModel
+from vision.multicam import MultiCamera, MultiCameraError, combine, position_variance, sigma_from_covariance
+from vision.render import CarTruth, RenderOptions, TableRenderer, region_camera
+
+W, D = 1828.8, 1219.2
+
+
+def two_cameras(table, options=WEBCAM_BIG, seed=0):
+    """A near and a far webcam, each over 60 % of the table's depth, overlapping in the middle."""
+    out = []
+    for i, region in enumerate([(0, 0, W, 0.6 * D), (0, 0.4 * D, W, D)]):
+        camera, rvec, tvec = region_camera(table, region, height_mm=1300, behind_mm=100 if i == 0 else -100,
+                                           source=f"synthetic camera {i + 1}")
+        out.append(TableRenderer(table, camera, rvec, tvec, options, seed=seed + i))
+    return out
+
+
+def in_view(renderer, table, truth: CarTruth, margin_px: float = 30.0) -> bool:
+    corners = renderer.project(renderer.car_marker_corners_mm(table.car(truth.id), truth))
+    w, h = renderer.camera.image_size
+    return bool((corners[:, 0] > margin_px).all() and (corners[:, 0] < w - margin_px).all()
+                and (corners[:, 1] > margin_px).all() and (corners[:, 1] < h - margin_px).all())
+
+
+@pytest.fixture(scope="module")
+def scene():
+    table = big_table(W, D, 6, np.random.default_rng(3))
+    renderers = two_cameras(table)
+    # Two cars near the near edge, two in the middle (both cameras), two near the far edge.
+    spots = [(300, 150, 10), (1500, 200, -120), (600, 600, 45), (1200, 620, 170), (400, 1050, -60), (1400, 1080, 90)]
+    poses = [CarTruth(c.id, x, y, h) for c, (x, y, h) in zip(table.cars, spots)]
+    return table, renderers, poses
+
+
+def run(mc, renderers, poses, frames, start=0):
+    out = None
+    for k in range(start, start + frames):
+        out = mc.process([r.render(poses).image for r in renderers], k, k / 30)
+    return out
+
+
+def test_sigma_conversion_round_trip():
+    # A round spread's per-axis variance turned back is the sigma it came from.
+    for sigma in (0.1, 0.5, 2.0):
+        assert sigma_from_covariance(np.eye(2) * position_variance(sigma)) == pytest.approx(sigma)
+    # Two equal cameras: the combined sigma is 1/sqrt(2) of each, the heading too.
+    x, y, h, var_xy, var_deg = combine([(0, 0, 179.0, position_variance(1.0), 1.0),
+                                        (2, 0, -179.0, position_variance(1.0), 1.0)])
+    assert (x, y) == pytest.approx((1.0, 0.0))
+    assert abs(abs(h) - 180.0) < 1e-9                         # across the wrap, not 0
+    assert sigma_from_covariance(np.eye(2) * var_xy) == pytest.approx(1 / math.sqrt(2))
+    assert math.sqrt(var_deg) == pytest.approx(1 / math.sqrt(2))
+
+
+def test_every_car_found_once_and_the_overlap_fused(scene):
+    table, renderers, poses = scene
+    mc = MultiCamera(table, [r.camera for r in renderers])
+    fused = run(mc, renderers, poses, 3)
+    assert sorted(c.id for c in fused.cars) == sorted(table.car_ids)       # each once
+    assert all(c.seen for c in fused.cars) and not fused.missing
+    truth = {p.id: p for p in poses}
+    for car in fused.cars:
+        t = truth[car.id]
+        assert math.hypot(car.x_mm - t.x_mm, car.y_mm - t.y_mm) < 2.0, car
+        want = tuple(r.camera.source for r in renderers if in_view(r, table, t))
+        got = tuple(fused.seen_by[car.id])
+        assert len(got) == len(want), (car.id, got, want)
+    both = [c for c in fused.cars if len(fused.seen_by[c.id]) == 2]
+    assert len(both) == 2                                      # the two in the middle
+    for car in both:
+        alone = [next(c for c in view.cars if c.id == car.id) for view in fused.views]
+        assert car.sigma_mm < min(a.sigma_mm for a in alone)
+        assert car.sigma_deg < min(a.sigma_deg for a in alone)
+    assert [s.status for s in fused.cameras] == ["running", "running"]
+    assert set(fused.cameras[0].cars) | set(fused.cameras[1].cars) == set(table.car_ids)
+
+
+def test_a_car_leaving_one_view_does_not_jump():
+    table = big_table(W, D, 1, np.random.default_rng(4))
+    renderers = two_cameras(table, RenderOptions(noise_sigma=3.0, blur_sigma=0.7, jpeg_quality=85), seed=7)
+    car = table.cars[0]
+    x = W / 2
+    # Where the near camera loses the car, driving away from the near edge.
+    edge = next(y for y in np.arange(600.0, D, 2.0) if not in_view(renderers[0], table, CarTruth(car.id, x, y, 90.0), 0))
+    mc = MultiCamera(table, [r.camera for r in renderers])
+    path = [CarTruth(car.id, x, y, 90.0) for y in np.arange(edge - 60.0, edge + 40.0, 4.0)]
+    out = []
+    for k, truth in enumerate(path):
+        out.append(mc.process([r.render([truth]).image for r in renderers], k, k / 30))
+    cars = [f.car(car.id) for f in out]
+    assert all(c is not None and c.seen for c in cars)
+    cams = [len(f.seen_by[car.id]) for f in out]
+    assert cams[0] == 2 and cams[-1] == 1                          # it was handed over
+    handover = cams.index(1)
+    steps = []
+    for k in range(1, len(path)):
+        moved = math.hypot(path[k].x_mm - path[k - 1].x_mm, path[k].y_mm - path[k - 1].y_mm)
+        step = math.hypot(cars[k].x_mm - cars[k - 1].x_mm, cars[k].y_mm - cars[k - 1].y_mm)
+        steps.append(step - moved)
+    # A step is the car's motion plus a fraction of a millimetre, at the handover too.
+    assert max(steps) < 0.5, steps
+    assert steps[handover - 1] < 0.5
+    last = cars[-1]
+    assert math.hypot(last.x_mm - path[-1].x_mm, last.y_mm - path[-1].y_mm) < 2.0
+
+
+def test_a_knocked_camera_takes_only_its_own_cars(scene):
+    table, renderers, poses = scene
+    mc = MultiCamera(table, [r.camera for r in renderers])
+    before = run(mc, renderers, poses, 2)
+    only_far = {c.id for c in before.cars if before.seen_by[c.id] == ("camera 2",)}
+    assert len(only_far) == 2
+    far = renderers[1]
+    rvec = far.rvec.copy()
+    rvec[0] += math.radians(1.0)                   # a knock tilts it a degree
+    knocked = [renderers[0], TableRenderer(table, far.camera, rvec, far.tvec, WEBCAM_BIG, seed=9)]
+    after = run(mc, knocked, poses, 1, start=2)
+    assert after.cameras[1].status == "knocked" and after.cameras[0].status == "running"
+    assert set(after.taken["camera 2"]) == only_far
+    for car in after.cars:
+        if car.id in only_far:
+            assert car.stale and car.why_stale == "camera 2 was knocked"
+            prior = before.car(car.id)
+            assert (car.x_mm, car.y_mm) == (prior.x_mm, prior.y_mm)     # left where it was
+        else:
+            assert car.seen, car                   # the near camera still sees them
+    assert "knocked" in after.cameras[1].detail
+    # Held still again, it is believed after a few steady frames.
+    settled = run(mc, knocked, poses, 4, start=3)
+    assert settled.cameras[1].status == "running" and all(c.seen for c in settled.cars)
+
+
+def test_a_stopped_camera_names_the_cars_it_took(scene):
+    table, renderers, poses = scene
+    mc = MultiCamera(table, [r.camera for r in renderers], lost_after_sets=2)
+    run(mc, renderers, poses, 1)
+    near = renderers[0].render(poses).image
+    mc.process([near, None], 1, 1 / 30)
+    fused = mc.process([near, None], 2, 2 / 30)
+    assert fused.cameras[1].status == "stopped"
+    stale = {c.id: c.why_stale for c in fused.cars if c.stale}
+    assert stale and set(stale.values()) == {"camera 2 stopped"}
+    assert set(fused.taken["camera 2"]) == set(stale)
+
+
+# --- bad input ----------------------------------------------------------------------
+
+def test_one_camera_file_for_two_cameras_is_refused(scene):
+    table, renderers, _ = scene
+    cam = renderers[0].camera
+    with pytest.raises(MultiCameraError, match="camera 1 and camera 2 have the same camera file.*its own"):
+        MultiCamera(table, [cam, cam])
+    copy = CameraModel(cam.camera_matrix, cam.dist_coeffs, cam.image_size, source="b.yml")
+    with pytest.raises(MultiCameraError, match="identical camera files"):
+        MultiCamera(table, [cam, copy])
+
+
+def test_a_camera_that_never_sees_enough_anchors_is_named(scene):
+    table, renderers, poses = scene
+    mc = MultiCamera(table, [r.camera for r in renderers], pose_within_frames=2)
+    blank = np.full((1080, 1920, 3), 128, np.uint8)
+    near = renderers[0].render(poses).image
+    mc.process([near, blank], 0, 0.0)
+    with pytest.raises(MultiCameraError, match=r"^camera 2 has not found the table in 2 frames: it sees "
+                                               r"none of .*put anchors in its view"):
+        mc.process([near, blank], 1, 1 / 30)
+
+
+def test_a_frame_of_another_size_names_the_camera(scene):
+    table, renderers, poses = scene
+    mc = MultiCamera(table, [r.camera for r in renderers], names=["near", "far"])
+    small = np.zeros((720, 1280, 3), np.uint8)
+    with pytest.raises(MultiCameraError, match=r"^far: .*calibrated for 1920 x 1080 pixels, but the frame is 1280 x 720"):
+        mc.process([renderers[0].render(poses).image, small])

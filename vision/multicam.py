@@ -1,0 +1,391 @@
+"""Several cameras over one table: one pose per car, from every camera that sees it.
+
+Each camera is its own TablePipeline (its own camera file, its own table pose
+from the anchors it sees); the cameras share nothing but the table file, whose
+anchors put every camera's view in the same table millimetres.  Per frame set:
+
+- a car seen (fresh) by several cameras is one pose, combined by inverse
+  covariance: position as a 2 x 2 covariance, heading as a variance;
+- a car seen by one camera takes that camera's pose;
+- when the set of cameras that see a car changes (it crosses from one view into
+  the other, a camera is knocked or stops), the cameras' disagreement is not
+  let through as a step: the new pose is offset to continue the old one and
+  the offset fades over `blend_frames` frame sets (its size is added to the
+  car's doubt while it lasts);
+- a camera knocked (its table pose moved or could not be checked) or stopped
+  (no frames) is left out; the cars only it saw stay where they were, stale,
+  with the reason ("camera 2 was knocked", "camera 2 stopped").
+
+Sigmas: TrackedCar gives sigma_mm as half a 95 % radius of a round spread, so a
+camera's position covariance is s^2 I with s = 2 sigma_mm / 2.448 (2.448 per-axis
+sigmas hold 95 % of a round 2-D Gaussian); the combined covariance is turned back
+into half its 95 % radius.  sigma_deg is a plain 1-D sigma (2 sigma is 95 %):
+variances add inversely as they are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from calibration.camera import CameraFileError, CameraModel
+from calibration.table_pose import MIN_ANCHORS
+from calibration.tablefile import TableSpec
+
+from .pipeline import TablePipeline, TrackedFrame
+from .track import TrackedCar
+
+#: Per-axis sigmas in the 95 % radius of a round 2-D Gaussian (sqrt(-2 ln 0.05)).
+ROUND_95 = math.sqrt(-2.0 * math.log(0.05))
+#: Frame sets over which a camera change's offset fades (a 1 mm disagreement
+#: becomes steps of at most 0.1 mm).
+BLEND_FRAMES = 10
+#: A camera that has not found its table pose after this many frames is refused.
+POSE_WITHIN_FRAMES = 30
+#: Frame sets without a frame from a camera before it is called stopped.
+LOST_AFTER_SETS = 15
+#: Clean (pose-checked, unmoved) frames a knocked camera needs before it is believed again.
+SETTLE_FRAMES = 3
+
+
+class MultiCameraError(ValueError):
+    """A camera that cannot take part: the message names it and says what to do."""
+
+
+@dataclass(frozen=True)
+class CameraStatus:
+    """One camera's part in the latest frame set."""
+
+    index: int
+    name: str
+    #: "starting" (no frame yet), "running", "no table" (its anchors not found yet),
+    #: "knocked" (its view moved; left out until it settles), "stopped", "error".
+    status: str
+    detail: str = ""
+    cars: tuple[int, ...] = ()           # cars it sees and that are fused from it now
+    anchors: tuple[int, ...] = ()        # anchors it saw in its latest frame
+    frames: int = 0
+
+    @property
+    def believed(self) -> bool:
+        return self.status == "running"
+
+    def to_json(self) -> dict:
+        return {"index": self.index, "name": self.name, "status": self.status, "detail": self.detail,
+                "cars": list(self.cars), "anchors": list(self.anchors), "frames": self.frames}
+
+
+@dataclass(frozen=True, eq=False)
+class FusedFrame:
+    """One frame set through every camera."""
+
+    frame: int
+    time_s: float
+    cars: tuple[TrackedCar, ...]
+    cameras: tuple[CameraStatus, ...]
+    #: Car id to the names of the cameras its pose is combined from (empty: stale).
+    seen_by: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    #: Camera name to the cars it took with it (seen only by it, now stale).
+    taken: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: The latest TrackedFrame of each camera (None before its first).
+    views: tuple[TrackedFrame | None, ...] = ()
+    _car_ids: tuple[int, ...] = ()
+
+    @property
+    def missing(self) -> tuple[int, ...]:
+        known = {c.id for c in self.cars}
+        return tuple(i for i in self._car_ids if i not in known)
+
+    @property
+    def stale(self) -> tuple[int, ...]:
+        return tuple(c.id for c in self.cars if c.stale)
+
+    def car(self, car_id: int) -> TrackedCar | None:
+        return next((c for c in self.cars if c.id == car_id), None)
+
+    def to_json(self) -> dict:
+        return {"frame": self.frame, "time_s": round(self.time_s, 3),
+                "cars": [{**c.to_json(), "cameras": list(self.seen_by.get(c.id, ()))} for c in self.cars],
+                "missing": list(self.missing), "stale": list(self.stale),
+                "cameras": [c.to_json() for c in self.cameras],
+                "taken": {k: list(v) for k, v in self.taken.items()}}
+
+
+@dataclass
+class _Camera:
+    index: int
+    name: str
+    pipeline: TablePipeline
+    last: TrackedFrame | None = None
+    frames: int = 0
+    status: str = "starting"
+    detail: str = ""
+    clean_run: int = 0          # pose-checked unmoved frames in a row
+    knocked: bool = False       # its view moved (or lost its anchors) and has not settled yet
+    had_pose: bool = False
+    idle_sets: int = 0          # frame sets without a frame from it
+    stopped: bool = False
+
+
+@dataclass
+class _CarState:
+    x: float
+    y: float
+    heading: float
+    sigma_mm: float
+    sigma_deg: float
+    seen_s: float
+    cameras: tuple[int, ...]                  # camera indices fused last time it was seen
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    #: The last set's estimate from each camera alone: (x, y, heading, var_xy, var_deg).
+    per_camera: dict[int, tuple[float, float, float, float, float]] = field(default_factory=dict)
+
+
+def position_variance(sigma_mm: float) -> float:
+    """Per-axis variance (mm^2) of a round spread whose 95 % radius is 2 sigma_mm."""
+    s = 2.0 * sigma_mm / ROUND_95
+    return s * s
+
+
+def sigma_from_covariance(cov: np.ndarray) -> float:
+    """Half the 95 % radius of a 2-D Gaussian with this covariance (as sigma_mm is)."""
+    a, b, d = float(cov[0, 0]), float(cov[0, 1]), float(cov[1, 1])
+    half_trace, root = (a + d) / 2, math.hypot((a - d) / 2, b)
+    major = math.sqrt(max(half_trace + root, 0.0))
+    minor = math.sqrt(max(half_trace - root, 0.0))
+    if major == 0:
+        return 0.0
+    # 1.96 sigma for a line-like spread, 2.448 for a round one, interpolated on the axes' ratio.
+    return major * (1.96 + (ROUND_95 - 1.96) * minor / major) / 2.0
+
+
+def _wrap(deg: float) -> float:
+    d = (deg + 180.0) % 360.0 - 180.0
+    return 180.0 if d == -180.0 else d
+
+
+def combine(poses: Sequence[tuple[float, float, float, float, float]]) -> tuple[float, float, float, float, float]:
+    """Inverse-covariance combination of (x, y, heading, var_xy, var_deg) poses, where
+    var_xy is a per-axis variance of a round spread.  Returns the same five, var_xy
+    as the combined covariance's per-axis variance (round in, round out)."""
+    info = np.zeros((2, 2))
+    vec = np.zeros(2)
+    h_info, h_sum = 0.0, 0.0
+    ref = poses[0][2]
+    for x, y, h, var_xy, var_deg in poses:
+        w = np.eye(2) / max(var_xy, 1e-12)
+        info += w
+        vec += w @ np.array([x, y])
+        wh = 1.0 / max(var_deg, 1e-12)
+        h_info += wh
+        h_sum += wh * _wrap(h - ref)           # headings near 180 averaged without a wrap
+    cov = np.linalg.inv(info)
+    xy = cov @ vec
+    return float(xy[0]), float(xy[1]), _wrap(ref + h_sum / h_info), float(cov[0, 0]), 1.0 / h_info
+
+
+class MultiCamera:
+    """Frame sets in (one image per camera, None where a camera gave none), fused cars out."""
+
+    def __init__(self, table: TableSpec, cameras: Sequence[CameraModel | None], *,
+                 names: Sequence[str] | None = None, blend_frames: int = BLEND_FRAMES,
+                 pose_within_frames: int = POSE_WITHIN_FRAMES, lost_after_sets: int = LOST_AFTER_SETS,
+                 settle_frames: int = SETTLE_FRAMES, **pipeline_kwargs) -> None:
+        if len(cameras) < 1:
+            raise MultiCameraError("no camera given: give one --source per camera")
+        names = list(names) if names is not None else [f"camera {i + 1}" for i in range(len(cameras))]
+        if len(names) != len(cameras):
+            raise MultiCameraError(f"{len(names)} names for {len(cameras)} cameras")
+        same_file(cameras, names)
+        self.table = table
+        self.cameras = [_Camera(i, n, TablePipeline(table, c, **pipeline_kwargs))
+                        for i, (c, n) in enumerate(zip(cameras, names))]
+        self.blend_frames = max(int(blend_frames), 1)
+        self.pose_within_frames = pose_within_frames
+        self.lost_after_sets = lost_after_sets
+        self.settle_frames = settle_frames
+        self._cars: dict[int, _CarState] = {}
+        self._taken: dict[int, str] = {}         # car id to the stale reason it keeps
+        self._sets = 0
+        self.last: FusedFrame | None = None
+
+    # --- per camera ----------------------------------------------------------------
+
+    def update(self, index: int, image: np.ndarray, frame: int = 0, time_s: float = 0.0,
+               gray: np.ndarray | None = None) -> TrackedFrame:
+        """Track one camera's frame (call `fuse` to combine the cameras' latest)."""
+        cam = self.cameras[index]
+        try:
+            tracked = cam.pipeline.process(image, frame, time_s, gray=gray)
+        except CameraFileError as exc:
+            cam.status, cam.detail = "error", f"{cam.name}: {exc}"
+            raise MultiCameraError(cam.detail) from None
+        cam.last, cam.frames, cam.idle_sets, cam.stopped = tracked, cam.frames + 1, 0, False
+        loc = tracked.located
+        if loc.table_pose is None:
+            cam.status = "no table"
+            cam.detail = f"{cam.name} sees anchors {_ids(loc.anchors)}: too few to find the table"
+            if cam.frames >= self.pose_within_frames:
+                cam.status = "error"
+                cam.detail = (f"{cam.name} has not found the table in {cam.frames} frames: it sees "
+                              f"{_ids(loc.anchors)} of the table file's anchors "
+                              f"({_ids(a.id for a in self.table.anchors)}), and needs at least {MIN_ANCHORS}; "
+                              f"put anchors in its view (or turn it so it sees them) and mark them in the "
+                              f"table file")
+                raise MultiCameraError(cam.detail)
+            return tracked
+        if loc.table_moved or not loc.pose_checked:
+            cam.clean_run = 0
+            cam.knocked = cam.knocked or cam.had_pose
+        else:
+            cam.clean_run += 1
+            cam.knocked = cam.knocked and cam.clean_run < self.settle_frames
+        if cam.knocked:
+            cam.status = "knocked"
+            if loc.table_moved:
+                cam.detail = f"{cam.name}'s view moved (knocked): its cars wait until it holds still"
+            elif not loc.pose_checked:
+                cam.detail = (f"{cam.name} cannot check its table pose (it sees anchors {_ids(loc.anchors)}); "
+                              f"its cars wait until it sees at least {MIN_ANCHORS}")
+            else:
+                cam.detail = (f"{cam.name} was knocked: believed again after "
+                              f"{self.settle_frames - cam.clean_run} more steady frames")
+        else:
+            cam.status, cam.detail = "running", ""
+        cam.had_pose = True
+        return tracked
+
+    def stop(self, index: int, why: str = "") -> None:
+        """A camera's source ended or failed: its cars are no longer believed."""
+        cam = self.cameras[index]
+        cam.stopped, cam.status, cam.detail = True, "stopped", why or f"{cam.name} stopped"
+
+    # --- the frame set -------------------------------------------------------------
+
+    def process(self, images: Sequence[np.ndarray | None], frame: int = 0, time_s: float = 0.0) -> FusedFrame:
+        """One frame set: each camera's image (None where it gave none), fused."""
+        if len(images) != len(self.cameras):
+            raise MultiCameraError(f"{len(images)} images for {len(self.cameras)} cameras")
+        for i, image in enumerate(images):
+            if image is not None:
+                self.update(i, image, frame, time_s)
+            else:
+                cam = self.cameras[i]
+                cam.idle_sets += 1
+                if cam.idle_sets >= self.lost_after_sets and not cam.stopped:
+                    self.stop(i, f"{cam.name} stopped: no frames for {cam.idle_sets} frame sets")
+        return self.fuse(frame, time_s)
+
+    def fuse(self, frame: int = 0, time_s: float = 0.0) -> FusedFrame:
+        """Combine every camera's latest tracked frame."""
+        self._sets += 1
+        sightings: dict[int, dict[int, tuple[float, float, float, float, float]]] = {}
+        stale_from: dict[int, list[int]] = {}     # car to the unbelieved cameras that see it
+        for cam in self.cameras:
+            if cam.last is None:
+                continue
+            for car in cam.last.cars:
+                pose = (car.x_mm, car.y_mm, car.heading_deg, position_variance(car.sigma_mm),
+                        car.sigma_deg ** 2)
+                if cam.status == "running" and car.seen:
+                    sightings.setdefault(car.id, {})[cam.index] = pose
+                elif car.seen or car.why_stale == "table pose unchecked" or cam.status in ("knocked", "stopped"):
+                    stale_from.setdefault(car.id, []).append(cam.index)
+        out: list[TrackedCar] = []
+        seen_by: dict[int, tuple[str, ...]] = {}
+        taken: dict[str, list[int]] = {}
+        for spec in self.table.cars:
+            state = self._cars.get(spec.id)
+            seen = sightings.get(spec.id)
+            if seen:
+                out.append(self._fused(spec.id, spec.name, seen, state, time_s))
+                seen_by[spec.id] = tuple(self.cameras[i].name for i in sorted(seen))
+                self._taken.pop(spec.id, None)
+                continue
+            if state is None:
+                continue
+            why = self._why_stale(spec.id, state, stale_from.get(spec.id, []))
+            for i in state.cameras:
+                if self.cameras[i].status in ("knocked", "stopped", "error") and why.startswith(self.cameras[i].name):
+                    taken.setdefault(self.cameras[i].name, []).append(spec.id)
+            state.per_camera = {}
+            out.append(TrackedCar(spec.id, spec.name, state.x, state.y, state.heading, state.sigma_mm,
+                                  state.sigma_deg, False, max(time_s - state.seen_s, 0.0), 0, why))
+        statuses = tuple(CameraStatus(c.index, c.name, c.status, c.detail,
+                                      tuple(sorted(i for i, s in sightings.items() if c.index in s)),
+                                      tuple(c.last.located.anchors) if c.last else (), c.frames)
+                         for c in self.cameras)
+        self.last = FusedFrame(frame, time_s, tuple(out), statuses, seen_by,
+                               {k: tuple(v) for k, v in taken.items()},
+                               tuple(c.last for c in self.cameras), self.table.car_ids)
+        return self.last
+
+    def _why_stale(self, car_id: int, state: _CarState, unbelieved: list[int]) -> str:
+        """A stale car's reason: the camera that took it, or the tracker's own."""
+        lost = [self.cameras[i] for i in state.cameras if self.cameras[i].status in ("knocked", "stopped", "error")]
+        if lost and len(lost) == len(state.cameras):
+            cam = lost[0]
+            why = {"knocked": f"{cam.name} was knocked", "stopped": f"{cam.name} stopped",
+                   "error": f"{cam.name} failed"}[cam.status]
+            self._taken[car_id] = why
+            return why
+        if car_id in self._taken and not any(self.cameras[i].status == "running" for i in unbelieved):
+            return self._taken[car_id]
+        for cam in self.cameras:
+            if cam.status == "running" and cam.last is not None:
+                car = next((c for c in cam.last.cars if c.id == car_id), None)
+                if car is not None and car.why_stale:
+                    return car.why_stale
+        return "not seen"
+
+    def _fused(self, car_id: int, name: str, seen: dict[int, tuple], state: _CarState | None,
+               time_s: float) -> TrackedCar:
+        cams = tuple(sorted(seen))
+        x, y, h, var_xy, var_deg = combine([seen[i] for i in cams])
+        offset = (0.0, 0.0, 0.0)
+        if state is not None:
+            ox, oy, oh = (v * (1.0 - 1.0 / self.blend_frames) for v in state.offset)
+            offset = (ox, oy, oh)
+            if cams != state.cameras and state.per_camera:
+                # The cameras that saw it last set and see it now carry its motion; the
+                # rest of the change is the cameras' disagreement, faded in, not stepped.
+                common = [i for i in cams if i in state.per_camera]
+                if common:
+                    before = combine([state.per_camera[i] for i in common])
+                    now = combine([seen[i] for i in common])
+                    moved = (now[0] - before[0], now[1] - before[1], _wrap(now[2] - before[2]))
+                    want = (state.x + moved[0], state.y + moved[1], _wrap(state.heading + moved[2]))
+                    offset = (want[0] - x, want[1] - y, _wrap(want[2] - h))
+        sigma_mm = sigma_from_covariance(np.eye(2) * var_xy)
+        sigma_deg = math.sqrt(var_deg)
+        # While an offset lasts, the pose may be off by it: say so in the doubt.
+        sigma_mm = math.hypot(sigma_mm, math.hypot(offset[0], offset[1]) / 2.0)
+        sigma_deg = math.hypot(sigma_deg, offset[2] / 2.0)
+        fx, fy, fh = x + offset[0], y + offset[1], _wrap(h + offset[2])
+        frames = max((c.frames for i in cams for c in self.cameras[i].last.cars if c.id == car_id), default=1)
+        self._cars[car_id] = _CarState(fx, fy, fh, sigma_mm, sigma_deg, time_s, cams, offset, dict(seen))
+        return TrackedCar(car_id, name, fx, fy, fh, sigma_mm, sigma_deg, True, 0.0, frames)
+
+
+def same_file(cameras: Sequence[CameraModel | None], names: Sequence[str]) -> None:
+    """Refuse one camera file given for two cameras (the same file, or two files alike
+    to the last digit: two cameras never calibrate exactly alike)."""
+    for i, a in enumerate(cameras):
+        for j in range(i):
+            b = cameras[j]
+            if a is None or b is None or a.estimated or b.estimated:
+                continue
+            if (a.image_size == b.image_size and np.array_equal(a.camera_matrix, b.camera_matrix)
+                    and np.array_equal(a.dist_coeffs, b.dist_coeffs)):
+                same = "the same camera file" if a.source == b.source else f"identical camera files ({b.source}, {a.source})"
+                raise MultiCameraError(
+                    f"{names[j]} and {names[i]} have {same}: each camera needs its own calibration; "
+                    f"calibrate each camera on its own (`companion calibrate`) and give its file after its --source")
+
+
+def _ids(ids) -> str:
+    ids = list(ids)
+    return ", ".join(map(str, ids)) if ids else "none"
