@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import shapely
 from shapely.geometry import MultiPolygon, Point, Polygon, box
 from shapely.ops import unary_union
 
@@ -163,36 +164,56 @@ class MarkerSpot:
     place: str            # in players' words: "the far-right corner"
 
 
-def smallest_marker_px(pose: TablePose, table: TableSpec, car: CarSpec, image_size=None) -> MarkerSpot | None:
+def smallest_marker_px(pose: TablePose | Sequence[TablePose], table: TableSpec, car: CarSpec,
+                       image_size=None) -> MarkerSpot | None:
     """Where, of the table this camera sees at the car's roof height, its roof marker
     looks smallest, and how small: the outline's points (corners and edges, where
     the view is farthest and the lens squeezes most) and a grid inside it (a lens
-    that magnifies its edges has its smallest elsewhere).  Points are kept half a
-    marker inside the view, where a whole marker still shows.  None when the
-    camera sees none of the table at that height."""
-    geom = view_geometry(pose, image_size, car.roof_mm, table)
-    inner = geom.buffer(-car.marker_mm * 0.75) if not geom.is_empty else geom
-    if inner.is_empty:
-        inner = geom
-    if inner.is_empty:
+    that magnifies its edges has its smallest elsewhere), the marker square to the
+    table or turned 45 degrees.  Points are kept three quarters of a marker inside
+    the view, where a whole marker still shows.
+
+    With several cameras (a sequence of poses, and of image sizes or None), each
+    point counts at its biggest in any camera that sees it: the worst place on the
+    table the cameras cover together.  None when no camera sees the table at that
+    height."""
+    poses = [pose] if isinstance(pose, TablePose) else list(pose)
+    sizes = ([image_size] * len(poses) if image_size is None or isinstance(image_size[0], (int, np.integer))
+             else list(image_size))
+    inners = []
+    for p, size in zip(poses, sizes):
+        geom = view_geometry(p, size, car.roof_mm, table)
+        inner = geom.buffer(-car.marker_mm * 0.75) if not geom.is_empty else geom
+        inners.append(inner if not inner.is_empty else geom)
+    union = unary_union(inners)
+    if union.is_empty:
         return None
     pts = []
-    for g in getattr(inner, "geoms", [inner]):
-        if isinstance(g, Polygon):
-            ring = np.asarray(g.exterior.coords)[:-1]
-            mids = (ring + np.roll(ring, -1, axis=0)) / 2
-            pts.extend([ring, mids])
-    x0, y0, x1, y1 = inner.bounds
+    for inner in inners:
+        for g in getattr(inner, "geoms", [inner]):
+            if isinstance(g, Polygon) and not g.is_empty:
+                ring = np.asarray(g.exterior.coords)[:-1]
+                pts.extend([ring, (ring + np.roll(ring, -1, axis=0)) / 2])
+    x0, y0, x1, y1 = union.bounds
     gx, gy = np.meshgrid(np.linspace(x0, x1, 24), np.linspace(y0, y1, 16))
     grid = np.column_stack([gx.ravel(), gy.ravel()])
-    grid = grid[[inner.contains(Point(p)) for p in grid]]
-    pts.append(grid)
+    pts.append(grid[shapely.contains_xy(union, grid[:, 0], grid[:, 1])])
     xy = np.vstack(pts)
-    sides = np.minimum(_marker_sides_px(pose, xy, car.roof_mm, car.marker_mm, 0.0),
-                       _marker_sides_px(pose, xy, car.roof_mm, car.marker_mm, 45.0))
-    k = int(np.argmin(sides))
+    best = np.full(len(xy), -np.inf)
+    for p, inner in zip(poses, inners):
+        # Points on the view's own edge count as in it (intersects, not contains).
+        inside = shapely.intersects_xy(inner.buffer(0.01), xy[:, 0], xy[:, 1])
+        if not inside.any():
+            continue
+        sides = np.minimum(_marker_sides_px(p, xy[inside], car.roof_mm, car.marker_mm, 0.0),
+                           _marker_sides_px(p, xy[inside], car.roof_mm, car.marker_mm, 45.0))
+        best[inside] = np.maximum(best[inside], sides)
+    ok = np.isfinite(best)
+    if not ok.any():
+        return None
+    k = int(np.flatnonzero(ok)[np.argmin(best[ok])])
     x, y = float(xy[k, 0]), float(xy[k, 1])
-    return MarkerSpot(x, y, float(sides[k]), place_name(table, x, y))
+    return MarkerSpot(x, y, float(best[k]), place_name(table, x, y))
 
 
 def place_name(table: TableSpec | tuple[float, float], x_mm: float, y_mm: float) -> str:
