@@ -338,3 +338,268 @@ class LiveTable:
                        "fps": round(self._fps, 1), "reopened": self._reopens},
             "error": self._error,
         }
+
+
+# --- several cameras over one table ------------------------------------------------------
+
+class _Feed:
+    """One camera's source in a MultiLiveTable: opened, read and reopened on its own thread."""
+
+    def __init__(self, index: int, source) -> None:
+        self.index = index
+        if callable(source) and not isinstance(source, FrameSource):
+            self.open, self.source, self.description = source, None, f"source {index + 1}"
+        else:
+            self.open, self.source, self.description = None, source, source.description
+        self.status = "starting"
+        self.error: str | None = None
+        self.fps = 0.0
+        self.reopens = 0
+        self.thread: threading.Thread | None = None
+        self.image = None
+        self.tracked: TrackedFrame | None = None
+        self.coverage: list | None = None
+        self.coverage_at = -float("inf")
+        self.checks: tuple | None = None
+        self.checked_at = -float("inf")
+
+
+class MultiLiveTable(LiveTable):
+    """Several cameras over one table (vision.multicam): each source runs on a thread of
+    its own through its own camera's pipeline, and one snapshot holds the fused cars and
+    a "cameras" list (name, status, what it covers of the table in table mm, the cars it
+    sees). A camera that stops is reopened with back-off like a single one, and only its
+    own cars go stale meanwhile. The frame the page's picture, the evidence and the
+    rectified view come from is the first camera's that has the table."""
+
+    def __init__(self, sources, table: TableSpec, cameras, *, names=None, paced: bool = False,
+                 on_frame: Callable | None = None, backoff_s: tuple[float, ...] = REOPEN_BACKOFF_S) -> None:
+        from vision.multicam import MultiCamera
+        self._camera_files = list(cameras)
+        self._names = list(names) if names is not None else [f"camera {i + 1}" for i in range(len(sources))]
+        self.multi = MultiCamera(table, self._camera_files, names=self._names)   # refuses one file for two
+        self._feeds = [_Feed(i, s) for i, s in enumerate(sources)]
+        self._fused = None
+        self._multi_lock = threading.Lock()
+        super().__init__(sources[0], table, cameras[0], paced=paced, on_frame=on_frame, backoff_s=backoff_s)
+        self.pipeline = self.multi.cameras[0].pipeline
+        self.description = self._describe()
+
+    def _describe(self) -> str:
+        return " + ".join(f"{n} ({f.description})" for n, f in zip(self._names, self._feeds))
+
+    # --- running -------------------------------------------------------------------
+
+    def start(self) -> "MultiLiveTable":
+        for feed in self._feeds:
+            feed.thread = threading.Thread(target=self._run_feed, args=(feed,), name=f"live-camera-{feed.index + 1}",
+                                           daemon=True)
+            feed.thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        for feed in self._feeds:
+            if feed.thread is not None:
+                feed.thread.join(timeout)
+            if feed.source is not None:
+                feed.source.close()
+
+    def _run_feed(self, feed: _Feed) -> None:
+        attempt = 0
+        while not self._stop.is_set():
+            if feed.source is None:
+                try:
+                    feed.source = PrefetchSource(feed.open())
+                    feed.description = feed.source.description
+                    self.description = self._describe()
+                except SourceError as exc:
+                    attempt = self._feed_reopen(feed, attempt, str(exc))
+                    continue
+            reason, lasting = self._play_feed(feed)
+            feed.source.close()
+            if feed.open is None or lasting or self._stop.is_set():
+                self._feed_stopped(feed, "ended" if reason.endswith("no more frames") else "error", reason)
+                return
+            feed.source = None
+            feed.reopens += 1
+            attempt = self._feed_reopen(feed, 0, reason)
+
+    def _feed_reopen(self, feed: _Feed, attempt: int, reason: str) -> int:
+        pause = self.backoff_s[min(attempt, len(self.backoff_s) - 1)]
+        self._feed_stopped(feed, "reopening", f"{reason}; trying again in {pause:g} s")
+        self._stop.wait(pause)
+        return attempt + 1
+
+    def _feed_stopped(self, feed: _Feed, status: str, why: str) -> None:
+        """The camera's cars are no longer believed ("camera 2 stopped")."""
+        with self._multi_lock:
+            self.multi.stop(feed.index, why)
+            fused = self.multi.fuse(self.multi._sets, feed.tracked.time_s if feed.tracked else 0.0)
+        with self._cond:
+            feed.status, feed.error = status, why
+            self._fused = fused
+            self._publish()
+
+    def _play_feed(self, feed: _Feed) -> tuple[str, bool]:
+        """Run one camera's frames until its source stops: (why, whether reopening cannot help)."""
+        from vision.multicam import MultiCameraError
+        source = feed.source
+        with self._cond:
+            feed.status, feed.error = "running", None
+        start, first_time = time.monotonic(), None
+        frames_at, recent = time.monotonic(), 0
+        try:
+            while not self._stop.is_set():
+                frame = source.read()
+                if frame is None:
+                    return f"{source.description}: no more frames", False
+                if self.paced and not source.live:
+                    first_time = frame.time_s if first_time is None else first_time
+                    delay = start + frame.time_s - first_time - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)
+                try:
+                    self.process_camera(feed.index, frame.image, frame.index, frame.time_s, frame.captured_at,
+                                        gray=frame.gray)
+                except MultiCameraError as exc:
+                    if exc.lasting:
+                        return str(exc), True
+                    with self._cond:            # still looking for its anchors: said, and it keeps looking
+                        feed.error = str(exc)
+                        self._publish()
+                recent += 1
+                now = time.monotonic()
+                if now - frames_at >= 1.0:
+                    feed.fps, frames_at, recent = recent / (now - frames_at), now, 0
+            return "stopped", False
+        except (SourceError, CameraFileError, DetectionError) as exc:
+            return str(exc), False
+        except Exception as exc:  # keep the page and the other cameras alive, and say what broke
+            log.exception("camera %s's source failed", feed.index + 1)
+            return f"{type(exc).__name__}: {exc}", False
+
+    def process_camera(self, index: int, image, frame_index: int, time_s: float,
+                       captured_at: float | None = None, gray=None):
+        """Track one camera's frame, fuse every camera's latest, publish the snapshot."""
+        feed = self._feeds[index]
+        captured = captured_at if captured_at is not None else time.time()
+        tracked = self.multi.update(index, image, frame_index, time_s, gray=gray)   # its own pipeline: no lock
+        self._camera_extras(feed, image, tracked)
+        with self._multi_lock:
+            fused = self.multi.fuse(self.multi._sets, time_s)
+            gates = self.gate_locator.update(tracked.located)
+        for listener in self._listeners:
+            try:
+                listener(fused)             # a listener reads `cars`: the fused ones
+            except Exception:
+                log.exception("a frame listener failed")
+        with self._cond:
+            feed.image, feed.tracked, feed.error = image, tracked, None
+            if feed.status == "starting":          # frames given straight to process_camera
+                feed.status = "running"
+            self._fused = fused
+            primary = self._primary()
+            if primary is not None:
+                self._last, self._last_image = primary.tracked, primary.image
+                if primary.checks:
+                    self._quality, self._setup = primary.checks
+            if tracked.located.table_moved:
+                self._moved_at = (tracked.frame, time_s)
+            self._gates = gates
+            self._captured_at = captured
+            self._publish()
+        if self._on_frame is not None:
+            self._on_frame(fused)
+        return fused
+
+    def _camera_extras(self, feed: _Feed, image, tracked: TrackedFrame) -> None:
+        """What the camera covers of the table (when its view first comes, moves, or each
+        CHECK_EVERY_S), and its size, sharpness and setup checks as often."""
+        now = time.monotonic()
+        pose = tracked.located.table_pose
+        if pose is not None and (tracked.located.table_moved or now - feed.coverage_at >= CHECK_EVERY_S):
+            feed.coverage_at = now
+            try:
+                from vision.coverage import view_polygon_mm
+                feed.coverage = [[round(x, 1), round(y, 1)] for x, y in
+                                 view_polygon_mm(pose, image.shape[1::-1], table=self.table)]
+            except Exception:           # a drawing aid: its bug must not stop the camera
+                log.exception("the camera's coverage failed")
+        if now - feed.checked_at >= CHECK_EVERY_S or tracked.located.table_moved:
+            feed.checked_at = now
+            try:
+                feed.checks = frame_checks(image, tracked.located, self.table, self._camera_files[feed.index])
+            except Exception:
+                log.exception("the frame checks failed")
+
+    def _primary(self) -> _Feed | None:
+        """The first camera that has the table (else the first with a frame)."""
+        with_frames = [f for f in self._feeds if f.tracked is not None]
+        return next((f for f in with_frames if f.tracked.located.table_pose is not None),
+                    with_frames[0] if with_frames else None)
+
+    def add_frame_listener(self, listener) -> None:
+        """Call `listener` with every fused frame set (its `cars` are the fused cars)."""
+        self._listeners.append(listener)
+
+    def replace_table(self, table: TableSpec) -> None:
+        from vision.multicam import MultiCamera
+        with self._multi_lock:
+            self.multi = MultiCamera(table, self._camera_files, names=self._names)
+            self._fused = None
+        with self._cond:
+            for feed in self._feeds:
+                feed.tracked = feed.image = feed.coverage = feed.checks = None
+        super().replace_table(table)
+        self.pipeline = self.multi.cameras[0].pipeline
+
+    # --- reading -------------------------------------------------------------------
+
+    def _build_snapshot(self) -> dict:
+        snap = super()._build_snapshot()
+        fused = self._fused
+        if fused is not None:
+            snap["frame"] = fused.frame
+            snap["cars"] = [{**c.to_json(), "length_mm": self.table.car(c.id).length_mm,
+                             "width_mm": self.table.car(c.id).width_mm,
+                             "cameras": list(fused.seen_by.get(c.id, ()))} for c in fused.cars]
+            snap["missing"] = list(fused.missing)
+            no_table = all(f.tracked is None or f.tracked.located.table_pose is None for f in self._feeds)
+            snap["missing_why"] = {str(i): ("the table is not found yet (too few anchors in any camera's view)"
+                                            if no_table else "not seen by any camera") for i in fused.missing}
+            running = [f.tracked for f in self._feeds if f.tracked is not None
+                       and fused.cameras[f.index].status == "running"]
+            snap["pose_checked"] = any(t.located.pose_checked for t in running)
+            snap["table_moved"] = any(c.status == "knocked" for c in fused.cameras)
+            snap["anchors"] = sorted({a for f in self._feeds if f.tracked is not None
+                                      for a in f.tracked.located.anchors})
+        cams = []
+        for feed, name in zip(self._feeds, self._names):
+            status = fused.cameras[feed.index] if fused is not None else None
+            pose = feed.tracked.located.table_pose if feed.tracked is not None else None
+            # The source's own trouble (reopening, ended) comes first, then the camera's.
+            state = (feed.status if feed.status != "running" else status.status if status else "starting")
+            cams.append({"name": name, "source": feed.description, "status": state,
+                         "detail": feed.error or (status.detail if status else ""),
+                         "coverage": feed.coverage or [], "cars": list(status.cars) if status else [],
+                         "anchors": list(status.anchors) if status else [], "fps": round(feed.fps, 1),
+                         "reopened": feed.reopens,
+                         "calibrated": None if pose is None else not pose.camera.estimated,
+                         "reprojection_mm": None if pose is None else round(pose.reprojection_mm, 3),
+                         "quality": feed.checks[0] if feed.checks else None})
+        snap["cameras"] = cams
+        statuses = [f.status for f in self._feeds]
+        snap["source"] = {"description": self._describe(),
+                          "status": "running" if "running" in statuses else statuses[0],
+                          "fps": round(min(f.fps for f in self._feeds), 1),
+                          "reopened": sum(f.reopens for f in self._feeds)}
+        errors = [c["detail"] for c in cams if c["detail"] and c["status"] != "running"]
+        snap["error"] = "; ".join(errors) or snap["error"]
+        return snap
+
+    def last_image(self):
+        with self._cond:
+            return self._last_image, self._last

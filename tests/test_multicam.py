@@ -184,3 +184,142 @@ def test_a_frame_of_another_size_names_the_camera(scene):
     small = np.zeros((720, 1280, 3), np.uint8)
     with pytest.raises(MultiCameraError, match=r"^far: .*calibrated for 1920 x 1080 pixels, but the frame is 1280 x 720"):
         mc.process([renderers[0].render(poses).image, small])
+
+
+# --- the live table and `serve` -------------------------------------------------------
+
+class ListSource:
+    """Frames from a list (then it ends)."""
+
+    def __new__(cls, images, name):
+        from vision.sources import Frame, FrameSource
+
+        class _Source(FrameSource):
+            def __init__(self):
+                super().__init__(name)
+                self.i = 0
+
+            def read(self):
+                if self.i >= len(images):
+                    return None
+                self.i += 1
+                return Frame(self.i - 1, images[self.i - 1], (self.i - 1) / 30)
+        return _Source()
+
+
+def test_the_live_snapshot_holds_each_cameras_coverage_and_the_fused_cars(scene):
+    from companion.live import MultiLiveTable
+    table, renderers, poses = scene
+    images = [[r.render(poses).image for _ in range(2)] for r in renderers]
+    live = MultiLiveTable([ListSource(images[0], "near"), ListSource(images[1], "far")], table,
+                          [r.camera for r in renderers])
+    for k in range(2):
+        for i in range(2):
+            live.process_camera(i, images[i][k], k, k / 30)
+    snap = live.snapshot()
+    assert [c["name"] for c in snap["cameras"]] == ["camera 1", "camera 2"]
+    assert [c["status"] for c in snap["cameras"]] == ["running", "running"]
+    near, far = snap["cameras"]
+    for cam in (near, far):
+        ys = [y for _, y in cam["coverage"]]
+        assert len(cam["coverage"]) >= 4 and all(0 <= x <= W + 0.1 for x, _ in cam["coverage"])
+        assert max(ys) - min(ys) < 0.9 * D               # a strip, not the whole table
+    assert min(y for _, y in near["coverage"]) < 1 and max(y for _, y in far["coverage"]) > D - 1
+    assert set(near["cars"]) | set(far["cars"]) == set(table.car_ids)
+    assert sorted(c["id"] for c in snap["cars"]) == sorted(table.car_ids)
+    both = [c for c in snap["cars"] if len(c["cameras"]) == 2]
+    assert len(both) == 2 and not snap["missing"]
+    assert set(snap["anchors"]) == set(table.anchor_ids)
+    assert snap["source"]["description"] == "camera 1 (near) + camera 2 (far)"
+
+
+def test_a_live_camera_that_ends_takes_only_its_cars(scene):
+    import time
+
+    from companion.live import MultiLiveTable
+    table, renderers, poses = scene
+    near = [renderers[0].render(poses).image]
+    far = [renderers[1].render(poses).image]
+    live = MultiLiveTable([ListSource(near * 40, "near"), ListSource(far * 2, "far")], table,
+                          [r.camera for r in renderers]).start()
+    try:
+        for _ in range(600):                  # at most a minute on a busy machine; not a timing test
+            snap = live.snapshot()
+            if snap["cameras"][1]["status"] == "ended" and snap["cameras"][0]["status"] == "ended":
+                break
+            time.sleep(0.1)
+    finally:
+        live.stop()
+    cams = snap["cameras"]
+    assert cams[1]["status"] == "ended" and "no more frames" in cams[1]["detail"]
+    # The far camera ended first: the cars only it saw went stale naming it.
+    stale = {c["id"]: c.get("why_stale") for c in snap["cars"] if c["stale"]}
+    assert {"camera 2 stopped"} <= set(stale.values())
+
+
+def serve_args(tmp_path, sources, cameras=()):
+    import argparse
+    return argparse.Namespace(source=[str(s) for s in sources], camera=[str(c) for c in cameras] or None,
+                              table=str(tmp_path / "table.toml"), loop=False)
+
+
+@pytest.fixture(scope="module")
+def served(scene, tmp_path_factory):
+    import cv2
+    table, renderers, poses = scene
+    d = tmp_path_factory.mktemp("served")
+    lines = ["[table]", f"width_mm = {W}", f"depth_mm = {D}", 'dictionary = "DICT_4X4_50"']
+    for a in table.anchors:
+        lines += ["[[anchor]]", f"id = {a.id}", f"x_mm = {a.x_mm}", f"y_mm = {a.y_mm}", f"size_mm = {a.size_mm}"]
+    for c in table.cars:
+        lines += ["[[car]]", f"id = {c.id}", f'name = "{c.name}"', f"length_mm = {c.length_mm}",
+                  f"width_mm = {c.width_mm}", f"roof_mm = {c.roof_mm}", f"marker_mm = {c.marker_mm}"]
+    (d / "table.toml").write_text("\n".join(lines) + "\n")
+    for i, r in enumerate(renderers):
+        cv2.imwrite(str(d / f"view{i + 1}.png"), r.render(poses).image)
+        r.camera.to_yaml(d / f"cam{i + 1}.yml")
+    return d
+
+
+def test_serve_pairs_each_source_with_its_camera(served):
+    from companion.commands.serve import live_for_serving
+    from companion.live import MultiLiveTable
+    live, notes = live_for_serving(serve_args(served, [served / "view1.png", served / "view2.png"],
+                                              [served / "cam1.yml", served / "cam2.yml"]))
+    assert isinstance(live, MultiLiveTable) and notes == ()
+    assert [str(c.source) for c in live._camera_files] == [str(served / "cam1.yml"), str(served / "cam2.yml")]
+    live.stop()
+
+
+@pytest.mark.parametrize("sources, cameras, words", [
+    (["view1.png", "view1.png"], ["cam1.yml", "cam2.yml"],
+     r"--source .*view1.png is given twice \(camera 1 and camera 2\).*give each camera once"),
+    (["view1.png", "view2.png"], ["cam1.yml", "cam1.yml"],
+     r"camera 1 and camera 2 are given the same camera file .*cam1.yml: each camera needs its own calibration"),
+    (["view1.png", "view2.png"], ["cam1.yml", "cam2.yml", "cam2.yml"],
+     r"3 --camera for 2 --source: give one --camera per --source, in the same order"),
+    (["view1.png"], ["cam1.yml", "cam2.yml"], r"2 --camera for 1 --source"),
+    (["view1.png", "view2.png"], ["cam1.yml"], r"1 --camera for 2 --source"),
+])
+def test_serve_refuses_cameras_that_do_not_pair(served, sources, cameras, words):
+    from companion.commands import CommandError
+    from companion.commands.serve import live_for_serving
+    with pytest.raises(CommandError, match=words):
+        live_for_serving(serve_args(served, [served / s for s in sources], [served / c for c in cameras]))
+
+
+def test_serve_refuses_a_copied_camera_file_and_a_file_of_another_shape(served):
+    import shutil
+
+    from calibration.camera import CameraModel
+    from companion.commands import CommandError
+    from companion.commands.serve import live_for_serving
+    shutil.copy(served / "cam1.yml", served / "copy.yml")
+    with pytest.raises(CommandError, match="camera 1 and camera 2 have identical camera files"):
+        live_for_serving(serve_args(served, [served / "view1.png", served / "view2.png"],
+                                    [served / "cam1.yml", served / "copy.yml"]))
+    cam = CameraModel.from_yaml(served / "cam2.yml")
+    CameraModel(cam.camera_matrix, cam.dist_coeffs, (1280, 1024), source="x").to_yaml(served / "square.yml")
+    with pytest.raises(CommandError, match=r"^camera 2 \(--source .*view2.png\): .*calibrated for 1280 x 1024"):
+        live_for_serving(serve_args(served, [served / "view1.png", served / "view2.png"],
+                                    [served / "cam1.yml", served / "square.yml"]))

@@ -115,3 +115,36 @@ class DemoScript:
             x, y, heading = self.track.pose_at(self.progress_mm(i, t))
             out.append(CarTruth(car_id, x, y, heading))
         return out
+
+
+#: The demo's table as players' big tables are (issue 26): 6 x 4 ft, under two cameras.
+BIG_DEMO_MM = (1828.8, 1219.2)
+
+
+def big_demo_table() -> TableSpec:
+    """The demo table at 6 x 4 ft: the same cars and terrain kinds, eight anchors (the
+    corners and the middle of each edge), so each of two cameras over part of it sees
+    at least five."""
+    import dataclasses
+
+    from calibration.tablefile import AnchorSpec
+    table = demo_table()
+    w, d = BIG_DEMO_MM
+    spots = [(50, 50), (w - 50, 50), (w - 50, d - 50), (50, d - 50),
+             (w / 2, 45), (w / 2, d - 45), (45, d / 2), (w - 45, d / 2)]
+    anchors = tuple(AnchorSpec(i, float(x), float(y), 60.0) for i, (x, y) in enumerate(spots))
+    sx, sy = w / table.width_mm, d / table.depth_mm
+    terrain = tuple(dataclasses.replace(t, points=tuple((x * sx, y * sy) for x, y in t.points))
+                    for t in table.terrain)
+    return dataclasses.replace(table, width_mm=w, depth_mm=d, anchors=anchors, terrain=terrain,
+                               gates=(), source="<built-in demo table, 6 x 4 ft>")
+
+
+def demo_camera_regions(table: TableSpec, n: int) -> list[tuple[float, float, float, float]]:
+    """The parts of the table (x0, y0, x1, y1 mm) `n` demo cameras look at: strips across
+    the table from the near edge to the far one, each 60 % deeper than an even share,
+    overlapping their neighbours."""
+    d = table.depth_mm
+    share = d / n
+    grow = 0.2 * share if n > 1 else 0.0
+    return [(0.0, max(i * share - grow, 0.0), table.width_mm, min((i + 1) * share + grow, d)) for i in range(n)]

@@ -52,7 +52,14 @@ SETTLE_FRAMES = 3
 
 
 class MultiCameraError(ValueError):
-    """A camera that cannot take part: the message names it and says what to do."""
+    """A camera that cannot take part: the message names it and says what to do.
+    `lasting` is True when more frames will not help (a frame of another size than
+    its camera file): a live table stops that camera, where one still looking for
+    its anchors keeps looking."""
+
+    def __init__(self, message: str, lasting: bool = False) -> None:
+        super().__init__(message)
+        self.lasting = lasting
 
 
 @dataclass(frozen=True)
@@ -222,7 +229,7 @@ class MultiCamera:
             tracked = cam.pipeline.process(image, frame, time_s, gray=gray)
         except CameraFileError as exc:
             cam.status, cam.detail = "error", f"{cam.name}: {exc}"
-            raise MultiCameraError(cam.detail) from None
+            raise MultiCameraError(cam.detail, lasting=True) from None
         cam.last, cam.frames, cam.idle_sets, cam.stopped = tracked, cam.frames + 1, 0, False
         loc = tracked.located
         if loc.table_pose is None:
@@ -389,3 +396,58 @@ def same_file(cameras: Sequence[CameraModel | None], names: Sequence[str]) -> No
 def _ids(ids) -> str:
     ids = list(ids)
     return ", ".join(map(str, ids)) if ids else "none"
+
+
+# --- synthetic cameras (the demo, render, the tests and benchmarks) ------------------------
+
+def demo_renderers(table: TableSpec, n: int = 2, options=None, seed: int = 0, width: int = 1920,
+                   height: int = 1080, height_mm: float = 1300.0):
+    """`n` synthetic webcams over strips of the table (vision.demo.demo_camera_regions),
+    each a TableRenderer; the near ones lean back, the far ones forward, as cameras on
+    booms at the table's sides would."""
+    from .demo import demo_camera_regions
+    from .render import RenderOptions, TableRenderer, region_camera
+
+    out = []
+    for i, region in enumerate(demo_camera_regions(table, n)):
+        mid = (region[1] + region[3]) / 2
+        camera, rvec, tvec = region_camera(table, region, width=width, height=height, height_mm=height_mm,
+                                           behind_mm=100.0 if mid < table.depth_mm / 2 else -100.0,
+                                           source=f"synthetic camera {i + 1}")
+        out.append(TableRenderer(table, camera, rvec, tvec, options or RenderOptions(), seed=seed + i))
+    return out
+
+
+def view_source(renderer, script, fps: float = 15.0, paced: bool = True, name: str = "view",
+                duration_s: float | None = None, seed: int = 0):
+    """A frame source rendering `script`'s cars (anything with `poses_at(t)`) through one
+    renderer: one camera of several over a synthetic table (as SyntheticSource is the one)."""
+    import time
+
+    from .sources import Frame, FrameSource
+
+    class ViewSource(FrameSource):
+        def __init__(self) -> None:
+            super().__init__(name)
+            self.renderer, self.script, self.fps, self.paced = renderer, script, fps, paced
+            self._index, self._start = 0, time.monotonic()
+            self._rng = np.random.default_rng(seed)
+
+        @property
+        def camera(self):
+            return self.renderer.camera
+
+        def read(self):
+            t = self._index / self.fps
+            if duration_s is not None and t > duration_s:
+                return None
+            if self.paced:
+                delay = self._start + t - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            truth = self.renderer.render(self.script.poses_at(t), self._rng)
+            frame = Frame(self._index, truth.image, t, f"{name}#{self._index}", truth)
+            self._index += 1
+            return frame
+
+    return ViewSource()

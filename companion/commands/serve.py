@@ -29,15 +29,22 @@ def register(sub) -> None:
     p.add_argument("--scripted", action="store_true",
                    help="a scripted convoy drives round the table by itself instead (players cannot move it)")
     p.add_argument("--no-game", action="store_true", help="start without the demo's game (set one up on the page)")
+    p.add_argument("--cameras", type=int, default=1, choices=(1, 2, 3),
+                   help="how many synthetic cameras watch the table (default 1); with 2 or 3 the table is 6 x 4 ft, "
+                        "each camera sees a strip of it, and the page shows what each covers")
     _lan_args(p)
     _game_arg(p)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("serve", help="serve the table page for a camera, video or folder of images",
                        description="Track the cars of a real table and serve the page on 127.0.0.1.")
-    p.add_argument("--source", required=True, help="a camera index (0), a video file, a folder of images, or 'demo'")
+    p.add_argument("--source", required=True, action="append",
+                   help="a camera index (0), a video file, a folder of images, or 'demo'; give it again for each "
+                        "further camera over the same table (each finds its own pose from the anchors it sees)")
     p.add_argument("--table", required=True, help="the table file (TOML)")
-    p.add_argument("--camera", help="the camera's calibration (OpenCV YAML); without it the camera is estimated from the anchors")
+    p.add_argument("--camera", action="append",
+                   help="the camera's calibration (OpenCV YAML); without it the camera is estimated from the anchors; "
+                        "with several --source, one --camera per --source, in the same order")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port to serve on (default {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--loop", action="store_true",
@@ -270,6 +277,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     # A wrong name is said (with the right ones) before anything starts.
     system = rule_system(args.rules)
+    if getattr(args, "cameras", 1) > 1:
+        return _demo_cameras(args, system)
     table = with_scenery(demo_table(), system)
     cars = None if args.scripted else _demo_cars(system, table)
     source = SyntheticSource(table, fps=args.fps, script=cars)
@@ -279,6 +288,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # where it left them, so no frame shows them anywhere else.
     live = LiveTable(lambda: source, source.table, source.camera)
     live.description = source.description
+    return _serve(live, args.port, lan=args.lan, pin=args.pin, demo_rules=None if args.no_game else args.rules,
+                  game_file=args.game, demo_cars=cars, host_names=tuple(args.host_name))
+
+
+def _demo_cameras(args: argparse.Namespace, system) -> int:
+    """The demo on a 6 x 4 ft table through several synthetic 1080p cameras, each over a
+    strip of it: the page shows the fused cars and what each camera covers."""
+    from vision.demo import DemoScript, big_demo_table
+    from vision.multicam import demo_renderers, view_source
+
+    from ..live import MultiLiveTable
+
+    table = with_scenery(big_demo_table(), system)
+    cars = None if args.scripted else _demo_cars(system, table)
+    script = cars if cars is not None else DemoScript(table)
+    renderers = demo_renderers(table, args.cameras)
+
+    def opener(i):
+        return lambda: view_source(renderers[i], script, fps=args.fps, name=f"demo camera {i + 1}", seed=i)
+
+    live = MultiLiveTable([opener(i) for i in range(len(renderers))], table, [r.camera for r in renderers])
     return _serve(live, args.port, lan=args.lan, pin=args.pin, demo_rules=None if args.no_game else args.rules,
                   game_file=args.game, demo_cars=cars, host_names=tuple(args.host_name))
 
@@ -296,7 +326,12 @@ def live_for_serving(args: argparse.Namespace):
     from .locate import fit_camera_to_source
 
     table = load_table(args.table)
-    camera = load_camera(args.camera)
+    sources = [args.source] if isinstance(args.source, str) else list(args.source)
+    cameras = [args.camera] if isinstance(args.camera, str) else list(args.camera or [])
+    if len(sources) > 1 or len(cameras) > 1:
+        return _multi_live_for_serving(args, table, sources, cameras)
+    camera = load_camera(cameras[0] if cameras else None)
+    args.source = sources[0]
     # Open it once now, so a wrong path or a missing camera is said at once, and
     # its first frame tells whether the camera file fits the frames.
     source = open_source_for_serving(args.source, table, loop=args.loop)
@@ -316,6 +351,73 @@ def live_for_serving(args: argparse.Namespace):
 
         live = LiveTable(opener, table, camera, paced=True)
     return live, ((note,) if note else ())
+
+
+def _multi_live_for_serving(args: argparse.Namespace, table, sources: list[str], cameras: list[str]):
+    """Several cameras over one table: each --source with its --camera, in order. Refuses the
+    same source or camera file given twice, and --camera files that do not pair with the sources."""
+    from pathlib import Path
+
+    from calibration.camera import CameraFileError
+    from vision.multicam import MultiCameraError
+    from vision.sources import PrefetchSource, SourceError
+
+    from ..live import MultiLiveTable
+    from .locate import fit_camera_to_source
+
+    names = [f"camera {i + 1}" for i in range(len(sources))]
+    if cameras and len(cameras) != len(sources):
+        raise CommandError(f"{len(cameras)} --camera for {len(sources)} --source: give one --camera per --source, "
+                           f"in the same order (--source A --camera a.yml --source B --camera b.yml), or none to "
+                           f"estimate every camera from its anchors")
+
+    def key(spec: str) -> str:
+        spec = spec.strip()
+        return f"camera index {int(spec)}" if spec.isdigit() else spec if spec == "demo" else str(Path(spec).resolve())
+
+    for i, spec in enumerate(sources):
+        for j in range(i):
+            if key(spec) == key(sources[j]):
+                raise CommandError(f"--source {spec} is given twice ({names[j]} and {names[i]}): two views of one "
+                                   f"camera are not two cameras; give each camera once, each with its own --camera")
+    for i, path in enumerate(cameras):
+        for j in range(i):
+            if Path(path).resolve() == Path(cameras[j]).resolve():
+                raise CommandError(f"{names[j]} and {names[i]} are given the same camera file {path}: each camera "
+                                   f"needs its own calibration; calibrate each (companion calibrate camera --source N "
+                                   f"--out cameraN.yml) and give its file after its --source")
+    models = [load_camera(c) for c in cameras] or [None] * len(sources)
+    feeds, fitted, notes, opened = [], [], [], []
+    for name, spec, model in zip(names, sources, models):
+        try:
+            source = open_source_for_serving(spec, table, loop=args.loop)
+            opened.append(source)
+            source, model, note = fit_camera_to_source(source, model)
+        except (CameraFileError, SourceError) as exc:
+            for s in opened:
+                s.close()
+            raise CommandError(f"{name} (--source {spec}): {exc}") from None
+        if note:
+            notes.append(f"{name}: {note}")
+        fitted.append(model)
+        if _plays_once(source):
+            feeds.append(PrefetchSource(source))
+        else:
+            feeds.append(_reopener(source, spec, table, args.loop))
+    try:
+        live = MultiLiveTable(feeds, table, fitted, names=names, paced=True)
+    except MultiCameraError as exc:
+        raise CommandError(str(exc)) from None
+    return live, tuple(notes)
+
+
+def _reopener(first_source, spec: str, table, loop: bool):
+    """A function that gives the source opened already, then opens it again."""
+    first = [first_source]
+
+    def opener():
+        return first.pop() if first else open_source_for_serving(spec, table, loop=loop)
+    return opener
 
 
 def open_source_for_serving(spec: str, table, *, loop: bool = False):

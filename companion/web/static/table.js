@@ -297,6 +297,30 @@
     placeLabels();
   }
 
+  // Several cameras: what each sees of the table, drawn faintly under the terrain, with
+  // its name (and, when it is knocked or stopped, that). Redrawn only when they change.
+  let coverageDrawn = "";
+  function drawCoverage(cameras) {
+    const shown = (cameras || []).filter((c) => c.coverage && c.coverage.length >= 3);
+    const key = JSON.stringify(shown.map((c) => [c.name, c.status, c.coverage]));
+    if (key === coverageDrawn) return;
+    coverageDrawn = key;
+    let layer = $("coverage");
+    if (!layer) {
+      layer = el("g", { id: "coverage", "aria-label": "What each camera sees of the table", "pointer-events": "none" });
+      $("terrain").before(layer);
+    }
+    layer.replaceChildren();
+    for (const c of shown) {
+      const n = c.coverage.length;
+      const cx = c.coverage.reduce((a, p) => a + p[0], 0) / n, cy = c.coverage.reduce((a, p) => a + p[1], 0) / n;
+      const grp = el("g", { class: `camera-coverage ${c.status}`, "data-camera": c.name });
+      grp.append(el("polygon", { points: c.coverage.map(([x, y]) => `${x},${Y(y)}`).join(" ") }));
+      grp.append(el("text", { x: cx, y: Y(cy), text: c.status === "running" ? c.name : `${c.name} (${c.status})` }));
+      layer.append(grp);
+    }
+  }
+
   // Gates: the line between the posts, the posts (A on the driver's left), the
   // name, and an arrow the way to drive through. Redrawn only when they change.
   let gatesDrawn = "";
@@ -376,6 +400,7 @@
       if (!present.has(id)) { lastMoved = now; car.group.remove(); car.hit.remove(); car.label.remove(); car.row.remove(); cars.delete(id); }
     }
     drawGates(s.gates);
+    if (s.cameras) drawCoverage(s.cameras);
     if (panel) drawGhosts();
     if (panel) drawActing();
     drawPlacement();
