@@ -214,3 +214,34 @@ def test_one_camera_file_or_one_source_for_two_cameras_is_refused(capsys, big):
     assert main(["doctor", "--source", left[0], "--camera", left[1], "--camera", right[1],
                  "--table", big["table"]]) == 2
     assert "2 --camera files for 1 --source" in capsys.readouterr().err
+
+
+def test_a_camera_higher_than_it_needs_be_is_told_how_far_down_to_come(big):
+    """A 2560 x 1440 camera 2.6 m over the table with a 60 degree lens, seeing far more than the table: the fix says to bring it
+    down, to a height where the marker is big enough and every corner of the table still shows."""
+    from companion.commands.doctor import CameraSeen, _size_fix
+    from vision.coverage import smallest_marker_px
+
+    table = big["spec"]
+    car = table.car(10)
+    cam = CameraModel.from_fov(2560, 1440, 60.0)
+    rvec, tvec = look_at((table.width_mm / 2, table.depth_mm / 2 - 100, 2600.0),
+                         (table.width_mm / 2, table.depth_mm / 2, 0.0))
+    pose = TablePose(cam, rvec, tvec, (), 0.0, 0.0)
+    worst = smallest_marker_px(pose, table, car).side_px
+    assert worst < SIDE_OK_PX
+    fix = _size_fix(table, car, worst, None, [CameraSeen("0", pose, None, (2560, 1440))])
+    m = re.search(r"the camera lower, ([\d.]+) m -> ([\d.]+) m above the table \([\d.]+ px -> ([\d.]+) px\)", fix)
+    assert m, fix
+    assert float(m.group(1)) == pytest.approx(2.6, abs=0.01)
+    # Along its line of sight (R's last row, in table axes) to the height it names.
+    step = (float(m.group(2)) * 1000 - 2600.0) / pose.rotation[2, 2]
+    down = TablePose(cam, rvec, tvec - [0, 0, step], (), 0.0, 0.0)
+    assert down.camera_height_mm == pytest.approx(float(m.group(2)) * 1000)
+    # Measured again at the height it names (to the centimetre it says): big enough...
+    assert smallest_marker_px(down, table, car).side_px == pytest.approx(float(m.group(3)), abs=0.3)
+    assert SIDE_OK_PX <= float(m.group(3)) < SIDE_OK_PX + 0.5     # and no lower than it takes
+    # ... and the whole table, at the car's roof height, still in the picture.
+    corners = np.array([(x, y, car.roof_mm) for x in (0, table.width_mm) for y in (0, table.depth_mm)])
+    px = down.image_from_table(corners)
+    assert np.all((px >= 0) & (px <= [2559, 1439]))

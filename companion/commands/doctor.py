@@ -400,7 +400,6 @@ def _size_fix(table, car, worst: float, spot, usable: list) -> str:
     """The choices, each with its numbers, that bring `worst` (px) up to SIDE_OK_PX."""
     from vision.quality import SIDE_OK_PX
 
-    need = SIDE_OK_PX / worst
     choices, note = [], ""
     roof = min(car.width_mm, car.length_mm)
     fits = roof - 2 * STICKER_MARGIN_MM           # the biggest marker its roof holds
@@ -422,23 +421,28 @@ def _size_fix(table, car, worst: float, spot, usable: list) -> str:
         kind = f"{kind}{r[0]} x {r[1]} camera" + ("" if len(usable) == 1 else "s")
         choices.append(f"{kind} with the same field of view ({worst:.1f} px -> "
                        f"{worst * r[0] / w:.1f} px)")
+    def short(px: float) -> str:
+        """What else it takes when a choice alone falls short of SIDE_OK_PX."""
+        if px >= SIDE_OK_PX:
+            return ""
+        both = marker_for(px)
+        return f"; with {both} mm markers, {px * both / car.marker_mm:.1f} px" if both <= fits else ", still short"
+
     if len(usable) == 1:
-        lower = _lower_camera(table, car, usable[0], need)
-        if lower is not None:
+        lower = _lower_camera(table, car, usable[0])
+        if lower is not None and lower[1] > worst * 1.05:
             height, px = lower
             choices.append(f"the camera lower, {usable[0].pose.camera_height_mm / 1000:.2f} m -> {height / 1000:.2f} m "
-                           f"above the table ({worst:.1f} px -> {px:.1f} px)")
+                           f"above the table ({worst:.1f} px -> {px:.1f} px"
+                           + (", the lowest that still sees the whole table" if px < SIDE_OK_PX else "")
+                           + short(px) + ")")
         gain, turned = _second_camera_gain(table, (w, h))
         if gain > 1.05:
             two = worst * gain
             text = ("a second camera, the two over one half of the table each"
                     + (", turned so the picture's long side runs from the near edge to the far" if turned else "")
                     + f" ({worst:.1f} px -> about {two:.1f} px")
-            if two < SIDE_OK_PX:
-                both = marker_for(two)
-                text += f"; with {both} mm markers, {two * both / car.marker_mm:.1f} px" if both <= fits else \
-                    ", still short"
-            choices.append(text + ")")
+            choices.append(text + short(two) + ")")
     else:
         choices.append(f"another camera over {spot.place}")
     if not choices:
@@ -448,47 +452,47 @@ def _size_fix(table, car, worst: float, spot, usable: list) -> str:
     return ", ".join(choices[:-1]) + ", or " + choices[-1] + note
 
 
-def _lower_camera(table, car, seen, need: float) -> tuple[float, float] | None:
+def _lower_camera(table, car, seen) -> tuple[float, float] | None:
     """How far the camera can come down its line of sight and still see the whole table
     (each corner, at the car's roof height), and the car's worst size there: (height mm,
-    px), or None when that is not enough (or the camera does not see the whole table now)."""
+    px), coming down no further than makes it big enough; None when the camera does not
+    see the whole table now."""
+    import numpy as np
+
     from calibration.table_pose import TablePose
     from vision.coverage import smallest_marker_px
+    from vision.quality import SIDE_OK_PX
 
     w, h = seen.image_size
-    corners = [(x, y, car.roof_mm) for x in (0.0, table.width_mm) for y in (0.0, table.depth_mm)]
+    corners = np.array([(x, y, car.roof_mm) for x in (0.0, table.width_mm) for y in (0.0, table.depth_mm)])
 
     def moved(step):
         # Moving the camera `step` mm along its own axis changes only tvec's z.
         return TablePose(seen.pose.camera, seen.pose.rvec, seen.pose.tvec - [0.0, 0.0, step], (), 0.0, 0.0)
 
     def sees_all(pose) -> bool:
-        import numpy as np
-        pts = np.array(corners)
-        depth = (pts @ pose.rotation.T + pose.tvec)[:, 2]
-        px = pose.image_from_table(pts)
+        depth = (corners @ pose.rotation.T + pose.tvec)[:, 2]
+        px = pose.image_from_table(corners)
         return bool(np.all(depth > 0) and np.all((px >= 0) & (px <= [w - 1, h - 1])))
+
+    def worst(step) -> float:
+        spot = smallest_marker_px(moved(step), table, car, (w, h))
+        return spot.side_px if spot is not None else 0.0
 
     if not sees_all(seen.pose):
         return None
     lo, hi = 0.0, float(seen.pose.tvec[2]) * 0.95
-    for _ in range(30):
+    for _ in range(25):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if sees_all(moved(mid)) else (lo, mid)
-    if lo < 1.0:
-        return None
-    pose = moved(lo)
-    spot = smallest_marker_px(pose, table, car, (w, h))
-    before = smallest_marker_px(seen.pose, table, car, (w, h))
-    if spot is None or before is None or spot.side_px < before.side_px * need:
-        return None
-    # The lowest that still sees the table is more than needed: come down only so far.
-    for frac in (0.25, 0.5, 0.75, 1.0):
-        p = moved(lo * frac)
-        sp = smallest_marker_px(p, table, car, (w, h))
-        if sp is not None and sp.side_px >= before.side_px * need:
-            return p.camera_height_mm, sp.side_px
-    return pose.camera_height_mm, spot.side_px
+    if worst(lo) > SIDE_OK_PX:
+        # Lower than needed: come down only until the marker is big enough (to 1 cm).
+        a, b = 0.0, lo
+        while b - a > 10.0:
+            mid = (a + b) / 2
+            a, b = (a, mid) if worst(mid) >= SIDE_OK_PX else (mid, b)
+        lo = b
+    return moved(lo).camera_height_mm, worst(lo)
 
 
 def _second_camera_gain(table, size: tuple[int, int]) -> tuple[float, bool]:
