@@ -245,3 +245,45 @@ def test_a_camera_higher_than_it_needs_be_is_told_how_far_down_to_come(big):
     corners = np.array([(x, y, car.roof_mm) for x in (0, table.width_mm) for y in (0, table.depth_mm)])
     px = down.image_from_table(corners)
     assert np.all((px >= 0) & (px <= [2559, 1439]))
+
+
+def test_cameras_that_do_not_overlap_warn_and_the_strip_between_them_is_named(big):
+    """Two cameras over the outer parts of the table, 400 mm apart: no overlap (a car crossing
+    is lost), no anchor both see, and the strip between them named as no camera's."""
+    from types import SimpleNamespace
+
+    from companion.commands.doctor import CameraSeen, _cameras_together
+
+    table = big["spec"]
+    w = table.width_mm
+    views = []
+    for x0, x1 in ((0.0, w / 2 - 200), (w / 2 + 200, w)):
+        cam, rvec, tvec = portrait_camera(table, x0, x1, 1500.0)
+        nothing = SimpleNamespace(cars=[], located=SimpleNamespace(anchors=()))
+        views.append(CameraSeen("x", TablePose(cam, rvec, tvec, (), 0.0, 0.0), nothing, (1920, 1080)))
+    checks = {}
+    for c in _cameras_together(table, views):
+        checks.setdefault(c.what, []).append(c)
+    (together,) = checks["cameras together"]
+    assert together.status == "WARN" and "overlap over 0 mm² (0% of the table)" in together.said
+    assert together.said.endswith("no anchor is seen by all") and "a car crossing" in together.fix
+    gaps = [c.said for c in checks["coverage"]]
+    assert any(s.startswith("no camera sees the middle (about ") for s in gaps), gaps
+    assert any(s.startswith("no camera sees the near edge") for s in gaps), gaps
+    assert all(c.status == "WARN" for c in checks["coverage"])
+    assert [c.status for c in checks["car 10 (car 10)"]] == ["WARN"]
+
+
+def test_one_camera_over_half_the_table_names_the_parts_it_misses(capsys, big):
+    left = big["left"]
+    code, checks, out = doctor(capsys, "--source", left[0], "--camera", left[1], "--table", big["table"])
+    assert code == 0, out
+    first, *gaps = checks["coverage"]
+    assert first[0] == "WARN" and first[1].startswith("the camera sees 5") and "5 of 8 anchors whole" in first[1], out
+    named = {said.split(" (")[0] for _, said, _ in gaps}
+    assert {"the camera does not see the near-right corner", "the camera does not see the right edge",
+            "the camera does not see the far-right corner"} <= named, out
+    assert not any("left" in n for n in named), out
+    # The right third whole: its size said.
+    assert any(said == "the camera does not see the right edge (about 610 x 406 mm)" for _, said, _ in gaps), out
+    assert all("turn the camera towards" in fix for _, _, fix in gaps)

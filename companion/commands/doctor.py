@@ -527,7 +527,7 @@ def _coverage_checks(table, views: list):
 
 def _gap_size(gap) -> str:
     x0, y0, x1, y1 = gap.bounds_mm
-    return f"about {x1 - x0:.0f} x {y1 - y0:.0f} mm, {gap.area_mm2 / 1e4:.0f} cm²"
+    return f"about {x1 - x0:.0f} x {y1 - y0:.0f} mm"
 
 
 def _cameras_together(table, views: list):
