@@ -373,12 +373,15 @@ class MultiLiveTable(LiveTable):
     rectified view come from is the first camera's that has the table."""
 
     def __init__(self, sources, table: TableSpec, cameras, *, names=None, paced: bool = False,
-                 on_frame: Callable | None = None, backoff_s: tuple[float, ...] = REOPEN_BACKOFF_S) -> None:
+                 on_frame: Callable | None = None, backoff_s: tuple[float, ...] = REOPEN_BACKOFF_S,
+                 descriptions=None) -> None:
         from vision.multicam import MultiCamera
         self._camera_files = list(cameras)
         self._names = list(names) if names is not None else [f"camera {i + 1}" for i in range(len(sources))]
         self.multi = MultiCamera(table, self._camera_files, names=self._names)   # refuses one file for two
         self._feeds = [_Feed(i, s) for i, s in enumerate(sources)]
+        for feed, text in zip(self._feeds, descriptions or ()):
+            feed.description = text         # a source opened later (by a function) says what it is
         self._fused = None
         self._multi_lock = threading.Lock()
         super().__init__(sources[0], table, cameras[0], paced=paced, on_frame=on_frame, backoff_s=backoff_s)

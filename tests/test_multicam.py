@@ -323,3 +323,23 @@ def test_serve_refuses_a_copied_camera_file_and_a_file_of_another_shape(served):
     with pytest.raises(CommandError, match=r"^camera 2 \(--source .*view2.png\): .*calibrated for 1280 x 1024"):
         live_for_serving(serve_args(served, [served / "view1.png", served / "view2.png"],
                                     [served / "cam1.yml", served / "square.yml"]))
+
+
+def test_render_through_two_cameras_writes_one_frame_and_file_each(tmp_path):
+    import cv2
+
+    from calibration.camera import CameraModel
+    from companion.cli import main
+    from vision.demo import big_demo_table
+    from vision.pipeline import TablePipeline
+    assert main(["render", str(tmp_path / "t.png"), "--cameras", "2", "--camera-out", str(tmp_path / "c.yml")]) == 0
+    table = big_demo_table()
+    seen = set()
+    for i in (1, 2):
+        image = cv2.imread(str(tmp_path / f"t-camera{i}.png"))
+        camera = CameraModel.from_yaml(tmp_path / f"c-camera{i}.yml")
+        assert image.shape[:2] == (1080, 1920)
+        tracked = TablePipeline(table, camera).process(image)
+        assert tracked.located.table_pose is not None and len(tracked.located.anchors) >= 5
+        seen |= {c.id for c in tracked.cars if c.seen}
+    assert seen == set(table.car_ids)

@@ -22,19 +22,46 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for the sensor noise")
     p.add_argument("--camera-out", help="also write the synthetic camera's calibration YAML here")
     p.add_argument("--truth", help="also write the true poses here, one JSON line per frame")
+    p.add_argument("--cameras", type=int, default=1, choices=(1, 2, 3),
+                   help="render through this many 1080p cameras, each over a strip of the table (default 1); "
+                        "with 2 or 3 the built-in table is 6 x 4 ft, and OUTPUT, --camera-out get -camera1, "
+                        "-camera2, ... before their suffix")
     p.set_defaults(func=cmd_render)
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    import cv2
-
-    from vision.demo import DemoScript, demo_table
+    from vision.demo import demo_table
     from vision.render import RenderOptions, TableRenderer
 
+    if args.cameras > 1:
+        return _render_cameras(args)
     table: TableSpec = load_table(args.table) if args.table else demo_table()
     renderer = TableRenderer.overhead(table, options=RenderOptions(), seed=args.seed)
-    script = DemoScript(table)
+    return _render(args, table, renderer, Path(args.output), args.camera_out, args.truth)
+
+
+def _render_cameras(args: argparse.Namespace) -> int:
+    """The demo game through several cameras over strips of the table, one output each."""
+    from vision.demo import big_demo_table
+    from vision.multicam import demo_renderers
+    from vision.render import RenderOptions
+
+    table: TableSpec = load_table(args.table) if args.table else big_demo_table()
     out = Path(args.output)
+    for i, renderer in enumerate(demo_renderers(table, args.cameras, RenderOptions(), seed=args.seed)):
+        tag = f"-camera{i + 1}"
+        camera_out = Path(args.camera_out) if args.camera_out else None
+        _render(args, table, renderer, out.with_name(out.stem + tag + out.suffix),
+                camera_out.with_name(camera_out.stem + tag + camera_out.suffix) if camera_out else None,
+                args.truth if i == 0 else None)
+    return 0
+
+
+def _render(args, table, renderer, out: Path, camera_out, truth_path) -> int:
+    import cv2
+
+    from vision.demo import DemoScript
+    script = DemoScript(table)
     out.parent.mkdir(parents=True, exist_ok=True)
     truth_lines = []
     if out.suffix.lower() in {".png", ".jpg", ".jpeg", ".bmp"}:
@@ -54,12 +81,12 @@ def cmd_render(args: argparse.Namespace) -> int:
             writer.write(frame.image)
             truth_lines.append(_truth_json(i, frame))
         writer.release()
-    if args.camera_out:
-        renderer.camera.to_yaml(args.camera_out)
-    if args.truth:
-        Path(args.truth).write_text("".join(json.dumps(t) + "\n" for t in truth_lines))
-    print(f"wrote {out}" + (f", camera {args.camera_out}" if args.camera_out else "")
-          + (f", truth {args.truth}" if args.truth else ""))
+    if camera_out:
+        renderer.camera.to_yaml(camera_out)
+    if truth_path:
+        Path(truth_path).write_text("".join(json.dumps(t) + "\n" for t in truth_lines))
+    print(f"wrote {out}" + (f", camera {camera_out}" if camera_out else "")
+          + (f", truth {truth_path}" if truth_path else ""))
     return 0
 
 

@@ -308,7 +308,8 @@ def _demo_cameras(args: argparse.Namespace, system) -> int:
     def opener(i):
         return lambda: view_source(renderers[i], script, fps=args.fps, name=f"demo camera {i + 1}", seed=i)
 
-    live = MultiLiveTable([opener(i) for i in range(len(renderers))], table, [r.camera for r in renderers])
+    live = MultiLiveTable([opener(i) for i in range(len(renderers))], table, [r.camera for r in renderers],
+                          descriptions=[f"demo camera {i + 1}" for i in range(len(renderers))])
     return _serve(live, args.port, lan=args.lan, pin=args.pin, demo_rules=None if args.no_game else args.rules,
                   game_file=args.game, demo_cars=cars, host_names=tuple(args.host_name))
 
@@ -387,7 +388,7 @@ def _multi_live_for_serving(args: argparse.Namespace, table, sources: list[str],
                                    f"needs its own calibration; calibrate each (companion calibrate camera --source N "
                                    f"--out cameraN.yml) and give its file after its --source")
     models = [load_camera(c) for c in cameras] or [None] * len(sources)
-    feeds, fitted, notes, opened = [], [], [], []
+    feeds, fitted, notes, opened, descriptions = [], [], [], [], []
     for name, spec, model in zip(names, sources, models):
         try:
             source = open_source_for_serving(spec, table, loop=args.loop)
@@ -400,12 +401,13 @@ def _multi_live_for_serving(args: argparse.Namespace, table, sources: list[str],
         if note:
             notes.append(f"{name}: {note}")
         fitted.append(model)
+        descriptions.append(source.description)
         if _plays_once(source):
             feeds.append(PrefetchSource(source))
         else:
             feeds.append(_reopener(source, spec, table, args.loop))
     try:
-        live = MultiLiveTable(feeds, table, fitted, names=names, paced=True)
+        live = MultiLiveTable(feeds, table, fitted, names=names, paced=True, descriptions=descriptions)
     except MultiCameraError as exc:
         raise CommandError(str(exc)) from None
     return live, tuple(notes)
