@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -26,11 +27,12 @@ class MarkerDetection:
     corners_px: np.ndarray
     edge_sigma_px: float | None = None
 
-    @property
+    # Cached: asked for many times a frame (regions, sorting, plans), never changed.
+    @cached_property
     def centre_px(self) -> np.ndarray:
         return self.corners_px.mean(axis=0)
 
-    @property
+    @cached_property
     def side_px(self) -> float:
         c = self.corners_px
         return float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)))
@@ -94,6 +96,10 @@ MIN_AREA_RATIO = 0.2
 MIN_SIDE_PX = 5.0
 
 
+#: Smallest marker side (px, on the full frame) a reduced search is trusted with:
+#: 14 px on a half-size frame, twice OpenCV's least (MIN_PERIMETER_PX).
+MIN_REDUCED_SIDE_PX = 28.0
+
 #: A followed marker whose refitted outline moved more than this (px) from
 #: last frame's is moving: it is left to the region search, which finds it afresh.
 FOLLOW_MAX_SHIFT_PX = 1.5
@@ -127,12 +133,44 @@ class MarkerDetector:
         self._parameters = parameters or detector_parameters()
         self._detector = cv2.aruco.ArucoDetector(d, self._parameters)
         self._sized_for = 0
+        #: Whole frames are searched at 1/`search_reduce` of their size (1: full
+        #: size); the outlines found are then refined on the full frame.  Set by
+        #: the pipeline when the markers it sees are large enough (a 4K frame).
+        self.search_reduce = 1
 
-    def detect(self, image: np.ndarray) -> list[MarkerDetection]:
-        """Every marker in the frame."""
+    def detect(self, image: np.ndarray, reduce: int | None = None) -> list[MarkerDetection]:
+        """Every marker in the frame.
+
+        With `reduce` (default `search_reduce`) above 1, OpenCV searches the frame
+        shrunk that many times (a quarter of the pixels at 2: on a 4K frame most
+        of the search's time), and each outline found is then fitted again to
+        the full frame's edges, so the corners are as exact as a full search's.
+        A marker must be about MIN_REDUCED_SIDE_PX across for that."""
         gray = to_gray(image)
-        corners, ids = self._raw(gray)
-        return self._finish(gray, corners, ids)
+        reduce = max(int(self.search_reduce if reduce is None else reduce), 1)
+        if reduce == 1:
+            corners, ids = self._raw(gray)
+            return self._finish(gray, corners, ids)
+        h, w = gray.shape
+        small = cv2.resize(gray, (w // reduce, h // reduce), interpolation=cv2.INTER_AREA)
+        corners, ids = self._raw(small)
+        # Pixel centres: small pixel i covers full pixels reduce*i .. reduce*i + reduce-1.
+        corners = (corners + 0.5) * reduce - 0.5
+        found = self._finish(gray, corners, ids, iterations=3)
+        if not self.refine:
+            return found
+        # An outline that would not refit from the small frame's corners (they can
+        # be off by more than the refit allows) is searched for again, full size,
+        # round where it was: its corners are then OpenCV's full-size ones at worst.
+        for k, d in enumerate(found):
+            if d.edge_sigma_px is None:
+                pad = max(d.side_px, 30.0)
+                (x0, y0), (x1, y1) = d.corners_px.min(axis=0) - pad, d.corners_px.max(axis=0) + pad
+                again = [a for a in self.detect_regions(gray, [(x0, y0, x1, y1)])
+                         if a.id == d.id and np.linalg.norm(a.centre_px - d.centre_px) < 0.5 * d.side_px]
+                if len(again) == 1:
+                    found[k] = again[0]
+        return found
 
     def detect_regions(self, image: np.ndarray, regions: list[tuple[int, int, int, int]]) -> list[MarkerDetection]:
         """Markers inside the given regions (x0, y0, x1, y1) only: where cars were.
@@ -172,7 +210,10 @@ class MarkerDetector:
         if n == 0:
             return out, gray
         seeds = np.array([c for _, c in expected], dtype=np.float64).reshape(n, 4, 2)
-        outlines = refine_outlines(gray, seeds, self.cells, iterations=2)
+        # One refit: the seeds are last frame's refitted outlines, so a marker that
+        # stood still is already where one pass puts it (a second moves it by
+        # hundredths of a pixel, and costs as much as the first).
+        outlines = refine_outlines(gray, seeds, self.cells, iterations=1)
         ok = outlines.ok & (np.linalg.norm(outlines.corners_px - seeds, axis=-1).max(axis=1) < FOLLOW_MAX_SHIFT_PX)
         if ok.any():
             idx = np.flatnonzero(ok)
@@ -239,10 +280,11 @@ class MarkerDetector:
         keep = plausible_quads(corners) if len(corners) else np.zeros(0, bool)
         return corners[keep], ids.reshape(-1)[keep]
 
-    def _finish(self, gray: np.ndarray, corners: np.ndarray, ids: np.ndarray) -> list[MarkerDetection]:
+    def _finish(self, gray: np.ndarray, corners: np.ndarray, ids: np.ndarray,
+                iterations: int = 2) -> list[MarkerDetection]:
         sigmas: list[float | None] = [None] * len(ids)
         if self.refine and len(ids):
-            outlines = refine_outlines(gray, corners, self.cells)
+            outlines = refine_outlines(gray, corners, self.cells, iterations=iterations)
             corners = outlines.corners_px
             sigmas = [float(s) if ok else None for s, ok in zip(outlines.edge_sigma_px, outlines.ok)]
         return [MarkerDetection(int(i), c, s) for i, c, s in zip(ids, corners, sigmas)]

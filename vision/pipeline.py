@@ -17,7 +17,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from calibration.tablefile import TableSpec
 
-from .detect import MarkerDetection, MarkerDetector, to_gray
+from .detect import MIN_REDUCED_SIDE_PX, MarkerDetection, MarkerDetector, to_gray
 from .locate import FrameLocation, Locator, merge_regions, region_around
 from .track import TrackedCar, Tracker, TrackerSettings
 
@@ -118,6 +118,7 @@ class TablePipeline:
             located = self.locator.locate(image, frame, look_again={
                 car_id: region_around(corners) for car_id, (corners, _, _) in self._last_seen.items()})
             self._since_full = 1
+            self._choose_search_size(located)
         cars = self.tracker.update(located, time_s)
         self._plan(located, full)
         return TrackedFrame(frame, time_s, cars, located, full, self.table.car_ids)
@@ -141,6 +142,26 @@ class TablePipeline:
                        for f in found):
                 kept.append(d)
         return kept
+
+    def _choose_search_size(self, located: FrameLocation) -> None:
+        """Search whole frames at half size when every marker of the table would
+        still be MIN_REDUCED_SIDE_PX across at full size (a 4K view): a quarter
+        of the pixels, the outlines then refitted on the full frame, and
+        anything missed looked for again full size round where it was.  The
+        smallest marker's size is judged from the smallest seen, scaled by the
+        table's smallest marker (a car not yet seen may carry it)."""
+        pose = located.table_pose
+        if pose is None or not located.detections:
+            return
+        sizes = {a.id: a.size_mm for a in self.table.anchors}
+        sizes.update({c.id: c.marker_mm for c in self.table.cars})
+        sizes.update({i: g.marker_mm for g in self.table.gates
+                      if g.markers is not None and g.marker_mm for i in g.markers})
+        px_per_mm = [d.side_px / sizes[d.id] for d in located.detections if d.id in sizes]
+        if not px_per_mm:
+            return
+        smallest_px = min(px_per_mm) * min(sizes.values())
+        self.locator.detector.search_reduce = 2 if smallest_px >= MIN_REDUCED_SIDE_PX else 1
 
     def _plan(self, located: FrameLocation, full: bool) -> None:
         """Where to look next frame: around each car seen, wide enough for it to
@@ -169,8 +190,11 @@ class TablePipeline:
         # car an anchor's id.)
         pose = located.table_pose
         if pose is not None:
-            for anchor in self.table.anchors:
-                corners = pose.image_from_table(np.array([(x, y, 0.0) for x, y in anchor.corners_mm()]))
+            anchors = self.table.anchors
+            # Every anchor's corners projected in one call (one per anchor costs more than the rest of the plan).
+            projected = pose.image_from_table(np.array(
+                [(x, y, 0.0) for anchor in anchors for x, y in anchor.corners_mm()])).reshape(-1, 4, 2)
+            for anchor, corners in zip(anchors, projected):
                 side = float(np.linalg.norm(corners[0] - corners[1]))
                 self._regions[("anchor", anchor.id)] = region_around(corners, max(0.6 * side, 20.0))
                 # Followed from where it was seen, if it was seen where the pose puts it.
