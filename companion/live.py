@@ -342,6 +342,10 @@ class LiveTable:
 
 # --- several cameras over one table ------------------------------------------------------
 
+#: A camera of several that sends no frame for this long (s) while another does is stopped.
+STALLED_S = 2.0
+
+
 class _Feed:
     """One camera's source in a MultiLiveTable: opened, read and reopened on its own thread."""
 
@@ -362,6 +366,7 @@ class _Feed:
         self.coverage_at = -float("inf")
         self.checks: tuple | None = None
         self.checked_at = -float("inf")
+        self.frame_at: float | None = None      # time.monotonic() of its latest frame
 
 
 class MultiLiveTable(LiveTable):
@@ -491,7 +496,16 @@ class MultiLiveTable(LiveTable):
         captured = captured_at if captured_at is not None else time.time()
         tracked = self.multi.update(index, image, frame_index, time_s, gray=gray)   # its own pipeline: no lock
         self._camera_extras(feed, image, tracked)
+        now = time.monotonic()
+        feed.frame_at = now
         with self._multi_lock:
+            for other in self._feeds:
+                # A camera whose frames stopped coming (unplugged, its reader stuck) while
+                # this one's come: its cars are no longer believed, until it sends again.
+                if (other is not feed and other.frame_at is not None and now - other.frame_at > STALLED_S
+                        and not self.multi.cameras[other.index].stopped):
+                    self.multi.stop(other.index, f"{self._names[other.index]} stopped: no frame for "
+                                                 f"{now - other.frame_at:.0f} s")
             fused = self.multi.fuse(self.multi._sets, time_s)
             gates = self.gate_locator.update(tracked.located)
         for listener in self._listeners:

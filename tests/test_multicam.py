@@ -384,3 +384,21 @@ def test_a_cameras_bias_is_faded_in_not_stepped(scene, blend):
         assert worst < 0.2 and abs(track[-1] - (500.0 + 38.0)) < 0.6      # faded to camera 2's reading
     else:
         assert worst > 0.7                          # the step it avoids: half the disagreement
+
+
+def test_a_live_camera_whose_frames_stop_coming_is_stopped(scene, monkeypatch):
+    import companion.live as live_module
+    from companion.live import MultiLiveTable
+    table, renderers, poses = scene
+    images = [r.render(poses).image for r in renderers]
+    live = MultiLiveTable([ListSource([], "near"), ListSource([], "far")], table, [r.camera for r in renderers])
+    for i in range(2):
+        live.process_camera(i, images[i], 0, 0.0)
+    monkeypatch.setattr(live_module, "STALLED_S", -1.0)      # any gap is too long: no waiting in a test
+    live.process_camera(0, images[0], 1, 1 / 30)
+    snap = live.snapshot()
+    assert snap["cameras"][1]["status"] == "stopped" and "no frame for" in snap["cameras"][1]["detail"]
+    assert {c.get("why_stale") for c in snap["cars"] if c["stale"]} == {"camera 2 stopped"}
+    monkeypatch.setattr(live_module, "STALLED_S", 2.0)
+    live.process_camera(1, images[1], 1, 1 / 30)            # it sends again: believed again
+    assert live.snapshot()["cameras"][1]["status"] == "running"
