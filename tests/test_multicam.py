@@ -402,3 +402,34 @@ def test_a_live_camera_whose_frames_stop_coming_is_stopped(scene, monkeypatch):
     monkeypatch.setattr(live_module, "STALLED_S", 2.0)
     live.process_camera(1, images[1], 1, 1 / 30)            # it sends again: believed again
     assert live.snapshot()["cameras"][1]["status"] == "running"
+
+
+def test_the_demo_through_two_cameras_fuses_the_cars_on_a_big_table(monkeypatch):
+    import time
+
+    import companion.commands.serve as serve
+    from companion.cli import main
+    seen = {}
+
+    def fake_serve(live, port, **kwargs):
+        # What `_serve` would show, for a few frames, without a web server.
+        live.start()
+        try:
+            for _ in range(900):             # at most 90 s on a busy machine; not a timing test
+                snap = live.snapshot()
+                if snap["cars"] and all(c["status"] == "running" and c["coverage"] for c in snap["cameras"]):
+                    break
+                time.sleep(0.1)
+        finally:
+            live.stop()
+        seen["snap"], seen["kwargs"] = snap, kwargs
+        return 0
+
+    monkeypatch.setattr(serve, "_serve", fake_serve)
+    assert main(["demo", "--cameras", "2", "--no-game", "--fps", "5"]) == 0
+    snap = seen["snap"]
+    assert snap["table"]["width_mm"] == pytest.approx(1828.8) and len(snap["table"]["anchors"]) == 8
+    assert [c["name"] for c in snap["cameras"]] == ["camera 1", "camera 2"]
+    assert [c["source"] for c in snap["cameras"]] == ["demo camera 1", "demo camera 2"]
+    assert all(c["status"] == "running" for c in snap["cameras"])
+    assert seen["kwargs"]["demo_cars"] is not None          # players move the cars from the page
