@@ -312,8 +312,11 @@
     }
     layer.replaceChildren();
     for (const c of shown) {
-      const n = c.coverage.length;
-      const cx = c.coverage.reduce((a, p) => a + p[0], 0) / n, cy = c.coverage.reduce((a, p) => a + p[1], 0) / n;
+      // The name just inside the edge of its view that crosses the table (where another
+      // camera's view takes over), else in the middle.
+      const xs = c.coverage.map((p) => p[0]), ys = c.coverage.map((p) => p[1]);
+      const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+      const cx = (x0 + x1) / 2, cy = y1 < depth - 1 ? y1 - 40 : y0 > 1 ? y0 + 25 : (y0 + y1) / 2;
       const grp = el("g", { class: `camera-coverage ${c.status}`, "data-camera": c.name });
       grp.append(el("polygon", { points: c.coverage.map(([x, y]) => `${x},${Y(y)}`).join(" ") }));
       grp.append(el("text", { x: cx, y: Y(cy), text: c.status === "running" ? c.name : `${c.name} (${c.status})` }));
