@@ -235,7 +235,8 @@ class MultiCamera:
         loc = tracked.located
         if loc.table_pose is None:
             cam.status = "no table"
-            cam.detail = f"{cam.name} sees anchors {_ids(loc.anchors)}: too few to find the table"
+            cam.detail = (f"{cam.name} sees anchors {_ids(loc.anchors)}: too few to find the table (it needs "
+                          f"{MIN_ANCHORS}); put anchors in its view")
             if cam.frames >= self.pose_within_frames:
                 cam.status = "error"
                 cam.detail = (f"{cam.name} has not found the table in {cam.frames} frames: it sees "
