@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import cv2
 import numpy as np
@@ -27,15 +26,26 @@ class MarkerDetection:
     corners_px: np.ndarray
     edge_sigma_px: float | None = None
 
-    # Cached: asked for many times a frame (regions, sorting, plans), never changed.
-    @cached_property
+    # Kept once worked out: asked for many times a frame (regions, sorting, plans).
+    @property
     def centre_px(self) -> np.ndarray:
-        return self.corners_px.mean(axis=0)
+        cached = self.__dict__.get("_centre")
+        if cached is None:
+            cached = self.__dict__["_centre"] = self.corners_px.mean(axis=0)
+        return cached
 
-    @cached_property
+    @property
     def side_px(self) -> float:
-        c = self.corners_px
-        return float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)))
+        cached = self.__dict__.get("_side")
+        if cached is None:
+            c = self.corners_px
+            d = c[_NEXT_CORNER] - c
+            cached = self.__dict__["_side"] = float(np.sqrt((d * d).sum(axis=1)).mean())
+        return cached
+
+
+#: Each corner's next, round the outline.
+_NEXT_CORNER = [1, 2, 3, 0]
 
 
 def dictionary(name: str) -> cv2.aruco.Dictionary:
@@ -113,9 +123,10 @@ FOLLOW_CELL_MARGIN = 0.15
 def plausible_quads(corners: np.ndarray) -> np.ndarray:
     """(N,) bool: which (N, 4, 2) quads could be a square marker seen by a table camera."""
     c = np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2)
-    sides = np.linalg.norm(c - np.roll(c, -1, axis=1), axis=-1)            # (N, 4)
+    nxt = c[:, _NEXT_CORNER]
+    sides = np.linalg.norm(nxt - c, axis=-1)                                 # (N, 4)
     x, y = c[..., 0], c[..., 1]
-    area = 0.5 * np.abs((x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y).sum(axis=1))
+    area = 0.5 * np.abs((x * nxt[..., 1] - nxt[..., 0] * y).sum(axis=1))
     mean = sides.mean(axis=1)
     return ((sides.min(axis=1) >= np.maximum(MIN_SIDE_RATIO * sides.max(axis=1), MIN_SIDE_PX))
             & (area >= MIN_AREA_RATIO * mean ** 2))

@@ -10,6 +10,7 @@ frame is scanned.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,6 +87,7 @@ class TablePipeline:
         self._since_full = self.full_scan_every          # the first frame is a full scan
         self._regions: dict[int | tuple[str, int], tuple[float, float, float, float]] = {}
         self._last_seen: dict[int, tuple[np.ndarray, float, int]] = {}   # corners, side, frames lost
+        self._motion: dict[int, np.ndarray] = {}    # each car's last step in pixels
         self._full_next = True
         #: Markers seen last frame, to follow where they were: key to (id, corners).
         self._follow: dict[int | tuple[str, int], tuple[int, np.ndarray]] = {}
@@ -169,6 +171,10 @@ class TablePipeline:
         seen = {d.id: d for d in located.car_detections}
         newly_lost = [i for i in self._regions if i not in seen and not isinstance(i, tuple)]
         for car_id, det in seen.items():
+            before = self._last_seen.get(car_id)
+            # Pixels moved since the frame before, if it was seen there: where to look next.
+            self._motion[car_id] = (det.centre_px - before[0].mean(axis=0)
+                                    if before is not None and before[2] == 0 else np.zeros(2))
             self._last_seen[car_id] = (det.corners_px, det.side_px, 0)
         self._regions = {}
         self._follow = {car_id: (car_id, det.corners_px) for car_id, det in seen.items()}
@@ -177,11 +183,23 @@ class TablePipeline:
                 lost += 1
                 if lost > LOST_REGION_FRAMES:
                     del self._last_seen[car_id]     # the regular full scans will find it
+                    self._motion.pop(car_id, None)
                     continue
                 self._last_seen[car_id] = (corners, side, lost)
-            # A car at a brisk 0.5 m/s moves about 20 px between frames at 30 fps.
-            margin = min(max(2.0 * side, 40.0) + 20.0 * lost, 300.0)
-            self._regions[car_id] = region_around(corners, margin)
+            # A car driving is looked for where its last step puts it, a side round
+            # (the context OpenCV needs) and half its step more (a hand speeding up
+            # or turning): a third of the pixels of a region wide enough for any
+            # move, searched every frame it drives.  A car standing may be picked
+            # up and put down anywhere near (a car at a brisk 0.5 m/s moves about
+            # 20 px between frames at 30 fps); a lost one, wider each frame.
+            step = self._motion.get(car_id, np.zeros(2)) if lost == 0 else np.zeros(2)
+            speed = float(np.hypot(*step))
+            if speed >= DRIVING_PX:
+                margin = max(side, 24.0) + 0.5 * speed
+            else:
+                step = np.zeros(2)
+                margin = min(max(2.0 * side, 40.0) + 20.0 * lost, 300.0)
+            self._regions[car_id] = region_around(corners + step, margin)
         # Anchors too, every frame, where the pose just solved puts them: the
         # table's pose is checked from them.  An anchor does not drive: a knock of
         # a few pixels stays inside (a larger one leaves too few anchors, and the
@@ -194,15 +212,21 @@ class TablePipeline:
             # Every anchor's corners projected in one call (one per anchor costs more than the rest of the plan).
             projected = pose.image_from_table(np.array(
                 [(x, y, 0.0) for anchor in anchors for x, y in anchor.corners_mm()])).reshape(-1, 4, 2)
-            for anchor, corners in zip(anchors, projected):
-                side = float(np.linalg.norm(corners[0] - corners[1]))
-                self._regions[("anchor", anchor.id)] = region_around(corners, max(0.6 * side, 20.0))
+            sides = np.linalg.norm(projected[:, 0] - projected[:, 1], axis=1)
+            lows, highs = projected.min(axis=1), projected.max(axis=1)
+            cars = {id(c) for c in located.car_detections}
+            others: dict[int, list[MarkerDetection]] = {}
+            for d in located.detections:
+                if id(d) not in cars:
+                    others.setdefault(d.id, []).append(d)
+            for anchor, corners, side, low, high in zip(anchors, projected, sides.tolist(), lows, highs):
+                pad = max(0.6 * side, 20.0)
+                self._regions[("anchor", anchor.id)] = (low[0] - pad, low[1] - pad, high[0] + pad, high[1] + pad)
                 # Followed from where it was seen, if it was seen where the pose puts it.
                 if anchor.id in pose.anchors_used:
                     centre = corners.mean(axis=0)
-                    near = [d for d in located.detections if d.id == anchor.id
-                            and not any(d is c for c in located.car_detections)
-                            and np.linalg.norm(d.centre_px - centre) < 0.5 * side]
+                    near = [d for d in others.get(anchor.id, ())
+                            if math.dist(d.centre_px, centre) < 0.5 * side]
                     if len(near) == 1:
                         self._follow[("anchor", anchor.id)] = (anchor.id, near[0].corners_px)
         # A car that slipped out of its region (lifted, fast, covered) is also
@@ -210,5 +234,8 @@ class TablePipeline:
         self._full_next = (bool(newly_lost) and not full) or located.table_pose is None
 
 
+#: A car whose marker moved this many pixels since the frame before is driving:
+#: looked for where its step predicts (past the follow's FOLLOW_MAX_SHIFT_PX).
+DRIVING_PX = 1.5
 #: How many frames a lost car's region is kept (widening) before only full scans look for it.
 LOST_REGION_FRAMES = 30
