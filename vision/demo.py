@@ -119,12 +119,16 @@ class DemoScript:
 
 #: The demo's table as players' big tables are (issue 26): 6 x 4 ft, under two cameras.
 BIG_DEMO_MM = (1828.8, 1219.2)
+#: Roof markers on the big demo table (mm).
+BIG_DEMO_MARKER_MM = 24.0
 
 
 def big_demo_table() -> TableSpec:
     """The demo table at 6 x 4 ft: the same cars and terrain kinds, eight anchors (the
     corners and the middle of each edge), so each of two cameras over part of it sees
-    at least five."""
+    at least five.  Its roof markers are 24 mm, as `doctor` advises for a table this
+    big: two 1080p cameras over strips of it see about a millimetre a pixel, and a
+    20 mm marker (18 px) is marginal there; 24 mm with its margin fits a 32 mm roof."""
     import dataclasses
 
     from calibration.tablefile import AnchorSpec
@@ -136,7 +140,8 @@ def big_demo_table() -> TableSpec:
     sx, sy = w / table.width_mm, d / table.depth_mm
     terrain = tuple(dataclasses.replace(t, points=tuple((x * sx, y * sy) for x, y in t.points))
                     for t in table.terrain)
-    return dataclasses.replace(table, width_mm=w, depth_mm=d, anchors=anchors, terrain=terrain,
+    cars = tuple(dataclasses.replace(c, marker_mm=max(c.marker_mm, BIG_DEMO_MARKER_MM)) for c in table.cars)
+    return dataclasses.replace(table, width_mm=w, depth_mm=d, anchors=anchors, terrain=terrain, cars=cars,
                                gates=(), source="<built-in demo table, 6 x 4 ft>")
 
 
