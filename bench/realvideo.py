@@ -168,6 +168,8 @@ def summary(errs: list[tuple[float, float, float, float]]) -> dict:
             "sigma_deg_median": round(float(np.median(e[:, 3])), 2),
             "within_2_sigma_position": round(float(np.mean(e[:, 0] <= 2 * e[:, 1])), 3),
             "within_2_sigma_heading": round(float(np.mean(e[:, 2] <= 2 * e[:, 3])), 3),
+            "beyond_4_sigma_position": int(np.sum(e[:, 0] > 4 * e[:, 1])),
+            "beyond_4_sigma_heading": int(np.sum(e[:, 2] > 4 * e[:, 3])),
             "wrong_by_more_than_2_sigma_and_5mm": int(np.sum((e[:, 0] > 2 * e[:, 1]) & (e[:, 0] > 5)))}
 
 

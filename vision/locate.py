@@ -263,7 +263,8 @@ class Locator:
             duplicates = tuple(i for i in duplicates if not (i in anchor_det and i in car_det))
         seen = [spec for spec in self.table.cars if spec.id in car_det]
         cars = locate_cars(seen, [car_det[spec.id] for spec in seen], pose, self.table.roof_sigma_mm,
-                           model_noise_px(pose, [anchor_det[i] for i in pose.anchors_used if i in anchor_det]))
+                           model_noise_px(pose, [anchor_det[i] for i in pose.anchors_used if i in anchor_det]),
+                           self.detector.cells)
         found = {c.id for c in cars}
         missing = tuple(i for i in self.table.car_ids if i not in found)
         return FrameLocation(frame, tuple(cars), missing, anchors_seen, pose, unknown, duplicates,
@@ -339,15 +340,40 @@ def _moved_px(a: TablePose, b: TablePose) -> float:
     return max(MOVED_NOISE * max(a.corner_noise_px, b.corner_noise_px), MOVED_MIN_PX)
 
 
-#: Centre error per axis, in units of the marker's edge scatter (measured on
-#: rendered tables: see docs/benchmarks.md, "two-sigma coverage").
+#: Centre error per axis, in units of the marker's edge scatter: the anchors'
+#: corner noise model (model_noise_px) and gates count outlines this way.
 CENTRE_PER_EDGE_SIGMA = 0.42
 #: Heading error (radians), in units of edge scatter over the marker's side.
 HEADING_PER_EDGE_SIGMA = 0.95
+#: A refined outline's own doubt, earned from two things measured on it: its
+#: edge scatter (px) over its cell's size in pixels, and the cell's size alone.
+#: A small marker's cells are few pixels across: blur bleeds its inner cells
+#: into the black border and the sticker's edge or the roof into the white
+#: margin, shifting whole edges by more than their scatter shows (on 16 px
+#: markers, 20 mm at 1080p over a 4 x 4 ft or 6 x 4 ft table, corners are off
+#: 0.3-1.2 px while the scatter says 0.05-0.1).  Fitted (maximum likelihood)
+#: on rendered tables of every size, 1080p and 4K, one-cell, 2 mm and 1 mm
+#: margins, webcam and hard renderings, seeds 100-104 (bench/sigma.py); checked
+#: on seeds 500 on.  Heading (radians) = hypot(HEADING_EDGE * scatter / cell,
+#: HEADING_CELL / cell^2) / side; centre per axis (px) = hypot(CENTRE_EDGE *
+#: scatter / cell, CENTRE_CELL / cell^2).  The tails are heavier than a
+#: Gaussian's (a whole edge shifted): HEADING_TAIL and CENTRE_TAIL widen them
+#: so that none lies beyond 4 sigma (the centre's fit is the poorer: on thin
+#: margins under dim, JPEG'd light its errors run twice what it predicts).
+HEADING_EDGE = 3.17
+HEADING_CELL = 0.30
+CENTRE_EDGE = 0.95
+CENTRE_CELL = 0.135
+HEADING_TAIL = 1.2
+CENTRE_TAIL = 1.6
 #: Corner noise assumed when a marker's outline could not be refined (OpenCV's
-#: own corners: a thin margin, blur, a hand over part of it).
+#: own corners: a thin margin, blur, a hand over part of it).  On small markers
+#: OpenCV's corners are off by about a cell's inverse (fitted as above): the
+#: heading's doubt is the larger of UNREFINED_HEADING_SIGMA_RAD and
+#: UNREFINED_HEADING_CELL / cell / side.
 UNREFINED_CENTRE_SIGMA_PX = 0.3
 UNREFINED_HEADING_SIGMA_RAD = math.radians(1.0)
+UNREFINED_HEADING_CELL = 1.1
 #: Beyond its own outline's noise, a marker's corners are off by what the
 #: anchors' corners show on this frame (TablePose.corner_noise_px): a real lens
 #: is not quite its model, a sheet not quite flat.  Errors shared between
@@ -414,8 +440,27 @@ def model_noise_px(pose: TablePose, anchors: list[MarkerDetection]) -> float:
     return math.sqrt(max(pose.corner_noise_px ** 2 - expected ** 2 - ANCHOR_NOISE_EXPLAINED_PX ** 2, 0.0))
 
 
+def outline_doubt(edge_sigma_px: float | None, side_px: float, cells: int = 6) -> tuple[float, float, float]:
+    """A marker outline's own doubt: (centre px per axis that changes frame to
+    frame, centre px per axis that stays, heading radians).  `cells` is the
+    marker's grid with its border (6 for 4x4 markers)."""
+    side_px = max(side_px, 1.0)
+    cell = side_px / cells
+    if edge_sigma_px is None:
+        return (UNREFINED_CENTRE_SIGMA_PX, 0.0,
+                max(UNREFINED_HEADING_SIGMA_RAD, UNREFINED_HEADING_CELL / cell / side_px))
+    # Never below the scatter's own share (CENTRE_PER_EDGE_SIGMA, HEADING_PER_EDGE_SIGMA):
+    # the fit saw markers of 15-35 px; big ones (real footage, 60-100 px) keep what they had.
+    centre_random = max(CENTRE_TAIL * CENTRE_EDGE * edge_sigma_px / cell, CENTRE_PER_EDGE_SIGMA * edge_sigma_px)
+    centre_fixed = CENTRE_TAIL * CENTRE_CELL / cell ** 2
+    heading = max(HEADING_TAIL * math.hypot(HEADING_EDGE * edge_sigma_px / cell, HEADING_CELL / cell ** 2),
+                  HEADING_PER_EDGE_SIGMA * edge_sigma_px) / side_px
+    return centre_random, centre_fixed, heading
+
+
 def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: TablePose,
-                roof_sigma_mm: float = 0.5, model_px: float | None = None) -> list[CarLocation]:
+                roof_sigma_mm: float = 0.5, model_px: float | None = None,
+                cells: int = 6) -> list[CarLocation]:
     """Each car's footprint centre and heading from its roof marker, with its doubt.
 
     The doubt is a 2 x 2 covariance per car, summed from where it comes from:
@@ -424,7 +469,9 @@ def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: T
     the roof height's doubt and, for an estimated camera, the focal length's
     (both move a roof point along the line from the camera's nadir).
     `sigma_mm` is half the radius that holds 95 % of it.  The heading's doubt
-    is summed the same way (outline, corner noise, pose).
+    is summed the same way (outline, corner noise, pose).  The outline's
+    doubt is earned from its edge scatter and its cells' size in pixels
+    (outline_doubt); `cells` is the markers' grid with its border.
     """
     if not specs:
         return []
@@ -447,11 +494,7 @@ def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: T
         centre = marker_centres[i] + spec.forward_offset_mm * fwd + spec.left_offset_mm * left
         side_px = max(float(np.mean(np.linalg.norm(corners_px[i] - np.roll(corners_px[i], -1, axis=0), axis=1))),
                       1.0)
-        if det.edge_sigma_px is not None:
-            centre_px = CENTRE_PER_EDGE_SIGMA * det.edge_sigma_px
-            heading_rad = HEADING_PER_EDGE_SIGMA * det.edge_sigma_px / side_px
-        else:
-            centre_px, heading_rad = UNREFINED_CENTRE_SIGMA_PX, UNREFINED_HEADING_SIGMA_RAD
+        centre_px, centre_fixed_px, heading_rad = outline_doubt(det.edge_sigma_px, side_px, cells)
         model_heading_rad = MODEL_HEADING_PER_CORNER_NOISE * noise_px / side_px
         fixed_heading_var = (model_heading_rad ** 2 + pose_heading_var[i]
                              + (1 - HEADING_RANDOM_SHARE ** 2) * heading_rad ** 2)
@@ -461,7 +504,7 @@ def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: T
         offset_mm = math.hypot(*spec.offset_mm)
         random_cov = np.eye(2) * ((centre_px * mm_per_px) ** 2 + (offset_mm * heading_rad) ** 2)
         model_cov = np.eye(2) * ((MODEL_CENTRE_PER_CORNER_NOISE * noise_px * mm_per_px) ** 2
-                                 + offset_mm ** 2 * fixed_heading_var)
+                                 + (centre_fixed_px * mm_per_px) ** 2 + offset_mm ** 2 * fixed_heading_var)
         cov = random_cov + model_cov + pose_cov[i]
         radial = marker_centres[i] - cam[:2]
         radius = float(np.linalg.norm(radial))
