@@ -143,8 +143,10 @@ def drawing(store: GameStore, seq: int, replayed=None) -> tuple[list[dict], dict
 
 def drawn_frame(store: GameStore, seq: int, zoom: bool = False, drawn=None) -> bytes:
     """The resolution's camera frame (JPEG) with its measurement drawn on it; `zoom`:
-    only the part around the cars it is about, enlarged."""
+    only the part around the cars it is about, enlarged. Measured from several cameras'
+    frames: each drawn, named, one above the other."""
     import cv2
+    import numpy as np
 
     from vision.evidence import decode_jpeg
     from vision.overlay import draw_table_shapes
@@ -152,12 +154,25 @@ def drawn_frame(store: GameStore, seq: int, zoom: bool = False, drawn=None) -> b
     refs = e.body.get("evidence") or []
     if not refs:
         raise StoreError(f"event {seq}: no camera frame was stored with it (a scenario's record, or no camera)")
-    ev = store.evidence(refs[0]["ref"]["id"])
-    image = decode_jpeg(ev["jpeg"])
-    if image is None:
-        raise StoreError(f"event {seq}: its stored frame cannot be read")
+    # One camera: its frame. Several (each item names its camera): each camera's frame drawn
+    # on its own table pose, one above the other at the first's width, each named.
+    several = len(refs) > 1 and all(r.get("camera") for r in refs)
     shapes, info = drawn if drawn is not None else drawing(store, seq)
-    out = draw_table_shapes(image, ev["table_pose"], shapes, focus=zoom)
+    drawn_frames = []
+    for item in refs if several else refs[:1]:
+        ev = store.evidence(item["ref"]["id"])
+        image = decode_jpeg(ev["jpeg"])
+        if image is None:
+            raise StoreError(f"event {seq}: its stored frame cannot be read")
+        out = draw_table_shapes(image, ev["table_pose"], shapes, focus=zoom)
+        if several:
+            scale = drawn_frames[0].shape[1] / out.shape[1] if drawn_frames else 1.0
+            if scale != 1.0:
+                out = cv2.resize(out, (drawn_frames[0].shape[1], max(int(round(out.shape[0] * scale)), 1)))
+            cv2.putText(out, item["camera"], (12, 34), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (0, 0, 0), 5, cv2.LINE_AA)
+            cv2.putText(out, item["camera"], (12, 34), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (255, 255, 255), 2, cv2.LINE_AA)
+        drawn_frames.append(out)
+    out = drawn_frames[0] if len(drawn_frames) == 1 else np.vstack(drawn_frames)
     ok, data = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, 88])
     return data.tobytes()
 
@@ -367,7 +382,7 @@ def _from_frame(x, ref, m: int, p, frames: _Frames, kind: str, words: str) -> di
         out["changed"] = f"the frame of event {x.seq} is not the one recorded: {problem}"
     elif out["location"] is None:
         out["changed"] = f"the frame of event {x.seq} is not the one recorded: it does not show car {m}"
-    elif not _same_pose(pose_json(out["location"]), p):
+    elif p is not None and not _same_pose(pose_json(out["location"]), p):
         out["elsewhere"] = True
         out["changed"] = (f"the frame of event {x.seq} is not the one recorded: it shows car {m} "
                           f"{math.hypot(out['location'].x_mm - p[0], out['location'].y_mm - p[1]):.2f} mm "
@@ -375,25 +390,63 @@ def _from_frame(x, ref, m: int, p, frames: _Frames, kind: str, words: str) -> di
     return out
 
 
+def _from_frames(x, items: list[dict], m: int, p, frames: _Frames, kind: str, words: str) -> dict:
+    """Car `m` located again from the frames `items` ({"ref", "camera"}) of event `x`: one
+    frame as `_from_frame`; several cameras' frames (a car two saw) each located again and
+    combined as the live table combined them (vision.multicam.combine_frames, in the order
+    stored: camera order)."""
+    if len(items) == 1:
+        return _from_frame(x, items[0]["ref"], m, p, frames, kind, words)
+    from vision.multicam import combine_frames
+    parts = [_from_frame(x, i["ref"], m, None, frames, kind, words) for i in items]
+    out = {"kind": kind, "event": x.seq, "evidence": [i["ref"].get("id") for i in items], "location": None,
+           "from": words, "changed": next((q["changed"] for q in parts if q["changed"]), None), "elsewhere": False}
+    if out["changed"] is not None:
+        return out
+    combined, _ = combine_frames([{m: q["location"]} for q in parts])
+    out["location"] = Pose(*combined[m])
+    if not _same_pose(pose_json(out["location"]), p):
+        out["elsewhere"] = True
+        out["changed"] = (f"the frames of event {x.seq} are not the ones recorded: they show car {m} "
+                          f"{math.hypot(out['location'].x_mm - p[0], out['location'].y_mm - p[1]):.2f} mm "
+                          f"from the pose the record gives it")
+    return out
+
+
+def _frames_words(items: list[dict], seq: int) -> str:
+    """"the frame of event 5"; with several cameras, which: "the frames of event 5 from
+    camera 1 and camera 2"."""
+    named = [i["camera"] for i in items if i.get("camera")]
+    words = f"the frame{'s' if len(items) > 1 else ''} of event {seq}"
+    return f"{words} from {' and '.join(named)}" if named else words
+
+
+def _hold_items(evidence) -> list[dict]:
+    """A hold's frames: one reference (one camera), or a list of {"ref", "cars", "camera"}."""
+    return evidence if isinstance(evidence, list) else [{"ref": evidence}]
+
+
 def _source(before, e, m: int, p, frames: _Frames) -> dict:
     said = (e.body.get("pose_from") or {}).get(str(m))
-    for item in e.body.get("evidence") or []:
-        if m not in item.get("cars", []):
-            continue
-        found = _from_frame(e, item["ref"], m, p, frames, "frame", f"the frame of event {e.seq}")
+    items = [item for item in e.body.get("evidence") or [] if m in item.get("cars", [])]
+    if items:
+        # One frame (one camera, or an older record: the first that lists the car), or every
+        # camera's frame its pose was combined from.
+        items = items if all(i.get("camera") for i in items) else items[:1]
+        found = _from_frames(e, items, m, p, frames, "frame", _frames_words(items, e.seq))
         # A record that says where each pose came from (`pose_from`) lists only the cars its
         # frame gave; an older one also listed a car judged from where its move began (its
         # frame shows it after the move): that pose is traced below, like a held car's.
         if not found["elsewhere"] or "pose_from" in e.body:
             return found
-        break
     for x in reversed(before):
         if x.kind == "hold" and x.body.get("vehicle") == m and _equal(x.body.get("pose") or [], p):
             if not x.body.get("evidence"):
                 return {"kind": "record", "event": x.seq, "evidence": None, "location": None, "changed": None,
                         "from": f"held where its turn began (event {x.seq}); the camera did not see it then"}
-            return _from_frame(x, x.body["evidence"], m, p, frames, "hold",
-                               f"the frame of event {x.seq} (held where its turn began)")
+            held = _hold_items(x.body["evidence"])
+            return _from_frames(x, held, m, p, frames, "hold",
+                                f"{_frames_words(held, x.seq)} (held where its turn began)")
         if x.kind != "resolution":
             continue
         for pl in reversed(x.body.get("placements") or []):
@@ -406,7 +459,8 @@ def _source(before, e, m: int, p, frames: _Frames) -> dict:
             found = _source([y for y in before if y.seq < x.seq], x, m, p, frames)
             if found["kind"] == "frame":
                 found = {**found, "kind": "carried",
-                         "from": f"the frame of event {x.seq} (held there since)"}
+                         "from": f"the frame{'s' if isinstance(found['evidence'], list) else ''} of event "
+                                 f"{x.seq} (held there since)"}
             return found
     why = {"stood": "where it stood as its move began: the camera's reading then, no frame kept"}.get(
         said, "the record's own pose: no kept frame shows the car there (where it stood as its move began, "

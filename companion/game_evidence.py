@@ -2,12 +2,29 @@
 kept with it in the game file when it commits, and the frame a held car's pose came from.
 
 A verdict is measured from one frame's own poses (not the tracker's averages), so it can
-be measured again from that frame after the game.
+be measured again from that frame after the game. With several cameras it is measured
+from the latest frame set: each believed camera's latest frame's own poses, a car two
+see combined by inverse covariance (vision.multicam.combine_frames); every frame that
+gave a judged car's pose is kept, naming its camera, and the audit combines them again.
 """
 
 from __future__ import annotations
 
 from .geometry import Pose
+
+
+class FrameSet:
+    """Several cameras' latest frames as one piece of evidence: `frames` [(camera name,
+    image, located)] in camera order, `poses` the combined poses, `given` each car's frames
+    (indices into `frames`) its pose is combined from."""
+
+    def __init__(self, frames: list, poses: dict, given: dict) -> None:
+        self.frames, self.poses, self.given = frames, poses, given
+
+
+def _multi(live) -> bool:
+    from .live import MultiLiveTable
+    return isinstance(live, MultiLiveTable) and len(live.camera_names()) > 1
 
 
 class EvidenceTrail:
@@ -21,12 +38,25 @@ class EvidenceTrail:
 
     def frame_poses(self):
         """The latest frame's own poses for the cars it saw, and the frame itself (or None)."""
+        if _multi(self.live):
+            return self._frame_set_poses()
         image, tracked = self.live.last_image()
         if tracked is None or tracked.located.table_pose is None:
             return {}, None
         located = tracked.located
         poses = {c.id: Pose(c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg) for c in located.cars}
         return poses, (image, located)
+
+    def _frame_set_poses(self):
+        """Several cameras: the latest frame set's own poses combined, and the FrameSet."""
+        from vision.multicam import combine_frames
+        views = self.live.frame_set()
+        if not views:
+            return {}, None
+        frames = [(name, image, tracked.located) for name, image, tracked in views]
+        combined, given = combine_frames([{c.id: c for c in located.cars} for _, _, located in frames])
+        poses = {m: Pose(*p) for m, p in combined.items()}
+        return poses, FrameSet(frames, poses, given)
 
     def measuring_from(self, frame, cars) -> None:
         """The resolution about to be made is measured from this frame, for these cars
@@ -38,16 +68,32 @@ class EvidenceTrail:
         if frame is None:
             self._pending = []
             return
-        seen = {c.id: (c.x_mm, c.y_mm, c.heading_deg) for c in frame[1].cars}
+        if isinstance(frame, FrameSet):
+            seen = {m: (p.x_mm, p.y_mm, p.heading_deg) for m, p in frame.poses.items()}
+        else:
+            seen = {c.id: (c.x_mm, c.y_mm, c.heading_deg) for c in frame[1].cars}
         judged = cars if isinstance(cars, dict) else {m: None for m in cars}
         mine = [m for m, p in judged.items()
                 if m in seen and (p is None or (p.x_mm, p.y_mm, p.heading_deg) == seen[m])]
         self._pose_from = {str(m): "stood" for m in judged if m not in mine}
-        self._pending = [{"frame": frame, "cars": sorted(mine)}]
+        if not isinstance(frame, FrameSet):
+            self._pending = [{"frame": frame, "cars": sorted(mine)}]
+            return
+        # Every camera's frame that gave a judged car's pose, each with the cars it gave.
+        self._pending = []
+        for k, (name, image, located) in enumerate(frame.frames):
+            gave = sorted(m for m in mine if k in frame.given.get(m, ()))
+            if gave:
+                self._pending.append({"frame": (image, located), "cars": gave, "camera": name})
 
     def calibration(self) -> str | None:
         """The camera calibration's fingerprint, for the record."""
         from vision.evidence import camera_fingerprint
+        if _multi(self.live):
+            # Each camera's, named (each stored frame's table pose also keeps its own).
+            poses = [(c.name, c.pipeline.locator.table_pose) for c in self.live.multi.cameras]
+            return "; ".join(f"{name} {camera_fingerprint(p.camera) if p is not None else 'none'}"
+                             for name, p in poses)
         pose = self.live.pipeline.locator.table_pose
         return camera_fingerprint(pose.camera) if pose is not None else None
 
@@ -63,7 +109,12 @@ class EvidenceTrail:
         if self.store is None or pose is None:
             return
         from .record import pose_json
-        ref = self._store_frame(frame) if frame is not None else None
+        if isinstance(frame, FrameSet):
+            # Several cameras: every frame its pose is combined from, naming its camera.
+            ref = [{"ref": self._store_frame(frame.frames[k][1:]), "cars": [marker], "camera": frame.frames[k][0]}
+                   for k in frame.given.get(marker, ())] or None
+        else:
+            ref = self._store_frame(frame) if frame is not None else None
         self.store.append("hold", {"vehicle": marker, "pose": pose_json(pose), "evidence": ref})
 
     def commit(self, event, rules, state) -> None:
@@ -76,7 +127,8 @@ class EvidenceTrail:
         for item in self._pending:
             ref = self._store_frame(item["frame"])
             if ref is not None:
-                refs.append({"ref": ref, "cars": item["cars"]})
+                refs.append({"ref": ref, "cars": item["cars"]}
+                            | ({"camera": item["camera"]} if "camera" in item else {}))
         kind, body = event_body(event, rules, state, refs, self.calibration())
         if kind == "resolution" and refs:
             # Says that `evidence` lists only the cars its frame gave a pose (see measuring_from).

@@ -620,3 +620,17 @@ class MultiLiveTable(LiveTable):
     def last_image(self):
         with self._cond:
             return self._last_image, self._last
+
+    def frame_set(self) -> list[tuple[str, object, TrackedFrame]]:
+        """The latest frame of each camera believed now (running, with the table), in camera
+        order: (name, image, tracked frame). What a verdict is measured from (each frame's own
+        located cars, combined by vision.multicam.combine_frames) and kept as its evidence."""
+        with self._cond:
+            fused = self._fused
+            return [(self._names[f.index], f.image, f.tracked) for f in self._feeds
+                    if f.tracked is not None and f.tracked.located.table_pose is not None
+                    and fused is not None and fused.cameras[f.index].status == "running"]
+
+    def camera_names(self) -> list[str]:
+        return list(self._names)
+

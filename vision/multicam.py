@@ -194,6 +194,32 @@ def combine(poses: Sequence[tuple[float, float, float, float, float]]) -> tuple[
     return float(xy[0]), float(xy[1]), _wrap(ref + h_sum / h_info), float(cov[0, 0]), 1.0 / h_info
 
 
+def combine_frames(frames: Sequence[dict]) -> tuple[dict[int, tuple[float, float, float, float, float]],
+                                                    dict[int, tuple[int, ...]]]:
+    """One frame set's own poses, without the tracker: `frames` holds each camera's frame's
+    located cars by id (anything with x_mm, y_mm, heading_deg, sigma_mm, sigma_deg), in
+    camera order. Returns ({car: (x, y, heading, sigma_mm, sigma_deg)}, {car: the indices
+    of the frames its pose is combined from}). A car one frame sees keeps that frame's
+    numbers untouched; one several see is combined by inverse covariance as `fuse`
+    combines cameras (no fade, no averaging over frames), so the live table's verdict and
+    the audit's, located again from the stored frames in the same order, are the same."""
+    given: dict[int, list[int]] = {}
+    for k, cars in enumerate(frames):
+        for car_id in cars:
+            given.setdefault(car_id, []).append(k)
+    out = {}
+    for car_id, ks in given.items():
+        if len(ks) == 1:
+            c = frames[ks[0]][car_id]
+            out[car_id] = (c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg)
+            continue
+        cs = [frames[k][car_id] for k in ks]
+        x, y, h, var_xy, var_deg = combine([(c.x_mm, c.y_mm, c.heading_deg, position_variance(c.sigma_mm),
+                                             c.sigma_deg ** 2) for c in cs])
+        out[car_id] = (x, y, h, sigma_from_covariance(np.eye(2) * var_xy), math.sqrt(var_deg))
+    return out, {m: tuple(ks) for m, ks in given.items()}
+
+
 class MultiCamera:
     """Frame sets in (one image per camera, None where a camera gave none), fused cars out."""
 

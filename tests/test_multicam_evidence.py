@@ -1,0 +1,187 @@
+"""A verdict on a table under two cameras is measured from the latest frame set's own poses
+(each camera's latest frame's located cars, a car both see combined by inverse covariance as
+vision.multicam combines cameras, without the tracker's fade), every camera frame that gave a
+judged car's pose is kept in the game file naming its camera, and the audit measures it again
+from those stored frames to the same poses and verdicts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from companion.audit import drawing, drawn_frame, pose_sources
+from companion.game import TableGame
+from companion.live import MultiLiveTable
+from companion.record import remeasure
+from companion.store import GameStore, verify
+from vision.evidence import decode_jpeg
+from vision.multicam import combine_frames, position_variance
+from vision.render import CarTruth, RenderOptions, TableRenderer, region_camera
+
+from tests.test_multicam import ListSource
+
+#: The Interceptor (10) in the middle, where both cameras see it; the Rust Bucket (11) just
+#: ahead of it, in its gun's 6 in, where only camera 2 (the right half) sees it; the Buggy
+#: (13) only in camera 1's view.
+POSES = (CarTruth(10, 640.0, 300.0, 0.0), CarTruth(11, 790.0, 300.0, 0.0), CarTruth(12, 900.0, 650.0, 0.0),
+         CarTruth(13, 200.0, 520.0, 0.0), CarTruth(14, 1000.0, 200.0, 0.0))
+SHOT = {"act": "shoot", "warrior": "Max:10:W1", "target": 11, "at": "vehicle"}
+
+
+def two_views(table):
+    """Square 1080 px webcams over the left 60 % and the right 60 % of the demo table (each
+    sees four anchors: two corners and the middle of the near and far edges); a little
+    different heights, as two calibrated cameras never match exactly."""
+    out = []
+    w, d = table.width_mm, table.depth_mm
+    for i, (region, height) in enumerate([((0, 0, 0.6 * w, d), 1000.0), ((0.4 * w, 0, w, d), 1050.0)]):
+        camera, rvec, tvec = region_camera(table, region, width=1080, height=1080, height_mm=height,
+                                           source=f"synthetic camera {i + 1}")
+        out.append(TableRenderer(table, camera, rvec, tvec, RenderOptions(), seed=i))
+    return out
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory, demo_table):
+    """A game through two cameras, recorded: a shot from the Interceptor at the Rust Bucket;
+    a round (the Interceptor, first, held where its activation began, from both cameras'
+    frames); the same shot again."""
+    renderers = two_views(demo_table)
+    path = tmp_path_factory.mktemp("multicam") / "game.db"
+    live = MultiLiveTable([ListSource([], "left"), ListSource([], "right")], demo_table,
+                          [r.camera for r in renderers])
+    rng = np.random.default_rng(5)
+    frames = [r.render(POSES, rng) for r in renderers]
+    for k in range(2):
+        for i, frame in enumerate(frames):
+            live.process_camera(i, frame.image, k, k / 15)
+    game = TableGame(live, store=GameStore(path), seed=3)
+    game.start("shattered_highways", {}, game.starter_rosters())
+    views = live.frame_set()
+    game.act(SHOT)
+    game.answer_typed([5])
+    game.answer_typed([4])
+    game.start_round({"Max": [10, 13, 14], "Furiosa": [12, 11]})
+    game.answer_typed([6])
+    game.answer_typed([2])
+    game.act(SHOT)                 # again, the Interceptor now held where its activation began
+    game.answer_typed([5])
+    game.answer_typed([4])
+    game.store.close()
+    return path, views
+
+
+def test_the_frame_sets_poses_combine_each_cameras_own_poses(played):
+    _, views = played
+    assert [name for name, _, _ in views] == ["camera 1", "camera 2"]
+    per = [{c.id: c for c in t.located.cars} for _, _, t in views]
+    assert 10 in per[0] and 10 in per[1] and 11 in per[1] and 11 not in per[0] and 13 not in per[1]
+    poses, given = combine_frames(per)
+    assert given[10] == (0, 1) and given[11] == (1,) and given[13] == (0,)
+    # A car one camera sees keeps that frame's numbers exactly; one both see is tighter than either.
+    c = per[1][11]
+    assert poses[11] == (c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg)
+    a, b = per[0][10], per[1][10]
+    assert poses[10][3] < min(a.sigma_mm, b.sigma_mm)
+    w = [1 / position_variance(a.sigma_mm), 1 / position_variance(b.sigma_mm)]
+    assert poses[10][0] == pytest.approx((w[0] * a.x_mm + w[1] * b.x_mm) / sum(w), abs=1e-9)
+    assert min(a.x_mm, b.x_mm) <= poses[10][0] <= max(a.x_mm, b.x_mm)
+
+
+def test_the_record_keeps_every_cameras_frame_that_gave_a_judged_pose(played):
+    path, views = played
+    assert verify(path)[0]
+    store = GameStore(path, create=False)
+    events = store.events()
+    shot = next(e for e in events if e.kind == "resolution" and e.body["detail"] == SHOT)
+    items = shot.body["evidence"]
+    # Both frames, in camera order, each with the cars it gave a pose and its camera.
+    assert [i["camera"] for i in items] == ["camera 1", "camera 2"]
+    by_camera = {i["camera"]: set(i["cars"]) for i in items}
+    assert 10 in by_camera["camera 1"] and {10, 11} <= by_camera["camera 2"]
+    assert 11 not in by_camera["camera 1"]
+    for item, (name, _, tracked) in zip(items, views):
+        ev = store.evidence(item["ref"]["id"])
+        assert ev["jpeg"][:2] == b"\xff\xd8"
+        # Its own detections and table pose, with its own camera's fingerprint.
+        assert {d["id"] for d in ev["detections"]} == {d.id for d in tracked.located.detections}
+        assert ev["table_pose"]["camera"]["source"] == f"synthetic {name}"
+    fingerprints = {store.evidence(i["ref"]["id"])["table_pose"]["camera"]["fingerprint"] for i in items}
+    assert len(fingerprints) == 2
+    assert "camera 1 " in shot.body["calibration"] and "camera 2 " in shot.body["calibration"]
+    # The car only camera 2 sees has a frame pose: camera 2's, exactly.
+    cam2 = next(t for n, _, t in views if n == "camera 2")
+    rust = next(c for c in cam2.located.cars if c.id == 11)
+    assert shot.body["poses"]["11"][:3] == [rust.x_mm, rust.y_mm, rust.heading_deg]
+    # The held Interceptor: both cameras' frames, at the combined pose.
+    hold = next(e for e in events if e.kind == "hold" and e.body["vehicle"] == 10)
+    assert [i["camera"] for i in hold.body["evidence"]] == ["camera 1", "camera 2"]
+
+
+@pytest.mark.parametrize("which, kind", [(0, "frame"), (1, "hold")])
+def test_measured_again_from_the_stored_frames_gives_the_same_poses_and_verdicts(played, which, kind):
+    path, _ = played
+    store = GameStore(path, create=False)
+    events = store.events()
+    shot = [e for e in events if e.kind == "resolution" and e.body["detail"] == SHOT][which]
+    again = remeasure(store, shot.seq)
+    assert again["same"] and again["changed"] == [], again
+    assert again["verdicts"] and all(v["same"] for v in again["verdicts"])
+    assert {v["what"] for v in again["verdicts"]} == {"range", "arc"}
+    rows = {p["vehicle"]: p for p in again["poses"]}
+    assert all(p["difference_mm"] in (None, 0.0) for p in rows.values())
+    # The Rust Bucket, only camera 2 sees, located again from camera 2's frame.
+    assert rows[11]["again"] is not None and rows[11]["from"] == f"the frame of event {shot.seq} from camera 2"
+    sources = pose_sources(store, events, shot)
+    # The Interceptor (the shot's own frames, or those it was held from where its activation
+    # began): both cameras' frames located again and combined to the recorded pose, to the
+    # last bit the frames give.
+    src = sources[10]
+    assert src["kind"] == kind and isinstance(src["evidence"], list) and len(src["evidence"]) == 2
+    assert "camera 1 and camera 2" in src["from"] and src["changed"] is None
+    assert abs(src["location"].x_mm - shot.body["poses"]["10"][0]) <= 1e-6
+    assert abs(src["location"].y_mm - shot.body["poses"]["10"][1]) <= 1e-6
+    # The whole file verifies and measures again (audit verify's playback).
+    from companion.record import check_playback
+    ok, text, counts = check_playback(store)
+    assert ok and counts["measured_again"] >= 1 and counts["differ"] == [], text
+
+
+def test_a_changed_camera_2_frame_is_said_changed(played, tmp_path):
+    """The record names camera 2's frame for the Rust Bucket: a frame there that is not the
+    one recorded is found, not measured as if it were."""
+    import shutil
+    import sqlite3
+    path, _ = played
+    copy = tmp_path / "changed.db"
+    shutil.copy(path, copy)
+    store = GameStore(copy, create=False)
+    shot = next(e for e in store.events() if e.kind == "resolution" and e.body["detail"] == SHOT)
+    cam2 = next(i for i in shot.body["evidence"] if i["camera"] == "camera 2")["ref"]["id"]
+    store.close()
+    db = sqlite3.connect(copy)
+    db.executescript("DROP TRIGGER IF EXISTS evidence_append_only_u;")
+    db.execute("UPDATE evidence SET jpeg = substr(jpeg, 1, length(jpeg) - 10) WHERE id = ?", (cam2,))
+    db.commit()
+    db.close()
+    again = remeasure(GameStore(copy, create=False), shot.seq)
+    assert not again["same"] and any(f"evidence {cam2} was changed" in c for c in again["changed"]), again
+
+
+def test_the_audit_draws_each_cameras_frame_named(played):
+    """The audit picture of a verdict from two cameras: each camera's frame with the
+    measurement drawn on its own table pose, one above the other."""
+    path, views = played
+    store = GameStore(path, create=False)
+    shot = next(e for e in store.events() if e.kind == "resolution" and e.body["detail"] == SHOT)
+    shapes, _ = drawing(store, shot.seq)
+    assert shapes
+    whole = decode_jpeg(drawn_frame(store, shot.seq))
+    h, w = views[0][1].shape[:2]
+    assert whole.shape[1] == w and whole.shape[0] == 2 * h
+    # Each half is its camera's frame drawn on (the measurement changed pixels there).
+    for k, (name, image, _) in enumerate(views):
+        half = whole[k * h:(k + 1) * h].astype(int)
+        assert np.abs(half - image.astype(int)).mean() > 0.5, name
+    near = decode_jpeg(drawn_frame(store, shot.seq, zoom=True))
+    assert near is not None and near.shape[0] > near.shape[1] / 2
