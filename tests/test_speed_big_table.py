@@ -112,3 +112,13 @@ def test_a_grey_video_source_decodes_mjpeg_straight_to_the_grey_the_colour_frame
         assert c.index == g.index and c.time_s == g.time_s
         # The JPEG's own luma against a conversion of its colour: a grey level or two apart.
         assert np.abs(g.gray.astype(int) - cv2.cvtColor(c.image, cv2.COLOR_BGR2GRAY)).max() <= 3
+
+
+def test_an_unrefined_outline_lying_on_another_marker_is_dropped_and_a_lone_one_kept():
+    from vision.detect import MarkerDetection, _drop_overlapped
+
+    square = np.array([[0.0, 0.0], [40.0, 0.0], [40.0, 40.0], [0.0, 40.0]])
+    real = MarkerDetection(25, square + 100.0, 0.05)
+    misread = MarkerDetection(17, square * 0.5 + 110.0, None)      # part of 25's cells read as 17
+    alone = MarkerDetection(18, square + 400.0, None)               # blurred, but on no other marker
+    assert _drop_overlapped([real, misread, alone]) == [real, alone]

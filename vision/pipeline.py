@@ -10,6 +10,7 @@ frame is scanned.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -120,6 +121,7 @@ class TablePipeline:
             located = self.locator.locate(image, frame, look_again={
                 car_id: region_around(corners) for car_id, (corners, _, _) in self._last_seen.items()})
             self._since_full = 1
+            located = self._follow_missed(image, located, (w, h), frame)
             self._choose_search_size(located)
         cars = self.tracker.update(located, time_s)
         self._plan(located, full)
@@ -144,6 +146,23 @@ class TablePipeline:
                        for f in found):
                 kept.append(d)
         return kept
+
+    def _follow_missed(self, image: np.ndarray, located: FrameLocation, size: tuple[int, int],
+                       frame: int) -> FrameLocation:
+        """A car the whole-frame search missed (OpenCV drops a candidate now and
+        then to a frame's noise), followed where it stood last frame: a car that
+        stood still is found as every frame between full scans finds it."""
+        found = {c.id for c in located.cars}
+        keys = [k for k in self._follow if not isinstance(k, tuple) and k not in found]
+        if not keys or located.table_pose is None:
+            return located
+        followed, _ = self.locator.detector.follow(image, [self._follow[k] for k in keys])
+        extra = [d for d in followed if d is not None and not any(
+            o.id == d.id and math.dist(o.centre_px, d.centre_px) < 0.5 * d.side_px for o in located.detections)]
+        if not extra:
+            return located
+        again = self.locator.locate_detections(list(located.detections) + extra, size, frame)
+        return dataclasses.replace(again, table_moved=again.table_moved or located.table_moved)
 
     def _choose_search_size(self, located: FrameLocation) -> None:
         """Search whole frames at half size when every marker of the table would
