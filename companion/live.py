@@ -634,3 +634,12 @@ class MultiLiveTable(LiveTable):
     def camera_names(self) -> list[str]:
         return list(self._names)
 
+    def camera_image(self, number: int):
+        """Camera `number`'s (1, 2, ... as the snapshot's `cameras` name them) latest image and
+        tracked frame (None, None before its first); a number no camera has is refused."""
+        if not 1 <= number <= len(self._feeds):
+            raise ValueError(f"there is no camera {number}: this table has cameras 1 to {len(self._feeds)}")
+        with self._cond:
+            feed = self._feeds[number - 1]
+            return feed.image, feed.tracked
+

@@ -68,11 +68,11 @@ def played(tmp_path_factory, demo_table):
     game.answer_typed([5])
     game.answer_typed([4])
     game.store.close()
-    return path, views
+    return path, views, live
 
 
 def test_the_frame_sets_poses_combine_each_cameras_own_poses(played):
-    _, views = played
+    _, views, _ = played
     assert [name for name, _, _ in views] == ["camera 1", "camera 2"]
     per = [{c.id: c for c in t.located.cars} for _, _, t in views]
     assert 10 in per[0] and 10 in per[1] and 11 in per[1] and 11 not in per[0] and 13 not in per[1]
@@ -89,7 +89,7 @@ def test_the_frame_sets_poses_combine_each_cameras_own_poses(played):
 
 
 def test_the_record_keeps_every_cameras_frame_that_gave_a_judged_pose(played):
-    path, views = played
+    path, views, _ = played
     assert verify(path)[0]
     store = GameStore(path, create=False)
     events = store.events()
@@ -120,7 +120,7 @@ def test_the_record_keeps_every_cameras_frame_that_gave_a_judged_pose(played):
 
 @pytest.mark.parametrize("which, kind", [(0, "frame"), (1, "hold")])
 def test_measured_again_from_the_stored_frames_gives_the_same_poses_and_verdicts(played, which, kind):
-    path, _ = played
+    path, _, _ = played
     store = GameStore(path, create=False)
     events = store.events()
     shot = [e for e in events if e.kind == "resolution" and e.body["detail"] == SHOT][which]
@@ -152,7 +152,7 @@ def test_a_changed_camera_2_frame_is_said_changed(played, tmp_path):
     one recorded is found, not measured as if it were."""
     import shutil
     import sqlite3
-    path, _ = played
+    path, _, _ = played
     copy = tmp_path / "changed.db"
     shutil.copy(path, copy)
     store = GameStore(copy, create=False)
@@ -171,7 +171,7 @@ def test_a_changed_camera_2_frame_is_said_changed(played, tmp_path):
 def test_the_audit_draws_each_cameras_frame_named(played):
     """The audit picture of a verdict from two cameras: each camera's frame with the
     measurement drawn on its own table pose, one above the other."""
-    path, views = played
+    path, views, _ = played
     store = GameStore(path, create=False)
     shot = next(e for e in store.events() if e.kind == "resolution" and e.body["detail"] == SHOT)
     shapes, _ = drawing(store, shot.seq)
@@ -185,3 +185,23 @@ def test_the_audit_draws_each_cameras_frame_named(played):
         assert np.abs(half - image.astype(int)).mean() > 0.5, name
     near = decode_jpeg(drawn_frame(store, shot.seq, zoom=True))
     assert near is not None and near.shape[0] > near.shape[1] / 2
+
+
+def test_the_camera_picture_of_each_camera(played, demo_table):
+    """/api/camera.jpg?camera=N: camera N's latest frame, drawn on; the first by default; a
+    camera the table does not have is refused by its number."""
+    from companion.web import create_app
+    live = played[2]
+    client = create_app(TableGame(live, seed=1), {"TESTING": True}).test_client()
+    pictures = {}
+    for query in ("", "?camera=1", "?camera=2"):
+        r = client.get(f"/api/camera.jpg{query}")
+        assert r.status_code == 200 and r.mimetype == "image/jpeg", query
+        pictures[query] = decode_jpeg(r.data)
+    assert np.abs(pictures[""].astype(int) - pictures["?camera=1"].astype(int)).mean() < 1.0
+    assert np.abs(pictures["?camera=2"].astype(int) - pictures["?camera=1"].astype(int)).mean() > 5.0
+    image, _ = live.camera_image(2)
+    assert np.abs(pictures["?camera=2"].astype(int) - image.astype(int)).mean() < 8.0
+    r = client.get("/api/camera.jpg?camera=3")
+    assert r.status_code == 404 and "there is no camera 3" in r.get_json()["error"]
+    assert client.get("/api/camera.jpg?camera=two").status_code == 400

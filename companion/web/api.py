@@ -214,9 +214,26 @@ def _jpeg(image) -> Response:
 
 @bp.get("/camera.jpg")
 def camera_view():
-    """The camera's latest frame with anchors, markers, the table's edge and the cars drawn on it."""
+    """The camera's latest frame with anchors, markers, the table's edge and the cars drawn on it;
+    `?camera=N`: camera N's (1, 2, ... as the snapshot's `cameras` name them; the first by default)."""
     from vision.overlay import annotate
-    image, tracked = live_table().last_image()
+
+    from ..live import MultiLiveTable
+    live = live_table()
+    which = request.args.get("camera")
+    if which is None:
+        image, tracked = live.last_image()
+    else:
+        number = _int(which, "camera")
+        if isinstance(live, MultiLiveTable):
+            try:
+                image, tracked = live.camera_image(number)
+            except ValueError as exc:
+                return jsonify({"error": str(exc)}), 404
+        elif number == 1:
+            image, tracked = live.last_image()
+        else:
+            return jsonify({"error": f"there is no camera {number}: this table has one camera"}), 404
     if image is None:
         return jsonify({"error": "no frame from the camera yet"}), 404
     return _jpeg(annotate(image, tracked, live_table().table))
