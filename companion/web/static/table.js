@@ -403,7 +403,7 @@
       if (!present.has(id)) { lastMoved = now; car.group.remove(); car.hit.remove(); car.label.remove(); car.row.remove(); cars.delete(id); }
     }
     drawGates(s.gates);
-    if (s.cameras) drawCoverage(s.cameras);
+    if (s.cameras) { drawCoverage(s.cameras); cameraChooser(s.cameras); }
     if (panel) drawGhosts();
     if (panel) drawActing();
     drawPlacement();
@@ -1814,7 +1814,15 @@
     } catch (e) { out.replaceChildren(html("p", { class: "error", text: e.message })); }
   });
   let cameraTimer = null;
-  function refreshCamera() { $("camera-view").src = `api/camera.jpg?t=${Date.now()}`; }
+  function refreshCamera() {
+    const pick = $("camera-pick");         // several cameras: the one chosen (api camera.jpg?camera=N)
+    $("camera-view").src = `api/camera.jpg?${pick ? `camera=${pick.value}&` : ""}t=${Date.now()}`;
+  }
+  function cameraChooser(cameras) {
+    if (cameras.length < 2 || $("camera-pick")) return;
+    $("camera-view").before(html("label", {}, "Camera picture: ", html("select", { id: "camera-pick", onchange: refreshCamera },
+      ...cameras.map((c, i) => html("option", { value: String(i + 1), text: c.name })))));
+  }
   // The camera's picture under the table follows the cars: the next picture is asked for as soon
   // as the last one is shown (at most UNDERLAY_FPS a second, only while the page is in view), so
   // a moving car is never seen twice, once where it is and once where it was seconds ago.
