@@ -346,6 +346,20 @@ class LiveTable:
 STALLED_S = 2.0
 
 
+def _worst_quality(cams: list[dict]) -> dict | None:
+    """Several cameras' picture checks as the page's one note: the worst camera's verdict,
+    with the first camera's figures, and each camera's advice led by its name (a small
+    marker in camera 2 is camera 2's to fix). None: no camera judged yet."""
+    rank = {"ok": 0, "marginal": 1, "poor": 2}
+    judged = [(c["name"], c["quality"]) for c in cams if c.get("quality") and c["quality"].get("verdict") in rank]
+    if len(cams) < 2 or not judged:
+        return None
+    worst = max(judged, key=lambda nq: rank[nq[1]["verdict"]])[1]["verdict"]
+    return {**judged[0][1], "verdict": worst,
+            "advice": [f"{name}: {a}" for name, q in judged if q["verdict"] != "ok" for a in q.get("advice", [])],
+            "cameras": {name: q["verdict"] for name, q in judged}}
+
+
 class _Feed:
     """One camera's source in a MultiLiveTable: opened, read and reopened on its own thread."""
 
@@ -608,6 +622,9 @@ class MultiLiveTable(LiveTable):
                          "reprojection_mm": None if pose is None else round(pose.reprojection_mm, 3),
                          "quality": feed.checks[0] if feed.checks else None})
         snap["cameras"] = cams
+        quality = _worst_quality(cams)
+        if quality is not None:
+            snap["quality"] = quality
         statuses = [f.status for f in self._feeds]
         snap["source"] = {"description": self._describe(),
                           "status": "running" if "running" in statuses else statuses[0],

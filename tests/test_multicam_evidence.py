@@ -205,3 +205,18 @@ def test_the_camera_picture_of_each_camera(played, demo_table):
     r = client.get("/api/camera.jpg?camera=3")
     assert r.status_code == 404 and "there is no camera 3" in r.get_json()["error"]
     assert client.get("/api/camera.jpg?camera=two").status_code == 400
+
+
+def test_the_picture_note_is_the_worst_cameras_named(played):
+    """The page's one note on the camera picture, with several cameras: the worst camera's
+    verdict, each camera's advice led by its name."""
+    from companion.live import _worst_quality
+    snap = played[2].snapshot()
+    assert set(snap["quality"]["cameras"]) == {"camera 1", "camera 2"}
+    assert snap["quality"]["verdict"] in ("ok", "marginal", "poor")
+    cams = [{"name": "camera 1", "quality": {"verdict": "ok", "advice": [], "markers": 4}},
+            {"name": "camera 2", "quality": {"verdict": "poor", "advice": ["the markers are 9 px across"],
+                                             "markers": 3}}]
+    note = _worst_quality(cams)
+    assert note["verdict"] == "poor" and note["advice"] == ["camera 2: the markers are 9 px across"]
+    assert _worst_quality(cams[:1]) is None                 # one camera: its own note, as before
