@@ -586,8 +586,32 @@ class MultiLiveTable(LiveTable):
                 feed.tracked = feed.image = feed.coverage = feed.checks = None
         super().replace_table(table)
         self.pipeline = self.multi.cameras[0].pipeline
+        self._rectifiers = {}
 
     # --- reading -------------------------------------------------------------------
+
+    def rectify(self, image, table_pose):
+        """The image mapped onto the table plane (as LiveTable's), the other believed cameras'
+        latest frames filling what it does not show: the whole table the cameras see."""
+        import numpy as np
+
+        from vision.overlay import Rectifier
+        out = super().rectify(image, table_pose)
+        if len(self._feeds) < 2:
+            return out
+        rectifiers = self.__dict__.setdefault("_rectifiers", {})
+        shown = None
+        for name, other, tracked in self.frame_set():
+            if other is image:
+                continue
+            if shown is None:           # where the given frame reaches (a remap of all-white)
+                shown = super().rectify(np.full(image.shape[:2], 255, np.uint8), table_pose) == 255
+            r = rectifiers.setdefault(name, Rectifier(self.table))
+            pose = tracked.located.table_pose
+            fill = ~shown & (r(np.full(other.shape[:2], 255, np.uint8), pose) == 255)
+            out[fill] = r(other, pose)[fill]
+            shown |= fill
+        return out
 
     def _build_snapshot(self) -> dict:
         snap = super()._build_snapshot()

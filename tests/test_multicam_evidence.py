@@ -220,3 +220,18 @@ def test_the_picture_note_is_the_worst_cameras_named(played):
     note = _worst_quality(cams)
     assert note["verdict"] == "poor" and note["advice"] == ["camera 2: the markers are 9 px across"]
     assert _worst_quality(cams[:1]) is None                 # one camera: its own note, as before
+
+
+def test_the_rectified_view_shows_what_every_camera_sees(played):
+    """The picture under the table: camera 1's frame mapped onto the table, camera 2's filling
+    the part of the table camera 1 does not see (the right edge)."""
+    from vision.overlay import Rectifier
+    live = played[2]
+    image, tracked = live.last_image()
+    alone = Rectifier(live.table)(image, tracked.located.table_pose)
+    both = live.rectify(image, tracked.located.table_pose)
+    assert both.shape == alone.shape
+    right = slice(int(alone.shape[1] * 0.92), alone.shape[1])
+    assert alone[:, right].mean() < 5 and both[:, right].mean() > 40            # camera 2 fills it
+    left = slice(0, int(alone.shape[1] * 0.3))
+    assert np.array_equal(both[:, left], alone[:, left])                      # camera 1's own, untouched
