@@ -17,7 +17,7 @@ from vision.detect import MarkerDetector, to_gray
 from vision.pipeline import TablePipeline
 
 SEED = 26
-MOVING_FRAMES = 8
+MOVING_FRAMES = 6
 
 
 @pytest.fixture(scope="module")
