@@ -122,3 +122,15 @@ def test_an_unrefined_outline_lying_on_another_marker_is_dropped_and_a_lone_one_
     misread = MarkerDetection(17, square * 0.5 + 110.0, None)      # part of 25's cells read as 17
     alone = MarkerDetection(18, square + 400.0, None)               # blurred, but on no other marker
     assert _drop_overlapped([real, misread, alone]) == [real, alone]
+
+
+def test_a_view_that_shows_no_marker_is_searched_full_size_again(scene, frames):
+    pipeline = TablePipeline(scene.table, scene.renderer.camera, full_scan_every=1)
+    pipeline.process(frames[0].image)
+    assert pipeline.locator.detector.search_reduce == 2
+    blank = np.full(frames[0].image.shape[:2], 128, np.uint8)      # lens covered, camera swapped
+    tracked = pipeline.process(blank, 1, 1 / 30)
+    assert tracked.full_scan and not any(c.seen for c in tracked.cars)
+    assert pipeline.locator.detector.search_reduce == 1
+    pipeline.process(frames[1].image, 2, 2 / 30)
+    assert pipeline.locator.detector.search_reduce == 2

@@ -171,8 +171,10 @@ class TablePipeline:
         anything missed looked for again full size round where it was.  The
         smallest marker's size is judged from the smallest seen, scaled by the
         table's smallest marker (a car not yet seen may carry it)."""
-        pose = located.table_pose
-        if pose is None or not located.detections:
+        if located.table_pose is None or not located.detections:
+            # The view is lost or new (a camera moved, raised, swapped): full size
+            # until the markers are seen again.
+            self.locator.detector.search_reduce = 1
             return
         sizes = {a.id: a.size_mm for a in self.table.anchors}
         sizes.update({c.id: c.marker_mm for c in self.table.cars})
