@@ -217,6 +217,10 @@ class TablePipeline:
             speed = float(np.hypot(*step))
             if speed >= DRIVING_PX:
                 margin = max(side, 24.0) + 0.5 * speed
+                # Followed where its last step puts it: a car driving steadily is
+                # found there with no search at all (the follow checks its cells).
+                if car_id in seen:
+                    self._follow[car_id] = (car_id, corners + step)
             else:
                 step = np.zeros(2)
                 margin = min(max(2.0 * side, 40.0) + 20.0 * lost, 300.0)
