@@ -345,35 +345,40 @@ def _moved_px(a: TablePose, b: TablePose) -> float:
 CENTRE_PER_EDGE_SIGMA = 0.42
 #: Heading error (radians), in units of edge scatter over the marker's side.
 HEADING_PER_EDGE_SIGMA = 0.95
-#: A refined outline's own doubt, earned from two things measured on it: its
-#: edge scatter (px) over its cell's size in pixels, and the cell's size alone.
-#: A small marker's cells are few pixels across: blur bleeds its inner cells
-#: into the black border and the sticker's edge or the roof into the white
-#: margin, shifting whole edges by more than their scatter shows (on 16 px
-#: markers, 20 mm at 1080p over a 4 x 4 ft or 6 x 4 ft table, corners are off
-#: 0.3-1.2 px while the scatter says 0.05-0.1).  Fitted (maximum likelihood)
-#: on rendered tables of every size, 1080p and 4K, one-cell, 2 mm and 1 mm
-#: margins, webcam and hard renderings, seeds 100-104 (bench/sigma.py); checked
-#: on seeds 500 on.  Heading (radians) = hypot(HEADING_EDGE * scatter / cell,
-#: HEADING_CELL / cell^2) / side; centre per axis (px) = hypot(CENTRE_EDGE *
-#: scatter / cell, CENTRE_CELL / cell^2).  The tails are heavier than a
-#: Gaussian's (a whole edge shifted): HEADING_TAIL and CENTRE_TAIL widen them
-#: so that none lies beyond 4 sigma (the centre's fit is the poorer: on thin
-#: margins under dim, JPEG'd light its errors run twice what it predicts).
-HEADING_EDGE = 3.17
-HEADING_CELL = 0.30
+#: A refined outline's own doubt, earned from what is measured on it: its edge
+#: scatter (px) over its cell's size in pixels, the cell's size alone, and how
+#: far it is from a square (opposite sides' lengths on the roof's plane, where
+#: perspective is undone, in px).  A small marker's cells are few pixels across:
+#: blur bleeds its inner cells into the black border and the sticker's edge or
+#: the roof into the white margin, shifting whole edges by more than their
+#: scatter shows (on 16 px markers, 20 mm at 1080p over a 4 x 4 ft or 6 x 4 ft
+#: table, corners are off 0.3-1.4 px while the scatter says 0.05-0.1); an
+#: edge shifted alone leaves the outline no longer square.  Fitted (maximum
+#: likelihood) on rendered tables of every size, 1080p and 4K, one-cell, 2 mm
+#: and 1 mm margins, webcam and hard renderings, seeds 100-110 (bench/sigma.py);
+#: checked on seeds 500 on.  Heading (radians) = hypot(HEADING_EDGE * scatter /
+#: cell, HEADING_CELL / cell^2, HEADING_SKEW * skew) / side; centre per axis
+#: (px) = hypot(CENTRE_EDGE * scatter / cell, CENTRE_CELL / cell^2).  The tails
+#: are heavier than a Gaussian's (a whole edge shifted): HEADING_TAIL and
+#: CENTRE_TAIL widen them so that none lies beyond 4 sigma (the centre's fit
+#: is the poorer: on thin margins under dim, JPEG'd light its errors run twice
+#: what it predicts).
+HEADING_EDGE = 2.62
+HEADING_CELL = 0.28
+HEADING_SKEW = 0.113
 CENTRE_EDGE = 0.95
 CENTRE_CELL = 0.135
 HEADING_TAIL = 1.2
 CENTRE_TAIL = 1.6
 #: Corner noise assumed when a marker's outline could not be refined (OpenCV's
 #: own corners: a thin margin, blur, a hand over part of it).  On small markers
-#: OpenCV's corners are off by about a cell's inverse (fitted as above): the
-#: heading's doubt is the larger of UNREFINED_HEADING_SIGMA_RAD and
-#: UNREFINED_HEADING_CELL / cell / side.
+#: OpenCV's corners turn the heading by more than a degree: on the renders of
+#: seeds 100-110, unrefined outlines of 14-24 px showed heading errors of 0.54 px
+#: (RMS, 1.45 px at most) over their side, so the heading's doubt is the larger
+#: of UNREFINED_HEADING_SIGMA_RAD and UNREFINED_HEADING_PX / side.
 UNREFINED_CENTRE_SIGMA_PX = 0.3
 UNREFINED_HEADING_SIGMA_RAD = math.radians(1.0)
-UNREFINED_HEADING_CELL = 1.1
+UNREFINED_HEADING_PX = 0.6
 #: Beyond its own outline's noise, a marker's corners are off by what the
 #: anchors' corners show on this frame (TablePose.corner_noise_px): a real lens
 #: is not quite its model, a sheet not quite flat.  Errors shared between
@@ -440,20 +445,24 @@ def model_noise_px(pose: TablePose, anchors: list[MarkerDetection]) -> float:
     return math.sqrt(max(pose.corner_noise_px ** 2 - expected ** 2 - ANCHOR_NOISE_EXPLAINED_PX ** 2, 0.0))
 
 
-def outline_doubt(edge_sigma_px: float | None, side_px: float, cells: int = 6) -> tuple[float, float, float]:
+def outline_doubt(edge_sigma_px: float | None, side_px: float, cells: int = 6,
+                  skew_px: float = 0.0) -> tuple[float, float, float]:
     """A marker outline's own doubt: (centre px per axis that changes frame to
     frame, centre px per axis that stays, heading radians).  `cells` is the
-    marker's grid with its border (6 for 4x4 markers)."""
+    marker's grid with its border (6 for 4x4 markers); `skew_px` how far the
+    outline is from a square (its opposite sides' difference, on the roof's plane)."""
     side_px = max(side_px, 1.0)
     cell = side_px / cells
+    skew = HEADING_SKEW * skew_px
     if edge_sigma_px is None:
         return (UNREFINED_CENTRE_SIGMA_PX, 0.0,
-                max(UNREFINED_HEADING_SIGMA_RAD, UNREFINED_HEADING_CELL / cell / side_px))
+                max(UNREFINED_HEADING_SIGMA_RAD, math.hypot(UNREFINED_HEADING_PX, skew) / side_px))
     # Never below the scatter's own share (CENTRE_PER_EDGE_SIGMA, HEADING_PER_EDGE_SIGMA):
     # the fit saw markers of 15-35 px; big ones (real footage, 60-100 px) keep what they had.
     centre_random = max(CENTRE_TAIL * CENTRE_EDGE * edge_sigma_px / cell, CENTRE_PER_EDGE_SIGMA * edge_sigma_px)
     centre_fixed = CENTRE_TAIL * CENTRE_CELL / cell ** 2
-    heading = max(HEADING_TAIL * math.hypot(HEADING_EDGE * edge_sigma_px / cell, HEADING_CELL / cell ** 2),
+    heading = max(HEADING_TAIL * math.sqrt((HEADING_EDGE * edge_sigma_px / cell) ** 2
+                                           + (HEADING_CELL / cell ** 2) ** 2 + skew ** 2),
                   HEADING_PER_EDGE_SIGMA * edge_sigma_px) / side_px
     return centre_random, centre_fixed, heading
 
@@ -494,13 +503,15 @@ def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: T
         centre = marker_centres[i] + spec.forward_offset_mm * fwd + spec.left_offset_mm * left
         side_px = max(float(np.mean(np.linalg.norm(corners_px[i] - np.roll(corners_px[i], -1, axis=0), axis=1))),
                       1.0)
-        centre_px, centre_fixed_px, heading_rad = outline_doubt(det.edge_sigma_px, side_px, cells)
+        mm_per_px = pose.mm_per_px(marker_centres[i][0], marker_centres[i][1], spec.roof_mm)
+        sides_mm = np.linalg.norm(corners_mm[i] - np.roll(corners_mm[i], -1, axis=0), axis=1)
+        skew_px = math.hypot(sides_mm[0] - sides_mm[2], sides_mm[1] - sides_mm[3]) / max(mm_per_px, 1e-9)
+        centre_px, centre_fixed_px, heading_rad = outline_doubt(det.edge_sigma_px, side_px, cells, skew_px)
         model_heading_rad = MODEL_HEADING_PER_CORNER_NOISE * noise_px / side_px
         fixed_heading_var = (model_heading_rad ** 2 + pose_heading_var[i]
                              + (1 - HEADING_RANDOM_SHARE ** 2) * heading_rad ** 2)
         heading_rad *= HEADING_RANDOM_SHARE
         heading_sd = math.sqrt(heading_rad ** 2 + fixed_heading_var)
-        mm_per_px = pose.mm_per_px(marker_centres[i][0], marker_centres[i][1], spec.roof_mm)
         offset_mm = math.hypot(*spec.offset_mm)
         random_cov = np.eye(2) * ((centre_px * mm_per_px) ** 2 + (offset_mm * heading_rad) ** 2)
         model_cov = np.eye(2) * ((MODEL_CENTRE_PER_CORNER_NOISE * noise_px * mm_per_px) ** 2
