@@ -21,7 +21,7 @@ parameters and CORNER_REFINE_SUBPIX, its corners taken through the same table
 pose (ours) to car poses: its error p95, so the reader sees what the refined
 outlines buy.  Then the same coverage on the real footage (bench/realvideo.py).
 
-The sigma model's constants were calibrated on seeds 100-104; the figures in
+The sigma model's constants were fitted on seeds 100-110; the figures in
 docs/benchmarks.md use the check seeds from 500 on (the default).
 """
 
@@ -228,7 +228,7 @@ def real_footage() -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=500, help="first seed (the model was calibrated on 100-104)")
+    ap.add_argument("--seed", type=int, default=500, help="first seed (the model was fitted on 100-110)")
     ap.add_argument("--frames", type=int, default=3, help="frames of random poses per scene, each located alone")
     ap.add_argument("--only", default=None, help="configurations whose name contains this")
     ap.add_argument("--dump", default=None, help="write every per-frame sighting to this JSON file")

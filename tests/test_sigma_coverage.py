@@ -2,7 +2,7 @@
 sticker margins, and on the real footage, at least 90 % of position and heading
 errors lie within 2 sigma and none beyond 4 (bench/sigma.py measures the same
 at length; these renders use seeds 900-901, which the sigma model was not
-fitted on: it was fitted on 100-104)."""
+fitted on: it was fitted on 100-110)."""
 
 from __future__ import annotations
 
