@@ -14,7 +14,7 @@ from calibration.camera import CameraModel
 from calibration.table_pose import TablePose
 from calibration.tablefile import TableSpec
 
-from .detect import MarkerDetection
+from .detect import MarkerDetection, dictionary
 from .locate import CarLocation, locate_cars
 
 JPEG_QUALITY = 85
@@ -82,7 +82,9 @@ def relocate(detections: list[dict], table_pose: dict, table: TableSpec) -> dict
     for d in dets:
         by_id.setdefault(d.id, []).append(d)
     specs = [s for s in table.cars if len(by_id.get(s.id, [])) == 1]
-    cars = locate_cars(specs, [by_id[s.id][0] for s in specs], pose, table.roof_sigma_mm)
+    # The outline's doubt is read in cells, as the live locator reads it (its detector's cells).
+    cells = dictionary(table.dictionary).markerSize + 2
+    cars = locate_cars(specs, [by_id[s.id][0] for s in specs], pose, table.roof_sigma_mm, cells=cells)
     return {c.id: c for c in cars}
 
 
