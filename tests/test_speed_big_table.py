@@ -142,3 +142,54 @@ def test_a_view_that_shows_no_marker_is_searched_full_size_again(scene, frames):
     assert pipeline.locator.detector.search_reduce == 1
     pipeline.process(frames[1].image, 2, 2 / 30)
     assert pipeline.locator.detector.search_reduce == 2
+
+
+# --- locating is made cheaper, never different --------------------------------------------
+
+REFERENCE = __import__("pathlib").Path(__file__).parent / "data" / "locate_reference.json"
+
+
+def _reference_scene(spec):
+    from bench.scenes import random_scene
+
+    if spec[0] == "random":
+        return random_scene(spec[1], spec[2], spec[3])
+    return big_scene(spec[1], resolution=(spec[2], spec[3]))
+
+
+def locate_reference_cars(case) -> list[list[list[float]]]:
+    """Every car located on each of a case's recorded frames in turn (one Locator, so
+    the table's pose carries over): id, x, y, heading, sigma_mm, sigma_deg,
+    random_sigma_mm, random_sigma_deg (None as NaN)."""
+    from vision.detect import MarkerDetection
+    from vision.locate import Locator
+
+    scene = _reference_scene(case["scene"])
+    locator = Locator(scene.table, scene.renderer.camera if case["camera"] else None)
+    out = []
+    for i, frame in enumerate(case["frames"]):
+        detections = [MarkerDetection(d["id"], np.array(d["corners"], dtype=np.float64), d["edge"])
+                      for d in frame["detections"]]
+        located = locator.locate_detections(detections, tuple(frame["size"]), i)
+        out.append([[c.id, c.x_mm, c.y_mm, c.heading_deg, c.sigma_mm, c.sigma_deg, c.random_sigma_mm,
+                     math.nan if c.random_sigma_deg is None else c.random_sigma_deg] for c in located.cars])
+    return out
+
+
+def test_locating_cars_gives_the_numbers_the_per_car_code_gave():
+    """tests/data/locate_reference.json holds detections from rendered frames (a 4 ft
+    table with an estimated camera, a 6 x 4 ft one with and without its camera file,
+    some outlines unrefined) and the cars the per-car loop located from them, recorded
+    before locating was vectorised: the vectorised code must give the same to 1e-9."""
+    import json
+
+    data = json.loads(REFERENCE.read_text())
+    for case in data["cases"]:
+        got = locate_reference_cars(case)
+        assert len(got) == len(case["expected"])
+        for frame, (cars, expected) in enumerate(zip(got, case["expected"])):
+            assert [c[0] for c in cars] == [e[0] for e in expected], (case["scene"], frame)
+            assert len(cars) >= 6
+            np.testing.assert_allclose(np.array(cars, float), np.array(expected, float),
+                                       rtol=1e-9, atol=1e-12, equal_nan=True,
+                                       err_msg=f"{case['scene']} frame {frame}")
