@@ -193,3 +193,58 @@ def test_locating_cars_gives_the_numbers_the_per_car_code_gave():
             np.testing.assert_allclose(np.array(cars, float), np.array(expected, float),
                                        rtol=1e-9, atol=1e-12, equal_nan=True,
                                        err_msg=f"{case['scene']} frame {frame}")
+
+
+# --- the whole-frame search spread over frames, a band each ----------------------------------
+
+@pytest.mark.parametrize("put_down_after", [1, 2, 3, 4, 5])
+def test_a_car_put_down_is_found_within_full_scan_every_frames_and_no_frame_scans_whole(put_down_after):
+    """Between the first frame and the car's arrival no frame searches the whole
+    view; the bands, taking turns, find the car put down wherever it lands in
+    the cycle, within full_scan_every frames, where a whole-frame scan that
+    often would have found it."""
+    from bench.scenes import random_poses
+
+    scene = _new_car_scene()
+    table, rng = scene.table, np.random.default_rng(7)
+    poses = random_poses(table, rng)
+    newcomer = max(poses, key=lambda p: p.y_mm)        # low in the view: the last band to come round
+    without = scene.renderer.render([p for p in poses if p is not newcomer], np.random.default_rng(1)).image
+    with_it = scene.renderer.render(poses, np.random.default_rng(2)).image
+    pipeline = TablePipeline(table, scene.renderer.camera, full_scan_every=5)
+    bands = []
+    detect_band = pipeline.locator.detector.detect_band
+    pipeline.locator.detector.detect_band = lambda image, rows: (bands.append(rows), detect_band(image, rows))[1]
+    assert pipeline.process(without, 0, 0.0).full_scan
+    for i in range(1, 1 + put_down_after):
+        tracked = pipeline.process(without, i, i / 30)
+        assert not tracked.full_scan and newcomer.id not in {c.id for c in tracked.cars if c.seen}
+    found_at = None
+    for i in range(1 + put_down_after, 1 + put_down_after + pipeline.full_scan_every):
+        tracked = pipeline.process(with_it, i, i / 30)
+        assert not tracked.full_scan
+        if any(c.id == newcomer.id and c.seen for c in tracked.cars):
+            found_at = i
+            break
+    assert found_at is not None, bands
+    car = next(c for c in tracked.cars if c.id == newcomer.id)
+    assert math.hypot(car.x_mm - newcomer.x_mm, car.y_mm - newcomer.y_mm) < 1.0
+    # The bands cover every row of the frame, each a fraction of it.
+    height = with_it.shape[0]
+    rows = {pipeline.band_rows(height, k) for k in range(pipeline.full_scan_every)}
+    covered = np.zeros(height, bool)
+    for y0, y1 in rows:
+        assert y1 - y0 < 0.45 * height
+        covered[y0:y1] = True
+    assert covered.all()
+
+
+_NEW_CAR_SCENE = []
+
+
+def _new_car_scene():
+    from bench.scenes import random_scene
+
+    if not _NEW_CAR_SCENE:
+        _NEW_CAR_SCENE.append(random_scene("easy", 6, 11))
+    return _NEW_CAR_SCENE[0]

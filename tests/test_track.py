@@ -154,7 +154,8 @@ def test_regions_between_full_scans_and_a_new_car_is_found(demo_table, renderer)
         tracked = pipeline.process(frame.image, i, i / 30)
         if found_at is None and any(c.id == 12 for c in tracked.cars):
             found_at = i
-    assert found_at == 6                                 # at the next full scan
+    # Within full_scan_every frames: each region frame searches a band of the view in turn.
+    assert found_at is not None and found_at < 4 + 6
 
 
 def test_two_sigma_holds_about_95_percent_of_errors():

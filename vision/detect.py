@@ -170,6 +170,31 @@ class MarkerDetector:
         corners = (corners + 0.5) * reduce - 0.5
         return self._refit_or_again(gray, self._finish(gray, corners, ids, iterations=3))
 
+    def detect_band(self, image: np.ndarray, rows: tuple[int, int], reduce: int | None = None
+                    ) -> list[MarkerDetection]:
+        """`detect` for the rows y0:y1 of the frame only (a whole frame's search
+        spread over several frames, a band each), the outlines refitted on the
+        whole frame: a marker near the band's edge is fitted as a whole frame's
+        search fits it.  A full-width band keeps the frame's longest side, so
+        OpenCV's size limits are the whole frame's."""
+        gray = to_gray(image)
+        h, w = gray.shape
+        y0, y1 = max(int(rows[0]), 0), min(int(rows[1]), h)
+        if y1 - y0 < 8:
+            return []
+        reduce = max(int(self.search_reduce if reduce is None else reduce), 1)
+        band = gray[y0:y1]
+        if reduce == 1:
+            corners, ids = self._raw(band)
+            return self._finish(gray, corners + np.array([0.0, y0]), ids) if len(ids) else []
+        band = band[:(y1 - y0) // reduce * reduce]       # whole small rows (the bands overlap)
+        small = cv2.resize(band, (w // reduce, len(band) // reduce), interpolation=cv2.INTER_AREA)
+        corners, ids = self._raw(small)
+        if not len(ids):
+            return []
+        corners = (corners + 0.5) * reduce - 0.5 + np.array([0.0, y0])      # pixel centres, as `detect`
+        return self._refit_or_again(gray, self._finish(gray, corners, ids, iterations=3))
+
     def _refit_or_again(self, gray: np.ndarray, found: list[MarkerDetection]) -> list[MarkerDetection]:
         """An outline found on a reduced image that would not refit from its corners
         (they can be off by more than the refit allows) searched for again, full

@@ -2,10 +2,13 @@
 
 Most frames are searched only where the cars and the anchors were (a few small
 regions); the table's pose is solved again from the anchors found there every
-frame, so a knocked camera is noticed at once.  Every `full_scan_every` frames,
-at once after a car or an anchor goes missing from its region, and whenever
-the regions do not show enough anchors to check the table's pose, the whole
-frame is scanned.
+frame, so a knocked camera is noticed at once.  Each of those frames also
+searches one band of the frame's rows, the bands taking turns, so that the
+whole frame is searched every `full_scan_every` frames (a car put down is found
+as soon as a whole-frame scan that often would find it) without any one frame
+paying for a whole scan.  At once after a car or an anchor goes missing from
+its region, and whenever the regions do not show enough anchors to check the
+table's pose, the whole frame is scanned.
 """
 
 from __future__ import annotations
@@ -90,6 +93,10 @@ class TablePipeline:
         self._last_seen: dict[int, tuple[np.ndarray, float, int]] = {}   # corners, side, frames lost
         self._motion: dict[int, np.ndarray] = {}    # each car's last step in pixels
         self._full_next = True
+        #: The band of rows the next region frame searches (of full_scan_every).
+        self._band = 0
+        #: A car marker's side in pixels, at the largest the view shows one (bands overlap by it).
+        self._marker_px = 0.0
         #: Markers seen last frame, to follow where they were: key to (id, corners).
         self._follow: dict[int | tuple[str, int], tuple[int, np.ndarray]] = {}
 
@@ -106,11 +113,11 @@ class TablePipeline:
         h, w = image.shape[:2]
         if self.locator.camera is not None:
             self.locator.camera.check_frame(image)
-        full = (self._full_next or self._since_full >= self.full_scan_every
+        full = (self._full_next or self.full_scan_every == 1
                 or self.locator.table_pose is None or not self._regions)
         if not full:
             gray = to_gray(image)
-            detections = self._follow_and_search(gray)
+            detections = self._with_band(gray, self._follow_and_search(gray))
             located = self.locator.locate_detections(detections, (w, h), frame)
             # Too few anchors in the regions to check the table: look at the whole
             # frame before calling the pose unchecked.
@@ -144,6 +151,30 @@ class TablePipeline:
         for d in self.locator.detector.detect_regions(gray, merge_regions(search)):
             if not any(f.id == d.id and np.linalg.norm(f.centre_px - d.centre_px) < 0.5 * f.side_px
                        for f in found):
+                kept.append(d)
+        return kept
+
+    def band_rows(self, height: int, band: int) -> tuple[int, int]:
+        """Rows y0, y1 of band `band` of full_scan_every: an equal share of the
+        frame, widened on each side by a car marker's size and the context
+        OpenCV needs round it (2.5 sides in all, for a marker turned 45 degrees),
+        so a marker across a share's edge lies whole in one band."""
+        n = self.full_scan_every
+        overlap = 2.5 * (self._marker_px or 0.05 * height)
+        return (max(int(band * height / n - overlap / 2), 0),
+                min(int(math.ceil((band + 1) * height / n + overlap / 2)), height))
+
+    def _with_band(self, gray: np.ndarray, detections: list[MarkerDetection]) -> list[MarkerDetection]:
+        """This frame's share of a whole-frame search: one band, at the whole
+        frame's search size; a marker found there again (the same id within half
+        a side) is the one already found, anything else is added (a car put
+        down, a second copy of an id)."""
+        rows = self.band_rows(gray.shape[0], self._band)
+        self._band = (self._band + 1) % self.full_scan_every
+        kept = list(detections)
+        for d in self.locator.detector.detect_band(gray, rows):
+            if not any(f.id == d.id and np.linalg.norm(f.centre_px - d.centre_px) < 0.5 * f.side_px
+                       for f in detections):
                 kept.append(d)
         return kept
 
@@ -184,6 +215,7 @@ class TablePipeline:
         if not px_per_mm:
             return
         smallest_px = min(px_per_mm) * min(sizes.values())
+        self._marker_px = max(px_per_mm) * max((c.marker_mm for c in self.table.cars), default=0.0)
         self.locator.detector.search_reduce = 2 if smallest_px >= MIN_REDUCED_SIDE_PX else 1
 
     def _plan(self, located: FrameLocation, full: bool) -> None:
