@@ -307,13 +307,15 @@ class Locator:
         """_where_anchor_is, each anchor projected once per pose (asked for every
         marker with an anchor's id, every frame)."""
         if self._anchors_at[0] is not pose:
-            self._anchors_at = (pose, {})
-        at = self._anchors_at[1].get(anchor.id)
-        if at is None:
-            corners = pose.image_from_table(np.array([(x, y, 0.0) for x, y in anchor.corners_mm()]))
-            at = self._anchors_at[1][anchor.id] = (corners.mean(axis=0),
-                                                   max(0.75 * float(np.linalg.norm(corners[0] - corners[1])), 20.0))
-        return float(np.linalg.norm(at[0] - d.centre_px)) < at[1]
+            # Every anchor in one projection (one call per anchor cost more than the rest).
+            anchors = self.table.anchors
+            corners = pose.image_from_table(np.array(
+                [(x, y, 0.0) for a in anchors for x, y in a.corners_mm()])).reshape(-1, 4, 2)
+            near = np.maximum(0.75 * np.linalg.norm(corners[:, 0] - corners[:, 1], axis=1), 20.0)
+            self._anchors_at = (pose, {a.id: (c.mean(axis=0), float(r))
+                                       for a, c, r in zip(anchors, corners, near)})
+        centre, near = self._anchors_at[1][anchor.id]
+        return float(np.linalg.norm(centre - d.centre_px)) < near
 
     def _check_with_few(self, last: TablePose, anchors: dict[int, np.ndarray]
                         ) -> tuple[bool, bool, TablePose | None]:
@@ -428,7 +430,13 @@ def _pose_heading_variance(pose: TablePose, corners_px: np.ndarray, roofs: np.nd
     if pose.covariance is None or n == 0:
         return np.zeros(n)
     flat, heights = corners_px.reshape(-1, 2), np.repeat(roofs, 4)
-    corners_mm, corners_jac = pose.table_jacobian(flat, heights)          # (4N, 2), (4N, 2, 6)
+    return _heading_variance(pose, *pose.table_jacobian(flat, heights))
+
+
+def _heading_variance(pose: TablePose, corners_mm: np.ndarray, corners_jac: np.ndarray) -> np.ndarray:
+    """_pose_heading_variance from the corners on the table (4N, 2) and their
+    derivative by the pose (4N, 2, 6), already worked out."""
+    n = len(corners_mm) // 4
     base = headings_from_corners(corners_mm.reshape(n, 4, 2))
     jac = np.empty((n, 6))
     for k in range(6):
@@ -501,11 +509,20 @@ def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: T
     n = len(specs)
     corners_px = np.array([d.corners_px for d in detections], dtype=np.float64)   # (N, 4, 2)
     roofs = np.array([s.roof_mm for s in specs], dtype=np.float64)
-    corners_mm = pose.table_from_image(corners_px.reshape(-1, 2), np.repeat(roofs, 4)).reshape(n, 4, 2)
+    flat, heights = corners_px.reshape(-1, 2), np.repeat(roofs, 4)
     centres_px = corners_px.mean(axis=1)
+    if pose.covariance is None:
+        corners_mm = pose.table_from_image(flat, heights).reshape(n, 4, 2)
+        pose_cov, pose_heading_var = np.zeros((n, 2, 2)), np.zeros(n)
+    else:
+        # The corners and the centres through the pose and its derivative in one
+        # pass (pose.table_covariance and _pose_heading_variance, each point as alone).
+        on_table, jac = pose.table_jacobian(np.concatenate([flat, centres_px]), np.concatenate([heights, roofs]))
+        corners_mm = on_table[:4 * n].reshape(n, 4, 2)
+        centre_jac = jac[4 * n:]
+        pose_cov = centre_jac @ pose.covariance @ centre_jac.transpose(0, 2, 1)
+        pose_heading_var = _heading_variance(pose, on_table[:4 * n], jac[:4 * n])
     marker_centres = corners_mm.mean(axis=1)
-    pose_cov = pose.table_covariance(centres_px, roofs)
-    pose_heading_var = _pose_heading_variance(pose, corners_px, roofs)
     cam = pose.camera_centre_mm
     noise_px = pose.corner_noise_px if model_px is None else model_px
     # Every car at once (numpy over N): a frame of 16 cars cost 5 ms of a core one by one.
