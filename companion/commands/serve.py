@@ -389,27 +389,37 @@ def _multi_live_for_serving(args: argparse.Namespace, table, sources: list[str],
                                    f"--out cameraN.yml) and give its file after its --source")
     models = [load_camera(c) for c in cameras] or [None] * len(sources)
     feeds, fitted, notes, opened, descriptions = [], [], [], [], []
-    for name, spec, model in zip(names, sources, models):
-        try:
-            source = open_source_for_serving(spec, table, loop=args.loop)
-            opened.append(source)
-            source, model, note = fit_camera_to_source(source, model)
-        except (CameraFileError, SourceError) as exc:
-            for s in opened:
-                s.close()
-            raise CommandError(f"{name} (--source {spec}): {exc}") from None
-        if note:
-            notes.append(f"{name}: {note}")
-        fitted.append(model)
-        descriptions.append(source.description)
-        if _plays_once(source):
-            feeds.append(PrefetchSource(source))
-        else:
-            feeds.append(_reopener(source, spec, table, args.loop))
     try:
-        live = MultiLiveTable(feeds, table, fitted, names=names, paced=True, descriptions=descriptions)
-    except MultiCameraError as exc:
-        raise CommandError(str(exc)) from None
+        for name, spec, model in zip(names, sources, models):
+            try:
+                source = open_source_for_serving(spec, table, loop=args.loop)
+                opened.append(source)
+                source, model, note = fit_camera_to_source(source, model)
+                opened.append(source)
+            except (CameraFileError, SourceError) as exc:
+                raise CommandError(f"{name} (--source {spec}): {exc}") from None
+            if note:
+                notes.append(f"{name}: {note}")
+            fitted.append(model)
+            descriptions.append(source.description)
+            if _plays_once(source):
+                feeds.append(PrefetchSource(source))
+                opened.append(feeds[-1])
+            else:
+                feeds.append(_reopener(source, spec, table, args.loop))
+        try:
+            live = MultiLiveTable(feeds, table, fitted, names=names, paced=True, descriptions=descriptions)
+        except MultiCameraError as exc:
+            raise CommandError(str(exc)) from None
+    except BaseException:
+        # Every source opened so far (and its reader thread) is closed before the refusal
+        # leaves: a reader still running as the process exits aborts it ("terminate called").
+        for s in reversed(opened):
+            try:
+                s.close()
+            except Exception:
+                pass
+        raise
     return live, tuple(notes)
 
 

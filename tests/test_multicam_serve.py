@@ -1,0 +1,65 @@
+"""`serve` with several cameras, through the command line: what it renders can be served, and a
+refusal found after the cameras opened leaves with its message only (exit 2), every reader
+thread closed (one left running aborted the process: "terminate called", exit 134)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from calibration.tablefile import load_table
+
+
+def run(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "companion", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    """`render --cameras 2`: one frame each, in a folder of its own, and their camera files."""
+    root = tmp_path_factory.mktemp("two")
+    done = run("render", root / "r" / "f.png", "--cameras", "2", "--camera-out", root / "r" / "cam.yml")
+    assert done.returncode == 0, done.stderr
+    for i in (1, 2):
+        (root / f"cam{i}").mkdir()
+        shutil.copy(root / "r" / f"f-camera{i}.png", root / f"cam{i}" / "frame.png")
+    return root
+
+
+def test_render_writes_the_table_it_rendered(rendered):
+    from vision.demo import big_demo_table
+    table = load_table(rendered / "r" / "f-table.toml")
+    big = big_demo_table()
+    assert (table.width_mm, table.depth_mm) == (big.width_mm, big.depth_mm)
+    assert table.anchors == big.anchors and table.cars == big.cars
+
+
+def refused(done, *words):
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    for word in words:
+        assert word in done.stderr
+    assert "terminate" not in done.stderr and "Traceback" not in done.stderr and "FATAL" not in done.stderr
+
+
+def test_a_copied_camera_file_is_refused_cleanly(rendered):
+    r = rendered / "r"
+    shutil.copy(r / "cam-camera1.yml", rendered / "copy.yml")
+    done = run("serve", "--table", r / "f-table.toml", "--port", "0",
+               "--source", rendered / "cam1", "--camera", r / "cam-camera1.yml",
+               "--source", rendered / "cam2", "--camera", rendered / "copy.yml")
+    refused(done, "camera 1 and camera 2", "identical camera files")
+
+
+def test_a_4_by_3_camera_file_for_a_16_by_9_camera_2_is_refused_cleanly(rendered):
+    r = rendered / "r"
+    text = (r / "cam-camera2.yml").read_text()
+    assert "image_width: 1920" in text
+    (rendered / "four3.yml").write_text(text.replace("image_width: 1920", "image_width: 1440"))
+    done = run("serve", "--table", r / "f-table.toml", "--port", "0",
+               "--source", rendered / "cam1", "--camera", r / "cam-camera1.yml",
+               "--source", rendered / "cam2", "--camera", rendered / "four3.yml")
+    refused(done, "camera 2", "4:3 against 16:9")
