@@ -13,7 +13,9 @@ from . import CommandError
 
 def register(sub) -> None:
     p = sub.add_parser("render", help="render the demo game on a synthetic table to an image or video",
-                       description="Render frames of the scripted demo game as a webcam 1.1 m above the table would see them.")
+                       description="Render frames of the scripted demo game as a webcam 1.1 m above the table would see "
+                                   "them (with --cameras 2 or 3: as that many 1080p webcams, each over a strip of a "
+                                   "6 x 4 ft table, would see them, with the table file to serve them with).")
     p.add_argument("output", help="an image (.png, .jpg) or a video (.avi, .mp4)")
     p.add_argument("--table", help="the table file (default: the built-in demo table)")
     p.add_argument("--seconds", type=float, default=3.0, help="video length (default 3)")
@@ -25,7 +27,8 @@ def register(sub) -> None:
     p.add_argument("--cameras", type=int, default=1, choices=(1, 2, 3),
                    help="render through this many 1080p cameras, each over a strip of the table (default 1); "
                         "with 2 or 3 the built-in table is 6 x 4 ft, and OUTPUT, --camera-out get -camera1, "
-                        "-camera2, ... before their suffix")
+                        "-camera2, ... before their suffix, and the table file is written beside OUTPUT "
+                        "(OUTPUT's name with -table.toml) unless --table names one")
     p.set_defaults(func=cmd_render)
 
 
@@ -54,7 +57,33 @@ def _render_cameras(args: argparse.Namespace) -> int:
         _render(args, table, renderer, out.with_name(out.stem + tag + out.suffix),
                 camera_out.with_name(camera_out.stem + tag + camera_out.suffix) if camera_out else None,
                 args.truth if i == 0 else None)
+    if not args.table:
+        # The frames are of the built-in table, which no file holds: without it they cannot be served.
+        table_out = out.with_name(out.stem + "-table.toml")
+        table_out.write_text(table_toml(table))
+        print(f"wrote {table_out} (serve the frames with --table {table_out})")
     return 0
+
+
+def table_toml(table: TableSpec) -> str:
+    """The table file (as calibration.tablefile reads it) of `table`: its size, anchors, cars,
+    terrain and point gates."""
+    def num(v: float) -> str:
+        return repr(float(v))
+    parts = [f'[table]\nwidth_mm = {num(table.width_mm)}\ndepth_mm = {num(table.depth_mm)}\n'
+             f'dictionary = "{table.dictionary}"\nroof_sigma_mm = {num(table.roof_sigma_mm)}\n']
+    for a in table.anchors:
+        parts.append(f"[[anchor]]\nid = {a.id}\nx_mm = {num(a.x_mm)}\ny_mm = {num(a.y_mm)}\n"
+                     f"size_mm = {num(a.size_mm)}\nrotation_deg = {num(a.rotation_deg)}\n")
+    for c in table.cars:
+        parts.append(f"[[car]]\nid = {c.id}\nname = {json.dumps(c.name)}\nlength_mm = {num(c.length_mm)}\n"
+                     f"width_mm = {num(c.width_mm)}\nroof_mm = {num(c.roof_mm)}\nmarker_mm = {num(c.marker_mm)}\n"
+                     f"offset_mm = [{num(c.offset_mm[0])}, {num(c.offset_mm[1])}]\n")
+    for t in table.terrain:
+        points = ", ".join(f"[{num(x)}, {num(y)}]" for x, y in t.points)
+        parts.append(f"[[terrain]]\nname = {json.dumps(t.name)}\nkind = {json.dumps(t.kind)}\n"
+                     f"points = [{points}]\n")
+    return "\n".join(parts)
 
 
 def _render(args, table, renderer, out: Path, camera_out, truth_path) -> int:
