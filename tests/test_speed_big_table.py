@@ -231,7 +231,7 @@ def test_a_car_put_down_is_found_within_full_scan_every_frames_and_no_frame_scan
     assert math.hypot(car.x_mm - newcomer.x_mm, car.y_mm - newcomer.y_mm) < 1.0
     # The bands cover every row of the frame, each a fraction of it.
     height = with_it.shape[0]
-    rows = {pipeline.band_rows(height, k) for k in range(pipeline.full_scan_every)}
+    rows = {pipeline.band_rows(height, k) for k in range(pipeline.band_count(height))}
     covered = np.zeros(height, bool)
     for y0, y1 in rows:
         assert y1 - y0 < 0.45 * height

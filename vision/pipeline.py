@@ -93,7 +93,7 @@ class TablePipeline:
         self._last_seen: dict[int, tuple[np.ndarray, float, int]] = {}   # corners, side, frames lost
         self._motion: dict[int, np.ndarray] = {}    # each car's last step in pixels
         self._full_next = True
-        #: The band of rows the next region frame searches (of full_scan_every).
+        #: Which of full_scan_every region frames this is, for the bands' turns.
         self._band = 0
         #: A car marker's side in pixels, at the largest the view shows one (bands overlap by it).
         self._marker_px = 0.0
@@ -154,13 +154,20 @@ class TablePipeline:
                 kept.append(d)
         return kept
 
+    def band_count(self, height: int) -> int:
+        """How many bands a whole-frame search is split into: at most full_scan_every,
+        and each band at least three overlaps high (every band searches its
+        overlap again: thin bands would cost more in all than the whole scan)."""
+        return max(1, min(self.full_scan_every, int(height // (3 * self._overlap_px(height)))))
+
+    def _overlap_px(self, height: int) -> float:
+        # A car marker's size and the context OpenCV needs round it: 2.5 sides, for a marker turned 45 degrees.
+        return 2.5 * (self._marker_px or 0.05 * height)
+
     def band_rows(self, height: int, band: int) -> tuple[int, int]:
-        """Rows y0, y1 of band `band` of full_scan_every: an equal share of the
-        frame, widened on each side by a car marker's size and the context
-        OpenCV needs round it (2.5 sides in all, for a marker turned 45 degrees),
-        so a marker across a share's edge lies whole in one band."""
-        n = self.full_scan_every
-        overlap = 2.5 * (self._marker_px or 0.05 * height)
+        """Rows y0, y1 of band `band` of band_count: an equal share of the frame,
+        widened on each side so a marker across a share's edge lies whole in one band."""
+        n, overlap = self.band_count(height), self._overlap_px(height)
         return (max(int(band * height / n - overlap / 2), 0),
                 min(int(math.ceil((band + 1) * height / n + overlap / 2)), height))
 
@@ -169,8 +176,14 @@ class TablePipeline:
         frame's search size; a marker found there again (the same id within half
         a side) is the one already found, anything else is added (a car put
         down, a second copy of an id)."""
-        rows = self.band_rows(gray.shape[0], self._band)
-        self._band = (self._band + 1) % self.full_scan_every
+        # The bands are spread evenly over full_scan_every region frames; frames between do none.
+        tick, every = self._band, self.full_scan_every
+        self._band = (tick + 1) % every
+        n = self.band_count(gray.shape[0])
+        band = tick * n // every
+        if tick > 0 and (tick - 1) * n // every == band:
+            return detections
+        rows = self.band_rows(gray.shape[0], band)
         kept = list(detections)
         for d in self.locator.detector.detect_band(gray, rows):
             if not any(f.id == d.id and np.linalg.norm(f.centre_px - d.centre_px) < 0.5 * f.side_px
