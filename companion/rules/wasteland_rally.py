@@ -351,25 +351,28 @@ class WastelandRally(WastelandRallyViews, RuleSystem):
 
     def demo_layout(self, cars, table_mm):
         """A starting grid behind the demo's start/finish gate (`demo_scenery`), facing +x to drive
-        through it. Two columns inside the gate's lane, each car 2 in and a hair from the next
-        ("Deployment Areas"); each car goes behind the column whose last car ends nearer the gate.
-        The columns stand in from the posts so that neither beside them nor between them is room
-        for another car 2 in clear of both: none could have stood closer (the check_deploy_closest
-        check passes on it)."""
+        through it, derived from the gate's length so that it is legal on any table: as many
+        abreast as fit inside the gate's lane with 2 in and a hair between them ("Deployment
+        Areas"), the room left over shared evenly between the cars and the posts, so that no
+        further car fits beside or between them; the rest in the rows behind, each car behind the
+        column whose last car ends nearest the gate. None could have stood closer (the
+        check_deploy_closest check passes on it)."""
         start = next(g for g in self.demo_scenery(table_mm)["gates"] if g["role"] == "start_finish")
         gate_x = start["a_mm"][0]
         lane = sorted((start["a_mm"][1], start["b_mm"][1]))
         hair_mm = 3.0                                   # clear of the line, a post's lane and each other
+        gap_mm = inches(D.DEPLOY_SPACING_IN) + hair_mm
         widest = max((w for *_, w in cars), default=32.0)
-        # Between the columns a gap narrower than a car and 2 in each side (60 mm); the rest at the posts.
-        edge_mm = max(hair_mm, (lane[1] - lane[0] - 2 * widest - 60.0) / 2)
-        fronts = [gate_x - hair_mm, gate_x - hair_mm]   # how far forward each column's next car may reach
+        room = lane[1] - lane[0] - 2 * hair_mm
+        full = max(1, int((room + gap_mm) // (widest + gap_mm)))     # columns: a full row abreast
+        extra = max(0.0, room - full * widest - (full - 1) * gap_mm) / (full + 1)
+        centres = [lane[0] + hair_mm + extra + widest / 2 + c * (widest + gap_mm + extra) for c in range(full)]
+        fronts = [gate_x - hair_mm] * full              # how far forward each column's next car may reach
         out = {}
-        for k, (marker, _name, length_mm, width_car_mm) in enumerate(cars):
-            col = k if k < 2 else max((0, 1), key=lambda c: fronts[c])
-            y = lane[0] + edge_mm + width_car_mm / 2 if col == 0 else lane[1] - edge_mm - width_car_mm / 2
-            out[marker] = (round(fronts[col] - length_mm / 2, 1), round(y, 1), 0.0)
-            fronts[col] -= length_mm + inches(D.DEPLOY_SPACING_IN) + hair_mm
+        for k, (marker, _name, length_mm, _width_mm) in enumerate(cars):
+            col = k if k < full else max(range(full), key=lambda c: fronts[c])
+            out[marker] = (round(fronts[col] - length_mm / 2, 1), round(centres[col], 1), 0.0)
+            fronts[col] -= length_mm + gap_mm
         return out
 
     def may_premeasure(self) -> bool:
