@@ -403,6 +403,8 @@ class MultiLiveTable(LiveTable):
             feed.description = text         # a source opened later (by a function) says what it is
         self._fused = None
         self._multi_lock = threading.Lock()
+        self._holding = False
+        self._over_at: float | None = None     # time.monotonic() of the last frame, once every camera ended
         super().__init__(sources[0], table, cameras[0], paced=paced, on_frame=on_frame, backoff_s=backoff_s)
         self.pipeline = self.multi.cameras[0].pipeline
         self.description = self._describe()
@@ -444,6 +446,7 @@ class MultiLiveTable(LiveTable):
             feed.source.close()
             if feed.open is None or lasting or self._stop.is_set():
                 self._feed_stopped(feed, "ended" if reason.endswith("no more frames") else "error", reason)
+                self._hold_when_all_over()
                 return
             feed.source = None
             feed.reopens += 1
@@ -454,6 +457,22 @@ class MultiLiveTable(LiveTable):
         self._feed_stopped(feed, "reopening", f"{reason}; trying again in {pause:g} s")
         self._stop.wait(pause)
         return attempt + 1
+
+    def _all_over(self) -> bool:
+        """Every camera's source has ended or failed for good: no frame will come."""
+        return all(f.status in ("ended", "error") for f in self._feeds)
+
+    def _hold_when_all_over(self) -> None:
+        """Once every camera has ended, the last thread to end publishes once a second until
+        stopped, so the held cars' age keeps counting from when they were last seen."""
+        with self._cond:
+            if not self._all_over() or self._holding:
+                return
+            self._holding = True
+            self._over_at = max((f.frame_at for f in self._feeds if f.frame_at is not None), default=time.monotonic())
+        while not self._stop.wait(1.0):
+            with self._cond:
+                self._publish()
 
     def _feed_stopped(self, feed: _Feed, status: str, why: str) -> None:
         """The camera's cars are no longer believed ("camera 2 stopped")."""
@@ -477,7 +496,8 @@ class MultiLiveTable(LiveTable):
             while not self._stop.is_set():
                 frame = source.read()
                 if frame is None:
-                    return f"{source.description}: no more frames", False
+                    # Named as players know the camera (its folder or file is in the header).
+                    return f"{self._names[feed.index]} stopped: no more frames", False
                 if self.paced and not source.live:
                     first_time = frame.time_s if first_time is None else first_time
                     delay = start + frame.time_s - first_time - time.monotonic()
@@ -618,8 +638,12 @@ class MultiLiveTable(LiveTable):
         fused = self._fused
         if fused is not None:
             snap["frame"] = fused.frame
+            over = self._over_at is not None and self._all_over()
+            # Every camera ended: the held cars' age counts on from their last sighting.
+            since = time.monotonic() - self._over_at if over else 0.0
             snap["cars"] = [{**c.to_json(), "length_mm": self.table.car(c.id).length_mm,
                              "width_mm": self.table.car(c.id).width_mm,
+                             **({"age_s": round(c.age_s + since, 2)} if over and c.stale else {}),
                              "cameras": list(fused.seen_by.get(c.id, ()))} for c in fused.cars]
             snap["missing"] = list(fused.missing)
             no_table = all(f.tracked is None or f.tracked.located.table_pose is None for f in self._feeds)
@@ -627,6 +651,10 @@ class MultiLiveTable(LiveTable):
                                             if no_table else "not seen by any camera") for i in fused.missing}
             running = [f.tracked for f in self._feeds if f.tracked is not None
                        and fused.cameras[f.index].status == "running"]
+            if self._all_over():
+                # No frame will come: what the last frames said, as one camera's end leaves it
+                # (not "too few anchors in view").
+                running = [f.tracked for f in self._feeds if f.tracked is not None]
             snap["pose_checked"] = any(t.located.pose_checked for t in running)
             snap["table_moved"] = any(c.status == "knocked" for c in fused.cameras)
             snap["anchors"] = sorted({a for f in self._feeds if f.tracked is not None

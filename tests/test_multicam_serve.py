@@ -63,3 +63,37 @@ def test_a_4_by_3_camera_file_for_a_16_by_9_camera_2_is_refused_cleanly(rendered
                "--source", rendered / "cam1", "--camera", r / "cam-camera1.yml",
                "--source", rendered / "cam2", "--camera", rendered / "four3.yml")
     refused(done, "camera 2", "4:3 against 16:9")
+
+
+def serving(rendered, **extra):
+    import argparse
+
+    from companion.commands.serve import live_for_serving
+    r = rendered / "r"
+    args = argparse.Namespace(source=[str(rendered / "cam1"), str(rendered / "cam2")],
+                              camera=[str(r / "cam-camera1.yml"), str(r / "cam-camera2.yml")],
+                              table=str(r / "f-table.toml"), loop=False, **extra)
+    return live_for_serving(args)
+
+
+def test_when_every_camera_ended_the_page_says_so_and_holds_the_cars_honestly(rendered):
+    from conftest import wait_until
+    live, _ = serving(rendered)
+    live.start()
+    try:
+        assert wait_until(lambda: all(c["status"] == "ended" for c in live.snapshot()["cameras"]), 120)
+        snap = live.snapshot()
+        # Each camera's end names the camera as players know it, not its folder.
+        assert [c["detail"] for c in snap["cameras"]] == ["camera 1 stopped: no more frames",
+                                                           "camera 2 stopped: no more frames"]
+        assert snap["source"]["status"] == "ended" and "camera 2 stopped: no more frames" in snap["error"]
+        # No "too few anchors in view": the last frames checked the table.
+        assert snap["pose_checked"] is True
+        held = [c for c in snap["cars"] if c["stale"]]
+        assert held, "the cars of cameras that ended are held"
+        later = live.wait_for(snap["version"], 30)
+        assert later["version"] > snap["version"]
+        ages = {c["id"]: c["age_s"] for c in held}
+        assert all(c["age_s"] > ages[c["id"]] for c in later["cars"] if c["id"] in ages)
+    finally:
+        live.stop()

@@ -409,7 +409,7 @@
     drawPlacement();
     if (panel) { refreshAway(now); followBoard(); }
     followRuler();
-    setText($("source"), `${s.source.description}: ${s.source.status}`);
+    setText($("source"), sourceText(s));
     setText($("camera"), s.camera
       ? `camera ${s.camera.calibrated ? "calibrated" : "estimated"}, anchors ±${fmt(s.camera.reprojection_mm, 2)} mm`
       : "looking for the anchors…");
@@ -425,6 +425,15 @@
         `${fmt(s.camera.reprojection_px, 2)} px = ${fmt(s.camera.reprojection_mm, 2)} mm on the table. Camera ` +
         `${s.camera.calibrated ? "from its calibration file" : "estimated from the anchors (no calibration file)"}.`);
     }
+  }
+
+  // The header's source line; with several cameras each says its own state ("camera 1 (A)
+  // running; camera 2 stopped: no more frames"), not the first one's for all.
+  function sourceText(s) {
+    if (!s.cameras || s.cameras.length < 2) return `${s.source.description}: ${s.source.status}`;
+    return s.cameras.map((c) => c.status === "running" ? `${c.name} (${c.source}) running`
+      : c.detail && c.detail.startsWith(c.name) ? c.detail
+      : `${c.name} ${c.status}${c.detail ? `: ${c.detail}` : ""}`).join("; ");
   }
 
   // --- what the camera says about itself: moved, unchecked, too small or soft, a wrong file ----
