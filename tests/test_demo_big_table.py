@@ -75,3 +75,21 @@ def test_wasteland_rallys_grid_fills_the_big_tables_start_gate():
                    if x + next(c.length_mm for c in table.cars if c.id == m) / 2 > gate.a_mm[0] - 5.0)
     assert len(front) == 3
     assert all(x < gate.a_mm[0] for x, _, _ in layout.values())
+
+
+def test_a_demo_game_that_does_not_start_says_why_on_the_page():
+    """Cars that are not on the demo's grid (the scripted convoy): Wasteland Rally refuses the
+    game, and the page's notes say why, as the console does."""
+    from companion.commands.serve import _start_demo_game
+    table = with_scenery(demo_table(), rule_system("wasteland_rally"))
+    source = SyntheticSource(table, paced=False)
+    live = LiveTable(source, table, source.camera)
+    for _ in range(FRAMES):
+        f = source.read()
+        live.process(f.image, f.index, f.time_s)
+    game = TableGame(live)
+    _start_demo_game(game, "wasteland_rally")
+    assert game.session is None
+    said = [n for n in game.game_json()["notes"] if n["kind"] == "warn"]
+    assert len(said) == 1 and said[0]["text"].startswith("the demo game did not start: ")
+    assert "Deployment Areas" in said[0]["text"] or "start gate" in said[0]["text"]

@@ -218,6 +218,8 @@ def _start_demo_game(game, rules: str) -> None:
         game.start(rules, {}, game.starter_rosters(rules))
     except Exception as exc:                      # the page still runs; Setup can start one
         print(f"  (the demo game did not start: {exc})", flush=True)
+        # Said on the page too, or players see only "no game yet" and never learn why.
+        game.note(f"the demo game did not start: {exc}; Setup can start one", "warn")
 
 
 def _place_as_resumed(game, cars) -> None:
