@@ -43,6 +43,17 @@ ROUND_95 = math.sqrt(-2.0 * math.log(0.05))
 #: Frame sets over which a camera change's offset fades (a 1 mm disagreement
 #: becomes steps of at most 0.1 mm).
 BLEND_FRAMES = 10
+#: Clean sightings in a row (marker whole and clear of the image's border) before a
+#: camera joins a car's fusion: a view's edge, where a marker is cut or small, comes and
+#: goes frame by frame, and each join or leave would shift the pose by the cameras'
+#: disagreement (the demo's reviewer saw "camera 1" / "camera 1+camera 2" flicker).
+JOIN_FRAMES = 3
+#: A marker with a corner nearer the image's border than this many of its own sides is a
+#: view-edge sighting: not trusted to join a fusion, and it leaves one another camera holds.
+EDGE_SIDES = 1.0
+#: A car that moved more than this in one frame set (a hand's drag) takes its new pose as
+#: it is: a fade offset from where it stood would only pull it back towards there.
+MOVED_MM = 8.0
 #: A camera that has not found its table pose after this many frames is refused.
 POSE_WITHIN_FRAMES = 30
 #: Frame sets without a frame from a camera before it is called stopped.
@@ -135,6 +146,23 @@ class _Camera:
     had_pose: bool = False
     idle_sets: int = 0          # frame sets without a frame from it
     stopped: bool = False
+    size: tuple[int, int] | None = None   # its latest image's width and height
+
+    def at_edge(self) -> set[int]:
+        """The cars its latest frame saw near the image's border (a marker maybe cut)."""
+        if self.last is None or self.size is None:
+            return set()
+        loc = self.last.located
+        w, h = self.size
+        out = set()
+        for car, det in zip(loc.cars, loc.car_detections):
+            c = np.asarray(det.corners_px, float).reshape(-1, 2)
+            side = float(np.mean(np.linalg.norm(c - np.roll(c, 1, axis=0), axis=1)))
+            margin = EDGE_SIDES * side
+            if (c[:, 0].min() < margin or c[:, 1].min() < margin or c[:, 0].max() > w - 1 - margin
+                    or c[:, 1].max() > h - 1 - margin):
+                out.add(car.id)
+        return out
 
 
 @dataclass
@@ -147,8 +175,16 @@ class _CarState:
     seen_s: float
     cameras: tuple[int, ...]                  # camera indices fused last time it was seen
     offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    #: The last set's estimate from each camera alone: (x, y, heading, var_xy, var_deg).
+    #: The last set's estimate from each camera that saw it (fused or not): (x, y, heading,
+    #: var_xy, var_deg).
     per_camera: dict[int, tuple[float, float, float, float, float]] = field(default_factory=dict)
+    #: How much of the old camera set's estimate the pose still carries (1 at a change,
+    #: fading to 0), and that estimate's own sigmas: the pose's doubt moves from the old
+    #: set's to the new set's as the offset fades, rather than adding the offset's size.
+    weight: float = 0.0
+    old_sigma: tuple[float, float] = (0.0, 0.0)
+    #: The fused pose's own sigmas this set (without the fade).
+    own_sigma: tuple[float, float] = (0.0, 0.0)
 
 
 def position_variance(sigma_mm: float) -> float:
@@ -243,6 +279,7 @@ class MultiCamera:
         self.settle_frames = settle_frames
         self._cars: dict[int, _CarState] = {}
         self._taken: dict[int, str] = {}         # car id to the stale reason it keeps
+        self._runs: dict[int, dict[int, int]] = {}   # car to camera to its clean sightings in a row
         self._sets = 0
         self.last: FusedFrame | None = None
 
@@ -258,6 +295,7 @@ class MultiCamera:
             cam.status, cam.detail = "error", f"{cam.name}: {exc}"
             raise MultiCameraError(cam.detail, lasting=True) from None
         cam.last, cam.frames, cam.idle_sets, cam.stopped = tracked, cam.frames + 1, 0, False
+        cam.size = (int(image.shape[1]), int(image.shape[0]))
         loc = tracked.located
         if loc.table_pose is None:
             cam.status = "no table"
@@ -319,9 +357,12 @@ class MultiCamera:
         self._sets += 1
         sightings: dict[int, dict[int, tuple[float, float, float, float, float]]] = {}
         stale_from: dict[int, list[int]] = {}     # car to the unbelieved cameras that see it
+        edge: dict[int, set[int]] = {}           # car to the cameras that see it at their view's edge
         for cam in self.cameras:
             if cam.last is None:
                 continue
+            for car_id in cam.at_edge():
+                edge.setdefault(car_id, set()).add(cam.index)
             for car in cam.last.cars:
                 pose = (car.x_mm, car.y_mm, car.heading_deg, position_variance(car.sigma_mm),
                         car.sigma_deg ** 2)
@@ -335,8 +376,15 @@ class MultiCamera:
         for spec in self.table.cars:
             state = self._cars.get(spec.id)
             seen = sightings.get(spec.id)
+            runs = self._runs.setdefault(spec.id, {})
+            for cam in self.cameras:
+                clean = bool(seen) and cam.index in seen and cam.index not in edge.get(spec.id, ())
+                runs[cam.index] = runs.get(cam.index, 0) + 1 if clean else 0
             if seen:
-                out.append(self._fused(spec.id, spec.name, seen, state, time_s))
+                chosen = self._members(seen, state, runs)
+                sightings[spec.id] = chosen
+                out.append(self._fused(spec.id, spec.name, chosen, state, time_s, seen))
+                seen = chosen
                 seen_by[spec.id] = tuple(self.cameras[i].name for i in sorted(seen))
                 self._taken.pop(spec.id, None)
                 continue
@@ -376,33 +424,76 @@ class MultiCamera:
                     return car.why_stale
         return "not seen"
 
+    def _members(self, seen: dict[int, tuple], state: _CarState | None, runs: dict[int, int]) -> dict[int, tuple]:
+        """The cameras a car's pose is fused from this set (hysteresis): a camera already in
+        its fusion stays while it sees the car clear of its view's edge; another joins only
+        after JOIN_FRAMES clean sightings in a row. A car not fused last set (new, or back
+        from stale) takes every clean sighting at once; with none, any sighting at all."""
+        was = set(state.cameras) if state is not None and state.per_camera else set()
+        clean = {i for i in seen if runs.get(i, 0) > 0}
+        if was:
+            chosen = {i for i in clean if i in was or runs[i] >= JOIN_FRAMES}
+            chosen = chosen or (clean & was) or clean or (set(seen) & was) or set(seen)
+        else:
+            chosen = clean or set(seen)
+        return {i: seen[i] for i in sorted(chosen)}
+
     def _fused(self, car_id: int, name: str, seen: dict[int, tuple], state: _CarState | None,
-               time_s: float) -> TrackedCar:
+               time_s: float, every: dict[int, tuple] | None = None) -> TrackedCar:
+        """`seen`: the sightings fused; `every`: all this set's believed sightings (kept to
+        carry the car's motion across a later change of cameras)."""
         cams = tuple(sorted(seen))
         x, y, h, var_xy, var_deg = combine([seen[i] for i in cams])
-        offset = (0.0, 0.0, 0.0)
-        if state is not None and self.blend_frames:
-            ox, oy, oh = (v * (1.0 - 1.0 / self.blend_frames) for v in state.offset)
-            offset = (ox, oy, oh)
-            if cams != state.cameras and state.per_camera:
-                # The cameras that saw it last set and see it now carry its motion; the
-                # rest of the change is the cameras' disagreement, faded in, not stepped.
-                common = [i for i in cams if i in state.per_camera]
-                if common:
-                    before = combine([state.per_camera[i] for i in common])
-                    now = combine([seen[i] for i in common])
-                    moved = (now[0] - before[0], now[1] - before[1], _wrap(now[2] - before[2]))
-                    want = (state.x + moved[0], state.y + moved[1], _wrap(state.heading + moved[2]))
-                    offset = (want[0] - x, want[1] - y, _wrap(want[2] - h))
         sigma_mm = sigma_from_covariance(np.eye(2) * var_xy)
         sigma_deg = math.sqrt(var_deg)
-        # While an offset lasts, the pose may be off by it: say so in the doubt.
-        sigma_mm = math.hypot(sigma_mm, math.hypot(offset[0], offset[1]) / 2.0)
-        sigma_deg = math.hypot(sigma_deg, offset[2] / 2.0)
+        offset, weight, old = (0.0, 0.0, 0.0), 0.0, (sigma_mm, sigma_deg)
+        # Only a car fused last set continues: a stale car's old offset is not restarted.
+        if state is not None and self.blend_frames and state.per_camera:
+            keep = 1.0 - 1.0 / self.blend_frames
+            offset = tuple(v * keep for v in state.offset)
+            weight, old = state.weight * keep, state.old_sigma
+            # Its motion since last set, from the cameras that saw it then and see it now
+            # (the fused ones first: an edge sighting's own error is not motion).
+            common = ([i for i in cams if i in state.cameras and i in state.per_camera]
+                      or [i for i in cams if i in state.per_camera])
+            moved = None
+            if common:
+                before = combine([state.per_camera[i] for i in common])
+                now = combine([seen[i] for i in common])
+                moved = (now[0] - before[0], now[1] - before[1], _wrap(now[2] - before[2]))
+            if moved is not None and math.hypot(moved[0], moved[1]) > MOVED_MM:
+                # Dragged: the new pose is the new pose, no pull back towards the old one.
+                offset, weight = (0.0, 0.0, 0.0), 0.0
+            elif cams != state.cameras:
+                if moved is not None:
+                    # The rest of the change is the cameras' disagreement: faded in, not stepped.
+                    want = (state.x + moved[0], state.y + moved[1], _wrap(state.heading + moved[2]))
+                    offset = (want[0] - x, want[1] - y, _wrap(want[2] - h))
+                    # The pose now continues the old set's estimate, with that estimate's doubt.
+                    weight, old = 1.0, state.own_sigma if state.weight == 0 else (
+                        _mix(state.weight, state.old_sigma, state.own_sigma))
+                else:
+                    # No camera saw it both then and now: nothing carries the old offset on.
+                    offset, weight = (0.0, 0.0, 0.0), 0.0
+        own = (sigma_mm, sigma_deg)
+        s_mm, s_deg = _mix(weight, old, own)
+        # More disagreement than both sets' doubts allow: one of them is wrong by more than
+        # its sigma says, so the excess goes into the doubt while the offset lasts.
+        excess_mm = max(0.0, math.hypot(offset[0], offset[1]) - 2.0 * math.hypot(old[0], own[0]) * weight)
+        excess_deg = max(0.0, abs(offset[2]) - 2.0 * math.hypot(old[1], own[1]) * weight)
+        sigma_mm = math.hypot(s_mm, excess_mm / 2.0)
+        sigma_deg = math.hypot(s_deg, excess_deg / 2.0)
         fx, fy, fh = x + offset[0], y + offset[1], _wrap(h + offset[2])
         frames = max((c.frames for i in cams for c in self.cameras[i].last.cars if c.id == car_id), default=1)
-        self._cars[car_id] = _CarState(fx, fy, fh, sigma_mm, sigma_deg, time_s, cams, offset, dict(seen))
+        self._cars[car_id] = _CarState(fx, fy, fh, sigma_mm, sigma_deg, time_s, cams, offset,
+                                       dict(every if every is not None else seen), weight, old, own)
         return TrackedCar(car_id, name, fx, fy, fh, sigma_mm, sigma_deg, True, 0.0, frames)
+
+
+def _mix(weight: float, old: tuple[float, float], new: tuple[float, float]) -> tuple[float, float]:
+    """Sigmas of a pose carrying `weight` of an old estimate and the rest of a new one
+    (linear: never less than the smaller, as if their errors were alike)."""
+    return (weight * old[0] + (1.0 - weight) * new[0], weight * old[1] + (1.0 - weight) * new[1])
 
 
 def same_file(cameras: Sequence[CameraModel | None], names: Sequence[str]) -> None:
