@@ -97,3 +97,29 @@ def test_when_every_camera_ended_the_page_says_so_and_holds_the_cars_honestly(re
         assert all(c["age_s"] > ages[c["id"]] for c in later["cars"] if c["id"] in ages)
     finally:
         live.stop()
+
+
+def test_cameras_that_share_no_anchor_are_warned_about(rendered, tmp_path):
+    import argparse
+    import dataclasses
+
+    from companion.commands.render import table_toml
+    from companion.commands.serve import live_for_serving
+    r = rendered / "r"
+    table = load_table(r / "f-table.toml")
+    # Anchors 6 and 7 (the side edges' middles) are the ones both cameras see.
+    apart = dataclasses.replace(table, anchors=tuple(a for a in table.anchors if a.id not in (6, 7)))
+    (tmp_path / "apart.toml").write_text(table_toml(apart))
+    args = argparse.Namespace(source=[str(rendered / "cam1"), str(rendered / "cam2")],
+                              camera=[str(r / "cam-camera1.yml"), str(r / "cam-camera2.yml")],
+                              table=str(tmp_path / "apart.toml"), loop=False)
+    live, warnings = live_for_serving(args)
+    live.stop()
+    said = [w for w in warnings if "share no anchor" in w]
+    assert len(said) == 1
+    assert "camera 1 and camera 2" in said[0] and "lay an anchor where the cameras' views overlap" in said[0]
+    assert "camera 1 sees anchors 0, 1, 4" in said[0] and "camera 2 sees anchors 2, 3, 5" in said[0]
+    # With the anchors both see, nothing is said.
+    live, warnings = serving(rendered)
+    live.stop()
+    assert not any("share no anchor" in w for w in warnings)

@@ -363,7 +363,7 @@ def _multi_live_for_serving(args: argparse.Namespace, table, sources: list[str],
 
     from calibration.camera import CameraFileError
     from vision.multicam import MultiCameraError
-    from vision.sources import PrefetchSource, SourceError
+    from vision.sources import PeekedSource, PrefetchSource, SourceError
 
     from ..live import MultiLiveTable
     from .locate import fit_camera_to_source
@@ -390,18 +390,22 @@ def _multi_live_for_serving(args: argparse.Namespace, table, sources: list[str],
                                    f"needs its own calibration; calibrate each (companion calibrate camera --source N "
                                    f"--out cameraN.yml) and give its file after its --source")
     models = [load_camera(c) for c in cameras] or [None] * len(sources)
-    feeds, fitted, notes, opened, descriptions = [], [], [], [], []
+    feeds, fitted, notes, opened, descriptions, firsts = [], [], [], [], [], []
     try:
         for name, spec, model in zip(names, sources, models):
             try:
                 source = open_source_for_serving(spec, table, loop=args.loop)
                 opened.append(source)
                 source, model, note = fit_camera_to_source(source, model)
+                if not isinstance(source, PeekedSource):
+                    source = PeekedSource(source)     # its first frame says which anchors it sees
                 opened.append(source)
             except (CameraFileError, SourceError) as exc:
                 raise CommandError(f"{name} (--source {spec}): {exc}") from None
             if note:
                 notes.append(f"{name}: {note}")
+            # The frame read ahead (PeekedSource keeps it for the first read).
+            firsts.append(source._first.image if source._first is not None else None)
             fitted.append(model)
             descriptions.append(source.description)
             if _plays_once(source):
@@ -422,7 +426,29 @@ def _multi_live_for_serving(args: argparse.Namespace, table, sources: list[str],
             except Exception:
                 pass
         raise
-    return live, tuple(notes)
+    return live, tuple(notes) + _no_shared_anchor(table, names, firsts)
+
+
+def _no_shared_anchor(table, names: list[str], images: list) -> tuple[str, ...]:
+    """A warning for the cameras whose first frames share no anchor with any other camera's
+    (as `doctor` says it): without an anchor both see, their positions can disagree where a
+    car crosses. Nothing when a camera gave no frame yet (it is said once it runs)."""
+    from vision.detect import MarkerDetector
+
+    if any(image is None for image in images):
+        return ()
+    detector = MarkerDetector(table.dictionary)
+    anchors = set(table.anchor_ids)
+    seen = [sorted({d.id for d in detector.detect(image)} & anchors) for image in images]
+    alone = [i for i in range(len(names))
+             if seen[i] and not any(set(seen[i]) & set(seen[j]) for j in range(len(names)) if j != i)]
+    if not alone:
+        return ()
+    who = " and ".join(names[i] for i in alone)
+    sees = "; ".join(f"{names[i]} sees anchors {', '.join(map(str, seen[i]))}" for i in alone)
+    return (f"{who} share no anchor with another camera ({sees}): lay an anchor where the cameras' views overlap "
+            f"and add it to the table file (companion markers anchors prints it); an anchor two cameras see keeps "
+            f"their positions agreeing where a car crosses from one view to the other",)
 
 
 def _reopener(first_source, spec: str, table, loop: bool):
