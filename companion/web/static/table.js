@@ -312,16 +312,37 @@
     }
     layer.replaceChildren();
     for (const c of shown) {
-      // The name just inside the edge of its view that crosses the table (where another
-      // camera's view takes over), else in the middle.
+      // The name inside its own strip, just within the table edge the strip reaches (away
+      // from the middle, where the views meet and the cars are), else in the middle; car
+      // labels are placed round it (measureFixed).
       const xs = c.coverage.map((p) => p[0]), ys = c.coverage.map((p) => p[1]);
       const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
-      const cx = (x0 + x1) / 2, cy = y1 < depth - 1 ? y1 - 40 : y0 > 1 ? y0 + 25 : (y0 + y1) / 2;
+      const cx = (x0 + x1) / 2, cy = y0 <= 1 ? y0 + 100 : y1 >= depth - 1 ? y1 - 130 : (y0 + y1) / 2;
       const grp = el("g", { class: `camera-coverage ${c.status}`, "data-camera": c.name });
       grp.append(el("polygon", { points: c.coverage.map(([x, y]) => `${x},${Y(y)}`).join(" ") }));
       grp.append(el("text", { x: cx, y: Y(cy), text: c.status === "running" ? c.name : `${c.name} (${c.status})` }));
       layer.append(grp);
     }
+      fixedBoxes = null;
+  }
+
+  // Several cameras: which see a car ("seen by camera 1 and camera 2"), as the snapshot says.
+  const andList = (xs) => xs.length < 2 ? xs.join("") : `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`;
+  function seenByText(s, id) {
+    if (!s || !s.cameras || s.cameras.length < 2) return null;
+    const c = (s.cars || []).find((x) => x.id === id);
+    if (!c) return "seen by no camera";
+    return c.cameras && c.cameras.length ? `seen by ${andList(c.cameras)}` : "seen by no camera now (held where it was last seen)";
+  }
+  function showSeenBy() {
+    const sheet = $("car-sheet"), text = sheet ? seenByText(state.last, Number(sheet.dataset.car)) : null;
+    let line = $("car-seen-by");
+    if (!sheet || text === null) { if (line) line.remove(); return; }
+    if (!line || line.parentNode !== sheet) {
+      line = html("p", { id: "car-seen-by", class: "dim" });
+      sheet.querySelector("h2").after(line);
+    }
+    setText(line, text);
   }
 
   // Gates: the line between the posts, the posts (A on the driver's left), the
@@ -398,12 +419,19 @@
       setText(cells[3], `${fmt(c.heading_deg)}°`);
       setText(cells[4], `${fmt(c.sigma_mm)} mm`);
       setText(cells[5], c.stale ? `unseen ${fmt(c.age_s)} s${c.why_stale ? `: ${staleWords(c.why_stale)}` : ""}` : "seen");
+      if (s.cameras && s.cameras.length > 1) {
+        // Several cameras: a column naming those that see the car.
+        const head = rows.parentNode.querySelector("thead tr");
+        if (head && head.children.length < 7) head.append(html("th", { text: "seen by" }));
+        if (cells.length < 7) car.row.append(html("td"));
+        setText(car.row.children[6], c.cameras && c.cameras.length ? andList(c.cameras) : "no camera now");
+      }
     }
     for (const [id, car] of cars) {
       if (!present.has(id)) { lastMoved = now; car.group.remove(); car.hit.remove(); car.label.remove(); car.row.remove(); cars.delete(id); }
     }
     drawGates(s.gates);
-    if (s.cameras) { drawCoverage(s.cameras); cameraChooser(s.cameras); }
+    if (s.cameras) { drawCoverage(s.cameras); cameraChooser(s.cameras); if (panel) showSeenBy(); }
     if (panel) drawGhosts();
     if (panel) drawActing();
     drawPlacement();
@@ -419,12 +447,21 @@
     wake();
     if (s.game_version !== undefined && s.game_version !== state.gameVersion) refreshGame();
     fillMeasureChoices(s.cars);
-    if (s.camera && panel) {
-      const rejected = s.camera.anchors_rejected.length ? ` (left out, disagreeing with the rest: ${s.camera.anchors_rejected.join(", ")})` : "";
-      setText($("calib-figures"), `Table found from anchors ${s.camera.anchors_used.join(", ")}${rejected}. Reprojection error ` +
-        `${fmt(s.camera.reprojection_px, 2)} px = ${fmt(s.camera.reprojection_mm, 2)} mm on the table. Camera ` +
-        `${s.camera.calibrated ? "from its calibration file" : "estimated from the anchors (no calibration file)"}.`);
+    if (panel) calibFigures(s);
+  }
+
+  // The Camera tab's figures: the picked camera's own anchors and error (several cameras), else the one's.
+  function calibFigures(s) {
+    const pick = $("camera-pick"), picked = pick && s.cameras ? s.cameras[Number(pick.value) - 1] : null;
+    const cam = picked ? (picked.reprojection_px === null || picked.reprojection_px === undefined ? null : picked) : s.camera;
+    if (!cam) {
+      if (picked) setText($("calib-figures"), `${picked.name} has not found the table yet${picked.detail ? `: ${picked.detail}` : ""}.`);
+      return;
     }
+    const rejected = cam.anchors_rejected.length ? ` (left out, disagreeing with the rest: ${cam.anchors_rejected.join(", ")})` : "";
+    setText($("calib-figures"), `${picked ? `${picked.name}: t` : "T"}able found from anchors ${cam.anchors_used.join(", ")}${rejected}. Reprojection error ` +
+      `${fmt(cam.reprojection_px, 2)} px = ${fmt(cam.reprojection_mm, 2)} mm on the table. Camera ` +
+      `${cam.calibrated ? "from its calibration file" : "estimated from the anchors (no calibration file)"}.`);
   }
 
   // The header's source line; with several cameras each says its own state ("camera 1 (A)
@@ -517,7 +554,7 @@
   function measureFixed() {
     const inv = fixedBoxes ? null : board.getScreenCTM()?.inverse();
     if (inv) {                          // (not laid out yet: asked again next time)
-      fixedBoxes = [...document.querySelectorAll("#terrain text, .gate-name")].map((t) => {
+      fixedBoxes = [...document.querySelectorAll("#terrain text, .gate-name, #coverage text")].map((t) => {
         const r = t.getBoundingClientRect();
         const a = new DOMPoint(r.left, r.top).matrixTransform(inv), b = new DOMPoint(r.right, r.bottom).matrixTransform(inv);
         // The glyphs, not the line box (its ascent and descent leave room above and below).
@@ -1197,7 +1234,7 @@
         $("car-card").dataset.key = cardKey;
         $("car-card").replaceChildren(genericCard(k), c.why_no_measurements ? html("p", { class: "dim", text: c.why_no_measurements }) : "");
       }
-      showTargetsAndActions(c);
+      showSeenBy(); showTargetsAndActions(c);
       return;
     }
     const hp = k.hp.map((h) => html("span", { class: "hp" + (h.now <= 0 ? " gone" : ""), text: `${h.part} ${h.now}/${h.max}` }));
@@ -1216,7 +1253,7 @@
       html("p", {}, html("b", { text: "Weapons " }), weapons, html("b", { text: " · Add-ons " }), k.addons.join(", ") || "none"),
       ...extraRows(k, SH_CARD),
       html("p", { class: "dim", text: `${k.template_in !== undefined ? `Move template ${k.template_in} in. ` : ""}${c.why_no_measurements || ""}` })));
-    showTargetsAndActions(c);
+    showSeenBy(); showTargetsAndActions(c);
   }
 
   function showTargetsAndActions(c) {
@@ -1826,6 +1863,7 @@
   function refreshCamera() {
     const pick = $("camera-pick");         // several cameras: the one chosen (api camera.jpg?camera=N)
     $("camera-view").src = `api/camera.jpg?${pick ? `camera=${pick.value}&` : ""}t=${Date.now()}`;
+    if (pick && state.last) calibFigures(state.last);
   }
   function cameraChooser(cameras) {
     if (cameras.length < 2 || $("camera-pick")) return;
