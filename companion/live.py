@@ -672,6 +672,10 @@ class MultiLiveTable(LiveTable):
                          "reopened": feed.reopens,
                          "calibrated": None if pose is None else not pose.camera.estimated,
                          "reprojection_mm": None if pose is None else round(pose.reprojection_mm, 3),
+                         # As the snapshot's "camera" says them, for this camera (the page's picked one).
+                         "reprojection_px": None if pose is None else round(pose.reprojection_px, 3),
+                         "anchors_used": [] if pose is None else list(pose.anchors_used),
+                         "anchors_rejected": [] if pose is None else list(pose.anchors_rejected),
                          "quality": feed.checks[0] if feed.checks else None})
         snap["cameras"] = cams
         quality = _worst_quality(cams)

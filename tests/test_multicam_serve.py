@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from calibration.tablefile import load_table
+from tests.test_browser import browser  # noqa: F401 (a fixture)
 
 
 def run(*args, timeout=120):
@@ -123,3 +124,77 @@ def test_cameras_that_share_no_anchor_are_warned_about(rendered, tmp_path):
     live, warnings = serving(rendered)
     live.stop()
     assert not any("share no anchor" in w for w in warnings)
+
+
+@pytest.mark.browser
+def test_the_page_names_the_cameras_that_see_each_car_and_the_picked_cameras_figures(browser):  # noqa: F811
+    import threading
+
+    import numpy as np
+    from waitress import create_server
+
+    from bench.scenes import WEBCAM_BIG, big_table
+    from companion.live import MultiLiveTable
+    from companion.web import create_app
+    from tests.test_multicam import D, W, ListSource
+    from vision.multicam import demo_renderers
+    from vision.render import CarTruth
+
+    table = big_table(W, D, 3, np.random.default_rng(5))
+    renderers = demo_renderers(table, 2, WEBCAM_BIG)
+    poses = [CarTruth(c.id, x, y, 0.0) for c, (x, y) in zip(table.cars, [(400, 200), (900, 600), (1400, 1000)])]
+    images = [r.render(poses).image for r in renderers]
+    live = MultiLiveTable([ListSource([images[0]], "near"), ListSource([images[1]], "far")], table,
+                          [r.camera for r in renderers])
+    for i in range(2):
+        live.process_camera(i, images[i], 0, 0.0)
+    snap = live.snapshot()
+    used = [c["anchors_used"] for c in snap["cameras"]]
+    assert used[0] and used[1] and used[0] != used[1]
+    server = create_server(create_app(live, {"STREAM_MAX_S": 60.0}), host="127.0.0.1", port=0, threads=8)
+    threading.Thread(target=server.run, daemon=True).start()
+    page = browser.new_page(viewport={"width": 390, "height": 844})      # a phone
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(f"http://127.0.0.1:{server.effective_port}/")
+        page.wait_for_function("document.querySelectorAll('#car-rows tr td:nth-child(7)').length === 3",
+                               timeout=20000)
+        assert "seen by" in page.eval_on_selector_all("#car-rows", "t => t[0].parentNode.querySelector('thead').textContent")
+        seen = page.eval_on_selector_all("#car-rows tr td:nth-child(7)", "tds => tds.map(td => td.textContent)")
+        by_id = {c["id"]: c["cameras"] for c in snap["cars"]}
+        assert sorted(seen) == sorted(" and ".join(v) for v in by_id.values())
+        # The coverage names are legible on a phone: at least 14 screen pixels high.
+        heights = page.eval_on_selector_all("#coverage text", "ts => ts.map(t => t.getBoundingClientRect().height)")
+        assert len(heights) == 2 and min(heights) >= 14
+        # Camera 2 picked: its own anchors and error, not camera 1's.
+        page.wait_for_selector("#camera-pick", state="attached", timeout=20000)
+        page.click('#tabs [data-tab="calibration"]')
+        page.select_option("#camera-pick", "2")
+        page.wait_for_function("document.getElementById('calib-figures').textContent.startsWith('camera 2')",
+                               timeout=20000)
+        text = page.text_content("#calib-figures")
+        assert f"anchors {', '.join(map(str, used[1]))}." in text or f"anchors {', '.join(map(str, used[1]))} (" in text
+        assert f"{snap['cameras'][1]['reprojection_mm']:.2f} mm" in text
+        page.select_option("#camera-pick", "1")
+        page.wait_for_function("document.getElementById('calib-figures').textContent.startsWith('camera 1')",
+                               timeout=20000)
+        assert not errors
+    finally:
+        page.close()
+        server.close()
+        live.stop()
+
+
+def test_a_caption_on_the_camera_picture_has_no_stray_outline_beyond_it():
+    """The picture's captions have a dark outline; drawn as thick text it ran past the light text
+    (OpenCV spaces thick glyphs wider): "...camera calibrated" then a stray dark "ted"."""
+    import numpy as np
+
+    from vision.overlay import _text
+    image = np.full((60, 900, 3), 120, np.uint8)
+    _text(image, "anchors 5: reprojection 0.09 px = 0.09 mm; camera calibrated", (12, 28), (255, 255, 255))
+    light = np.nonzero((image > 200).all(axis=2).any(axis=0))[0]
+    dark = np.nonzero((image < 40).all(axis=2).any(axis=0))[0]
+    assert len(light) and len(dark)
+    assert dark.max() <= light.max() + 3 and dark.min() >= light.min() - 3

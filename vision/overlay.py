@@ -25,7 +25,11 @@ def _poly(img, pts, colour, thickness=2, closed=True) -> None:
 
 def _text(img, text, at, colour) -> None:
     x, y = int(at[0]), int(at[1])
-    cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (0, 0, 0), 4, cv2.LINE_AA)
+    # The dark outline is the thin text drawn shifted round, not thick text: OpenCV spaces thick
+    # glyphs wider, so a thick outline runs past the text ("calibrated" then a stray dark "ted").
+    for dx, dy in ((-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1),
+                   (-2, 0), (2, 0), (0, -2), (0, 2)):
+        cv2.putText(img, text, (x + dx, y + dy), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (0, 0, 0), 1, cv2.LINE_AA)
     cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, 0.55, colour, 1, cv2.LINE_AA)
 
 
