@@ -151,7 +151,11 @@ def test_the_page_names_the_cameras_that_see_each_car_and_the_picked_cameras_fig
     snap = live.snapshot()
     used = [c["anchors_used"] for c in snap["cameras"]]
     assert used[0] and used[1] and used[0] != used[1]
-    server = create_server(create_app(live, {"STREAM_MAX_S": 60.0}), host="127.0.0.1", port=0, threads=8)
+    from companion.game import TableGame
+    from companion.rules.base import DEFAULT_SYSTEM
+    game = TableGame(live)
+    game.start(DEFAULT_SYSTEM, {}, game.starter_rosters(DEFAULT_SYSTEM))     # a car's card needs a game
+    server = create_server(create_app(game, {"STREAM_MAX_S": 60.0}), host="127.0.0.1", port=0, threads=8)
     threading.Thread(target=server.run, daemon=True).start()
     page = browser.new_page(viewport={"width": 390, "height": 844})      # a phone
     errors = []
@@ -164,6 +168,11 @@ def test_the_page_names_the_cameras_that_see_each_car_and_the_picked_cameras_fig
         seen = page.eval_on_selector_all("#car-rows tr td:nth-child(7)", "tds => tds.map(td => td.textContent)")
         by_id = {c["id"]: c["cameras"] for c in snap["cars"]}
         assert sorted(seen) == sorted(" and ".join(v) for v in by_id.values())
+        # The car's card says which cameras see it.
+        first = snap["cars"][0]
+        page.dispatch_event(f'#cars [data-car-id="{first["id"]}"]', "click")
+        page.wait_for_function("document.getElementById('car-seen-by')", timeout=20000)
+        assert page.text_content("#car-seen-by") == "seen by " + " and ".join(first["cameras"])
         # The coverage names are legible on a phone: at least 14 screen pixels high.
         heights = page.eval_on_selector_all("#coverage text", "ts => ts.map(t => t.getBoundingClientRect().height)")
         assert len(heights) == 2 and min(heights) >= 14
