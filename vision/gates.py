@@ -18,7 +18,7 @@ import numpy as np
 
 from calibration.tablefile import GateSpec, TableSpec
 
-from .locate import CENTRE_PER_EDGE_SIGMA, MIN_SIGMA_MM, UNREFINED_CENTRE_SIGMA_PX, FrameLocation, _radius_95
+from .locate import CENTRE_PER_EDGE_SIGMA, MIN_SIGMA_MM, UNREFINED_CENTRE_SIGMA_PX, FrameLocation, radius_95
 
 #: A post marker whose measured side is off its printed size by more than this
 #: fraction is not lying flat on the table (held up, on a stand, misprinted).
@@ -83,7 +83,7 @@ def locate_posts(located: FrameLocation, table: TableSpec) -> tuple[dict[int, Po
         random_cov = np.eye(2) * (edge_px * mm_per_px) ** 2
         cov = random_cov + pose_cov[i]
         out[det.id] = PostSighting(det.id, float(centre[0]), float(centre[1]),
-                                   max(_radius_95(cov) / 2, MIN_SIGMA_MM), side, random_cov, pose_cov[i])
+                                   max(radius_95(cov) / 2, MIN_SIGMA_MM), side, random_cov, pose_cov[i])
     return out, problems
 
 
@@ -139,7 +139,7 @@ class _Post:
 
     @property
     def sigma_mm(self) -> float:
-        return max(_radius_95(self.fixed_cov + self.random_cov / self.n) / 2, MIN_SIGMA_MM)
+        return max(radius_95(self.fixed_cov + self.random_cov / self.n) / 2, MIN_SIGMA_MM)
 
 
 class GateLocator:

@@ -570,18 +570,23 @@ def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: T
             for i, (spec, det) in enumerate(zip(specs, detections))]
 
 
+#: Per-axis sigmas in the 95 % radius of a line-like and of a round 2-D Gaussian.
+LINE_95 = 1.96
+ROUND_95 = 2.448
+
+
 def _radii_95(cov: np.ndarray) -> np.ndarray:
-    """_radius_95 for (N, 2, 2) covariances at once."""
+    """radius_95 for (N, 2, 2) covariances at once."""
     a, b, d = cov[:, 0, 0], cov[:, 0, 1], cov[:, 1, 1]
     half_trace, root = (a + d) / 2, np.hypot((a - d) / 2, b)
     major = np.sqrt(np.maximum(half_trace + root, 0.0))
     minor = np.sqrt(np.maximum(half_trace - root, 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = major * (1.96 + 0.488 * minor / major)
+        r = major * (LINE_95 + (ROUND_95 - LINE_95) * minor / major)
     return np.where(major == 0, 0.0, r)
 
 
-def _radius_95(cov: np.ndarray) -> float:
+def radius_95(cov: np.ndarray) -> float:
     """Radius of the circle holding 95 % of a 2-D Gaussian with this covariance.
 
     1.96 sigma for a line-like spread, 2.448 sigma for a round one; between the
@@ -593,7 +598,7 @@ def _radius_95(cov: np.ndarray) -> float:
     minor = math.sqrt(max(half_trace - root, 0.0))
     if major == 0:
         return 0.0
-    return major * (1.96 + 0.488 * minor / major)
+    return major * (LINE_95 + (ROUND_95 - LINE_95) * minor / major)
 
 
 # --- setup checks: the table file and the camera file against what is seen -------------

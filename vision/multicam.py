@@ -35,11 +35,10 @@ from calibration.camera import CameraFileError, CameraModel
 from calibration.table_pose import MIN_ANCHORS
 from calibration.tablefile import TableSpec
 
+from .locate import ROUND_95, radius_95
 from .pipeline import TablePipeline, TrackedFrame
 from .track import TrackedCar
 
-#: Per-axis sigmas in the 95 % radius of a round 2-D Gaussian (sqrt(-2 ln 0.05)).
-ROUND_95 = math.sqrt(-2.0 * math.log(0.05))
 #: Frame sets over which a camera change's offset fades (a 1 mm disagreement
 #: becomes steps of at most 0.1 mm).
 BLEND_FRAMES = 10
@@ -195,14 +194,7 @@ def position_variance(sigma_mm: float) -> float:
 
 def sigma_from_covariance(cov: np.ndarray) -> float:
     """Half the 95 % radius of a 2-D Gaussian with this covariance (as sigma_mm is)."""
-    a, b, d = float(cov[0, 0]), float(cov[0, 1]), float(cov[1, 1])
-    half_trace, root = (a + d) / 2, math.hypot((a - d) / 2, b)
-    major = math.sqrt(max(half_trace + root, 0.0))
-    minor = math.sqrt(max(half_trace - root, 0.0))
-    if major == 0:
-        return 0.0
-    # 1.96 sigma for a line-like spread, 2.448 for a round one, interpolated on the axes' ratio.
-    return major * (1.96 + (ROUND_95 - 1.96) * minor / major) / 2.0
+    return radius_95(cov) / 2.0
 
 
 def _wrap(deg: float) -> float:
@@ -541,32 +533,7 @@ def view_source(renderer, script, fps: float = 15.0, paced: bool = True, name: s
                 duration_s: float | None = None, seed: int = 0):
     """A frame source rendering `script`'s cars (anything with `poses_at(t)`) through one
     renderer: one camera of several over a synthetic table (as SyntheticSource is the one)."""
-    import time
+    from .sources import SyntheticSource
 
-    from .sources import Frame, FrameSource
-
-    class ViewSource(FrameSource):
-        def __init__(self) -> None:
-            super().__init__(name)
-            self.renderer, self.script, self.fps, self.paced = renderer, script, fps, paced
-            self._index, self._start = 0, time.monotonic()
-            self._rng = np.random.default_rng(seed)
-
-        @property
-        def camera(self):
-            return self.renderer.camera
-
-        def read(self):
-            t = self._index / self.fps
-            if duration_s is not None and t > duration_s:
-                return None
-            if self.paced:
-                delay = self._start + t - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-            truth = self.renderer.render(self.script.poses_at(t), self._rng)
-            frame = Frame(self._index, truth.image, t, f"{name}#{self._index}", truth)
-            self._index += 1
-            return frame
-
-    return ViewSource()
+    return SyntheticSource(fps=fps, paced=paced, duration_s=duration_s, seed=seed, script=script,
+                           renderer=renderer, name=name)

@@ -224,10 +224,13 @@ class SyntheticSource(FrameSource):
 
     def __init__(self, table: TableSpec | None = None, fps: float = 15.0, paced: bool = True,
                  duration_s: float | None = None, options: RenderOptions = RenderOptions(),
-                 seed: int = 0, script=None) -> None:
-        self.table = table or demo_table()
-        super().__init__("demo")
-        self.renderer = TableRenderer.overhead(self.table, options=options, seed=seed)
+                 seed: int = 0, script=None, renderer: TableRenderer | None = None,
+                 name: str = "demo") -> None:
+        # `renderer`: one camera of several over the table (vision.multicam), instead of
+        # the one overhead webcam; `name` labels its frames.
+        self.table = renderer.table if renderer is not None else (table or demo_table())
+        super().__init__(name)
+        self.renderer = renderer or TableRenderer.overhead(self.table, options=options, seed=seed)
         self.script = script if script is not None else DemoScript(self.table)
         self.fps = fps
         self.paced = paced
@@ -250,7 +253,7 @@ class SyntheticSource(FrameSource):
             if delay > 0:
                 time.sleep(delay)
         truth = self.renderer.render(self.script.poses_at(t), self._rng)
-        frame = Frame(self._index, truth.image, t, f"demo#{self._index}", truth)
+        frame = Frame(self._index, truth.image, t, f"{self.description}#{self._index}", truth)
         self._index += 1
         return frame
 
