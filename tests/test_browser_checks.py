@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.test_browser import _demo, browser  # noqa: F401 (browser is a fixture)
-from tests.test_browser_demo import open_demo
+from tests.test_browser_demo import open_action, open_demo
 from tests.test_browser_play_view import INTERCEPTOR, RUST_BUCKET, new_game, play_round
 
 pytestmark = pytest.mark.browser
@@ -103,7 +103,7 @@ def test_one_checks_request_per_car_and_game_change_and_the_reasons_from_it(serv
     assert not [b for kind, b in asked if kind == "preview"], asked
 
     # Its form starts on the other side's car the rules take: the Shoot form's target.
-    page.click('#car-actions button[data-act="shoot"]:not([disabled])', timeout=10000)
+    open_action(page, "shoot", 10000)
     page.wait_for_selector('#action-form select[name="target"]')
     target = int(page.input_value('#action-form select[name="target"]'))
     shoot = next(c for c in ask_checks(page, INTERCEPTOR)["checks"] if c["act"] == "shoot")

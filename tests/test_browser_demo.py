@@ -9,6 +9,7 @@ camera to see it there; tests that play a system's activations build on it."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 
@@ -102,6 +103,25 @@ def demo_move(page, car: int, x_mm: float, y_mm: float, heading_deg: float) -> d
         body: JSON.stringify({vehicle: id, x_mm: x, y_mm: y, heading_deg: h})})).status""", [car, x_mm, y_mm, heading_deg])
     assert status == 200
     return wait_until_seen_at(page, car, x_mm, y_mm, heading_deg)
+
+
+def open_action(page, act: str, timeout_ms: float = 30000) -> None:
+    """Press the selected car's action button and wait for that action's form. A press that
+    lands while the rows are redrawn for the car's fresh measurements (several times a second
+    while the camera sees cars settle) can be lost, as a player's tap can; the player presses
+    again, and so does this, once, with a warning naming what the page showed instead."""
+    button = f'#car-actions button[data-act="{act}"]:not([disabled])'
+    form = f'#action-form[data-act="{act}"]:not([hidden])'
+    page.click(button, timeout=timeout_ms)
+    try:
+        page.wait_for_selector(form, timeout=5000)
+    except Exception:  # playwright's TimeoutError: the press was lost
+        shown = page.evaluate("""() => { const f = document.getElementById('action-form');
+            return {form: f.hidden ? 'closed' : f.dataset.act,
+                    rows: [...document.querySelectorAll('#car-actions button[data-act]')].map(b => b.dataset.act + (b.disabled ? ' (greyed)' : ''))}; }""")
+        warnings.warn(f"pressing {act} did not open its form (the page showed {shown}); pressed again")
+        page.click(button, timeout=timeout_ms)
+        page.wait_for_selector(form, timeout=timeout_ms)
 
 
 def drag_car_to(page, car: int, x_mm: float, y_mm: float, heading_deg: float | None = None, *,

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
-from tests.test_browser_demo import demo_move, open_demo, tracked
+from tests.test_browser_demo import demo_move, open_action, open_demo, tracked
 from tests.test_browser_placement import get_game, lose_control, post
 from tests.test_browser_play_view import INTERCEPTOR, WAR_RIG, new_game, play_round, type_dice
 
@@ -49,7 +49,7 @@ def scrolled_everywhere(page, selector: str) -> None:
 def open_shoot_at_the_war_rig(page) -> None:
     page.click(f'#cars [data-car-id="{INTERCEPTOR}"]')
     page.wait_for_selector(f'#car-sheet[data-car="{INTERCEPTOR}"]')
-    page.click('#car-actions button[data-act="shoot"]:not([disabled])', timeout=WAIT_MS)
+    open_action(page, "shoot", WAIT_MS)
     page.select_option('#action-form select[name="target"]', str(WAR_RIG))
     page.wait_for_selector("#conditions.holds", timeout=WAIT_MS)
 
@@ -113,7 +113,7 @@ def test_on_a_phone_the_actions_sit_under_the_board_and_what_waits_stays_in_view
     assert 0 <= below <= ACTIONS_BELOW_BOARD_PX, below
     snap(page, "midgame-phone-actions")
     # An action's Resolve: in the bar at the bottom, wherever the page is scrolled.
-    page.click('#car-actions button[data-act="shoot"]:not([disabled])', timeout=WAIT_MS)
+    open_action(page, "shoot", WAIT_MS)
     page.select_option('#action-form select[name="target"]', str(WAR_RIG))
     page.wait_for_selector("#conditions.holds", timeout=WAIT_MS)
     scrolled_everywhere(page, "#resolve")

@@ -16,7 +16,8 @@ import re
 import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
-from tests.test_browser_demo import demo_move, drag_car_to, open_demo, tracked, turn_car_to, wait_until_seen_at
+from tests.test_browser_demo import (demo_move, drag_car_to, open_action, open_demo, tracked, turn_car_to,
+                                     wait_until_seen_at)
 
 pytestmark = pytest.mark.browser
 
@@ -171,7 +172,7 @@ def test_actions_that_cannot_be_taken_now_are_greyed_with_the_reason_beside_them
         elif not row.locator(".why-not").count():
             assert row.locator("button").is_enabled()
     # While the dice are asked for, every action waits, and says so.
-    page.click('#car-actions button[data-act="move"]')
+    open_action(page, "move")
     page.wait_for_selector("#conditions.holds")
     page.click("#resolve")
     page.wait_for_selector("#dice:not([hidden])")
@@ -224,7 +225,7 @@ def test_the_result_card_leads_with_one_headline_and_lists_each_die_once(server,
     # The War Rig is a rig: its tractor and trailer count their points apart.
     hp_of = "Object.values(window.companion.game.game.state.vehicles['12'].hp).reduce((a, b) => a + b, 0)"
     hp_before = page.evaluate(hp_of)
-    page.click('#car-actions button[data-act="shoot"]')
+    open_action(page, "shoot")
     page.select_option('#action-form select[name="target"]', str(WAR_RIG))
     page.wait_for_selector("#conditions.holds", timeout=10000)
     page.click("#resolve")

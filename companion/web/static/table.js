@@ -1691,7 +1691,7 @@
 
   // --- an action ----------------------------------------------------------------------------
   function closeActionForm() {
-    openForm = null; $("action-form").hidden = true; showWaiting();
+    openForm = null; $("action-form").hidden = true; delete $("action-form").dataset.act; showWaiting();
     if (state.car) showActions(state.car);
   }
 
@@ -1712,6 +1712,7 @@
     const spec = (state.car.actions.find((a) => a.act === openForm.spec.act)) || openForm.spec;
     openForm.spec = spec;
     box.hidden = false;
+    box.dataset.act = spec.act;
     const fields = [];
     for (const f of spec.fields) {
       if (f.kind === "fixed") continue;
