@@ -3,6 +3,13 @@ and the pipeline's frames per second with many browsers open.
 
     python -m bench.page [--seconds 30] [--window 15] [--rounds 2] [--pages 10] [--flat-fps 100]
                          [--camera-fps 30] [--source video|synthetic] [--only latency|fanout|page-cost]
+    python -m bench.page --only latency --video 4k --pages 1 --seconds 20
+
+`--video 4k` (latency): instead of the synthetic demo, issue 26's big table, a 6 x 4 ft
+table with 16 cars (a third of them driving) under a 3840 x 2160 webcam, from
+`bench.speed4k`'s MJPEG video (quality 80, webcam noise) decoded in a loop by
+`bench.page_server` at a webcam's 30 frames a second; a frame's capture is when the camera
+would have sent it, before the companion decodes it. `--pages 1`: the one-page case only.
 
 Starts `companion demo` as a player does (a real waitress server in its own
 process, the synthetic camera, the demo's game) and opens the page in Debian's
@@ -64,7 +71,13 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 VIEWPORT = {"width": 1280, "height": 800}
-CARS_DRAWN = "document.querySelectorAll('#cars [data-car-id]').length === 5"
+#: Cars on the demo's table, and on the 4K table (bench.speed4k).
+DEMO_CARS, BIG_CARS = 5, 16
+
+
+def cars_drawn(n: int) -> str:
+    return f"document.querySelectorAll('#cars [data-car-id]').length === {n}"
+
 
 # Added to every page before its own script: when each snapshot arrives, and at
 # every animation frame the frame on screen and where each car is drawn. Our
@@ -132,9 +145,10 @@ def say(text: str) -> None:
 # --- the companion, in its own process -----------------------------------------------
 
 @contextmanager
-def demo(fps: float, cpus: set[int] | None = None, video: str | None = None):
+def demo(fps: float, cpus: set[int] | None = None, video: str | None = None, cars: int = DEMO_CARS):
     """`companion demo` on a free port (or, with `video`, the companion over that recording
-    of the demo, decoded in a loop: `bench.page_server`); yields its address and process id."""
+    of the demo, decoded in a loop: `bench.page_server`; `video` "4k": the 4K table's, with
+    its `cars`); yields its address and process id."""
     if video:
         cmd = [sys.executable, "-m", "bench.page_server", "--video", video, "--port", "0",
                "--fps", "0" if fps >= 100 else str(fps)]
@@ -154,7 +168,7 @@ def demo(fps: float, cpus: set[int] | None = None, video: str | None = None):
         if len(said) > 1:
             print("the demo said:", "".join(said[:-1]).strip(), file=sys.stderr)
         deadline = time.monotonic() + 60
-        while len(get_json(url + "api/state")["cars"]) < 5:
+        while len(get_json(url + "api/state")["cars"]) < cars:
             if time.monotonic() > deadline:
                 raise SystemExit("the demo's cars never all showed")
             time.sleep(0.2)
@@ -314,14 +328,14 @@ def chromium(cpus: set[int] | None = None):
         os.sched_setaffinity(0, before)
 
 
-def open_pages(browser, url: str, n: int) -> list:
+def open_pages(browser, url: str, n: int, cars: int = DEMO_CARS) -> list:
     pages = []
     for _ in range(n):
         context = browser.new_context(viewport=VIEWPORT, bypass_csp=True)
         context.add_init_script(PROBE)
         page = context.new_page()
         page.goto(url)
-        page.wait_for_function(CARS_DRAWN, timeout=30000)
+        page.wait_for_function(cars_drawn(cars), timeout=30000)
         pages.append(page)
     return pages
 
@@ -454,13 +468,18 @@ def split_cpus(pinned: bool):
 
 def latency_run(args, pinned: bool) -> dict:
     companion_cpus, browser_cpus = split_cpus(pinned)
-    out = {"demo_fps": 15, "companion_cpus": sorted(companion_cpus or os.sched_getaffinity(0)),
+    big = args.video == "4k"
+    fps, cars = (args.camera_fps, BIG_CARS) if big else (15, DEMO_CARS)
+    out = {"demo_fps": fps, "companion_cpus": sorted(companion_cpus or os.sched_getaffinity(0)),
            "browser_cpus": sorted(browser_cpus or os.sched_getaffinity(0))}
-    with demo(15, companion_cpus) as (url, pid), chromium(browser_cpus) as browser:
+    if big:
+        out["frame_source"] = "bench.speed4k's 4K table video (3840 x 2160, 16 cars), decoded in a loop"
+    cases = [("one_page", 0)] + ([(f"{args.pages}_pages", args.pages - 1)] if args.pages > 1 else [])
+    with demo(fps, companion_cpus, "4k" if big else None, cars) as (url, pid), chromium(browser_cpus) as browser:
         meter = CpuMeter(pid)
-        pages = open_pages(browser, url, 1)
-        for name, more in (("one_page", 0), (f"{args.pages}_pages", args.pages - 1)):
-            pages += open_pages(browser, url, more)
+        pages = open_pages(browser, url, 1, cars)
+        for name, more in cases:
+            pages += open_pages(browser, url, more, cars)
             time.sleep(args.settle)
 
             def run():
@@ -558,7 +577,7 @@ def page_cost_run(args) -> dict:
     with demo(args.camera_fps, companion_cpus, args.video) as (url, pid), chromium(others) as browser:
         page = browser.new_page(viewport=VIEWPORT, bypass_csp=True)
         page.goto(url)
-        page.wait_for_function(CARS_DRAWN, timeout=60000)
+        page.wait_for_function(cars_drawn(BIG_CARS if args.video == "4k" else DEMO_CARS), timeout=60000)
         cdp = page.context.new_cdp_session(page)
         cdp.send("Performance.enable")
         time.sleep(args.settle)
@@ -600,7 +619,8 @@ def main() -> None:
     ap.add_argument("--source", choices=("video", "synthetic"), default="video",
                     help="fan-out: the demo decoded from a recording in a loop (steady), or rendered as it plays")
     ap.add_argument("--video", default="/tmp/companion-bench-demo.avi",
-                    help="fan-out: the recording of the demo (made first if it is not there)")
+                    help="fan-out: the recording of the demo (made first if it is not there); "
+                         "latency: 4k for the 4K table's video at --camera-fps instead of the synthetic demo")
     ap.add_argument("--settle", type=float, default=4, help="seconds to let things settle before measuring")
     ap.add_argument("--quiet", type=float, default=0.15,
                     help="the most CPU (in cores) other processes may take while measuring")
