@@ -50,11 +50,11 @@ class EvidenceTrail:
     def _frame_set_poses(self):
         """Several cameras: the latest frame set's own poses combined, and the FrameSet."""
         from vision.multicam import combine_frames
-        views = self.live.frame_set()
+        views, trusted = self.live.fused_frame_set()
         if not views:
             return {}, None
         frames = [(name, image, tracked.located) for name, image, tracked in views]
-        combined, given = combine_frames([{c.id: c for c in located.cars} for _, _, located in frames])
+        combined, given = combine_frames([{c.id: c for c in located.cars} for _, _, located in frames], trusted)
         poses = {m: Pose(*p) for m, p in combined.items()}
         return poses, FrameSet(frames, poses, given)
 

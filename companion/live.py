@@ -698,11 +698,22 @@ class MultiLiveTable(LiveTable):
         """The latest frame of each camera believed now (running, with the table), in camera
         order: (name, image, tracked frame). What a verdict is measured from (each frame's own
         located cars, combined by vision.multicam.combine_frames) and kept as its evidence."""
+        return self.fused_frame_set()[0]
+
+    def fused_frame_set(self) -> tuple[list[tuple[str, object, TrackedFrame]], dict[int, tuple[int, ...]]]:
+        """`frame_set()` and, read at the same moment, for each car the live fusion sees now,
+        the indices into it of the frames its fused pose comes from (combine_frames'
+        `trusted`): the evidence leaves out what the page's pose left out (a view edge's
+        sighting, a camera not yet joined)."""
         with self._cond:
             fused = self._fused
-            return [(self._names[f.index], f.image, f.tracked) for f in self._feeds
-                    if f.tracked is not None and f.tracked.located.table_pose is not None
-                    and fused is not None and fused.cameras[f.index].status == "running"]
+            views = [(self._names[f.index], f.image, f.tracked) for f in self._feeds
+                     if f.tracked is not None and f.tracked.located.table_pose is not None
+                     and fused is not None and fused.cameras[f.index].status == "running"]
+            at = {name: k for k, (name, _, _) in enumerate(views)}
+            trusted = {} if fused is None else {
+                car: tuple(at[n] for n in names if n in at) for car, names in fused.seen_by.items()}
+            return views, trusted
 
     def camera_names(self) -> list[str]:
         return list(self._names)

@@ -6,6 +6,7 @@ from those stored frames to the same poses and verdicts."""
 
 from __future__ import annotations
 
+import math
 import numpy as np
 import pytest
 
@@ -235,3 +236,80 @@ def test_the_rectified_view_shows_what_every_camera_sees(played):
     assert alone[:, right].mean() < 5 and both[:, right].mean() > 40            # camera 2 fills it
     left = slice(0, int(alone.shape[1] * 0.3))
     assert np.array_equal(both[:, left], alone[:, left])                      # camera 1's own, untouched
+
+
+#: The Interceptor at the left edge of camera 2's view (a marker within one of its own sides
+#: of the image's border), where camera 1 sees it whole: the live fusion takes camera 1's
+#: pose alone (vision.multicam EDGE_SIDES); the Rust Bucket ahead of it in the overlap.
+EDGE_POSES = (CarTruth(10, 450.0, 300.0, 0.0), CarTruth(11, 600.0, 300.0, 0.0)) + POSES[2:]
+
+
+@pytest.fixture(scope="module")
+def at_the_edge(tmp_path_factory, demo_table):
+    """A shot from the Interceptor, at camera 2's view edge, recorded."""
+    renderers = two_views(demo_table)
+    path = tmp_path_factory.mktemp("multicam-edge") / "game.db"
+    live = MultiLiveTable([ListSource([], "left"), ListSource([], "right")], demo_table,
+                          [r.camera for r in renderers])
+    rng = np.random.default_rng(5)
+    frames = [r.render(EDGE_POSES, rng) for r in renderers]
+    for k in range(2):
+        for i, frame in enumerate(frames):
+            live.process_camera(i, frame.image, k, k / 15)
+    game = TableGame(live, store=GameStore(path), seed=3)
+    game.start("shattered_highways", {}, game.starter_rosters())
+    from companion.game_evidence import EvidenceTrail
+    evidence = EvidenceTrail(live).frame_poses()
+    game.act(SHOT)
+    game.answer_typed([5])
+    game.answer_typed([4])
+    game.store.close()
+    return path, live, evidence
+
+
+def test_a_sighting_at_a_views_edge_is_left_out_of_the_evidence_as_the_live_pose_leaves_it(at_the_edge):
+    """The reviewer's 9 mm step back in the overlap: the verdict's pose mixed in camera 2's
+    sighting at its view's edge, which the live pose never lets join. The evidence now takes
+    the frames the live fusion trusts: camera 1's alone, to the live pose's numbers."""
+    _, live, (poses, frame_set) = at_the_edge
+    fused = live.multi.last
+    cam1, cam2 = live.multi.cameras
+    assert 10 in cam2.at_edge() and 10 not in cam1.at_edge()
+    assert 10 in {c.id for c in cam2.last.located.cars}           # camera 2 does see it
+    assert fused.seen_by[10] == ("camera 1",)
+    assert frame_set.given[10] == (0,)
+    own = next(c for c in cam1.last.located.cars if c.id == 10)
+    assert (poses[10].x_mm, poses[10].y_mm, poses[10].heading_deg) == (own.x_mm, own.y_mm, own.heading_deg)
+    # The live pose is camera 1's tracker's (its frames averaged): the same sighting, a hair apart.
+    live_pose = fused.car(10)
+    assert math.hypot(poses[10].x_mm - live_pose.x_mm, poses[10].y_mm - live_pose.y_mm) < 0.05
+    # The Rust Bucket, clear of both views' edges, is still combined from both.
+    assert frame_set.given[11] == (0, 1) and fused.seen_by[11] == ("camera 1", "camera 2")
+
+
+def test_the_edge_cars_record_names_only_the_trusted_frame_and_measures_again_the_same(at_the_edge):
+    path, _, _ = at_the_edge
+    store = GameStore(path, create=False)
+    shot = next(e for e in store.events() if e.kind == "resolution" and e.body["detail"] == SHOT)
+    by_camera = {i["camera"]: set(i["cars"]) for i in shot.body["evidence"]}
+    assert 10 in by_camera["camera 1"] and 10 not in by_camera["camera 2"] and 11 in by_camera["camera 2"]
+    again = remeasure(store, shot.seq)
+    assert again["same"] and again["changed"] == [], again
+    assert again["verdicts"] and all(v["same"] for v in again["verdicts"])
+    rows = {p["vehicle"]: p for p in again["poses"]}
+    assert rows[10]["from"] == f"the frame of event {shot.seq} from camera 1"
+    assert all(p["difference_mm"] in (None, 0.0) for p in rows.values())
+
+
+def test_combine_frames_keeps_to_the_trusted_frames():
+    """`trusted` leaves out a car's other frames; a car it does not name (or names no frame
+    that sees it) takes every frame; one camera's numbers stay untouched."""
+    from types import SimpleNamespace as Car
+    a = Car(x_mm=100.0, y_mm=50.0, heading_deg=10.0, sigma_mm=0.5, sigma_deg=0.5)
+    b = Car(x_mm=109.0, y_mm=50.0, heading_deg=12.0, sigma_mm=0.2, sigma_deg=0.2)
+    frames = [{1: a, 2: a}, {1: b, 2: b}]
+    poses, given = combine_frames(frames, {1: (0,), 2: (5,)})
+    assert given == {1: (0,), 2: (0, 1)}
+    assert poses[1] == (100.0, 50.0, 10.0, 0.5, 0.5)
+    assert 100.0 < poses[2][0] < 109.0
+    assert combine_frames(frames) == combine_frames(frames, {})

@@ -222,19 +222,31 @@ def combine(poses: Sequence[tuple[float, float, float, float, float]]) -> tuple[
     return float(xy[0]), float(xy[1]), _wrap(ref + h_sum / h_info), float(cov[0, 0]), 1.0 / h_info
 
 
-def combine_frames(frames: Sequence[dict]) -> tuple[dict[int, tuple[float, float, float, float, float]],
-                                                    dict[int, tuple[int, ...]]]:
+def combine_frames(frames: Sequence[dict], trusted: dict[int, Sequence[int]] | None = None
+                   ) -> tuple[dict[int, tuple[float, float, float, float, float]], dict[int, tuple[int, ...]]]:
     """One frame set's own poses, without the tracker: `frames` holds each camera's frame's
     located cars by id (anything with x_mm, y_mm, heading_deg, sigma_mm, sigma_deg), in
     camera order. Returns ({car: (x, y, heading, sigma_mm, sigma_deg)}, {car: the indices
     of the frames its pose is combined from}). A car one frame sees keeps that frame's
     numbers untouched; one several see is combined by inverse covariance as `fuse`
     combines cameras (no fade, no averaging over frames), so the live table's verdict and
-    the audit's, located again from the stored frames in the same order, are the same."""
+    the audit's, located again from the stored frames in the same order, are the same.
+
+    `trusted` ({car: frame indices}, from the live fusion: MultiCamera's `seen_by`) keeps a
+    car's pose to the frames the live fusion combined it from: a sighting at the edge of a
+    camera's view, or one not yet joined (JOIN_FRAMES), is left out here as it is there, so
+    a verdict is not moved by a cut marker the page never showed (a reviewer saw a recorded
+    path step back 9 mm in the overlap). A car it does not name, or names none of whose
+    frames see it, takes every frame that sees it. The audit needs no `trusted`: the record
+    keeps only the frames `given` names."""
     given: dict[int, list[int]] = {}
     for k, cars in enumerate(frames):
         for car_id in cars:
             given.setdefault(car_id, []).append(k)
+    for car_id, ks in given.items():
+        keep = [k for k in ks if k in set((trusted or {}).get(car_id, ()))]
+        if keep:
+            given[car_id] = keep
     out = {}
     for car_id, ks in given.items():
         if len(ks) == 1:
