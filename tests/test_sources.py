@@ -92,3 +92,29 @@ def test_synthetic_table_gives_frames_with_their_truth(demo_table):
     for f in frames:
         assert f.truth is not None and set(f.truth.cars) == set(demo_table.car_ids)
         assert f.image.shape == (1080, 1920, 3)
+
+
+def test_reading_ahead_leaves_the_reader_a_core_and_gives_it_back(tmp_path, frames):
+    """While frames are read ahead on their own thread, OpenCV's pool keeps off the reader's
+    core (on two cores its second worker slowed locating a 1080p frame by a third); once the
+    last reader is closed the pool is as it was, as bare OpenCV in the same process expects."""
+    path = tmp_path / "clip.avi"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 15.0, (frames[0].shape[1], frames[0].shape[0]))
+    for f in frames:
+        writer.write(f)
+    writer.release()
+    before = cv2.getNumThreads()
+    cores = cv2.getNumberOfCPUs()
+    try:
+        cv2.setNumThreads(cores)
+        first = PrefetchSource(VideoSource(path))
+        second = PrefetchSource(VideoSource(path))
+        assert cv2.getNumThreads() == max(1, cores - 1)
+        first.close()
+        first.close()                          # closed twice: given back once
+        assert cv2.getNumThreads() == max(1, cores - 1)
+        assert second.read() is not None
+        second.close()
+        assert cv2.getNumThreads() == cores
+    finally:
+        cv2.setNumThreads(before)

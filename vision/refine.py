@@ -49,13 +49,20 @@ def sample_bilinear(gray: np.ndarray, xy: np.ndarray) -> np.ndarray:
     # Four gathers from the flat frame: a fraction of what 2-D fancy indexing costs.
     flat = gray.ravel() if gray.flags.c_contiguous else np.ascontiguousarray(gray).ravel()
     i = y0 * w + x0
-    a = flat.take(i).astype(np.float64)
-    b = flat.take(i + 1)
-    c = flat.take(i + w).astype(np.float64)
-    d = flat.take(i + w + 1)
+    # The four neighbours in one gather (four calls cost twice as much on a frame's probes).
+    near = flat.take(i[..., None] + np.array([0, 1, w, w + 1])).astype(np.float64)
+    a, b, c, d = near[..., 0], near[..., 1], near[..., 2], near[..., 3]
     top = a + (b - a) * fx
     bottom = c + (d - c) * fx
     return top + (bottom - top) * fy
+
+
+def _median_last(values: np.ndarray) -> np.ndarray:
+    """np.median over the last axis, to the same numbers, for the few samples of a
+    probe's end (np.median's general path costs more than the sort of four)."""
+    s = np.sort(values, axis=-1)
+    k = s.shape[-1]
+    return s[..., k // 2] if k % 2 else (s[..., k // 2 - 1] + s[..., k // 2]) / 2
 
 
 def _fit_lines(pts: np.ndarray, weight: np.ndarray):
@@ -124,8 +131,8 @@ def refine_outlines(gray: np.ndarray, corners_px: np.ndarray, cells: int,
                   + offsets[:, None, None, :, None] * normal[:, :, None, None, :])     # (N,4,M,K,2)
         prof = sample_bilinear(g, probes)                                     # (N,4,M,K)
         side = max(n_off // 4, 1)
-        dark = np.median(prof[..., :side], axis=-1)
-        light = np.median(prof[..., -side:], axis=-1)
+        dark = _median_last(prof[..., :side])
+        light = _median_last(prof[..., -side:])
         contrast = light - dark
         level = (dark + light) / 2
         above = prof >= level[..., None]
