@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.sources import (CameraSource, ImageFolderSource, ImageSource, SourceError, SyntheticSource,
+from vision.sources import (CameraSource, ImageFolderSource, ImageSource, PrefetchSource, SourceError, SyntheticSource,
                             VideoSource, open_source)
 from tests.conftest import SPREAD_POSES
 
