@@ -398,6 +398,11 @@ class MultiLiveTable(LiveTable):
         self._camera_files = list(cameras)
         self._names = list(names) if names is not None else [f"camera {i + 1}" for i in range(len(sources))]
         self.multi = MultiCamera(table, self._camera_files, names=self._names)   # refuses one file for two
+        from vision.multicam import SharedAnchorWatch
+        #: Which cameras share no anchor, followed (serve sets what its first frames said);
+        #: a change is given to `on_note(text, kind)` (serve: the page's notes).
+        self.anchor_watch = SharedAnchorWatch(self._names)
+        self.on_note: Callable[[str, str], None] | None = None
         self._feeds = [_Feed(i, s) for i, s in enumerate(sources)]
         for feed, text in zip(self._feeds, descriptions or ()):
             feed.description = text         # a source opened later (by a function) says what it is
@@ -542,6 +547,14 @@ class MultiLiveTable(LiveTable):
                                                  f"{now - other.frame_at:.0f} s")
             fused = self.multi.fuse(self.multi._sets, time_s)
             gates = self.gate_locator.update(tracked.located)
+            # Each camera's anchors now (None: no frame yet, or not running: not judged).
+            note = self.anchor_watch.update([c.anchors if c.frames and c.status not in ("starting", "stopped", "error")
+                                             else None for c in fused.cameras])
+        if note is not None and self.on_note is not None:
+            try:
+                self.on_note(*note)
+            except Exception:
+                log.exception("the anchor note failed")
         for listener in self._listeners:
             try:
                 listener(fused)             # a listener reads `cars`: the fused ones

@@ -120,10 +120,11 @@ def test_cameras_that_share_no_anchor_are_warned_about(rendered, tmp_path):
     assert len(said) == 1
     assert "camera 1 and camera 2" in said[0] and "lay an anchor where the cameras' views overlap" in said[0]
     assert "camera 1 sees anchors 0, 1, 4" in said[0] and "camera 2 sees anchors 2, 3, 5" in said[0]
+    assert live.anchor_watch.said == (0, 1)       # said at start: the live table says only a change
     # With the anchors both see, nothing is said.
     live, warnings = serving(rendered)
     live.stop()
-    assert not any("share no anchor" in w for w in warnings)
+    assert not any("share no anchor" in w for w in warnings) and live.anchor_watch.said == ()
 
 
 @pytest.mark.browser

@@ -53,6 +53,9 @@ EDGE_SIDES = 1.0
 #: A car that moved more than this in one frame set (a hand's drag) takes its new pose as
 #: it is: a fade offset from where it stood would only pull it back towards there.
 MOVED_MM = 8.0
+#: Frame sets a change in which cameras share an anchor must hold before it is said (a hand
+#: over an anchor for a moment is no change of setup).
+ANCHOR_HOLD_SETS = 30
 #: A camera that has not found its table pose after this many frames is refused.
 POSE_WITHIN_FRAMES = 30
 #: Frame sets without a frame from a camera before it is called stopped.
@@ -514,6 +517,61 @@ def same_file(cameras: Sequence[CameraModel | None], names: Sequence[str]) -> No
                 raise MultiCameraError(
                     f"{names[j]} and {names[i]} have {same}: each camera needs its own calibration; "
                     f"calibrate each camera on its own (`companion calibrate`) and give its file after its --source")
+
+
+def unshared_anchors(names: Sequence[str], seen: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], str]:
+    """The cameras that see anchors but none another camera sees (their indices), and the
+    warning that says so ("" when none): without an anchor two cameras see, their positions
+    can disagree where a car crosses from one view to the other. A camera that sees no
+    anchor at all is not counted here (it cannot find the table: said on its own)."""
+    alone = tuple(i for i in range(len(names))
+                  if seen[i] and not any(set(seen[i]) & set(seen[j]) for j in range(len(names)) if j != i))
+    if not alone:
+        return (), ""
+    who = " and ".join(names[i] for i in alone)
+    sees = "; ".join(f"{names[i]} sees anchors {_ids(sorted(seen[i]))}" for i in alone)
+    verb = "shares" if len(alone) == 1 else "share"
+    return alone, (f"{who} {verb} no anchor with another camera ({sees}): lay an anchor where the cameras' views "
+                   f"overlap and add it to the table file (companion markers anchors prints it); an anchor two "
+                   f"cameras see keeps their positions agreeing where a car crosses from one view to the other")
+
+
+class SharedAnchorWatch:
+    """Follows which cameras share no anchor with another, frame set by frame set, and says
+    a change once it has held ANCHOR_HOLD_SETS sets: a camera that loses its shared anchors
+    (turned, an anchor taken away) is warned about; one that gains one is said fixed. `said`
+    is what was last said (the cameras alone), e.g. serve's check of the first frames."""
+
+    def __init__(self, names: Sequence[str], hold_sets: int = ANCHOR_HOLD_SETS,
+                 said: Sequence[int] = ()) -> None:
+        self.names = list(names)
+        self.hold_sets = max(int(hold_sets), 1)
+        self.said: tuple[int, ...] = tuple(said)
+        self._pending: tuple[int, ...] | None = None
+        self._held = 0
+
+    def update(self, seen: Sequence[Sequence[int] | None]) -> tuple[str, str] | None:
+        """Each camera's anchors in its latest frame (None: not known now, a camera with no
+        frame yet or stopped: nothing is judged). Returns (text, "warn" | "info") when what
+        is said changes, else None."""
+        if len(self.names) < 2 or any(s is None for s in seen):
+            self._pending, self._held = None, 0
+            return None
+        alone, warning = unshared_anchors(self.names, seen)
+        if alone == self.said:
+            self._pending, self._held = None, 0
+            return None
+        self._held = self._held + 1 if alone == self._pending else 1
+        self._pending = alone
+        if self._held < self.hold_sets:
+            return None
+        fixed = [i for i in self.said if i not in alone]
+        self.said, self._pending, self._held = alone, None, 0
+        if warning:
+            return warning, "warn"
+        who = " and ".join(self.names[i] for i in fixed)
+        return (f"{who} now {'shares' if len(fixed) == 1 else 'share'} an anchor with another camera: their "
+                f"positions agree where a car crosses from one view to the other"), "info"
 
 
 def _ids(ids) -> str:

@@ -135,6 +135,9 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
             raise CommandError(f"{game_file}: cannot resume the game: {exc}") from None
         resumed = True
     note_warnings(game, warnings)
+    from ..live import MultiLiveTable
+    if isinstance(live, MultiLiveTable):
+        live.on_note = game.note            # a camera that later loses (or gains) a shared anchor
     if demo_cars is not None:
         game.demo_mover = demo_cars.move
         if resumed:
@@ -426,29 +429,26 @@ def _multi_live_for_serving(args: argparse.Namespace, table, sources: list[str],
             except Exception:
                 pass
         raise
-    return live, tuple(notes) + _no_shared_anchor(table, names, firsts)
+    alone, warning = _no_shared_anchor(table, names, firsts)
+    live.anchor_watch.said = alone          # said at start: the live table says only changes
+    return live, tuple(notes) + warning
 
 
-def _no_shared_anchor(table, names: list[str], images: list) -> tuple[str, ...]:
-    """A warning for the cameras whose first frames share no anchor with any other camera's
-    (as `doctor` says it): without an anchor both see, their positions can disagree where a
-    car crosses. Nothing when a camera gave no frame yet (it is said once it runs)."""
+def _no_shared_anchor(table, names: list[str], images: list) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The cameras whose first frames share no anchor with any other camera's (as `doctor`
+    says it), and the warning: without an anchor both see, their positions can disagree
+    where a car crosses. Nothing when a camera gave no frame yet (the live table's
+    SharedAnchorWatch says it once it runs, and says any later change)."""
     from vision.detect import MarkerDetector
+    from vision.multicam import unshared_anchors
 
     if any(image is None for image in images):
-        return ()
+        return (), ()
     detector = MarkerDetector(table.dictionary)
     anchors = set(table.anchor_ids)
     seen = [sorted({d.id for d in detector.detect(image)} & anchors) for image in images]
-    alone = [i for i in range(len(names))
-             if seen[i] and not any(set(seen[i]) & set(seen[j]) for j in range(len(names)) if j != i)]
-    if not alone:
-        return ()
-    who = " and ".join(names[i] for i in alone)
-    sees = "; ".join(f"{names[i]} sees anchors {', '.join(map(str, seen[i]))}" for i in alone)
-    return (f"{who} share no anchor with another camera ({sees}): lay an anchor where the cameras' views overlap "
-            f"and add it to the table file (companion markers anchors prints it); an anchor two cameras see keeps "
-            f"their positions agreeing where a car crosses from one view to the other",)
+    alone, warning = unshared_anchors(names, seen)
+    return alone, ((warning,) if warning else ())
 
 
 def _reopener(first_source, spec: str, table, loop: bool):
