@@ -93,6 +93,9 @@ class TableGame:
         #: puts a car there in the rendered frames (players move the demo's cars from the page).
         #: On a real table it stays None: cars are moved by hand, and the camera sees them.
         self.demo_mover = None
+        #: The demo's rules (serve sets it): what Setup offers first when no game runs, as
+        #: when the demo's game could not start.
+        self.demo_rules: str | None = None
         live.add_frame_listener(self.on_frame)
 
     @property
@@ -486,7 +489,7 @@ class TableGame:
             session = self.session
             if session is None:
                 return {"version": self.version, "game": None, "notes": list(self.notes),
-                        "rule_systems": self.rule_systems()}
+                        "rule_systems": self.rule_systems(), "demo_rules": self.demo_rules}
             running = session._running[1] if session._running is not None else None
             turn = session.rules.turn_info(session.state)
             return {

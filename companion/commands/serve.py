@@ -134,10 +134,7 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
         except (ReplayError, StoreError) as exc:
             raise CommandError(f"{game_file}: cannot resume the game: {exc}") from None
         resumed = True
-    note_warnings(game, warnings)
-    from ..live import MultiLiveTable
-    if isinstance(live, MultiLiveTable):
-        live.on_note = game.note            # a camera that later loses (or gains) a shared anchor
+    _ready_game(game, live, warnings, demo_rules)
     if demo_cars is not None:
         game.demo_mover = demo_cars.move
         if resumed:
@@ -203,6 +200,18 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
         if store is not None:
             store.close()
     return 0
+
+
+def _ready_game(game, live, warnings, demo_rules: str | None) -> None:
+    """The served game before its page opens: the setup warnings on its notes, the demo's
+    rules (Setup offers them first if the demo's game does not start), and a camera that
+    later loses (or gains) a shared anchor said on its notes too."""
+    from ..live import MultiLiveTable
+
+    note_warnings(game, warnings)
+    game.demo_rules = demo_rules
+    if isinstance(live, MultiLiveTable):
+        live.on_note = game.note
 
 
 def note_warnings(game, warnings) -> None:

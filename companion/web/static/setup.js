@@ -302,7 +302,9 @@
     }
     if (!filled) {
       filled = true;
-      const current = g.game ? g.game.rules.name : g.rule_systems[0].name;
+      // No game: the demo's rules if it was started with some (its game may have failed to start).
+      const demo = g.rule_systems.find((r) => r.name === g.demo_rules);
+      const current = g.game ? g.game.rules.name : (demo || g.rule_systems[0]).name;
       sel.value = current;
       showOptions(g.game ? g.game.rules : g.rule_systems.find((r) => r.name === current));
       if (g.game && g.game.setup) setModel(g.game.setup.rosters);
