@@ -17,6 +17,7 @@ import json
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 
 from calibration.camera import CameraFileError, CameraModel
@@ -360,6 +361,11 @@ def _worst_quality(cams: list[dict]) -> dict | None:
             "cameras": {name: q["verdict"] for name, q in judged}}
 
 
+#: Frames each camera of several keeps for a verdict's frame set: its latest and the one
+#: before, enough to pair cameras running at about the same rate to within half a frame.
+FRAME_HISTORY = 2
+
+
 class _Feed:
     """One camera's source in a MultiLiveTable: opened, read and reopened on its own thread."""
 
@@ -381,6 +387,9 @@ class _Feed:
         self.checks: tuple | None = None
         self.checked_at = -float("inf")
         self.frame_at: float | None = None      # time.monotonic() of its latest frame
+        #: Its latest FRAME_HISTORY frames, oldest first: (image, tracked, capture time), so a
+        #: verdict pairs each camera's frame nearest in time to the others' (fused_frame_set).
+        self.history: deque = deque(maxlen=FRAME_HISTORY)
 
 
 class MultiLiveTable(LiveTable):
@@ -562,6 +571,7 @@ class MultiLiveTable(LiveTable):
                 log.exception("a frame listener failed")
         with self._cond:
             feed.image, feed.tracked, feed.error = image, tracked, None
+            feed.history.append((image, tracked, captured))
             if feed.status == "starting":          # frames given straight to process_camera
                 feed.status = "running"
             self._fused = fused
@@ -709,23 +719,47 @@ class MultiLiveTable(LiveTable):
 
     def frame_set(self) -> list[tuple[str, object, TrackedFrame]]:
         """The latest frame of each camera believed now (running, with the table), in camera
-        order: (name, image, tracked frame). What a verdict is measured from (each frame's own
-        located cars, combined by vision.multicam.combine_frames) and kept as its evidence."""
-        return self.fused_frame_set()[0]
-
-    def fused_frame_set(self) -> tuple[list[tuple[str, object, TrackedFrame]], dict[int, tuple[int, ...]]]:
-        """`frame_set()` and, read at the same moment, for each car the live fusion sees now,
-        the indices into it of the frames its fused pose comes from (combine_frames'
-        `trusted`): the evidence leaves out what the page's pose left out (a view edge's
-        sighting, a camera not yet joined)."""
+        order: (name, image, tracked frame): what the rectified view is drawn from."""
         with self._cond:
             fused = self._fused
-            views = [(self._names[f.index], f.image, f.tracked) for f in self._feeds
-                     if f.tracked is not None and f.tracked.located.table_pose is not None
-                     and fused is not None and fused.cameras[f.index].status == "running"]
+            return [(self._names[f.index], f.image, f.tracked) for f in self._feeds
+                    if f.tracked is not None and f.tracked.located.table_pose is not None
+                    and fused is not None and fused.cameras[f.index].status == "running"]
+
+    def fused_frame_set(self) -> tuple[list[tuple[str, object, TrackedFrame]], dict[int, tuple[int, ...]]]:
+        """What a verdict is measured from (each frame's own located cars, combined by
+        vision.multicam.combine_frames) and kept as its evidence: one frame of each camera
+        believed now, in camera order, (name, image, tracked frame), taken as near the same
+        instant as the frames kept allow: the camera whose latest frame is the oldest sets
+        the instant, and each other camera gives its kept frame captured nearest it (a car
+        moving is then where both cameras saw it at once, not where each saw it last).
+        With it, read at the same moment, for each car the live fusion sees now, the
+        indices of the frames its pose comes from (combine_frames' `trusted`): the evidence
+        leaves out what the page's pose left out (a view edge's sighting, a camera not yet
+        joined), and a frame that shows the car at its view's edge where another shows it
+        clear of theirs."""
+        from vision.multicam import edge_cars
+        with self._cond:
+            fused = self._fused
+            feeds = [f for f in self._feeds if f.tracked is not None and f.tracked.located.table_pose is not None
+                     and fused is not None and fused.cameras[f.index].status == "running" and f.history]
+            if not feeds:
+                return [], {}
+            instant = min(f.history[-1][2] for f in feeds)
+            views = []
+            for f in feeds:
+                # Nearest the instant; of two as near, the later.
+                image, tracked, _ = min(reversed(f.history), key=lambda h: abs(h[2] - instant))
+                if tracked.located.table_pose is None:
+                    image, tracked = f.image, f.tracked
+                views.append((self._names[f.index], image, tracked))
             at = {name: k for k, (name, _, _) in enumerate(views)}
-            trusted = {} if fused is None else {
-                car: tuple(at[n] for n in names if n in at) for car, names in fused.seen_by.items()}
+            edges = [edge_cars(t.located, (im.shape[1], im.shape[0])) for _, im, t in views]
+            trusted = {}
+            for car, names in fused.seen_by.items():
+                ks = tuple(at[n] for n in names if n in at)
+                clear = tuple(k for k in ks if car not in edges[k])
+                trusted[car] = clear or ks
             return views, trusted
 
     def camera_names(self) -> list[str]:

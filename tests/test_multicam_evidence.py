@@ -313,3 +313,37 @@ def test_combine_frames_keeps_to_the_trusted_frames():
     assert poses[1] == (100.0, 50.0, 10.0, 0.5, 0.5)
     assert 100.0 < poses[2][0] < 109.0
     assert combine_frames(frames) == combine_frames(frames, {})
+
+
+def test_a_verdicts_frames_are_each_cameras_nearest_in_capture_time(demo_table):
+    """The Interceptor driven 12 mm between camera 2's two latest frames: camera 1's latest
+    frame (the older of the cameras' latest) sets the instant, and camera 2 gives its frame
+    captured nearest it, 10 ms before, not its latest, 60 ms after; so both frames show the
+    car where it stood at that instant, and the verdict's pose is not half-way between."""
+    renderers = two_views(demo_table)
+    live = MultiLiveTable([ListSource([], "left"), ListSource([], "right")], demo_table,
+                          [r.camera for r in renderers])
+    rng = np.random.default_rng(5)
+    moved = (CarTruth(10, 652.0, 300.0, 0.0),) + POSES[1:]
+    still = [r.render(POSES, rng).image for r in renderers]
+    later = renderers[1].render(moved, rng).image
+    for k in range(3):                  # both cameras join the Interceptor's fusion
+        live.process_camera(1, still[1], k, k / 10, captured_at=9.69 + k / 10)
+        live.process_camera(0, still[0], k, k / 10, captured_at=9.70 + k / 10)
+    live.process_camera(1, still[1], 3, 0.3, captured_at=9.99)
+    live.process_camera(0, still[0], 3, 0.3, captured_at=10.00)
+    live.process_camera(1, later, 4, 0.4, captured_at=10.06)
+    views, trusted = live.fused_frame_set()
+    assert [(name, t.frame) for name, _, t in views] == [("camera 1", 3), ("camera 2", 3)]
+    assert trusted[10] == (0, 1)
+    poses, given = combine_frames([{c.id: c for c in t.located.cars} for _, _, t in views], trusted)
+    assert given[10] == (0, 1) and abs(poses[10][0] - 640.0) < 1.0
+    # Each camera's latest frame (what the verdict was measured from before) mixes the two instants.
+    latest = live.frame_set()
+    assert [t.frame for _, _, t in latest] == [3, 4]
+    mixed, _ = combine_frames([{c.id: c for c in t.located.cars} for _, _, t in latest], trusted)
+    assert abs(mixed[10][0] - 640.0) > 3.0
+    # The evidence trail measures from the paired frames.
+    from companion.game_evidence import EvidenceTrail
+    frame_poses, frame_set = EvidenceTrail(live).frame_poses()
+    assert frame_poses[10].x_mm == poses[10][0] and frame_set.frames[1][2] is views[1][2].located

@@ -154,17 +154,22 @@ class _Camera:
         """The cars its latest frame saw near the image's border (a marker maybe cut)."""
         if self.last is None or self.size is None:
             return set()
-        loc = self.last.located
-        w, h = self.size
-        out = set()
-        for car, det in zip(loc.cars, loc.car_detections):
-            c = np.asarray(det.corners_px, float).reshape(-1, 2)
-            side = float(np.mean(np.linalg.norm(c - np.roll(c, 1, axis=0), axis=1)))
-            margin = EDGE_SIDES * side
-            if (c[:, 0].min() < margin or c[:, 1].min() < margin or c[:, 0].max() > w - 1 - margin
-                    or c[:, 1].max() > h - 1 - margin):
-                out.add(car.id)
-        return out
+        return edge_cars(self.last.located, self.size)
+
+
+def edge_cars(located, size: tuple[int, int]) -> set[int]:
+    """The cars a located frame of this (width, height) saw near the image's border: a marker
+    with a corner within EDGE_SIDES of its own sides of it (maybe cut)."""
+    w, h = size
+    out = set()
+    for car, det in zip(located.cars, located.car_detections):
+        c = np.asarray(det.corners_px, float).reshape(-1, 2)
+        side = float(np.mean(np.linalg.norm(c - np.roll(c, 1, axis=0), axis=1)))
+        margin = EDGE_SIDES * side
+        if (c[:, 0].min() < margin or c[:, 1].min() < margin or c[:, 0].max() > w - 1 - margin
+                or c[:, 1].max() > h - 1 - margin):
+            out.add(car.id)
+    return out
 
 
 @dataclass
