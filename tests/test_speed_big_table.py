@@ -214,7 +214,7 @@ def test_a_car_put_down_is_found_within_full_scan_every_frames_and_no_frame_scan
     pipeline = TablePipeline(table, scene.renderer.camera, full_scan_every=5)
     bands = []
     detect_band = pipeline.locator.detector.detect_band
-    pipeline.locator.detector.detect_band = lambda image, rows: (bands.append(rows), detect_band(image, rows))[1]
+    pipeline.locator.detector.detect_band = lambda image, rows, **kw: (bands.append(rows), detect_band(image, rows, **kw))[1]
     assert pipeline.process(without, 0, 0.0).full_scan
     for i in range(1, 1 + put_down_after):
         tracked = pipeline.process(without, i, i / 30)
@@ -248,3 +248,33 @@ def _new_car_scene():
     if not _NEW_CAR_SCENE:
         _NEW_CAR_SCENE.append(random_scene("easy", 6, 11))
     return _NEW_CAR_SCENE[0]
+
+
+def test_a_band_leaves_out_the_markers_already_found_and_keeps_a_second_copy():
+    """A band's search skips refining what this frame found already (most of a band's cost on
+    a tracked table), yet anything else in it is returned as a whole search returns it: a car
+    not found yet, and a second marker of a found id elsewhere (a copy, which the tracker must
+    hear about)."""
+    scene = _new_car_scene()
+    image = scene.renderer.render(random_poses_of(scene), np.random.default_rng(3)).image
+    detector = MarkerDetector()
+    gray = to_gray(image)
+    rows = (0, gray.shape[0])
+    everything = detector.detect_band(gray, rows)
+    assert len(everything) >= 6
+    known, rest = everything[::2], everything[1::2]
+    found = detector.detect_band(gray, rows, known=known)
+    assert sorted(d.id for d in found) == sorted(d.id for d in rest)
+    for d in found:
+        twin = next(e for e in rest if e.id == d.id)
+        assert np.abs(d.corners_px - twin.corners_px).max() < 1e-9
+    # A found id seen somewhere else is not the marker found: kept.
+    moved = [type(k)(k.id, k.corners_px + 300.0, k.edge_sigma_px) for k in known]
+    again = detector.detect_band(gray, rows, known=moved)
+    assert sorted(d.id for d in again) == sorted(d.id for d in everything)
+
+
+def random_poses_of(scene):
+    from bench.scenes import random_poses
+
+    return random_poses(scene.table, np.random.default_rng(7))

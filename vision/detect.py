@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -170,13 +171,16 @@ class MarkerDetector:
         corners = (corners + 0.5) * reduce - 0.5
         return self._refit_or_again(gray, self._finish(gray, corners, ids, iterations=3))
 
-    def detect_band(self, image: np.ndarray, rows: tuple[int, int], reduce: int | None = None
-                    ) -> list[MarkerDetection]:
+    def detect_band(self, image: np.ndarray, rows: tuple[int, int], reduce: int | None = None,
+                    known: Sequence[MarkerDetection] = ()) -> list[MarkerDetection]:
         """`detect` for the rows y0:y1 of the frame only (a whole frame's search
         spread over several frames, a band each), the outlines refitted on the
         whole frame: a marker near the band's edge is fitted as a whole frame's
         search fits it.  A full-width band keeps the frame's longest side, so
-        OpenCV's size limits are the whole frame's."""
+        OpenCV's size limits are the whole frame's.  `known`: markers this frame
+        has found already; OpenCV's outline of one of them (the same id within
+        half a side) is left out before refining (most of a band's markers, and
+        most of its cost, on a table where the cars are tracked)."""
         gray = to_gray(image)
         h, w = gray.shape
         y0, y1 = max(int(rows[0]), 0), min(int(rows[1]), h)
@@ -185,15 +189,16 @@ class MarkerDetector:
         reduce = max(int(self.search_reduce if reduce is None else reduce), 1)
         band = gray[y0:y1]
         if reduce == 1:
-            corners, ids = self._raw(band)
-            return self._finish(gray, corners + np.array([0.0, y0]), ids) if len(ids) else []
+            corners, ids = _not_known(*self._raw(band), known, np.array([0.0, y0]))
+            return self._finish(gray, corners, ids, known=known) if len(ids) else []
         band = band[:(y1 - y0) // reduce * reduce]       # whole small rows (the bands overlap)
         small = cv2.resize(band, (w // reduce, len(band) // reduce), interpolation=cv2.INTER_AREA)
         corners, ids = self._raw(small)
+        # Pixel centres, as `detect`.
+        corners, ids = _not_known((corners + 0.5) * reduce - 0.5, ids, known, np.array([0.0, y0]))
         if not len(ids):
             return []
-        corners = (corners + 0.5) * reduce - 0.5 + np.array([0.0, y0])      # pixel centres, as `detect`
-        return self._refit_or_again(gray, self._finish(gray, corners, ids, iterations=3))
+        return self._refit_or_again(gray, self._finish(gray, corners, ids, iterations=3, known=known))
 
     def _refit_or_again(self, gray: np.ndarray, found: list[MarkerDetection]) -> list[MarkerDetection]:
         """An outline found on a reduced image that would not refit from its corners
@@ -322,24 +327,39 @@ class MarkerDetector:
         return corners[keep], ids.reshape(-1)[keep]
 
     def _finish(self, gray: np.ndarray, corners: np.ndarray, ids: np.ndarray,
-                iterations: int = 2) -> list[MarkerDetection]:
+                iterations: int = 2, known: Sequence[MarkerDetection] = ()) -> list[MarkerDetection]:
         sigmas: list[float | None] = [None] * len(ids)
         if self.refine and len(ids):
             outlines = refine_outlines(gray, corners, self.cells, iterations=iterations)
             corners = outlines.corners_px
             sigmas = [float(s) if ok else None for s, ok in zip(outlines.edge_sigma_px, outlines.ok)]
         found = [MarkerDetection(int(i), c, s) for i, c, s in zip(ids, corners, sigmas)]
-        return _drop_overlapped(found) if self.refine else found
+        return _drop_overlapped(found, known) if self.refine else found
 
 
-def _drop_overlapped(found: list[MarkerDetection]) -> list[MarkerDetection]:
-    """Without an outline that would not refit and lies on another marker that did.
+def _not_known(corners: np.ndarray, ids: np.ndarray, known: Sequence[MarkerDetection],
+               shift: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """OpenCV's outlines (moved by `shift`) without those of markers already found:
+    the same id with its centre within half the found one's side."""
+    corners = corners + shift
+    if not len(ids) or not known:
+        return corners, ids
+    centres = corners.mean(axis=1)
+    keep = np.array([not any(k.id == i and math.dist(k.centre_px, c) < 0.5 * k.side_px for k in known)
+                     for i, c in zip(ids.tolist(), centres)], bool)
+    return corners[keep], ids[keep]
+
+
+def _drop_overlapped(found: list[MarkerDetection], known: Sequence[MarkerDetection] = ()
+                     ) -> list[MarkerDetection]:
+    """Without an outline that would not refit and lies on another marker that did
+    (or on one found already, `known`).
 
     Two markers cannot lie on one another: a part of one marker's cells read as
     another id (OpenCV does, now and then, on a noisy frame) would otherwise
     make that id seen twice, and its car untrusted."""
-    good = [d for d in found if d.edge_sigma_px is not None]
-    if len(good) == len(found) or not good:
+    good = [d for d in found if d.edge_sigma_px is not None] + list(known)
+    if all(d.edge_sigma_px is not None for d in found) or not good:
         return found
     return [d for d in found if d.edge_sigma_px is not None
             or not any(g.id != d.id and math.dist(g.centre_px, d.centre_px) < 0.5 * g.side_px for g in good)]

@@ -185,7 +185,7 @@ class TablePipeline:
             return detections
         rows = self.band_rows(gray.shape[0], band)
         kept = list(detections)
-        for d in self.locator.detector.detect_band(gray, rows):
+        for d in self.locator.detector.detect_band(gray, rows, known=detections):
             if not any(f.id == d.id and np.linalg.norm(f.centre_px - d.centre_px) < 0.5 * f.side_px
                        for f in detections):
                 kept.append(d)
