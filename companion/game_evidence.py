@@ -3,8 +3,9 @@ kept with it in the game file when it commits, and the frame a held car's pose c
 
 A verdict is measured from one frame's own poses (not the tracker's averages), so it can
 be measured again from that frame after the game. With several cameras it is measured
-from the latest frame set: each believed camera's latest frame's own poses, a car two
-see combined by inverse covariance (vision.multicam.combine_frames); every frame that
+from one frame set (each believed camera's frame captured nearest the same instant, and
+for each car only the frames the live fusion trusts: MultiLiveTable.fused_frame_set), a
+car two see combined by inverse covariance (vision.multicam.combine_frames); every frame that
 gave a judged car's pose is kept, naming its camera, and the audit combines them again.
 """
 
@@ -48,7 +49,7 @@ class EvidenceTrail:
         return poses, (image, located)
 
     def _frame_set_poses(self):
-        """Several cameras: the latest frame set's own poses combined, and the FrameSet."""
+        """Several cameras: the frame set's own poses combined, and the FrameSet."""
         from vision.multicam import combine_frames
         views, trusted = self.live.fused_frame_set()
         if not views:
