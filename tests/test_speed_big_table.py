@@ -198,7 +198,7 @@ def test_locating_cars_gives_the_numbers_the_per_car_code_gave():
 # --- the whole-frame search spread over frames, a band each ----------------------------------
 
 @pytest.mark.parametrize("put_down_after", [1, 2, 3, 4, 5])
-def test_a_car_put_down_is_found_within_full_scan_every_frames_and_no_frame_scans_whole(put_down_after):
+def test_a_car_put_down_is_found_within_full_scan_every_frames_and_no_frame_scans_whole(put_down_after, monkeypatch):
     """Between the first frame and the car's arrival no frame searches the whole
     view; the bands, taking turns, find the car put down wherever it lands in
     the cycle, within full_scan_every frames, where a whole-frame scan that
@@ -213,8 +213,9 @@ def test_a_car_put_down_is_found_within_full_scan_every_frames_and_no_frame_scan
     with_it = scene.renderer.render(poses, np.random.default_rng(2)).image
     pipeline = TablePipeline(table, scene.renderer.camera, full_scan_every=5)
     bands = []
-    detect_band = pipeline.locator.detector.detect_band
-    pipeline.locator.detector.detect_band = lambda image, rows, **kw: (bands.append(rows), detect_band(image, rows, **kw))[1]
+    band_outlines = MarkerDetector.band_outlines
+    monkeypatch.setattr(MarkerDetector, "band_outlines",
+                        lambda self, image, rows, *a: (bands.append(rows), band_outlines(self, image, rows, *a))[1])
     assert pipeline.process(without, 0, 0.0).full_scan
     for i in range(1, 1 + put_down_after):
         tracked = pipeline.process(without, i, i / 30)
@@ -227,6 +228,7 @@ def test_a_car_put_down_is_found_within_full_scan_every_frames_and_no_frame_scan
             found_at = i
             break
     assert found_at is not None, bands
+    assert bands                                       # searched by the bands, on their thread
     car = next(c for c in tracked.cars if c.id == newcomer.id)
     assert math.hypot(car.x_mm - newcomer.x_mm, car.y_mm - newcomer.y_mm) < 1.0
     # The bands cover every row of the frame, each a fraction of it.

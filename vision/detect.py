@@ -182,23 +182,52 @@ class MarkerDetector:
         half a side) is left out before refining (most of a band's markers, and
         most of its cost, on a table where the cars are tracked)."""
         gray = to_gray(image)
+        return self.finish_band(gray, self.band_outlines(gray, rows, reduce), known)
+
+    def band_outlines(self, image: np.ndarray, rows: tuple[int, int], reduce: int | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, int]:
+        """The first half of `detect_band`, OpenCV's search alone: its outlines
+        (N, 4, 2) in the whole frame's pixels, their ids and the reduction used.
+        Nothing of this detector's but its own OpenCV detector is touched, so a
+        `twin` may run it on another thread while this one works."""
+        gray = to_gray(image)
         h, w = gray.shape
         y0, y1 = max(int(rows[0]), 0), min(int(rows[1]), h)
-        if y1 - y0 < 8:
-            return []
         reduce = max(int(self.search_reduce if reduce is None else reduce), 1)
+        if y1 - y0 < 8:
+            return np.zeros((0, 4, 2)), np.zeros(0, dtype=int), reduce
         band = gray[y0:y1]
         if reduce == 1:
-            corners, ids = _not_known(*self._raw(band), known, np.array([0.0, y0]))
-            return self._finish(gray, corners, ids, known=known) if len(ids) else []
+            corners, ids = self._raw(band)
+            return corners + np.array([0.0, y0]), ids, reduce
         band = band[:(y1 - y0) // reduce * reduce]       # whole small rows (the bands overlap)
         small = cv2.resize(band, (w // reduce, len(band) // reduce), interpolation=cv2.INTER_AREA)
         corners, ids = self._raw(small)
         # Pixel centres, as `detect`.
-        corners, ids = _not_known((corners + 0.5) * reduce - 0.5, ids, known, np.array([0.0, y0]))
+        return (corners + 0.5) * reduce - 0.5 + np.array([0.0, y0]), ids, reduce
+
+    def finish_band(self, gray: np.ndarray, outlines: tuple[np.ndarray, np.ndarray, int],
+                    known: Sequence[MarkerDetection] = ()) -> list[MarkerDetection]:
+        """The second half of `detect_band`: the outlines not `known` refitted on the whole frame."""
+        corners, ids, reduce = outlines
+        corners, ids = _not_known(corners, ids, known, np.zeros(2))
         if not len(ids):
             return []
+        if reduce == 1:
+            return self._finish(gray, corners, ids, known=known)
         return self._refit_or_again(gray, self._finish(gray, corners, ids, iterations=3, known=known))
+
+    def twin(self) -> MarkerDetector:
+        """A detector of its own with the same settings, for another thread (OpenCV's
+        detector and its parameters are changed per image size, so never shared)."""
+        params = cv2.aruco.DetectorParameters()
+        for name in dir(self._parameters):
+            value = getattr(self._parameters, name)
+            if not name.startswith("_") and not callable(value):
+                setattr(params, name, value)
+        other = MarkerDetector(self.dictionary_name, params, refine=self.refine)
+        other.search_reduce = self.search_reduce
+        return other
 
     def _refit_or_again(self, gray: np.ndarray, found: list[MarkerDetection]) -> list[MarkerDetection]:
         """An outline found on a reduced image that would not refit from its corners

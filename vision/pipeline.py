@@ -6,7 +6,8 @@ frame, so a knocked camera is noticed at once.  Each of those frames also
 searches one band of the frame's rows, the bands taking turns, so that the
 whole frame is searched every `full_scan_every` frames (a car put down is found
 as soon as a whole-frame scan that often would find it) without any one frame
-paying for a whole scan.  At once after a car or an anchor goes missing from
+paying for a whole scan (its OpenCV search runs on a thread of its own while
+the frame's markers are followed).  At once after a car or an anchor goes missing from
 its region, and whenever the regions do not show enough anchors to check the
 table's pose, the whole frame is scanned.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,6 +99,9 @@ class TablePipeline:
         self._band = 0
         #: A car marker's side in pixels, at the largest the view shows one (bands overlap by it).
         self._marker_px = 0.0
+        #: The band search's thread and its own detector, made at the first band.
+        self._band_pool: ThreadPoolExecutor | None = None
+        self._band_detector: MarkerDetector | None = None
         #: Markers seen last frame, to follow where they were: key to (id, corners).
         self._follow: dict[int | tuple[str, int], tuple[int, np.ndarray]] = {}
 
@@ -117,7 +122,10 @@ class TablePipeline:
                 or self.locator.table_pose is None or not self._regions)
         if not full:
             gray = to_gray(image)
-            detections = self._with_band(gray, self._follow_and_search(gray))
+            # This frame's band is searched on a thread of its own while the markers
+            # are followed here (OpenCV lets go of Python's lock as it searches).
+            band = self._start_band(gray)
+            detections = self._with_band(gray, self._follow_and_search(gray), band)
             located = self.locator.locate_detections(detections, (w, h), frame)
             # Too few anchors in the regions to check the table: look at the whole
             # frame before calling the pose unchecked.
@@ -171,21 +179,32 @@ class TablePipeline:
         return (max(int(band * height / n - overlap / 2), 0),
                 min(int(math.ceil((band + 1) * height / n + overlap / 2)), height))
 
-    def _with_band(self, gray: np.ndarray, detections: list[MarkerDetection]) -> list[MarkerDetection]:
-        """This frame's share of a whole-frame search: one band, at the whole
-        frame's search size; a marker found there again (the same id within half
-        a side) is the one already found, anything else is added (a car put
-        down, a second copy of an id)."""
-        # The bands are spread evenly over full_scan_every region frames; frames between do none.
+    def _start_band(self, gray: np.ndarray) -> Future | None:
+        """This frame's share of a whole-frame search, started: one band, at the
+        whole frame's search size, OpenCV's search of it on the band thread (its
+        own detector, a twin of the locator's).  None on frames that do none:
+        the bands are spread evenly over full_scan_every region frames."""
         tick, every = self._band, self.full_scan_every
         self._band = (tick + 1) % every
         n = self.band_count(gray.shape[0])
         band = tick * n // every
         if tick > 0 and (tick - 1) * n // every == band:
+            return None
+        if self._band_pool is None:
+            self._band_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="band-search")
+            self._band_detector = self.locator.detector.twin()
+        return self._band_pool.submit(self._band_detector.band_outlines, gray, self.band_rows(gray.shape[0], band),
+                                      self.locator.detector.search_reduce)
+
+    def _with_band(self, gray: np.ndarray, detections: list[MarkerDetection], band: Future | None
+                   ) -> list[MarkerDetection]:
+        """The band's markers refined here: a marker found there again (the same id
+        within half a side) is the one already found, anything else is added (a
+        car put down, a second copy of an id)."""
+        if band is None:
             return detections
-        rows = self.band_rows(gray.shape[0], band)
         kept = list(detections)
-        for d in self.locator.detector.detect_band(gray, rows, known=detections):
+        for d in self.locator.detector.finish_band(gray, band.result(), known=detections):
             if not any(f.id == d.id and np.linalg.norm(f.centre_px - d.centre_px) < 0.5 * f.side_px
                        for f in detections):
                 kept.append(d)
