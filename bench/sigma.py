@@ -106,13 +106,17 @@ def _opencv_detector(name: str) -> cv2.aruco.ArucoDetector:
     return cv2.aruco.ArucoDetector(dictionary(name), p)
 
 
-def _sighting(car, truth, det: MarkerDetection | None = None, truth_px: np.ndarray | None = None) -> dict:
+def _sighting(car, truth, det: MarkerDetection | None = None, truth_px: np.ndarray | None = None,
+              marker_mm: float | None = None) -> dict:
     d = math.hypot(car.x_mm - truth.x_mm, car.y_mm - truth.y_mm)
     h = _heading_error(car.heading_deg, truth.heading_deg)
     out = {"pos": d, "sigma_mm": car.sigma_mm, "head": h, "sigma_deg": car.sigma_deg}
     if det is not None:
         out["edge_sigma_px"] = det.edge_sigma_px
         out["side_px"] = det.side_px
+        out["contrast"] = det.contrast
+        if marker_mm is not None:
+            out["mm_per_px"] = marker_mm / det.side_px
         if truth_px is not None:
             out["corner_err_px"] = float(np.sqrt(np.mean(np.sum((det.corners_px - truth_px) ** 2, axis=1))))
     return out
@@ -138,8 +142,13 @@ def measure(name: str, make: Callable[[int], Scene], seeds: list[int], frames: i
             located = locator.locate(frame.image)
             in_view += len(frame.visible_cars)
             found += len({c.id for c in located.cars} & set(frame.visible_cars))
+            anchor_contrast = [d.contrast for d in located.detections
+                               if d.id in located.anchors and d.contrast is not None]
             for car, det in zip(located.cars, located.car_detections):
-                per_frame.append(_sighting(car, frame.cars[car.id], det, frame.car_corners_px.get(car.id)))
+                per_frame.append(_sighting(car, frame.cars[car.id], det, frame.car_corners_px.get(car.id),
+                                           cars_by_id[car.id].marker_mm))
+                if anchor_contrast:
+                    per_frame[-1]["anchor_contrast"] = float(np.median(anchor_contrast))
             if located.table_pose is None or not bare_opencv:
                 continue
             corners, ids, _ = cv_det.detectMarkers(cv2.cvtColor(frame.image, cv2.COLOR_BGR2GRAY)

@@ -22,11 +22,14 @@ class MarkerDetection:
 
     `edge_sigma_px` is the RMS scatter of its outline's edge points about the
     fitted edge lines (None when the outline could not be refined and the
-    corners are OpenCV's own)."""
+    corners are OpenCV's own).  `contrast` is the grey levels between its black
+    border and its white margin where the outline was fitted (None: not refined);
+    a thin or dim margin fits edges that scatter little yet lie off."""
 
     id: int
     corners_px: np.ndarray
     edge_sigma_px: float | None = None
+    contrast: float | None = None
 
     # Kept once worked out: asked for many times a frame (regions, sorting, plans).
     @property
@@ -295,7 +298,8 @@ class MarkerDetector:
             ids = np.array([expected[i][0] for i in idx])
             ok[idx] = self._cells_match(gray, outlines.corners_px[idx], ids)
         for i in np.flatnonzero(ok):
-            out[i] = MarkerDetection(int(expected[i][0]), outlines.corners_px[i], float(outlines.edge_sigma_px[i]))
+            out[i] = MarkerDetection(int(expected[i][0]), outlines.corners_px[i], float(outlines.edge_sigma_px[i]),
+                                     float(outlines.contrast[i]))
         return out, gray
 
     def _pattern(self, marker_id: int) -> np.ndarray | None:
@@ -358,11 +362,13 @@ class MarkerDetector:
     def _finish(self, gray: np.ndarray, corners: np.ndarray, ids: np.ndarray,
                 iterations: int = 2, known: Sequence[MarkerDetection] = ()) -> list[MarkerDetection]:
         sigmas: list[float | None] = [None] * len(ids)
+        contrasts: list[float | None] = [None] * len(ids)
         if self.refine and len(ids):
             outlines = refine_outlines(gray, corners, self.cells, iterations=iterations)
             corners = outlines.corners_px
             sigmas = [float(s) if ok else None for s, ok in zip(outlines.edge_sigma_px, outlines.ok)]
-        found = [MarkerDetection(int(i), c, s) for i, c, s in zip(ids, corners, sigmas)]
+            contrasts = [float(c) if ok else None for c, ok in zip(outlines.contrast, outlines.ok)]
+        found = [MarkerDetection(int(i), c, s, k) for i, c, s, k in zip(ids, corners, sigmas, contrasts)]
         return _drop_overlapped(found, known) if self.refine else found
 
 

@@ -264,9 +264,11 @@ class Locator:
             anchor_det, car_det = self._sort_out(by_id)
             duplicates = tuple(i for i in duplicates if not (i in anchor_det and i in car_det))
         seen = [spec for spec in self.table.cars if spec.id in car_det]
+        used = [anchor_det[i] for i in pose.anchors_used if i in anchor_det]
+        contrasts = [d.contrast for d in used if d.contrast]
         cars = locate_cars(seen, [car_det[spec.id] for spec in seen], pose, self.table.roof_sigma_mm,
-                           model_noise_px(pose, [anchor_det[i] for i in pose.anchors_used if i in anchor_det]),
-                           self.detector.cells)
+                           model_noise_px(pose, used), self.detector.cells,
+                           float(np.median(contrasts)) if contrasts else None)
         found = {c.id for c in cars}
         missing = tuple(i for i in self.table.car_ids if i not in found)
         return FrameLocation(frame, tuple(cars), missing, anchors_seen, pose, unknown, duplicates,
@@ -386,6 +388,20 @@ CENTRE_EDGE = 0.95
 CENTRE_CELL = 0.135
 HEADING_TAIL = 1.2
 CENTRE_TAIL = 1.6
+#: A thin or dim white margin: the roof beyond it (or blur from the inner cells)
+#: bleeds into the margin where the edge is found, and shifts and turns whole
+#: edges by what the pattern and the roof's colour there make of it, which the
+#: edge scatter does not show.  It shows as the border-to-margin contrast
+#: (refine's RefinedOutlines.contrast) well below the anchors' in the same frame
+#: (their margins are wide): on 6 x 4 ft, 1080p, blur 1.1 px, 2 mm margins a roof
+#: marker shows 0.55 of the anchors' contrast, one-cell margins 0.8-0.95.  Below
+#: MARGIN_FULL_RATIO, each 0.1 of the ratio missing is taken as a whole edge's
+#: shift of CENTRE_BLEED_PX / 10 (centre, per axis) and a turn of HEADING_BLEED_PX
+#: / 10 across the side (heading), added to the cell's terms under the tails.
+#: Fitted as the other outline constants (seeds 100-110, bench/sigma.py).
+MARGIN_FULL_RATIO = 0.75
+CENTRE_BLEED_PX = 0.0
+HEADING_BLEED_PX = 0.0
 #: Corner noise assumed when a marker's outline could not be refined (OpenCV's
 #: own corners: a thin margin, blur, a hand over part of it).  On small markers
 #: OpenCV's corners turn the heading by more than a degree: on the renders of
@@ -468,30 +484,33 @@ def model_noise_px(pose: TablePose, anchors: list[MarkerDetection]) -> float:
 
 
 def outline_doubt(edge_sigma_px: float | None, side_px: float, cells: int = 6,
-                  skew_px: float = 0.0) -> tuple[float, float, float]:
+                  skew_px: float = 0.0, contrast_ratio: float | None = None) -> tuple[float, float, float]:
     """A marker outline's own doubt: (centre px per axis that changes frame to
     frame, centre px per axis that stays, heading radians).  `cells` is the
     marker's grid with its border (6 for 4x4 markers); `skew_px` how far the
-    outline is from a square (its opposite sides' difference, on the roof's plane)."""
+    outline is from a square (its opposite sides' difference, on the roof's plane);
+    `contrast_ratio` its border-to-margin contrast over the anchors' (None: unknown)."""
     side_px = max(side_px, 1.0)
     cell = side_px / cells
     skew = HEADING_SKEW * skew_px
+    thin = 0.0 if contrast_ratio is None else max(MARGIN_FULL_RATIO - contrast_ratio, 0.0) * 10.0
     if edge_sigma_px is None:
         return (UNREFINED_CENTRE_SIGMA_PX, 0.0,
                 max(UNREFINED_HEADING_SIGMA_RAD, math.hypot(UNREFINED_HEADING_PX, skew) / side_px))
     # Never below the scatter's own share (CENTRE_PER_EDGE_SIGMA, HEADING_PER_EDGE_SIGMA):
     # the fit saw markers of 15-35 px; big ones (real footage, 60-100 px) keep what they had.
     centre_random = max(CENTRE_TAIL * CENTRE_EDGE * edge_sigma_px / cell, CENTRE_PER_EDGE_SIGMA * edge_sigma_px)
-    centre_fixed = CENTRE_TAIL * CENTRE_CELL / cell ** 2
+    centre_fixed = CENTRE_TAIL * math.hypot(CENTRE_CELL / cell ** 2, CENTRE_BLEED_PX * thin)
     heading = max(HEADING_TAIL * math.sqrt((HEADING_EDGE * edge_sigma_px / cell) ** 2
-                                           + (HEADING_CELL / cell ** 2) ** 2 + skew ** 2),
+                                           + (HEADING_CELL / cell ** 2) ** 2 + skew ** 2
+                                           + (HEADING_BLEED_PX * thin) ** 2),
                   HEADING_PER_EDGE_SIGMA * edge_sigma_px) / side_px
     return centre_random, centre_fixed, heading
 
 
 def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: TablePose,
                 roof_sigma_mm: float = 0.5, model_px: float | None = None,
-                cells: int = 6) -> list[CarLocation]:
+                cells: int = 6, anchor_contrast: float | None = None) -> list[CarLocation]:
     """Each car's footprint centre and heading from its roof marker, with its doubt.
 
     The doubt is a 2 x 2 covariance per car, summed from where it comes from:
@@ -502,7 +521,9 @@ def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: T
     `sigma_mm` is half the radius that holds 95 % of it.  The heading's doubt
     is summed the same way (outline, corner noise, pose).  The outline's
     doubt is earned from its edge scatter and its cells' size in pixels
-    (outline_doubt); `cells` is the markers' grid with its border.
+    (outline_doubt); `cells` is the markers' grid with its border;
+    `anchor_contrast` the anchors' border-to-margin contrast on this frame, which
+    a roof marker's own is measured against (None: not known, not used).
     """
     if not specs:
         return []
@@ -538,8 +559,10 @@ def locate_cars(specs: list[CarSpec], detections: list[MarkerDetection], pose: T
     mm_per_px = ((on_roof @ pose.rotation.T)[:, 2] + float(np.asarray(pose.tvec).reshape(3)[2])) / pose.camera.focal_px
     sides_mm = np.linalg.norm(corners_mm - np.roll(corners_mm, -1, axis=1), axis=2)
     skews_px = np.hypot(sides_mm[:, 0] - sides_mm[:, 2], sides_mm[:, 1] - sides_mm[:, 3]) / np.maximum(mm_per_px, 1e-9)
-    doubts = np.array([outline_doubt(d.edge_sigma_px, float(s), cells, float(k))
-                       for d, s, k in zip(detections, sides_px, skews_px)])             # (N, 3)
+    ratios = [d.contrast / anchor_contrast if d.contrast is not None and anchor_contrast else None
+              for d in detections]
+    doubts = np.array([outline_doubt(d.edge_sigma_px, float(s), cells, float(k), r)
+                       for d, s, k, r in zip(detections, sides_px, skews_px, ratios)])  # (N, 3)
     centre_px, centre_fixed_px, heading_rad = doubts[:, 0], doubts[:, 1], doubts[:, 2]
     model_heading_rad = MODEL_HEADING_PER_CORNER_NOISE * noise_px / sides_px
     fixed_heading_var = (model_heading_rad ** 2 + pose_heading_var
