@@ -400,8 +400,8 @@ CENTRE_TAIL = 1.6
 #: / 10 across the side (heading), added to the cell's terms under the tails.
 #: Fitted as the other outline constants (seeds 100-110, bench/sigma.py).
 MARGIN_FULL_RATIO = 0.75
-CENTRE_BLEED_PX = 0.0
-HEADING_BLEED_PX = 0.0
+CENTRE_BLEED_PX = 0.015
+HEADING_BLEED_PX = 0.04
 #: Corner noise assumed when a marker's outline could not be refined (OpenCV's
 #: own corners: a thin margin, blur, a hand over part of it).  On small markers
 #: OpenCV's corners turn the heading by more than a degree: on the renders of
