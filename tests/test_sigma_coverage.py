@@ -6,9 +6,12 @@ fitted on: it was fitted on 100-110)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from bench import realvideo, sigma
+from bench.scenes import random_poses
+from vision.locate import Locator, locate_cars, outline_doubt
 
 #: (configuration in bench.sigma.CONFIGS, seeds, frames each): 104 car sightings.
 RENDERS = (("4x4ft 1080p webcam, 2 mm margin", (900, 901), 2),
@@ -67,3 +70,35 @@ def test_real_footage_keeps_its_sigmas_honest(real):
         s = real[key]
         assert s["within_2_sigma_position"] >= 0.9 and s["within_2_sigma_heading"] >= 0.9, s
         assert s["beyond_4_sigma_position"] == 0 and s["beyond_4_sigma_heading"] == 0, s
+
+
+def test_a_thin_margin_earns_its_doubt():
+    """A roof marker whose border-to-margin contrast is well below the anchors'
+    (a thin margin, the roof bleeding into it) has edges shifted by more than
+    their scatter shows: its doubt grows; at the anchors' contrast, or unknown, not."""
+    full = outline_doubt(0.08, 16.0, 6, 0.0, 0.95)
+    assert full == outline_doubt(0.08, 16.0, 6, 0.0, None)
+    thin = outline_doubt(0.08, 16.0, 6, 0.0, 0.55)
+    assert thin[0] == full[0]                   # the scatter's share, frame to frame, is the same
+    assert thin[1] > 1.5 * full[1] and thin[2] > 1.15 * full[2]
+
+
+def test_the_locator_measures_roof_markers_against_its_anchors():
+    """On 6 x 4 ft at 1080p with 2 mm margins under hard light (the table whose
+    sigmas lied before the contrast was carried), every refined roof marker
+    carries its contrast, and the cars' sigmas are those earned with the anchors'."""
+    scene = sigma.CONFIGS["6x4ft 1080p hard, 2 mm margin"](900)
+    rng = np.random.default_rng(907)
+    frame = scene.renderer.render(random_poses(scene.table, rng), rng)
+    located = Locator(scene.table, scene.renderer.camera).locate(frame.image)
+    anchors = [d.contrast for d in located.detections if d.id in located.anchors]
+    assert located.car_detections and all(c is not None for c in anchors)
+    assert all(d.contrast is not None for d in located.car_detections if d.edge_sigma_px is not None)
+    pose = located.table_pose
+    specs = [scene.table.car(c.id) for c in located.cars]
+    unknown = locate_cars(specs, list(located.car_detections), pose, scene.table.roof_sigma_mm,
+                          pose.corner_noise_px, 6, None)
+    known = locate_cars(specs, list(located.car_detections), pose, scene.table.roof_sigma_mm,
+                        pose.corner_noise_px, 6, float(np.median(anchors)))
+    grew = [k.sigma_deg > u.sigma_deg for k, u in zip(known, unknown)]
+    assert sum(grew) >= len(grew) // 2, (grew, np.median(anchors))
