@@ -58,11 +58,14 @@ def pose_from_json(data: dict) -> TablePose:
 
 def detections_to_json(detections) -> list[dict]:
     return [{"id": int(d.id), "corners_px": np.asarray(d.corners_px, dtype=float).tolist(),
-             "edge_sigma_px": None if d.edge_sigma_px is None else float(d.edge_sigma_px)} for d in detections]
+             "edge_sigma_px": None if d.edge_sigma_px is None else float(d.edge_sigma_px),
+             "contrast": None if d.contrast is None else float(d.contrast)} for d in detections]
 
 
 def detections_from_json(data: list[dict]) -> list[MarkerDetection]:
-    return [MarkerDetection(d["id"], np.array(d["corners_px"], dtype=float), d["edge_sigma_px"]) for d in data]
+    # Records kept before the contrast was stored have none: their doubts as then.
+    return [MarkerDetection(d["id"], np.array(d["corners_px"], dtype=float), d["edge_sigma_px"], d.get("contrast"))
+            for d in data]
 
 
 def frame_evidence(image: np.ndarray | None, located) -> tuple[bytes | None, list[dict], dict]:
@@ -84,7 +87,10 @@ def relocate(detections: list[dict], table_pose: dict, table: TableSpec) -> dict
     specs = [s for s in table.cars if len(by_id.get(s.id, [])) == 1]
     # The outline's doubt is read in cells, as the live locator reads it (its detector's cells).
     cells = dictionary(table.dictionary).markerSize + 2
-    cars = locate_cars(specs, [by_id[s.id][0] for s in specs], pose, table.roof_sigma_mm, cells=cells)
+    # A roof marker's contrast is read against the anchors', as the live locator reads it.
+    contrasts = [d.contrast for d in dets if d.id in pose.anchors_used and d.contrast]
+    cars = locate_cars(specs, [by_id[s.id][0] for s in specs], pose, table.roof_sigma_mm, cells=cells,
+                       anchor_contrast=float(np.median(contrasts)) if contrasts else None)
     return {c.id: c for c in cars}
 
 
