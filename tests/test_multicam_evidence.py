@@ -42,22 +42,29 @@ def two_views(table):
     return out
 
 
-@pytest.fixture(scope="module")
-def played(tmp_path_factory, demo_table):
-    """A game through two cameras, recorded: a shot from the Interceptor at the Rust Bucket;
-    a round (the Interceptor, first, held where its activation began, from both cameras'
-    frames); the same shot again."""
+def _game_through_two_cameras(demo_table, poses, path):
+    """The demo's two cameras, each given the cars at `poses` twice, and a Shattered Highways
+    game started on them, recorded at `path`."""
     renderers = two_views(demo_table)
-    path = tmp_path_factory.mktemp("multicam") / "game.db"
     live = MultiLiveTable([ListSource([], "left"), ListSource([], "right")], demo_table,
                           [r.camera for r in renderers])
     rng = np.random.default_rng(5)
-    frames = [r.render(POSES, rng) for r in renderers]
+    frames = [r.render(poses, rng) for r in renderers]
     for k in range(2):
         for i, frame in enumerate(frames):
             live.process_camera(i, frame.image, k, k / 15)
     game = TableGame(live, store=GameStore(path), seed=3)
     game.start("shattered_highways", {}, game.starter_rosters())
+    return live, game
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory, demo_table):
+    """A game through two cameras, recorded: a shot from the Interceptor at the Rust Bucket;
+    a round (the Interceptor, first, held where its activation began, from both cameras'
+    frames); the same shot again."""
+    path = tmp_path_factory.mktemp("multicam") / "game.db"
+    live, game = _game_through_two_cameras(demo_table, POSES, path)
     views = live.frame_set()
     game.act(SHOT)
     game.answer_typed([5])
@@ -247,17 +254,8 @@ EDGE_POSES = (CarTruth(10, 450.0, 300.0, 0.0), CarTruth(11, 600.0, 300.0, 0.0)) 
 @pytest.fixture(scope="module")
 def at_the_edge(tmp_path_factory, demo_table):
     """A shot from the Interceptor, at camera 2's view edge, recorded."""
-    renderers = two_views(demo_table)
     path = tmp_path_factory.mktemp("multicam-edge") / "game.db"
-    live = MultiLiveTable([ListSource([], "left"), ListSource([], "right")], demo_table,
-                          [r.camera for r in renderers])
-    rng = np.random.default_rng(5)
-    frames = [r.render(EDGE_POSES, rng) for r in renderers]
-    for k in range(2):
-        for i, frame in enumerate(frames):
-            live.process_camera(i, frame.image, k, k / 15)
-    game = TableGame(live, store=GameStore(path), seed=3)
-    game.start("shattered_highways", {}, game.starter_rosters())
+    live, game = _game_through_two_cameras(demo_table, EDGE_POSES, path)
     from companion.game_evidence import EvidenceTrail
     evidence = EvidenceTrail(live).frame_poses()
     game.act(SHOT)
