@@ -169,13 +169,16 @@ class NewestPrefetch(PrefetchSource):
         super().__init__(inner, depth=1)
 
     def _put(self, item) -> None:
+        if not isinstance(item, Frame):         # the end, or an error: after the last frame, not instead
+            super()._put(item)
+            return
         while not self._stop.is_set():
             try:
                 self._queue.put_nowait(item)
                 return
             except queue.Full:
                 try:
-                    self._queue.get_nowait()      # only frames wait there: an end or error is put last
+                    self._queue.get_nowait()      # only frames wait there: the end is put last
                     self.replaced += 1
                 except queue.Empty:
                     pass
