@@ -10,6 +10,8 @@ table with 16 cars (a third of them driving) under a 3840 x 2160 webcam, from
 `bench.speed4k`'s MJPEG video (quality 80, webcam noise) decoded in a loop by
 `bench.page_server` at a webcam's 30 frames a second; a frame's capture is when the camera
 would have sent it, before the companion decodes it. `--pages 1`: the one-page case only.
+`--server-args="--newest --gray --prefetch 0"`: how page_server reads that webcam's frames
+(see its --help), to compare the ways against the way `serve` reads one today (the default).
 
 Starts `companion demo` as a player does (a real waitress server in its own
 process, the synthetic camera, the demo's game) and opens the page in Debian's
