@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 import cv2
 import numpy as np
 import pytest
 
-from vision.sources import (CameraSource, ImageFolderSource, ImageSource, PrefetchSource, SourceError, SyntheticSource,
-                            VideoSource, open_source)
+from vision.sources import (CameraSource, Frame, FrameSource, ImageFolderSource, ImageSource, PrefetchSource,
+                            SourceError, SyntheticSource, VideoSource, open_source)
 from tests.conftest import SPREAD_POSES
 
 
@@ -118,3 +120,38 @@ def test_reading_ahead_leaves_the_reader_a_core_and_gives_it_back(tmp_path, fram
         assert cv2.getNumThreads() == cores
     finally:
         cv2.setNumThreads(before)
+
+
+class _FastCamera(FrameSource):
+    """A live camera whose frames come faster than they are taken: `count` frames at once."""
+
+    live = True
+
+    def __init__(self, count: int, image: np.ndarray) -> None:
+        super().__init__("a fast camera")
+        self.count, self.image, self.sent = count, image, 0
+        self.done = threading.Event()
+
+    def read(self):
+        if self.sent == self.count:
+            self.done.set()
+            return None
+        self.sent += 1
+        return Frame(self.sent - 1, self.image, float(self.sent - 1), "")
+
+
+def test_a_live_camera_read_ahead_gives_the_newest_frames_not_a_queue_of_old_ones(frames):
+    """A camera whose frames come faster than the table takes them: what the table gets next is
+    the newest picture, the stale ones dropped; a video file read ahead keeps every frame."""
+    camera = _FastCamera(50, frames[0])
+    with PrefetchSource(camera, depth=3) as ahead:
+        assert camera.done.wait(60)
+        got = [f.index for f in ahead]
+    assert got == [47, 48, 49]
+
+    class _File(_FastCamera):
+        live = False
+
+    video = _File(10, frames[0])
+    with PrefetchSource(video, depth=3) as ahead:
+        assert [f.index for f in ahead] == list(range(10))
