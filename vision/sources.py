@@ -298,18 +298,21 @@ class PrefetchSource(FrameSource):
     Python's lock while it decodes), so the pipeline runs at the pace of the
     slower of the two, not their sum.
 
-    A live camera's frames are never queued behind one another: a frame the
-    pipeline has not taken by the time the next is decoded is dropped for it.
-    A 4K camera on a busy machine otherwise fell three frames behind the table
-    (capture to drawn on the page 97-109 ms median against 66-74 with the newest
-    frame, bench/page.py --video 4k); a file is read whole, in order."""
+    A live camera is read one frame ahead, not `depth`: the next frame is
+    taken from the camera (whose driver keeps one buffer, the newest) only once
+    the pipeline has taken the last, so it is never older than one decode.
+    Three decoded frames waiting put a 4K table three frames behind on a busy
+    machine (bench/page.py --video 4k: taking the newest frame cut capture to
+    drawn by a tenth to a quarter, p95); a file is read ahead `depth` frames."""
 
     def __init__(self, inner: FrameSource, depth: int = 3) -> None:
         super().__init__(inner.description)
         self.inner = inner
         self.fps = inner.fps
         self.live = inner.live
-        self._queue: queue.Queue = queue.Queue(maxsize=depth)
+        #: Frames decoded ahead at most: one for a live camera (see above).
+        self.depth = 1 if inner.live else depth
+        self._queue: queue.Queue = queue.Queue(maxsize=self.depth)
         self._stop = threading.Event()
         self._closed = False
         _CORE_FOR_READERS.take()
@@ -332,18 +335,6 @@ class PrefetchSource(FrameSource):
             self._put(exc)
 
     def _put(self, item) -> None:
-        if self.live and isinstance(item, Frame):
-            # The newest frame in place of the oldest not yet taken.
-            while not self._stop.is_set():
-                try:
-                    self._queue.put_nowait(item)
-                    return
-                except queue.Full:
-                    try:
-                        self._queue.get_nowait()
-                    except queue.Empty:
-                        pass
-            return
         while not self._stop.is_set():
             try:
                 self._queue.put(item, timeout=0.1)
