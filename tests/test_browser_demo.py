@@ -111,7 +111,7 @@ def open_action(page, act: str, timeout_ms: float = 30000) -> None:
     while the camera sees cars settle) can be lost, as a player's tap can; the player presses
     again, and so does this, once, with a warning naming what the page showed instead."""
     button = f'#car-actions button[data-act="{act}"]:not([disabled])'
-    form = f'#action-form[data-act="{act}"]:not([hidden])'
+    form = f'#action-form[data-act="{act}"]:not([hidden]) #preview'
     page.click(button, timeout=timeout_ms)
     try:
         page.wait_for_selector(form, timeout=5000)

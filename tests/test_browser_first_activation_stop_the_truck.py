@@ -18,7 +18,7 @@ import re
 import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
-from tests.test_browser_demo import ARRIVE_MM, drag_car_to, open_demo, tracked
+from tests.test_browser_demo import ARRIVE_MM, drag_car_to, open_action, open_demo, tracked
 
 pytestmark = pytest.mark.browser
 
@@ -43,8 +43,7 @@ def _open_action(page, car: int, act: str) -> None:
     """Select the car on the board (a tap) and open one of its card's action forms."""
     page.click(f'#cars [data-car-id="{car}"]')
     page.wait_for_selector(f'#car-sheet[data-car="{car}"]', timeout=WAIT_MS)
-    page.click(f'#car-actions button[data-act="{act}"]:not([disabled])', timeout=WAIT_MS)
-    page.wait_for_selector("#action-form:not([hidden]) #preview", timeout=WAIT_MS)
+    open_action(page, act, WAIT_MS)
 
 
 def _resolve(page) -> None:

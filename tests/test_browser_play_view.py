@@ -298,3 +298,30 @@ def test_the_table_side_view_in_large_type_with_a_beep_when_dice_are_wanted(serv
     page.evaluate("localStorage.removeItem('companion.sound')")
     assert errors == [], errors
     page.close()
+
+
+def test_the_action_buttons_stay_the_same_buttons_while_a_roll_is_asked_and_answered(server, browser):
+    """When only the reason changes (a roll asked: every action waits; the roll cancelled: they
+    are offered again), the buttons are updated where they stand, never swapped for copies: a
+    press whose button is replaced between its down and its up makes no click, and a Shoot
+    pressed just as the initiative's roll was cleared once opened nothing."""
+    page, errors = open_demo(browser, server)
+    new_game(page)
+    acting = play_round(page, max_first=True)
+    page.click(f'#cars [data-car-id="{acting}"]')
+    page.wait_for_selector(f'#car-sheet[data-car="{acting}"]')
+    page.wait_for_selector('#car-actions button[data-act="shoot"]:not([disabled])', timeout=20000)
+    page.evaluate("""document.querySelector('#car-actions button[data-act="shoot"]').dataset.marked = 'yes'""")
+    open_action(page, "move")
+    page.wait_for_selector("#conditions.holds")
+    page.click("#resolve")
+    page.wait_for_selector("#dice:not([hidden])")
+    page.wait_for_selector("#actions-why")
+    assert page.is_disabled('#car-actions button[data-act="shoot"]')
+    page.click("#dice-cancel")
+    page.wait_for_selector("#dice", state="hidden")
+    page.wait_for_function("!document.getElementById('actions-why')")
+    page.wait_for_selector('#car-actions button[data-act="shoot"]:not([disabled])', timeout=20000)
+    assert page.get_attribute('#car-actions button[data-act="shoot"]', "data-marked") == "yes"
+    assert errors == [], errors
+    page.close()

@@ -49,6 +49,7 @@ import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
 from tests.test_browser_demo import drag_car_to, open_demo, screen_point, tracked, turn_car_to, wait_until_seen_at
+from tests.test_browser_demo import open_action as open_form
 
 pytestmark = pytest.mark.browser
 
@@ -160,7 +161,7 @@ def open_action(page, car: int, act: str) -> None:
     page.click('#tabs [data-tab="car"]')
     select_car(page, car)
     try:
-        page.click(f'#car-actions button[data-act="{act}"]:not([disabled])', timeout=WAIT_MS)
+        open_form(page, act, WAIT_MS)
     except Exception:
         pytest.fail(f"{act} of car {car} is not offered; the page says {page.inner_text('#car-actions')!r}")
     page.wait_for_selector("#action-form:not([hidden]) #preview", timeout=WAIT_MS)

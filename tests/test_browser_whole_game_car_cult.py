@@ -48,7 +48,7 @@ import math
 import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
-from tests.test_browser_demo import drag_car_to, open_demo, screen_point, tracked, wait_until_seen_at
+from tests.test_browser_demo import drag_car_to, open_action, open_demo, screen_point, tracked, wait_until_seen_at
 
 pytestmark = pytest.mark.browser
 
@@ -119,8 +119,7 @@ class Table:
 
     def open(self, marker: int, act: str) -> None:
         self.select(marker)
-        self.page.click(f'#car-actions button[data-act="{act}"]:not([disabled])', timeout=WAIT_MS)
-        self.page.wait_for_selector("#action-form:not([hidden]) #preview", timeout=WAIT_MS)
+        open_action(self.page, act, WAIT_MS)
 
     def number(self, name: str, value: int) -> None:
         field = self.page.locator(f'#action-form input[name="{name}"]')

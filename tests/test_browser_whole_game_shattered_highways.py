@@ -50,7 +50,7 @@ import time
 import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
-from tests.test_browser_demo import drag_car_to, open_demo, tracked
+from tests.test_browser_demo import drag_car_to, open_action, open_demo, tracked
 
 pytestmark = pytest.mark.browser
 
@@ -206,10 +206,10 @@ class Table:
         self.select(car)
         button = f'#car-actions button[data-act="{act}"]'
         try:
-            page.click(f"{button}:not([disabled])", timeout=WAIT_MS)
+            page.wait_for_selector(f"{button}:not([disabled])", timeout=WAIT_MS)
         except Exception:
             pytest.fail(f"{NAMES[car]}: {act} stayed greyed: " + page.inner_text("#car-actions"))
-        page.wait_for_selector("#action-form:not([hidden]) #preview", timeout=WAIT_MS)
+        open_action(page, act, WAIT_MS)
         if label is not None:
             assert page.inner_text(button) == label
         fields = dict(fields or {})

@@ -45,7 +45,8 @@ import math
 import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
-from tests.test_browser_demo import record_agrees_with_camera, ARRIVE_DEG, ARRIVE_MM, drag_car_to, open_demo, tracked, turn_car_to
+from tests.test_browser_demo import ARRIVE_DEG, ARRIVE_MM, drag_car_to, open_demo, record_agrees_with_camera, tracked, turn_car_to
+from tests.test_browser_demo import open_action as open_form
 
 pytestmark = pytest.mark.browser
 
@@ -112,8 +113,7 @@ def offered(page) -> list[str]:
 def open_action(page, car: int, act: str) -> None:
     """The car's card, its action's button, the form the page draws for it."""
     select(page, car)
-    page.click(f'#car-actions button[data-act="{act}"]:not([disabled])', timeout=WAIT_MS)
-    page.wait_for_selector("#action-form:not([hidden]) #preview", timeout=WAIT_MS)
+    open_form(page, act, WAIT_MS)
 
 
 def choose(page, field: str, value) -> None:

@@ -1395,13 +1395,18 @@
     const box = $("car-actions");
     const key = JSON.stringify([all, rowsA.map((r) => r.textContent + r.className)]);
     if (box.dataset.key === key && box.dataset.car === String(c.card.marker)) return;
-    // The same car and actions with new reasons (the cars moved): the rows are updated where
-    // they stand, so a button being pressed is never swapped for a copy under the pointer.
-    const acts = JSON.stringify([!!all, c.actions.map((a) => a.act)]);
+    // The same car and actions with new reasons (the cars moved, a roll asked or answered):
+    // the rows are updated where they stand, so a button being pressed is never swapped for a
+    // copy under the pointer (a press whose button is replaced between its down and its up
+    // makes no click: the page tests lost a Shoot pressed as the initiative's roll was cleared).
+    const acts = JSON.stringify(c.actions.map((a) => a.act));
     const shown = box.querySelectorAll("[data-act-row]");
     if (box.dataset.car === String(c.card.marker) && box.dataset.acts === acts && shown.length === rowsA.length) {
       box.dataset.key = key;
-      if (all) setText($("actions-why"), all);
+      const why = $("actions-why");
+      if (all && why) setText(why, all);
+      else if (all) box.querySelector("h3").after(html("p", { class: "why-not", id: "actions-why", text: all }));
+      else if (why) why.remove();
       shown.forEach((row, i) => {
         const fresh = rowsA[i], b = row.querySelector("button"), nb = fresh.querySelector("button");
         row.className = fresh.className;
