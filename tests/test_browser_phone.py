@@ -7,6 +7,8 @@ and the live ruler and refused actions as on the desktop."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.test_browser import _demo, browser, snap  # noqa: F401 (browser is a fixture)
@@ -76,6 +78,21 @@ def label_rects(page) -> dict:
         .map((t) => [t.dataset.labelFor, t.style.display === 'none' ? null : [t.textContent, t.getBoundingClientRect().toJSON()]]))""")
 
 
+def settled_labels(page, timeout_s: float = 30.0) -> tuple[dict, dict]:
+    """The names and the cars' bodies once the board has settled (the same on two looks a tenth
+    of a second apart): after a tap the panel opens, the board may refit and the names are
+    placed again on the next animation frame, later on a busy machine."""
+    def look():
+        return label_rects(page), {c: page.locator(f'#cars [data-car-id="{c}"] .body').bounding_box() for c in range(10, 15)}
+    before, deadline = look(), time.monotonic() + timeout_s
+    while True:
+        page.wait_for_timeout(100)
+        now = look()
+        if now == before or time.monotonic() > deadline:
+            return now
+        before = now
+
+
 def overlap(a: dict, b: dict, slack: float = 0.5) -> bool:
     return not (a["right"] <= b["left"] + slack or b["right"] <= a["left"] + slack
                 or a["bottom"] <= b["top"] + slack or b["bottom"] <= a["top"] + slack)
@@ -91,9 +108,7 @@ def test_car_names_never_cover_each_other_or_a_neighbouring_car(server, browser)
         if selected is not None:
             page.touchscreen.tap(*center(page.locator(f'#cars [data-car-id="{selected}"] .body').bounding_box()))
             page.wait_for_selector(f'#car-sheet[data-car="{selected}"]')
-            page.wait_for_timeout(300)
-        rects = label_rects(page)
-        bodies = {c: page.locator(f'#cars [data-car-id="{c}"] .body').bounding_box() for c in range(10, 15)}
+        rects, bodies = settled_labels(page)
         shown = {c: v for c, v in rects.items() if v is not None}
         assert len(shown) >= 4, rects                    # at most one name left out, here
         names = list(shown.items())
