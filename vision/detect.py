@@ -213,7 +213,7 @@ class MarkerDetector:
                     known: Sequence[MarkerDetection] = ()) -> list[MarkerDetection]:
         """The second half of `detect_band`: the outlines not `known` refitted on the whole frame."""
         corners, ids, reduce = outlines
-        corners, ids = _not_known(corners, ids, known, np.zeros(2))
+        corners, ids = _not_known(corners, ids, known)
         if not len(ids):
             return []
         if reduce == 1:
@@ -372,11 +372,10 @@ class MarkerDetector:
         return _drop_overlapped(found, known) if self.refine else found
 
 
-def _not_known(corners: np.ndarray, ids: np.ndarray, known: Sequence[MarkerDetection],
-               shift: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """OpenCV's outlines (moved by `shift`) without those of markers already found:
-    the same id with its centre within half the found one's side."""
-    corners = corners + shift
+def _not_known(corners: np.ndarray, ids: np.ndarray, known: Sequence[MarkerDetection]
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """OpenCV's outlines without those of markers already found: the same id with its
+    centre within half the found one's side."""
     if not len(ids) or not known:
         return corners, ids
     centres = corners.mean(axis=1)
