@@ -219,8 +219,12 @@ class TableRenderer:
                centre - h * fwd - h * left, centre - h * fwd + h * left]
         return np.array([(p[0], p[1], spec.roof_mm) for p in pts])
 
-    def render(self, cars: Iterable[CarTruth], rng: np.random.Generator | None = None) -> RenderedFrame:
-        """Draw the cars at their poses over the table; add blur, light, noise and JPEG."""
+    def render(self, cars: Iterable[CarTruth], rng: np.random.Generator | None = None,
+               projected=None) -> RenderedFrame:
+        """Draw the cars at their poses over the table; add blur, light, noise and JPEG.
+
+        `projected`: (vision.projector_sim.LightMaps, the projector's image) to light the
+        table (and the cars' roofs) as a projector above it would."""
         rng = rng or self._rng
         cars = list(cars)
         sharp = self._sharp.copy()
@@ -229,6 +233,7 @@ class TableRenderer:
         corners: dict[int, np.ndarray] = {}
         visible = []
         regions = []
+        roofs = []
         for truth in by_distance:
             spec = self.table.car(truth.id)
             if spec is None:
@@ -237,6 +242,7 @@ class TableRenderer:
             if region is not None:
                 visible.append(truth.id)
                 regions.append(region)
+                roofs.append((region, spec.roof_mm))
             corners[truth.id] = self.project(self.car_marker_corners_mm(spec, truth))
         # Blur only where cars changed the picture (blur is local), then noise and JPEG.
         pad = int(math.ceil(3 * self.options.blur_sigma)) + 1
@@ -247,6 +253,10 @@ class TableRenderer:
             iy = slice(max(y0 - pad, 0) - ys.start, min(y1 + pad, h) - ys.start)
             ix = slice(max(x0 - pad, 0) - xs.start, min(x1 + pad, w) - xs.start)
             image[ys, xs][iy, ix] = _to_u8(blurred[iy, ix])
+        if projected is not None:
+            # Light adds to the room's: what the table reflects grows by the projector's share.
+            maps, thrown = projected
+            image = _to_u8(image.astype(np.float32) * (1.0 + maps.light(thrown, roofs)))
         image = self._finish(image, rng)
         return RenderedFrame(image, {c.id: c for c in cars}, corners, self.anchor_corners_px(),
                              tuple(sorted(visible)))
