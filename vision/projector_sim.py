@@ -128,3 +128,35 @@ class LightMaps:
             out[y0:y1, x0:x1] = cv2.remap(img, rx, ry, cv2.INTER_LINEAR,
                                           borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
         return out * p.gain
+
+
+def rasterize(shapes, size_px: tuple[int, int]) -> np.ndarray:
+    """The projector's image (H, W, 3) BGR uint8 for the shapes the display gives
+    (companion.projector.ProjectorShape, or their JSON), drawn as the /projector page
+    draws them: filled or stroked, anti-aliased, masks black over everything."""
+    w, h = size_px
+    img = np.zeros((h, w, 3), np.uint8)
+    for s in shapes:
+        s = s.to_json() if hasattr(s, "to_json") else s
+        pts = np.asarray(s["points"], float).reshape(-1, 2)
+        if len(pts) == 0:
+            continue
+        colour = _bgr(s["colour"]) if s["role"] != "mask" else (0, 0, 0)
+        fixed = np.round(pts * 16).astype(np.int32)
+        if s["filled"] and len(pts) >= 3:
+            cv2.fillPoly(img, [fixed], colour, cv2.LINE_AA, shift=4)
+        if not s["filled"] or s["role"] == "mask":
+            thickness = max(1, int(round(s["width"])))
+            if len(pts) == 1:
+                cv2.circle(img, tuple(fixed[0]), max(1, int(round(s["width"] * 8))), colour, -1, cv2.LINE_AA, shift=4)
+            else:
+                cv2.polylines(img, [fixed], bool(s["closed"]), colour, thickness, cv2.LINE_AA, shift=4)
+    return img
+
+
+def _bgr(colour: str) -> tuple[int, int, int]:
+    c = colour.lstrip("#")
+    if len(c) == 3:
+        c = "".join(ch * 2 for ch in c)
+    r, g, b = (int(c[i:i + 2], 16) for i in (0, 2, 4))
+    return (b, g, r)

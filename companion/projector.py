@@ -1,0 +1,171 @@
+"""What the projector throws: shapes in table millimetres, drawn in projector pixels.
+
+The table's scene (templates, arcs, squares, placements, the ruler; built by
+companion/projector_scene.py from what the page is given) is a list of `TableShape`s
+in table mm. The display maps them through the projector's calibration
+(calibration/projector.py) into `ProjectorShape`s in projector pixels, which the
+/projector page draws and the demo's synthetic projector rasterises (one mapping, in
+Python, for both). Markers are masked: every "mask" shape is drawn last, in black, so
+no roof or anchor is ever lit. While the projector is being calibrated or checked the
+display throws that pattern instead of the scene.
+
+Pure: no OpenCV, no Flask; the page and the demo read `frame()`.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from calibration.projector import ProjectorModel
+
+#: What the projector may show, chosen on the page.
+MODES = ("everything", "placements", "nothing")
+MODE_WORDS = {"everything": "everything the page draws on the board",
+              "placements": "only where the rules ask for a piece to be put",
+              "nothing": "nothing (the projector throws black)"}
+#: Roles a shape may have. "mask" is black over a marker; "pattern" and "check" are the
+#: calibration's dots; the rest are the scene's.
+ROLES = ("template", "region", "arc", "reach", "ruler", "square", "gate", "placement", "blast",
+         "mask", "pattern", "check")
+#: Shapes that "placements" mode keeps (and masks, always).
+PLACEMENT_ROLES = ("placement", "mask")
+#: A table edge is cut into pieces this long before it is mapped, so a straight edge
+#: bent by the projector's lens is drawn bent as the light will be (mm).
+DENSIFY_MM = 5.0
+
+
+@dataclass(frozen=True)
+class TableShape:
+    """A shape on the table in mm: a polyline, or a polygon when `closed`."""
+
+    role: str
+    points_mm: tuple[tuple[float, float], ...]
+    closed: bool = True
+    filled: bool = False
+    width_mm: float = 2.0           # the stroke, on the table
+    colour: str = "#ffffff"
+    label: str = ""                 # what it is, for people and tests ("Buggy's move template")
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"a projector shape's role must be one of {', '.join(ROLES)}, not {self.role!r}")
+
+
+@dataclass(frozen=True)
+class ProjectorShape:
+    """A shape in projector pixels, ready to draw."""
+
+    role: str
+    points_px: tuple[tuple[float, float], ...]
+    closed: bool
+    filled: bool
+    width_px: float
+    colour: str
+    label: str = ""
+
+    def to_json(self) -> dict:
+        return {"role": self.role, "points": [[round(x, 2), round(y, 2)] for x, y in self.points_px],
+                "closed": self.closed, "filled": self.filled, "width": round(self.width_px, 2),
+                "colour": self.colour, "label": self.label}
+
+
+def densify(points: np.ndarray, closed: bool, step_mm: float = DENSIFY_MM) -> np.ndarray:
+    """The points with each edge cut into pieces no longer than `step_mm`."""
+    pts = np.asarray(points, float).reshape(-1, 2)
+    if len(pts) < 2:
+        return pts
+    ends = np.vstack([pts, pts[:1]]) if closed else pts
+    out = []
+    for a, b in zip(ends[:-1], ends[1:]):
+        n = max(1, int(math.ceil(np.hypot(*(b - a)) / step_mm)))
+        t = np.arange(n)[:, None] / n
+        out.append(a + t * (b - a))
+    if not closed:
+        out.append(pts[-1:])
+    return np.vstack(out)
+
+
+class ProjectorDisplay:
+    """The projector's state in a running companion: its calibration (or none yet), what
+    it is to show, and a pattern that takes over while it is calibrated or checked."""
+
+    def __init__(self, model: ProjectorModel | None = None, mode: str = "everything") -> None:
+        self._lock = threading.Lock()
+        self.model = model
+        self.mode = self._checked_mode(mode)
+        self.version = 0
+        self._pattern: tuple[ProjectorShape, ...] | None = None
+        self.pattern_why = ""
+        #: The last check's words ("projection within 1.2 mm"), or why it failed.
+        self.check_text = ""
+
+    @staticmethod
+    def _checked_mode(mode: str) -> str:
+        if mode not in MODES:
+            raise ValueError(f"the projector can show {', '.join(MODES)}, not {mode!r}")
+        return mode
+
+    def set_mode(self, mode: str) -> None:
+        with self._lock:
+            self.mode = self._checked_mode(mode)
+            self.version += 1
+
+    def set_model(self, model: ProjectorModel | None) -> None:
+        with self._lock:
+            self.model = model
+            self.version += 1
+
+    def show_pattern(self, shapes, why: str) -> None:
+        """Throw these shapes (projector px) instead of the scene, until cleared."""
+        with self._lock:
+            self._pattern = tuple(shapes)
+            self.pattern_why = why
+            self.version += 1
+
+    def clear_pattern(self) -> None:
+        with self._lock:
+            self._pattern = None
+            self.pattern_why = ""
+            self.version += 1
+
+    @property
+    def showing_pattern(self) -> bool:
+        return self._pattern is not None
+
+    def shapes_px(self, scene: list[TableShape]) -> list[ProjectorShape]:
+        """The scene as the projector draws it now: the pattern while one is shown; else the
+        scene's shapes the mode keeps, through the calibration, masks last."""
+        with self._lock:
+            if self._pattern is not None:
+                return list(self._pattern)
+            model, mode = self.model, self.mode
+        if model is None or mode == "nothing":
+            return []
+        keep = [s for s in scene if mode == "everything" or s.role in PLACEMENT_ROLES]
+        if not any(s.role != "mask" for s in keep):
+            return []
+        keep.sort(key=lambda s: s.role == "mask")
+        out = []
+        for s in keep:
+            pts = densify(np.asarray(s.points_mm, float), s.closed)
+            if len(pts) == 0:
+                continue
+            px = model.table_to_projector(pts)
+            scale = model.px_per_mm(pts.mean(axis=0))
+            out.append(ProjectorShape(s.role, tuple(map(tuple, px.tolist())), s.closed, s.filled,
+                                      s.width_mm * scale, s.colour, s.label))
+        return out
+
+    def frame(self, scene: list[TableShape]) -> dict:
+        """What /api/projector/frame answers: the shapes to draw and what the page needs
+        to say about them."""
+        shapes = self.shapes_px(scene)
+        model = self.model
+        return {"version": self.version, "calibrated": model is not None,
+                "size_px": list(model.size_px) if model is not None else None,
+                "mode": self.mode, "pattern": self.pattern_why or None, "check": self.check_text or None,
+                "shapes": [s.to_json() for s in shapes]}
