@@ -64,6 +64,9 @@ def create_app(game: TableGame | LiveTable, test_config: dict | None = None) -> 
     )
     if test_config:
         app.config.update(test_config)
+    if app.config.get("PROJECTOR") is None:
+        from ..projector import ProjectorDisplay
+        app.config["PROJECTOR"] = ProjectorDisplay()      # no calibration yet: it throws nothing
     app.extensions["table_game"] = game
     app.extensions["live_table"] = game.live
 
@@ -74,6 +77,7 @@ def create_app(game: TableGame | LiveTable, test_config: dict | None = None) -> 
     app.register_blueprint(api.bp)
     app.register_blueprint(audit.bp)
     from . import tools_api; app.register_blueprint(tools_api.bp)  # the players' ruler, templates, put it back
+    from . import projector_api; app.register_blueprint(projector_api.bp)  # the projector's page and frame
 
     @app.errorhandler(HTTPException)
     def api_error(exc):

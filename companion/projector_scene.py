@@ -1,0 +1,278 @@
+"""What the projector throws on the table, in table mm: the page's own drawing, as outlines.
+
+The scene is made from exactly what the table page is given (no second judgement):
+- the game as `TableGame.game_json()` gives it: the board's cells (Stop The Truck's squares,
+  bombs, mines), the activation (whose move starts where), the placement the rules wait for
+  (`pending.placement`, with `also`);
+- the acting car's overlays as `TableGame.car()` gives them: its move templates and legal
+  regions, its weapons' arcs (none where the book forbids measuring before declaring) and the
+  cells it may reach;
+- the camera's snapshot (`LiveTable.snapshot()`): where each car stands now (the live ruler, the
+  placement outline's footprint, the masks) and the gates' posts.
+
+A projector draws outlines, never floods: a polygon with holes is drawn ring by ring, each a
+closed stroke. Only the masks are filled (black, drawn last by the display): every roof
+marker and every anchor, with a margin, so no marker is ever lit and tracking keeps working.
+
+`build_scene` is pure (plain data in, TableShapes out); `SceneSource` reads a TableGame for
+it, keeping the game's answers while the game and the cars stand still.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .projector import TableShape
+
+#: Around every marker the mask reaches this far beyond the marker's edge (mm): the camera's
+#: doubt, the projector's calibration error and the marker's white border.
+MASK_MARGIN_MM = 6.0
+#: The live ruler is drawn once the acting car has moved this far from its move's start (mm).
+RULER_MIN_MM = 1.0
+#: A car's footprint when neither the camera's snapshot nor the table file gives one (mm).
+DEFAULT_FOOTPRINT = (75.0, 32.0)
+#: Bright, distinct colours, one per role (a projector's light on a grey table).
+COLOURS = {"template": "#00e5ff", "region": "#33ff66", "arc": "#ff40ff", "arc_jammed": "#a0a0a0",
+           "reach": "#ffe600", "red": "#ff4040", "blue": "#4da6ff", "ruler": "#ffffff",
+           "square": "#6fa8ff", "board_piece": "#ff9d2e", "gate": "#ff9d2e", "placement": "#ffffff",
+           "blast": "#ff5a1f", "mask": "#000000"}
+WIDTHS = {"template": 2.0, "region": 1.5, "arc": 1.5, "reach": 1.5, "ruler": 2.0, "square": 1.2,
+          "gate": 2.0, "placement": 3.0}
+
+
+def _rings(polygons) -> list[list[tuple[float, float]]]:
+    """Every ring of a list of polygons (each a list of rings: outer first, then holes)."""
+    out = []
+    for poly in polygons or []:
+        for ring in poly or []:
+            pts = [(float(p[0]), float(p[1])) for p in ring]
+            # Rings may repeat their first point at the end; the shape closes itself.
+            if len(pts) > 1 and pts[0] == pts[-1]:
+                pts = pts[:-1]
+            if len(pts) >= 2:
+                out.append(pts)
+    return out
+
+
+def _outlines(role: str, polygons, label: str, colour: str | None = None) -> list[TableShape]:
+    return [TableShape(role, tuple(r), closed=True, filled=False, width_mm=WIDTHS.get(role, 2.0),
+                       colour=colour or COLOURS[role], label=label) for r in _rings(polygons)]
+
+
+def _cell_shapes(cells, role_of) -> list[TableShape]:
+    out = []
+    for c in cells or []:
+        kind = c.get("kind") or "square"
+        role, colour = role_of(kind)
+        pts = tuple((float(x), float(y)) for x, y in c.get("polygon") or [])
+        if len(pts) >= 3:
+            out.append(TableShape(role, pts, True, False, WIDTHS[role], colour,
+                                  f"{c.get('label') or kind} ({kind})"))
+    return out
+
+
+def _board_role(kind: str) -> tuple[str, str]:
+    # The board's plain squares, and the squares something holds (truck, bomb, mine, hazard).
+    return ("square", COLOURS["square"] if kind == "square" else COLOURS["board_piece"])
+
+
+def _reach_role(kind: str) -> tuple[str, str]:
+    # A car's reachable squares: "reach", or "red"/"blue" where a driving roll comes first.
+    return ("reach", COLOURS.get(kind, COLOURS["reach"]))
+
+
+def _axes(heading_deg: float) -> tuple[tuple[float, float], tuple[float, float]]:
+    t = math.radians(heading_deg)
+    return (math.cos(t), math.sin(t)), (-math.sin(t), math.cos(t))
+
+
+def _box(cx: float, cy: float, heading_deg: float, half_f: float, half_l: float) -> tuple:
+    """A rectangle's corners about (cx, cy), `half_f` along the heading and `half_l` across."""
+    (fx, fy), (lx, ly) = _axes(heading_deg)
+    return tuple((cx + sf * half_f * fx + sl * half_l * lx, cy + sf * half_f * fy + sl * half_l * ly)
+                 for sf, sl in ((1, 1), (1, -1), (-1, -1), (-1, 1)))
+
+
+def _footprint(marker: int, live_cars: dict, table) -> tuple[float, float]:
+    c = live_cars.get(marker)
+    if c and c.get("length_mm") and c.get("width_mm"):
+        return float(c["length_mm"]), float(c["width_mm"])
+    spec = table.car(marker) if table is not None else None
+    return (spec.length_mm, spec.width_mm) if spec is not None else DEFAULT_FOOTPRINT
+
+
+def _placement_shapes(p: dict, live_cars: dict, table, back: bool) -> list[TableShape]:
+    """As the page's drawPlacement: the area where the player chooses, else the car's outline at
+    the asked pose with its front marked (a bar across the front and a nose beyond it)."""
+    name = p.get("name") or f"car {p.get('marker')}"
+    if p.get("chosen"):
+        return _outlines("placement", p.get("area") or [], f"put {name}'s front in here")
+    x, y, h = (float(v) for v in p["to"][:3])
+    length, width = _footprint(int(p["marker"]), live_cars, table)
+    label = f"put {name} {'back ' if back else ''}here"
+    (fx, fy), (lx, ly) = _axes(h)
+    at = lambda f, l: (x + f * fx + l * lx, y + f * fy + l * ly)   # noqa: E731 (car frame to table)
+    nose = 5 + width * 0.45
+    width_mm, colour = WIDTHS["placement"], COLOURS["placement"]
+    return [TableShape("placement", _box(x, y, h, length / 2, width / 2), True, False, width_mm, colour, label),
+            TableShape("placement", (at(length / 2, width / 2 - 2), at(length / 2, -width / 2 + 2)), False, False,
+                       width_mm, colour, f"{label}: its front"),
+            TableShape("placement", (at(length / 2 + 5, width / 2 - 3), at(length / 2 + nose, 0.0),
+                                     at(length / 2 + 5, -width / 2 + 3)), True, False, width_mm, colour,
+                       f"{label}: its front")]
+
+
+def _gate_shapes(g: dict) -> list[TableShape]:
+    """As the page's drawGates: the line between the posts, an arrow the way through (the
+    left-hand normal of A -> B) and a small ring at each post."""
+    if not g.get("a") or not g.get("b"):
+        return []                               # a marker gate whose posts are not seen yet
+    (ax, ay), (bx, by) = g["a"], g["b"]
+    length = math.hypot(bx - ax, by - ay)
+    if not length > 0:
+        return []
+    name, w, c = g.get("name") or "gate", WIDTHS["gate"], COLOURS["gate"]
+    nx, ny = -(by - ay) / length, (bx - ax) / length
+    mx, my, r = (ax + bx) / 2, (ay + by) / 2, min(28.0, length / 3)
+    tip, tail = (mx + nx * r, my + ny * r), (mx - nx * r, my - ny * r)
+    side, back = (-ny * r * 0.45, nx * r * 0.45), (nx * r * 0.5, ny * r * 0.5)
+    head = ((tip[0] - back[0] + side[0], tip[1] - back[1] + side[1]), tip,
+            (tip[0] - back[0] - side[0], tip[1] - back[1] - side[1]))
+    post = lambda px, py: tuple((px + 7 * math.cos(k * math.pi / 6), py + 7 * math.sin(k * math.pi / 6))  # noqa: E731
+                                for k in range(12))
+    return [TableShape("gate", ((ax, ay), (bx, by)), False, False, w, c, f"gate {name}"),
+            TableShape("gate", (tail, tip), False, False, w, c, f"gate {name}: the way through"),
+            TableShape("gate", head, False, False, w, c, f"gate {name}: the way through"),
+            TableShape("gate", post(ax, ay), True, False, w, c, f"gate {name}: post A"),
+            TableShape("gate", post(bx, by), True, False, w, c, f"gate {name}: post B")]
+
+
+def _masks(live: dict, table, margin_mm: float) -> list[TableShape]:
+    """A filled black square over every roof marker the camera sees (the table file's marker,
+    offset from the car's middle as the file says) and every anchor, `margin_mm` wider each side;
+    a marker gate's posts too (their turn unknown: a square round any turn)."""
+    out = []
+    black = COLOURS["mask"]
+    for c in live.get("cars") or []:
+        spec = table.car(int(c["id"])) if table is not None else None
+        if spec is None:
+            continue
+        h = float(c["heading_deg"])
+        (fx, fy), (lx, ly) = _axes(h)
+        # The marker's middle, as the renderer and the locator place it on the roof.
+        mx = float(c["x_mm"]) - spec.forward_offset_mm * fx - spec.left_offset_mm * lx
+        my = float(c["y_mm"]) - spec.forward_offset_mm * fy - spec.left_offset_mm * ly
+        half = spec.marker_mm / 2 + margin_mm
+        out.append(TableShape("mask", _box(mx, my, h, half, half), True, True, 0.0, black,
+                              f"{spec.name}'s roof marker"))
+    for a in getattr(table, "anchors", ()) or ():
+        half = a.size_mm / 2 + margin_mm
+        out.append(TableShape("mask", _box(a.x_mm, a.y_mm, a.rotation_deg, half, half), True, True, 0.0, black,
+                              f"anchor {a.id}"))
+    for g in live.get("gates") or []:
+        spec = table.gate(g.get("name")) if table is not None and hasattr(table, "gate") else None
+        if spec is None or spec.markers is None or not spec.marker_mm:
+            continue
+        half = spec.marker_mm / math.sqrt(2) + margin_mm
+        for end in ("a", "b"):
+            if g.get(end):
+                out.append(TableShape("mask", _box(float(g[end][0]), float(g[end][1]), 0.0, half, half), True, True,
+                                      0.0, black, f"gate {spec.name}'s post marker"))
+    return out
+
+
+def _half(v) -> float:
+    return round(float(v) * 2) / 2
+
+
+def acting_car(game_view: dict) -> int | None:
+    """The car whose turn it is, as the page reads it (the rules' active car, else the
+    activation's)."""
+    g = game_view.get("game") or {}
+    a = g.get("active")
+    if a is None:
+        a = (game_view.get("activation") or {}).get("active")
+    return None if a is None else int(a)
+
+
+def build_scene(game_view: dict | None, overlays: dict | None, live: dict, table,
+                margin_mm: float = MASK_MARGIN_MM) -> list[TableShape]:
+    """The table's scene in mm.
+
+    `game_view`: `TableGame.game_json()` (None or without a game: only gates and masks);
+    `overlays`: the acting car's overlays as `TableGame.car()` gives them (None: no car acts);
+    `live`: the camera's snapshot (cars, gates); `table`: the table file (TableSpec)."""
+    shapes: list[TableShape] = []
+    # The camera's poses to the half millimetre and degree: a still car's jitter leaves the
+    # scene the same (so the display's mapping is reused), well inside the masks' margin.
+    live = {**live, "cars": [{**c, "x_mm": _half(c["x_mm"]), "y_mm": _half(c["y_mm"]),
+                              "heading_deg": _half(c["heading_deg"])} for c in live.get("cars") or []]}
+    live_cars = {int(c["id"]): c for c in live["cars"]}
+    playing = bool(game_view and game_view.get("game"))
+    if playing:
+        board = game_view["game"].get("board") or {}
+        shapes += _cell_shapes(board.get("cells"), _board_role)
+    for g in live.get("gates") or []:
+        shapes += _gate_shapes(g)
+    active = acting_car(game_view) if playing else None
+    if active is not None and overlays:
+        shapes += _cell_shapes(overlays.get("cells"), _reach_role)
+        for r in overlays.get("move_regions") or []:
+            name = r.get("name") or "move"
+            if r.get("template"):
+                shapes += _outlines("template", r["template"], f"move template ({name})")
+            shapes += _outlines("region", r.get("polygons"), f"where it may end its move ({name})")
+        for a in overlays.get("arcs") or []:
+            shapes += _outlines("arc", a.get("polygons"), f"{a.get('mount') or 'weapon'} arc",
+                                COLOURS["arc_jammed"] if a.get("jammed") else None)
+    if active is not None:
+        act = game_view.get("activation") or {}
+        start = (act.get("move_from") or {}).get(str(active)) or (act.get("start") or {}).get(str(active))
+        now = live_cars.get(active)
+        if start and now and math.hypot(now["x_mm"] - start[0], now["y_mm"] - start[1]) > RULER_MIN_MM:
+            shapes.append(TableShape("ruler", ((float(start[0]), float(start[1])), (float(now["x_mm"]), float(now["y_mm"]))),
+                                     False, False, WIDTHS["ruler"], COLOURS["ruler"], "the live ruler: moved so far"))
+    pending = (game_view or {}).get("pending") or {}
+    placement = pending.get("placement") if pending.get("waiting") == "placement" else None
+    if placement:
+        for p in [placement, *(placement.get("also") or [])]:
+            shapes += _placement_shapes(p, live_cars, table, bool(placement.get("put_back")))
+    shapes += _masks(live, table, margin_mm)
+    return shapes
+
+
+class SceneSource:
+    """Reads a TableGame for `build_scene`: the game as the page has it, asked again only when
+    the game's version changes, and the acting car's overlays, asked again only when the game
+    or a car's pose (to the millimetre and degree) changes; the camera's snapshot every time."""
+
+    def __init__(self, game) -> None:
+        self.game = game
+        self._view: tuple | None = None          # (game version, game_json)
+        self._over: tuple | None = None          # (key, overlays)
+
+    def _game_view(self) -> dict:
+        if self._view is None or self._view[0] != self.game.version:
+            view = self.game.game_json()
+            self._view = (view["version"], view)      # the version it was made at, read under the game's lock
+        return self._view[1]
+
+    def _overlays(self, active: int | None, live: dict, version: int) -> dict | None:
+        if active is None:
+            return None
+        key = (version, active, tuple(sorted((int(c["id"]), round(c["x_mm"]), round(c["y_mm"]), round(c["heading_deg"]))
+                                             for c in live.get("cars") or [])))
+        if self._over is None or self._over[0] != key:
+            try:
+                over = self.game.car(active).get("overlays")
+            except ValueError:                   # GameError: no such car in this game now
+                over = None
+            self._over = (key, over)
+        return self._over[1]
+
+    def scene(self, margin_mm: float = MASK_MARGIN_MM) -> list[TableShape]:
+        live = self.game.live.snapshot()
+        view = self._game_view()
+        active = acting_car(view) if view.get("game") else None
+        overlays = self._overlays(active, live, self._view[0])
+        return build_scene(view, overlays, live, self.game.table, margin_mm)

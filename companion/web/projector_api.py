@@ -1,0 +1,97 @@
+"""The projector's page and what it draws.
+
+- `GET /projector`: the page a computer driving a projector over the table opens full screen.
+- `GET /api/projector/frame`: the shapes to throw now, in projector pixels
+  (`ProjectorDisplay.frame` of the scene `companion.projector_scene` makes from what the
+  table page is given).
+- `POST /api/projector/mode {"mode"}`: what it shows (everything, only placements, nothing).
+- `POST /api/projector/hello {"width", "height"}`: the projector page's size in its own pixels
+  (what a calibration pattern is drawn in when no synthetic projector fixes it).
+
+The display lives in `app.config["PROJECTOR"]`. POSTs pass the same checks as every other
+change (security.py: the page's token, its origin, the table's PIN).
+"""
+
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, Response, current_app, jsonify, render_template
+
+from ..projector import MODE_WORDS, MODES, ProjectorDisplay
+from ..projector_scene import SceneSource
+from . import api
+from .api import BadRequest, body, game
+from .security import csrf_token
+
+bp = Blueprint("projector", __name__)
+
+#: The largest projector page taken, in its own pixels (an 8K screen is 7680 wide).
+MAX_SCREEN_PX = 16384
+
+
+def display() -> ProjectorDisplay:
+    return current_app.config["PROJECTOR"]
+
+
+def _source() -> SceneSource:
+    # One per app: it keeps the game's answers while nothing changes.
+    src = current_app.extensions.get("projector_scene")
+    if src is None or src.game is not game():
+        src = current_app.extensions["projector_scene"] = SceneSource(game())
+    return src
+
+
+bp.register_error_handler(BadRequest, api.bad_request)
+
+
+@bp.get("/projector")
+def page():
+    csrf_token()            # the page's session gets its token with the page
+    return render_template("projector.html")
+
+
+@bp.get("/api/projector/frame")
+def frame():
+    d = display()
+    # The scene is made only when something of it can be thrown (no calibration, a pattern
+    # shown or "nothing" chosen throw none of it).
+    needed = d.model is not None and not d.showing_pattern and d.mode != "nothing"
+    scene = tuple(_source().scene()) if needed else ()
+    screen = getattr(d, "screen_px", None)
+    # Mapping a board of squares through the lens takes a tenth of a second: a still table's
+    # frame (the same scene, display and window) is answered with the one made before.
+    key = (d.version, scene, screen)
+    held = current_app.extensions.get("projector_frame")
+    if held is None or held[0] != key:
+        out = d.frame(list(scene))
+        out["screen_px"] = list(screen) if screen else None
+        held = current_app.extensions["projector_frame"] = (key, json.dumps(out, separators=(",", ":")))
+    return Response(held[1], mimetype="application/json")
+
+
+@bp.post("/api/projector/mode")
+def mode():
+    m = body().get("mode")
+    if m not in MODES:
+        raise BadRequest(f"the projector can show {', '.join(repr(x) for x in MODES)}, not {m!r}")
+    display().set_mode(m)
+    game().note(f"the projector shows {MODE_WORDS[m]}")
+    return jsonify({"mode": m, "words": MODE_WORDS[m]})
+
+
+def _px(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= MAX_SCREEN_PX:
+        raise BadRequest(f"{what} must be a number of pixels from 1 to {MAX_SCREEN_PX}, not {value!r}")
+    return int(round(value))
+
+
+@bp.post("/api/projector/hello")
+def hello():
+    b = body()
+    size = (_px(b.get("width"), "width"), _px(b.get("height"), "height"))
+    d = display()
+    d.screen_px = size
+    model = d.model
+    return jsonify({"screen_px": list(size), "calibrated": model is not None,
+                    "size_px": list(model.size_px) if model is not None else None})
