@@ -352,6 +352,55 @@
     } catch (e) { out.className = "error"; out.textContent = e.message; }
   });
 
+  // --- the projector: what it shows, its calibration and check (their words from the companion) ---
+  let projectorTimer = null;
+  function projectorWords(st) {
+    if (st.busy) return `Working: ${st.step || "the camera watches the projector's pattern"}…`;
+    if (!st.calibrated) return "Not calibrated yet: press “Calibrate projector” with the projector page open full screen.";
+    const parts = [`Calibrated${st.rms_mm != null ? `, within ${fmt(st.rms_mm, 1)} mm` : ""}`];
+    if (st.coverage) parts.push(st.coverage);
+    if (st.check) parts.push(st.check);
+    return parts.join(". ") + ".";
+  }
+  async function refreshProjector() {
+    clearTimeout(projectorTimer);
+    projectorTimer = null;
+    try {
+      const st = await api("projector/status");
+      $("projector-status").textContent = projectorWords(st);
+      $("projector-error").textContent = st.error || "";
+      $("projector-calibrate").disabled = $("projector-check").disabled = !!st.busy;
+      if (st.busy) projectorTimer = setTimeout(refreshProjector, 1000);      // followed while it works
+    } catch (e) {
+      $("projector-status").textContent = "";
+      $("projector-error").textContent = `The projector's state is not known: ${e.message}`;
+    }
+  }
+  async function refreshProjectorMode() {
+    try { $("projector-mode").value = (await api("projector/frame")).mode; } catch (e) { /* said by the status */ }
+  }
+  $("projector-mode").addEventListener("change", async (ev) => {
+    const select = ev.target;
+    try {
+      await api("projector/mode", { mode: select.value });
+      $("projector-error").textContent = "";
+    } catch (e) {
+      $("projector-error").textContent = `The projector's choice was not changed: ${e.message}`;
+      refreshProjectorMode();
+    }
+  });
+  for (const [id, path, what] of [["projector-calibrate", "projector/calibrate", "Calibrating the projector"],
+                                  ["projector-check", "projector/check", "Checking the projector"]]) {
+    $(id).addEventListener("click", async () => {
+      $("projector-error").textContent = "";
+      try { await api(path, {}); } catch (e) { $("projector-error").textContent = `${what} did not start: ${e.message}`; }
+      refreshProjector();
+    });
+  }
+  const setupTabButton = document.querySelector('#tabs button[data-tab="setup"]');
+  if (setupTabButton) setupTabButton.addEventListener("click", () => { refreshProjector(); refreshProjectorMode(); });
+  refreshProjectorMode();
+
   // For the tests and for people poking at the page.
   window.companionSetup = { get rosters() { return copy(model); }, confirmEnd };
   P.onGame(showSetup);
