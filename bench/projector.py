@@ -1,0 +1,282 @@
+"""The projector's light on the tracked table: does tracking keep its figures, and does
+the camera see the light where the rules put it?
+
+    python -m bench.projector [--seeds 4] [--seed 500] [--frames 4] [--levels easy,hard]
+
+For each level (bench/scenes.py: "hard" is the webcam-like rendering: noise 5, blur,
+a light gradient, JPEG 75), `--seeds` bench tables with 12 cars, a webcam at a random
+offset and the demo's synthetic projector (vision/projector_sim.py demo_projector:
+off-centre, tilted, lens-shifted, barrel) over each. Every frame of cars at random
+poses is rendered three times with the same sensor noise: without the projector,
+with a busy projected scene (a move template ahead of every car, weapon arcs, a grid
+of squares over the whole table) with the roofs and anchors masked, and the same
+scene with no masks. Each frame is located alone (as bench/accuracy.py and
+bench/sigma.py do) and, per variant: cars found over cars in view, position and
+heading error p95, the share of errors within 2 sigma. The projector draws through a
+model fitted to the synthetic projector itself (what is measured here is tracking
+under light, not the calibration: tests/test_projector_accuracy.py measures that).
+
+The shared machinery (the busy scene, finding a thrown edge in a camera frame,
+calibrating the projector from dots the camera sees) is used by the tests too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import time
+
+import cv2
+import numpy as np
+
+from calibration.projector import ProjectorModel, fit_projector, table_fingerprint
+from companion.projector import ProjectorDisplay, TableShape
+from vision.locate import Locator
+from vision.projector_sim import LightMaps, SyntheticProjector, demo_projector, rasterize
+from vision.render import CarTruth, TableRenderer
+
+# --- the scene the projector throws (table mm) ---------------------------------------------
+
+
+def rect(cx: float, cy: float, heading_deg: float, length: float, width: float) -> tuple:
+    """A rectangle's corners (table mm) centred at (cx, cy), its length along the heading."""
+    t = math.radians(heading_deg)
+    f, left = np.array([math.cos(t), math.sin(t)]), np.array([-math.sin(t), math.cos(t)])
+    c = np.array([cx, cy])
+    return tuple(tuple(map(float, c + sf * length / 2 * f + sl * width / 2 * left))
+                 for sf, sl in ((1, 1), (1, -1), (-1, -1), (-1, 1)))
+
+
+def template(x: float, y: float, heading_deg: float, length: float = 150.0, width: float = 40.0,
+             label: str = "move template") -> TableShape:
+    """A straight move template laid from a point along a heading (its near end at the point)."""
+    t = math.radians(heading_deg)
+    cx, cy = x + length / 2 * math.cos(t), y + length / 2 * math.sin(t)
+    return TableShape("template", rect(cx, cy, heading_deg, length, width), label=label)
+
+
+def arc(x: float, y: float, heading_deg: float, reach: float = 250.0, half_deg: float = 30.0,
+        label: str = "weapon arc") -> TableShape:
+    """A weapon's arc: a sector from (x, y), `half_deg` either side of the heading, out to its reach."""
+    angles = np.radians(heading_deg + np.linspace(-half_deg, half_deg, int(2 * half_deg / 2) + 1))
+    rim = [(x + reach * math.cos(a), y + reach * math.sin(a)) for a in angles]
+    return TableShape("arc", ((x, y), *rim), label=label)
+
+
+def squares(width_mm: float, depth_mm: float, anchors, side: float = 40.0, nx: int = 11, ny: int = 7,
+            clear_mm: float = 12.0) -> list[TableShape]:
+    """A grid of squares over the whole table, edge to edge, leaving out those over an
+    anchor (a mask would cut them): the near and far corners are reached by squares
+    beside the corner anchors."""
+    out = []
+    for y in np.linspace(side / 2 + 8, depth_mm - side / 2 - 8, ny):
+        for x in np.linspace(side / 2 + 8, width_mm - side / 2 - 8, nx):
+            # An anchor's sticker is its marker and half as much again of white margin.
+            reach = lambda a: 0.75 * a.size_mm + clear_mm + side / 2  # noqa: E731
+            if any(abs(x - a.x_mm) < reach(a) and abs(y - a.y_mm) < reach(a) for a in anchors):
+                continue
+            out.append(TableShape("square", rect(float(x), float(y), 0.0, side, side), label="square"))
+    return out
+
+
+def masks(table, poses, car_pad_mm: float = 6.0, anchor_pad_mm: float = 8.0) -> list[TableShape]:
+    """Black over every car (its footprint and a little more: the light on a roof comes
+    through other projector pixels than the table's under it) and every anchor."""
+    out = []
+    for p in poses:
+        spec = table.car(p.id)
+        out.append(TableShape("mask", rect(p.x_mm, p.y_mm, p.heading_deg, spec.length_mm + 2 * car_pad_mm,
+                                           spec.width_mm + 2 * car_pad_mm), filled=True, label=f"{spec.name}'s roof"))
+    for a in table.anchors:
+        side = a.size_mm * 1.5 + 2 * anchor_pad_mm          # the sticker's white margin too
+        out.append(TableShape("mask", rect(a.x_mm, a.y_mm, a.rotation_deg, side, side), filled=True,
+                              label=f"anchor {a.id}"))
+    return out
+
+
+def busy_scene(table, poses, with_masks: bool = True, arcs_every: int = 2) -> list[TableShape]:
+    """What a busy turn throws: a template ahead of every car, arcs from every other car,
+    squares over the whole table, and (normally) the masks."""
+    shapes = []
+    for k, p in enumerate(poses):
+        spec = table.car(p.id)
+        t = math.radians(p.heading_deg)
+        front = (p.x_mm + spec.length_mm / 2 * math.cos(t), p.y_mm + spec.length_mm / 2 * math.sin(t))
+        shapes.append(template(*front, p.heading_deg, label=f"{spec.name}'s move template"))
+        if k % arcs_every == 0:
+            shapes.append(arc(*front, p.heading_deg + 180.0 * (k % 4 == 2), label=f"{spec.name}'s arc"))
+    shapes += squares(table.width_mm, table.depth_mm, table.anchors)
+    if with_masks:
+        shapes += masks(table, poses)
+    return shapes
+
+
+# --- the projector's model ------------------------------------------------------------------
+
+
+def exact_model(table, projector: SyntheticProjector, step_mm: float = 40.0) -> ProjectorModel:
+    """The model fitted straight to the synthetic projector (no camera in between)."""
+    xs = np.arange(0, table.width_mm + 1, step_mm)
+    ys = np.arange(0, table.depth_mm + 1, step_mm)
+    pts = np.array([(x, y) for y in ys for x in xs], float)
+    return fit_projector(pts, projector.table_to_projector(pts), projector.size_px, table_fingerprint(table))
+
+
+def lit_frame(renderer: TableRenderer, maps: LightMaps, display: ProjectorDisplay, scene, cars, seed: int):
+    """The camera's frame with the projector throwing `scene` (and the projector's image)."""
+    shapes = display.frame(scene)["shapes"]
+    thrown = rasterize(shapes, maps.projector.size_px)
+    return renderer.render(cars, np.random.default_rng(seed), projected=(maps, thrown)), thrown
+
+
+# --- the camera measuring the light -------------------------------------------------------
+
+
+def grey(image: np.ndarray) -> np.ndarray:
+    return image.astype(np.float32).mean(axis=2) if image.ndim == 3 else image.astype(np.float32)
+
+
+def edge_samples(shape: TableShape, step_mm: float = 10.0, keep_off_mm: float = 6.0):
+    """Points along each edge of a shape (table mm) with the edge's unit normal, kept
+    `keep_off_mm` from its corners (where two strokes meet the peak is not one edge's)."""
+    pts = np.asarray(shape.points_mm, float)
+    ends = np.vstack([pts, pts[:1]]) if shape.closed else pts
+    out = []
+    for a, b in zip(ends[:-1], ends[1:]):
+        length = float(np.hypot(*(b - a)))
+        if length < 1e-9:
+            continue
+        d = (b - a) / length
+        n = np.array([-d[1], d[0]])
+        if length <= 2 * keep_off_mm + 1:
+            if length >= 4.0:              # a short piece of an arc's rim: its middle
+                out.append((a + d * length / 2, n))
+            continue
+        for s in np.arange(keep_off_mm, length - keep_off_mm + 1e-9, step_mm):
+            out.append((a + d * s, n))
+    return out
+
+
+def _segments(shapes) -> np.ndarray:
+    segs = []
+    for s in shapes:
+        pts = np.asarray(s.points_mm, float)
+        ends = np.vstack([pts, pts[:1]]) if s.closed else pts
+        segs += [(a, b) for a, b in zip(ends[:-1], ends[1:])]
+    return np.array(segs, float).reshape(-1, 2, 2)
+
+
+def _distance_to_segments(p: np.ndarray, segs: np.ndarray) -> np.ndarray:
+    a, b = segs[:, 0], segs[:, 1]
+    ab = b - a
+    t = np.clip(np.einsum("ij,ij->i", p - a, ab) / np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-12), 0, 1)
+    return np.hypot(*(a + t[:, None] * ab - p).T)
+
+
+def find_stroke(diff: np.ndarray, pose, point_mm: np.ndarray, normal: np.ndarray, search_mm: float = 5.0,
+                step_mm: float = 0.1, min_peak: float = 8.0) -> float | None:
+    """Where, along the normal through `point_mm`, the camera sees the stroke: the
+    sub-pixel centre of the light's peak in `diff` (the lit frame minus the unlit one),
+    found in camera pixels and taken back to table mm on z = 0 through the camera model
+    and the table's pose. Returns the signed offset (mm) from `point_mm`, or None when no
+    light stands out there."""
+    t = np.arange(-search_mm, search_mm + step_mm / 2, step_mm)
+    line = point_mm + t[:, None] * normal
+    px = pose.image_from_table(np.column_stack([line, np.zeros(len(t))])).astype(np.float32)
+    prof = cv2.remap(diff, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_CONSTANT, borderValue=0).ravel()
+    k = int(np.argmax(prof))
+    floor = float(np.percentile(prof, 10))
+    peak = float(prof[k]) - floor
+    if peak < min_peak or k in (0, len(t) - 1):
+        return None
+    # The peak's centre in camera pixels: the weighted middle of what stands above half of it.
+    half = floor + peak / 2
+    lo, hi = k, k
+    while lo > 0 and prof[lo - 1] > half:
+        lo -= 1
+    while hi < len(t) - 1 and prof[hi + 1] > half:
+        hi += 1
+    w = prof[lo:hi + 1] - half
+    centre_px = (px[lo:hi + 1] * w[:, None]).sum(axis=0) / w.sum()
+    seen = pose.table_from_image(centre_px.reshape(1, 2))[0]
+    return float((seen - point_mm) @ normal)
+
+
+def edge_errors(diff: np.ndarray, pose, shapes, avoid=(), step_mm: float = 10.0, clear_mm: float = 7.0):
+    """Every sampled point of every shape's edges: (shape label, point, offset mm or None).
+    Points within `clear_mm` of another shape's stroke, or inside an `avoid` box
+    (x0, y0, x1, y1: a car, a mask) are left out: the peak there is not this edge's alone."""
+    out = []
+    for i, shape in enumerate(shapes):
+        others = _segments([s for j, s in enumerate(shapes) if j != i])
+        for p, n in edge_samples(shape, step_mm):
+            if len(others) and _distance_to_segments(p, others).min() < clear_mm:
+                continue
+            if any(x0 <= p[0] <= x1 and y0 <= p[1] <= y1 for x0, y0, x1, y1 in avoid):
+                continue
+            out.append((shape.label, p, find_stroke(diff, pose, p, n)))
+    return out
+
+
+# --- calibrating the projector from dots the camera sees --------------------------------
+
+
+def dot_grid(size_px: tuple[int, int], nx: int = 20, ny: int = 13, margin_px: float = 24.0) -> np.ndarray:
+    w, h = size_px
+    xs = np.linspace(margin_px, w - margin_px, nx)
+    ys = np.linspace(margin_px, h - margin_px, ny)
+    return np.array([(x, y) for y in ys for x in xs], float)
+
+
+def _dots(points_px: np.ndarray, radius_px: float = 5.0) -> list[dict]:
+    return [{"role": "pattern", "points": [[float(x), float(y)]], "closed": False, "filled": False,
+             "width": 2 * radius_px, "colour": "#ffffff", "label": ""} for x, y in points_px]
+
+
+def calibrate_from_camera(renderer: TableRenderer, maps: LightMaps, table, pose, cars=(), seed: int = 0,
+                          grid: np.ndarray | None = None) -> ProjectorModel:
+    """The projector's model from dots it throws and the camera finds: every dot in one
+    frame, then one frame per bit of each dot's number (a dot lit when its bit is 1), so
+    each blob the camera sees is told apart without knowing where the projector hangs.
+    A blob's light-weighted centre, taken to table mm through the pose, pairs with its
+    dot's projector pixel."""
+    size = maps.projector.size_px
+    grid = dot_grid(size) if grid is None else grid
+    rng_seed = seed
+    dark = grey(renderer.render(cars, np.random.default_rng(rng_seed)).image)
+
+    def diff_for(points):
+        rng_seed_ = rng_seed + 1 + len(frames)
+        img = renderer.render(cars, np.random.default_rng(rng_seed_),
+                              projected=(maps, rasterize(_dots(points), size))).image
+        return grey(img) - dark
+
+    frames: list[np.ndarray] = []
+    frames.append(diff_for(grid))
+    bits = max(1, int(math.ceil(math.log2(len(grid)))))
+    ids = np.arange(len(grid))
+    for b in range(bits):
+        frames.append(diff_for(grid[(ids >> b) & 1 == 1]))
+    whole = frames[0]
+    mask = (cv2.GaussianBlur(whole, (0, 0), 1.0) > 25).astype(np.uint8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    table_pts, proj_pts = [], []
+    for k in range(1, n):
+        if stats[k, cv2.CC_STAT_AREA] < 6:
+            continue
+        ys, xs = np.nonzero(labels == k)
+        wts = whole[ys, xs]
+        level = wts.mean()
+        number = sum(1 << b for b in range(bits) if frames[1 + b][ys, xs].mean() > level / 2)
+        if number >= len(grid):
+            continue
+        c = np.array([(xs * wts).sum() / wts.sum(), (ys * wts).sum() / wts.sum()])
+        mm = pose.table_from_image(c.reshape(1, 2))[0]
+        if not (0 <= mm[0] <= table.width_mm and 0 <= mm[1] <= table.depth_mm):
+            continue
+        table_pts.append(mm)
+        proj_pts.append(grid[number])
+    return fit_projector(np.array(table_pts), np.array(proj_pts), size, table_fingerprint(table))
