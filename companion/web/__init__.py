@@ -78,6 +78,7 @@ def create_app(game: TableGame | LiveTable, test_config: dict | None = None) -> 
     app.register_blueprint(audit.bp)
     from . import tools_api; app.register_blueprint(tools_api.bp)  # the players' ruler, templates, put it back
     from . import projector_api; app.register_blueprint(projector_api.bp)  # the projector's page and frame
+    from . import projector_cal_api; app.register_blueprint(projector_cal_api.bp)  # the projector calibrated and checked
 
     @app.errorhandler(HTTPException)
     def api_error(exc):

@@ -1,0 +1,90 @@
+"""The projector's calibration and check, from the page (Setup's Projector box).
+
+- `POST api/projector/calibrate`: throws the numbered dots on the projector page and reads
+  them with the live camera, in the background (202 `{"started": true}`); the calibration
+  is saved beside the table file (or `PROJECTOR_FILE`) only when it succeeded and passed
+  its own check, so a failed one never replaces a good one.
+- `POST api/projector/check`: throws check marks through the calibration and measures
+  where they land (202 `{"started": true}`).
+- `GET api/projector/status`: `{"calibrated", "busy", "step", "rms_mm", "coverage",
+  "check", "error"}`, in the players' words.
+
+The POSTs are guarded as every other change is (companion/web/security.py: the page's
+token, its origin, the table PIN); mid-game only the host calibrates or checks, as only
+the host changes what the game measures with. `check_at_start(app)` is what `serve` calls
+once the app is made: with a calibration, the check runs once.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, jsonify
+from werkzeug.exceptions import HTTPException
+
+from ..game import GameError
+from ..projector_cal import ProjectorService, projector_file
+from ..rules.base import RulesError
+from . import api
+from .api import BadRequest, game
+from .security import is_host
+
+bp = Blueprint("projector_cal", __name__, url_prefix="/api/projector")
+
+for _kind, _handler in ((BadRequest, api.bad_request), (GameError, api.cannot), (RulesError, api.cannot),
+                        (HTTPException, api.http_error), (Exception, api.broken)):
+    bp.register_error_handler(_kind, _handler)
+
+
+def service(app=None) -> ProjectorService:
+    """The app's projector service, made on first use (it then watches the camera for a
+    knock, to check the projector again)."""
+    app = app or current_app
+    found = app.extensions.get("projector_cal")
+    if found is None:
+        display = app.config.get("PROJECTOR")
+        if display is None:
+            raise GameError("this companion has no projector display")
+        live = app.extensions["live_table"]
+        path = app.config.get("PROJECTOR_FILE") or projector_file(live.table)
+        found = ProjectorService(display, live, path,
+                                 settle_frames=app.config.get("PROJECTOR_SETTLE_FRAMES", 3),
+                                 settle_s=app.config.get("PROJECTOR_SETTLE_S", 0.4))
+        found.watch_camera()
+        app.extensions["projector_cal"] = found
+    return found
+
+
+def check_at_start(app) -> bool:
+    """Start the projector's check once, in the background, when it is calibrated (what
+    `serve` calls at start). False when there is nothing to check."""
+    with app.app_context():
+        svc = service(app)
+        return svc.display.model is not None and svc.start("check")
+
+
+def _host_mid_game(what: str) -> None:
+    if game().session is not None and not is_host():
+        raise GameError(f"mid-game, only the host may {what} (it changes where the table's drawings land)")
+
+
+@bp.post("/calibrate")
+def calibrate():
+    _host_mid_game("calibrate the projector")
+    if not service().start("calibrate"):
+        raise GameError("the projector is busy being calibrated or checked; wait for it to finish")
+    return jsonify({"started": True}), 202
+
+
+@bp.post("/check")
+def check():
+    _host_mid_game("check the projector")
+    svc = service()
+    if svc.display.model is None:
+        raise GameError("the projector is not calibrated yet: calibrate it first (Calibrate projector)")
+    if not svc.start("check"):
+        raise GameError("the projector is busy being calibrated or checked; wait for it to finish")
+    return jsonify({"started": True}), 202
+
+
+@bp.get("/status")
+def status():
+    return jsonify(service().status())
