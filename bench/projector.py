@@ -16,14 +16,13 @@ heading error p95, the share of errors within 2 sigma. The projector draws throu
 model fitted to the synthetic projector itself (what is measured here is tracking
 under light, not the calibration: tests/test_projector_accuracy.py measures that).
 
-The shared machinery (the busy scene, finding a thrown edge in a camera frame,
-calibrating the projector from dots the camera sees) is used by the tests too.
+The shared machinery (the busy scene, finding a thrown edge in a camera frame) is used
+by tests/test_projector_accuracy.py too.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import time
@@ -221,62 +220,75 @@ def edge_errors(diff: np.ndarray, pose, shapes, avoid=(), step_mm: float = 10.0,
     return out
 
 
-# --- calibrating the projector from dots the camera sees --------------------------------
+# --- the benchmark ----------------------------------------------------------------------------
+
+VARIANTS = ("off", "on, masked", "on, no masks")
 
 
-def dot_grid(size_px: tuple[int, int], nx: int = 20, ny: int = 13, margin_px: float = 24.0) -> np.ndarray:
-    w, h = size_px
-    xs = np.linspace(margin_px, w - margin_px, nx)
-    ys = np.linspace(margin_px, h - margin_px, ny)
-    return np.array([(x, y) for y in ys for x in xs], float)
+def _heading_error(a: float, b: float) -> float:
+    return abs((a - b + 180.0) % 360.0 - 180.0)
 
 
-def _dots(points_px: np.ndarray, radius_px: float = 5.0) -> list[dict]:
-    return [{"role": "pattern", "points": [[float(x), float(y)]], "closed": False, "filled": False,
-             "width": 2 * radius_px, "colour": "#ffffff", "label": ""} for x, y in points_px]
+def measure(level: str, seeds: list[int], frames: int, cars: int = 12) -> dict:
+    """Per variant: cars found, position/heading p95, share within 2 sigma (single frames)."""
+    from .scenes import random_poses, random_scene
+
+    rows = {v: {"found": 0, "in_view": 0, "pos": [], "head": [], "cov_pos": [], "cov_head": []} for v in VARIANTS}
+    for seed in seeds:
+        scene = random_scene(level, cars, seed)
+        table, renderer = scene.table, scene.renderer
+        projector = demo_projector(table)
+        maps = LightMaps(renderer, projector)
+        display = ProjectorDisplay(exact_model(table, projector))
+        locator = Locator(table, renderer.camera)
+        rng = np.random.default_rng(seed + 7)
+        for i in range(frames):
+            poses = random_poses(table, rng)
+            noise = int(rng.integers(1 << 30))       # the same sensor noise for the three variants
+            for v in VARIANTS:
+                if v == "off":
+                    frame = renderer.render(poses, np.random.default_rng(noise))
+                else:
+                    frame, _ = lit_frame(renderer, maps, display, busy_scene(table, poses, with_masks=v == "on, masked"),
+                                         poses, noise)
+                located = locator.locate(frame.image)
+                r = rows[v]
+                r["in_view"] += len(frame.visible_cars)
+                r["found"] += len({c.id for c in located.cars} & set(frame.visible_cars))
+                for car in located.cars:
+                    t = frame.cars[car.id]
+                    d = math.hypot(car.x_mm - t.x_mm, car.y_mm - t.y_mm)
+                    h = _heading_error(car.heading_deg, t.heading_deg)
+                    r["pos"].append(d)
+                    r["head"].append(h)
+                    r["cov_pos"].append(d <= 2 * car.sigma_mm)
+                    r["cov_head"].append(h <= 2 * car.sigma_deg)
+    out = {"level": level, "seeds": seeds, "frames": frames}
+    for v, r in rows.items():
+        p = lambda xs, q=95: round(float(np.percentile(xs, q)), 3) if xs else None  # noqa: E731
+        out[v] = {"cars_found": f"{r['found']} of {r['in_view']}",
+                  "found_share": round(r["found"] / max(r["in_view"], 1), 4),
+                  "position_p95_mm": p(r["pos"]), "heading_p95_deg": p(r["head"]),
+                  "within_2_sigma": [round(float(np.mean(r["cov_pos"])), 3) if r["cov_pos"] else None,
+                                     round(float(np.mean(r["cov_head"])), 3) if r["cov_head"] else None]}
+    return out
 
 
-def calibrate_from_camera(renderer: TableRenderer, maps: LightMaps, table, pose, cars=(), seed: int = 0,
-                          grid: np.ndarray | None = None) -> ProjectorModel:
-    """The projector's model from dots it throws and the camera finds: every dot in one
-    frame, then one frame per bit of each dot's number (a dot lit when its bit is 1), so
-    each blob the camera sees is told apart without knowing where the projector hangs.
-    A blob's light-weighted centre, taken to table mm through the pose, pairs with its
-    dot's projector pixel."""
-    size = maps.projector.size_px
-    grid = dot_grid(size) if grid is None else grid
-    rng_seed = seed
-    dark = grey(renderer.render(cars, np.random.default_rng(rng_seed)).image)
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=500, help="first scene's seed")
+    ap.add_argument("--frames", type=int, default=4, help="frames of random poses per scene")
+    ap.add_argument("--cars", type=int, default=12)
+    ap.add_argument("--levels", default="easy,hard", help="bench/scenes.py levels, comma-separated")
+    args = ap.parse_args(argv)
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    for level in args.levels.split(","):
+        t0 = time.process_time()
+        res = measure(level, seeds, args.frames, args.cars)
+        res["cpu_s"] = round(time.process_time() - t0, 1)
+        print(json.dumps(res), flush=True)
 
-    def diff_for(points):
-        rng_seed_ = rng_seed + 1 + len(frames)
-        img = renderer.render(cars, np.random.default_rng(rng_seed_),
-                              projected=(maps, rasterize(_dots(points), size))).image
-        return grey(img) - dark
 
-    frames: list[np.ndarray] = []
-    frames.append(diff_for(grid))
-    bits = max(1, int(math.ceil(math.log2(len(grid)))))
-    ids = np.arange(len(grid))
-    for b in range(bits):
-        frames.append(diff_for(grid[(ids >> b) & 1 == 1]))
-    whole = frames[0]
-    mask = (cv2.GaussianBlur(whole, (0, 0), 1.0) > 25).astype(np.uint8)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
-    table_pts, proj_pts = [], []
-    for k in range(1, n):
-        if stats[k, cv2.CC_STAT_AREA] < 6:
-            continue
-        ys, xs = np.nonzero(labels == k)
-        wts = whole[ys, xs]
-        level = wts.mean()
-        number = sum(1 << b for b in range(bits) if frames[1 + b][ys, xs].mean() > level / 2)
-        if number >= len(grid):
-            continue
-        c = np.array([(xs * wts).sum() / wts.sum(), (ys * wts).sum() / wts.sum()])
-        mm = pose.table_from_image(c.reshape(1, 2))[0]
-        if not (0 <= mm[0] <= table.width_mm and 0 <= mm[1] <= table.depth_mm):
-            continue
-        table_pts.append(mm)
-        proj_pts.append(grid[number])
-    return fit_projector(np.array(table_pts), np.array(proj_pts), size, table_fingerprint(table))
+if __name__ == "__main__":
+    main()
