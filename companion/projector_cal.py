@@ -459,6 +459,23 @@ def projector_file(table: TableSpec, given: str | Path | None = None) -> Path | 
     return src.with_name(FILE_NAME)
 
 
+def save_calibration(model: ProjectorModel, path: str | Path, table: TableSpec) -> str:
+    """Save a calibration that succeeded (written whole, then moved into place). A file
+    there that is not this table's calibration (another table's, or not one at all) is
+    kept beside it as NAME.old first: nothing calibrated is lost. Says what was done."""
+    path = Path(path)
+    kept = ""
+    if path.exists():
+        try:
+            ProjectorModel.load(path, table)
+        except ProjectorFileError as exc:
+            old = path.with_name(path.name + ".old")
+            path.replace(old)
+            kept = f" (what was there is kept as {old}: {exc})"
+    model.save(path)
+    return f"saved to {path}{kept}"
+
+
 def load_for(table: TableSpec, path: str | Path) -> ProjectorModel:
     """The calibration at `path`, refused (ProjectorFileError) when it is from another table."""
     return ProjectorModel.load(path, table)
@@ -523,6 +540,7 @@ class ProjectorService:
     step: str | None = None
     error: str | None = None
     last_result: CalibrationResult | None = None
+    saved: str = ""                            # where the last calibration went, in words
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _checked_at: float = -float("inf")
 
@@ -597,7 +615,9 @@ class ProjectorService:
         result = calibrate(table, self._throw("calibrating the projector"), frames.grab, size,
                            camera=pose.camera if pose is not None else None, pose=pose, cars=cars)
         if self.path is not None:
-            result.model.save(self.path)
+            self.saved = save_calibration(result.model, self.path, table)
+        else:
+            self.saved = "kept until the companion stops (the table has no file to keep it beside)"
         self.display.set_model(result.model)
         self.display.check_text = result.check.words if result.check else ""
         self.last_result = result

@@ -1,6 +1,7 @@
 """`companion calibrate camera`: the camera's intrinsics and lens distortion from
 views of a printed ChArUco board (or OpenCV's chessboard or circle grid),
-written as OpenCV's calibration YAML."""
+written as OpenCV's calibration YAML. `companion calibrate projector`: the projector
+over the table, measured by the camera (companion/projector_cal.py)."""
 
 from __future__ import annotations
 
@@ -71,10 +72,159 @@ def register(sub) -> None:
                      help="stop taking views after this many (default 30)")
     cam.set_defaults(func=cmd_calibrate_camera)
 
+    proj = kinds.add_parser(
+        "projector", help="the projector over the table, measured by the camera (no tape measure)",
+        description="The projector throws numbered dots (10 frames), the camera finds where each lands on "
+                    "the table (through the anchors), and the projector's mapping (its pose, keystone and "
+                    "lens) is solved, checked with marks thrown through it, and saved beside the table file "
+                    "(projector.json). With --demo the demo's synthetic projector is calibrated through its "
+                    "synthetic camera, with no hardware. With a camera, open the page this prints "
+                    "(/projector) full-screen on the projector; the calibration starts once it is open. "
+                    "A calibration that fails leaves the one saved before as it was.")
+    proj.add_argument("--demo", action="store_true",
+                      help="calibrate the demo's synthetic projector through its synthetic camera (same as "
+                           "--source demo)")
+    proj.add_argument("--source", help="a camera index (0) watching the table, or 'demo'")
+    proj.add_argument("--table", help="the table file (TOML); with --demo, the built-in demo table by default")
+    proj.add_argument("--camera", help="the camera's calibration (OpenCV YAML); without it the lens is "
+                                       "estimated from the anchors")
+    proj.add_argument("--out", help="the calibration file to write (default: projector.json beside the table "
+                                    "file; for the built-in demo table, in the current folder)")
+    proj.add_argument("--port", type=int, default=8766,
+                      help="with a camera: the port the projector page is served on (default 8766)")
+    proj.add_argument("--wait", type=float, default=300.0,
+                      help="with a camera: how long to wait for the projector page to open (seconds, default 300)")
+    proj.add_argument("--size", type=_squares, default=(1920, 1080), metavar="WxH",
+                      help="with --demo: the synthetic camera's frame size (default 1920x1080)")
+    proj.set_defaults(func=cmd_calibrate_projector)
+
 
 def _print_help(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
     return 2
+
+
+def cmd_calibrate_projector(args: argparse.Namespace) -> int:
+    from calibration.tablefile import TableFileError, load_table
+
+    from ..projector_cal import FILE_NAME, projector_file
+
+    demo = args.demo or (args.source or "").strip() == "demo"
+    if not demo and not args.source:
+        raise CommandError("say which camera watches the table (--source 0), or --demo for the synthetic table")
+    if args.table:
+        try:
+            table = load_table(args.table)
+        except TableFileError as exc:
+            raise CommandError(str(exc)) from None
+    elif demo:
+        from vision.demo import demo_table
+        table = demo_table()
+    else:
+        raise CommandError("say which table with --table T.toml (the table file the camera's anchors are in)")
+    out = projector_file(table, args.out) or projector_file(table, FILE_NAME)
+    if demo:
+        return _calibrate_demo_projector(args, table, out)
+    return _calibrate_live_projector(args, table, out)
+
+
+def _calibrate_demo_projector(args: argparse.Namespace, table, out) -> int:
+    """The demo's synthetic projector (vision/projector_sim.py) through its synthetic camera."""
+    from vision.demo import DemoScript
+    from vision.projector_sim import demo_projector
+    from vision.render import TableRenderer
+
+    from ..projector_cal import ProjectorCalError, SyntheticRig, calibrate, save_calibration
+
+    w, h = args.size
+    renderer = TableRenderer.overhead(table, width=w, height=h)
+    projector = demo_projector(table)
+    rig = SyntheticRig(renderer, projector, DemoScript(table).poses_at(0.0))
+    print(f"throwing the synthetic projector's dots ({projector.size_px[0]} x {projector.size_px[1]} px) "
+          f"on {table.source}, seen by a {w} x {h} synthetic camera", flush=True)
+    try:
+        result = calibrate(table, rig.throw, rig.grab, projector.size_px, camera=renderer.camera)
+    except ProjectorCalError as exc:
+        raise CommandError(str(exc)) from None
+    _report_projector(result)
+    print(save_calibration(result.model, out, table), flush=True)
+    return 0
+
+
+def _calibrate_live_projector(args: argparse.Namespace, table, out) -> int:
+    """A real projector: the projector page served for it, the camera's frames tracked,
+    the calibration run once the page has said its size."""
+    import threading
+
+    from waitress import create_server
+
+    from calibration.camera import CameraFileError
+    from vision.sources import SourceError, open_source
+
+    from ..live import LiveTable
+    from ..projector_cal import ProjectorCalError
+    from ..web import create_app
+    from ..web.projector_cal_api import service
+    from . import load_camera
+    from .locate import fit_camera_to_source
+
+    try:
+        camera = load_camera(args.camera)
+        source = open_source(args.source, table)
+        source, camera, note = fit_camera_to_source(source, camera)
+    except (CameraFileError, SourceError) as exc:
+        raise CommandError(str(exc)) from None
+    if note:
+        print(f"warning: {note}", flush=True)
+    live = LiveTable(source, table, camera).start()
+    app = create_app(live, {"PROJECTOR_FILE": str(out)})
+    try:
+        server = create_server(app, host="127.0.0.1", port=args.port, threads=8)
+    except OSError as exc:
+        live.stop()
+        raise CommandError(f"cannot serve the projector page on port {args.port}: {exc.strerror or exc}; "
+                           f"give another with --port") from None
+    thread = threading.Thread(target=server.run, name="projector-page", daemon=True)
+    thread.start()
+    try:
+        print(f"open http://127.0.0.1:{server.effective_port}/projector full-screen in a browser on the "
+              f"projector; the calibration starts once it is open", flush=True)
+        display = app.config["PROJECTOR"]
+        waited = 0.0
+        while not getattr(display, "screen_px", None):
+            if waited >= args.wait:
+                raise CommandError(f"the projector page was not opened within {args.wait:g} s: open "
+                                   f"http://127.0.0.1:{server.effective_port}/projector on the projector and "
+                                   f"run this again")
+            time.sleep(0.25)
+            waited += 0.25
+        svc = service(app)
+        try:
+            result = svc.calibrate_now()
+        except ProjectorCalError as exc:
+            raise CommandError(str(exc)) from None
+        finally:
+            display.clear_pattern()
+        _report_projector(result)
+        print(svc.saved, flush=True)
+        return 0
+    finally:
+        server.close()
+        live.stop()
+
+
+def _report_projector(result) -> None:
+    m = result.model
+    print(f"measured {result.dots_used} of the projector's {result.dots_thrown} dots on the table "
+          f"({result.dots_seen} seen; the rest missed the table or lay on a car)", flush=True)
+    print(f"the fit's scatter: {m.rms_mm:.2f} mm RMS ({m.rms_px:.2f} projector px)", flush=True)
+    print(result.coverage.words(), flush=True)
+    if result.coverage.missed:
+        print("move or zoom the projector so its image covers the whole table, then calibrate again", flush=True)
+    for note in result.notes:
+        print(note, flush=True)
+    if result.check is not None:
+        print(f"check: {result.check.words}", flush=True)
 
 
 def _squares(text: str) -> tuple[int, int]:
