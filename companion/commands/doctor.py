@@ -64,6 +64,10 @@ def register(sub) -> None:
                         "file's [dice]")
     p.add_argument("--frames", type=int, default=DEFAULT_FRAMES,
                    help=f"how many frames to look at (default {DEFAULT_FRAMES})")
+    p.add_argument("--projector", metavar="FILE",
+                   help="the projector's calibration to check (default: projector.json beside the table file, "
+                        "when there is one); with --source demo its check marks are thrown by the demo's "
+                        "synthetic projector and measured")
     p.add_argument("--hello-seconds", type=float, default=DEFAULT_HELLO_S,
                    help=f"how long to wait for the tray's HELLO (default {DEFAULT_HELLO_S:g})")
     p.set_defaults(func=cmd_doctor)
@@ -99,6 +103,8 @@ def run_checks(args: argparse.Namespace):
             seen = yield from _labelled(_camera_checks(args, table, source, camera, per_car=False), n)
             views.append(seen)
         yield from _cameras_together(table, views)
+        seen = views[0]
+    yield from _projector_checks(args, table, seen)
     yield from _dice_checks(args, table)
 
 
@@ -523,6 +529,50 @@ def _coverage_checks(table, views: list):
     for gap in cov.gaps:
         yield Check(WARN, "coverage", f"the camera does not see {gap.place} ({_gap_size(gap)})",
                     f"turn the camera towards {gap.place}, raise it, or add a second camera over it")
+
+
+def _projector_checks(args, table, seen):
+    """The projector, when the table has one: its calibration is there and this table's,
+    what it covers, and (on the demo, whose synthetic projector doctor can throw light
+    with) its check marks where they should land. With a real projector the marks are
+    thrown at every start of `serve`, which serves the projector page."""
+    from calibration.projector import ProjectorFileError, ProjectorModel
+
+    from ..projector_cal import check_marks, projector_file
+
+    given = getattr(args, "projector", None)
+    path = projector_file(table, given)
+    if path is None or (not given and not path.exists()):
+        return                              # no projector at this table
+    try:
+        model = ProjectorModel.load(path, table)
+    except ProjectorFileError as exc:
+        yield Check(FAIL, "projector", str(exc), "calibrate it: `companion calibrate projector --source ... "
+                                                 "--table ...` (or Setup → Calibrate projector in `serve`)")
+        return
+    cov = model.coverage(table.width_mm, table.depth_mm)
+    yield Check(OK if not cov.missed else WARN, "projector",
+                f"calibrated ({path}: {model.points} points, {model.rms_mm:.2f} mm RMS); {cov.words()}",
+                "" if not cov.missed else "move or zoom the projector until its image covers the whole table, "
+                                          "then calibrate it again")
+    if seen is None or seen.pose is None:
+        return
+    if seen.source.strip() != "demo":
+        yield Check(OK, "projector check", "its check marks are thrown and measured at every start of `serve` "
+                                           "(and by Setup → Check projector); doctor does not drive the projector")
+        return
+    from vision.demo import DemoScript
+    from vision.projector_sim import demo_projector
+    from vision.render import TableRenderer
+
+    from ..projector_cal import SyntheticRig
+    w, h = seen.image_size
+    renderer = TableRenderer.overhead(table, width=w, height=h)     # the demo source's camera
+    rig = SyntheticRig(renderer, demo_projector(table), DemoScript(table).poses_at(0.0))
+    result = check_marks(table, model, rig.throw, rig.grab, seen.pose, seen.tracked.located.cars)
+    yield Check(OK if result.ok else FAIL, "projector check",
+                f"the demo's synthetic projector: {result.words}",
+                "" if result.ok else "calibrate it again: `companion calibrate projector --demo`")
 
 
 def _gap_size(gap) -> str:
