@@ -223,12 +223,15 @@ class SyntheticSource(FrameSource):
     it runs for ever.  `script` is what puts the cars in each frame (anything
     with `poses_at(t)`): by default the scripted convoy; the playable demo
     gives its cars that players move (vision.playable.PlayableCars).
+    `projected`, when given, is asked before each frame for the synthetic projector's
+    light, (vision.projector_sim.LightMaps, the projector's image) or None (nothing
+    thrown), so the camera sees what the projector draws (`companion demo --projector`).
     """
 
     def __init__(self, table: TableSpec | None = None, fps: float = 15.0, paced: bool = True,
                  duration_s: float | None = None, options: RenderOptions = RenderOptions(),
                  seed: int = 0, script=None, renderer: TableRenderer | None = None,
-                 name: str = "demo") -> None:
+                 name: str = "demo", projected=None) -> None:
         # `renderer`: one camera of several over the table (vision.multicam), instead of
         # the one overhead webcam; `name` labels its frames.
         self.table = renderer.table if renderer is not None else (table or demo_table())
@@ -238,6 +241,7 @@ class SyntheticSource(FrameSource):
         self.fps = fps
         self.paced = paced
         self.duration_s = duration_s
+        self.projected = projected
         self._index = 0
         self._start = time.monotonic()
         self._rng = np.random.default_rng(seed)
@@ -255,7 +259,8 @@ class SyntheticSource(FrameSource):
             delay = self._start + t - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-        truth = self.renderer.render(self.script.poses_at(t), self._rng)
+        light = self.projected() if self.projected is not None else None
+        truth = self.renderer.render(self.script.poses_at(t), self._rng, projected=light)
         frame = Frame(self._index, truth.image, t, f"{self.description}#{self._index}", truth)
         self._index += 1
         return frame

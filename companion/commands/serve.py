@@ -32,6 +32,10 @@ def register(sub) -> None:
     p.add_argument("--cameras", type=int, default=1, choices=(1, 2, 3),
                    help="how many synthetic cameras watch the table (default 1); with 2 or 3 the table is 6 x 4 ft, "
                         "each camera sees a strip of it, and the page shows what each covers")
+    p.add_argument("--projector", action="store_true",
+                   help="a synthetic projector hangs over the table (off-centre, tilted): it is calibrated through "
+                        "the camera at start, draws what the page draws (open /projector to see its image) and the "
+                        "camera sees its light on the table")
     _lan_args(p)
     _game_arg(p)
     p.set_defaults(func=cmd_demo)
@@ -50,6 +54,9 @@ def register(sub) -> None:
     p.add_argument("--loop", action="store_true",
                    help="play a video file or a folder of images again and again (by default it is played "
                         "once, and the page then says it ended, as it says a camera stopped)")
+    p.add_argument("--projector", metavar="FILE",
+                   help="the projector's calibration (`companion calibrate projector` makes it); one made on another "
+                        "table is refused and the companion starts without the projector, saying why")
     _lan_args(p)
     _game_arg(p)
     p.set_defaults(func=cmd_serve)
@@ -103,10 +110,12 @@ def _check_pin(pin: str) -> str:
 
 def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_rules: str | None = None,
            game_file: str | None = None, demo_cars=None, warnings: tuple[str, ...] = (),
-           host_names: tuple[str, ...] = ()) -> int:
+           host_names: tuple[str, ...] = (), projector=None, demo_light=None) -> int:
     """Serve the page for `live`. On the demo: `demo_rules` is the game to start (None: none),
     `demo_cars` the playable cars players move from the page (None: the scripted convoy).
-    `warnings` (a camera file scaled to fit, ...) are printed and put on the page's notes."""
+    `warnings` (a camera file scaled to fit, ...) are printed and put on the page's notes.
+    `projector`: the companion's ProjectorDisplay (None: one with no calibration);
+    `demo_light`: the demo's synthetic projector (DemoLight), calibrated once the camera runs."""
     import secrets
 
     from waitress import create_server
@@ -149,8 +158,12 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
     elif pin:
         print("--pin only applies with --lan", flush=True)
         pin = None
-    app = create_app(game, {"PIN": pin if lan else None,
-                            "ALLOWED_HOSTS": lan_hosts(host_names) if lan else LOCAL_HOSTS})
+    config = {"PIN": pin if lan else None, "ALLOWED_HOSTS": lan_hosts(host_names) if lan else LOCAL_HOSTS}
+    if projector is not None:
+        config["PROJECTOR"] = projector
+    app = create_app(game, config)
+    if demo_light is not None:
+        demo_light.follow(game)
     app.extensions["host_alarms"].append(lambda text: print(f"  WARNING: {text}", flush=True))
     host = "0.0.0.0" if lan else "127.0.0.1"
     # Each open stream holds a thread while it is open; the API keeps threads of its own.
@@ -176,6 +189,8 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
                              f"one)") from None
     address = f"http://{'127.0.0.1' if not lan else _lan_address()}:{server.effective_port}/"
     live.start()
+    if demo_light is not None:
+        demo_light.calibrate_in_background(game)
     if demo_rules and not resumed:
         _start_demo_game(game, demo_rules)
     print(f"Table companion: {address}", flush=True)
@@ -296,6 +311,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     table = with_scenery(demo_table(), system)
     cars = None if args.scripted else _demo_cars(system, table)
     source = SyntheticSource(table, fps=args.fps, script=cars)
+    light = None
+    if getattr(args, "projector", False):
+        print("Hanging the synthetic projector over the table (its light is worked out once, a few seconds)...",
+              flush=True)
+        light = source.projected = DemoLight(source.renderer, table)
     # The synthetic camera is known exactly, as a calibration file would give it;
     # frames render on a reader thread while the last one is tracked. The live table opens
     # the source (and its reader) when it starts: a resumed game first puts the cars back
@@ -303,7 +323,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     live = LiveTable(lambda: source, source.table, source.camera)
     live.description = source.description
     return _serve(live, args.port, lan=args.lan, pin=args.pin, demo_rules=None if args.no_game else args.rules,
-                  game_file=args.game, demo_cars=cars, host_names=tuple(args.host_name))
+                  game_file=args.game, demo_cars=cars, host_names=tuple(args.host_name),
+                  projector=light.display if light is not None else None, demo_light=light)
 
 
 def _demo_cameras(args: argparse.Namespace, system) -> int:
@@ -314,6 +335,8 @@ def _demo_cameras(args: argparse.Namespace, system) -> int:
 
     from ..live import MultiLiveTable
 
+    if getattr(args, "projector", False):
+        raise CommandError("--projector runs with the demo's one camera: leave out --cameras, or leave out --projector")
     table = with_scenery(big_demo_table(), system)
     cars = None if args.scripted else _demo_cars(system, table)
     script = cars if cars is not None else DemoScript(table)
@@ -330,8 +353,115 @@ def _demo_cameras(args: argparse.Namespace, system) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     live, warnings = live_for_serving(args)
-    return _serve(live, args.port, lan=args.lan, pin=args.pin, game_file=args.game, warnings=warnings,
-                  host_names=tuple(args.host_name))
+    projector, said = served_projector(getattr(args, "projector", None), live.table)
+    return _serve(live, args.port, lan=args.lan, pin=args.pin, game_file=args.game, warnings=warnings + said,
+                  host_names=tuple(args.host_name), projector=projector)
+
+
+def served_projector(path, table):
+    """The projector display `serve` runs with, and what to say about it: the calibration
+    at `path` (else the one kept beside the table file, if any). One that cannot be used
+    (another table's, unreadable) is said, and the companion runs without it."""
+    from calibration.projector import ProjectorFileError
+
+    from ..projector import ProjectorDisplay
+    from ..projector_cal import load_for, projector_file
+
+    where = projector_file(table, path)
+    if where is None or (not path and not where.exists()):
+        return ProjectorDisplay(), ()
+    try:
+        return ProjectorDisplay(load_for(table, where)), ()
+    except ProjectorFileError as exc:
+        return ProjectorDisplay(), (f"the projector is off: {exc}",)
+
+
+class DemoLight:
+    """The demo's synthetic projector (off-centre, tilted, vision.projector_sim): the
+    companion's projector display thrown as light on the table the demo camera renders
+    (SyntheticSource's `projected`), so calibration, drawing and the camera seeing the
+    drawing run with no hardware. The projector's image is drawn again only when what it
+    throws changes; the light's maps are worked out once."""
+
+    def __init__(self, renderer, table) -> None:
+        from vision.projector_sim import LightMaps, demo_projector
+
+        from ..projector import ProjectorDisplay
+
+        self.projector = demo_projector(table)
+        self.display = ProjectorDisplay()
+        # The synthetic projector fixes the size a calibration pattern is drawn in.
+        self.display.screen_px = self.projector.size_px
+        self.maps = LightMaps(renderer, self.projector)
+        self._scene = lambda: []
+        self._key = None
+        self._json = None
+        self._image = None
+        self.drawn = 0                      # how many times the projector's image was drawn
+        self.failed = None                  # why the scene could not be made, said once
+
+    def follow(self, game) -> None:
+        """Throw the scene of `game` (companion/projector_scene.py), as /projector draws it."""
+        from ..projector_scene import SceneSource
+        self._scene = SceneSource(game).scene
+
+    def __call__(self):
+        """(LightMaps, the projector's image) for the next frame, or None when it throws nothing."""
+        import json
+
+        from vision.projector_sim import rasterize
+
+        d = self.display
+        needed = d.model is not None and not d.showing_pattern and d.mode != "nothing"
+        try:
+            scene = tuple(self._scene()) if needed else ()
+        except Exception as exc:              # a frame without the scene beats no frame at all
+            if self.failed is None:
+                self.failed = f"{type(exc).__name__}: {exc}"
+                print(f"  warning: the demo projector's scene could not be made ({self.failed})", flush=True)
+            scene = ()
+        key = (d.version, scene)
+        if key != self._key:
+            shapes = d.frame(list(scene))["shapes"]
+            text = json.dumps(shapes)
+            if text != self._json:
+                self._image = rasterize(shapes, self.projector.size_px) if shapes else None
+                self._json = text
+                self.drawn += 1
+            self._key = key
+        return (self.maps, self._image) if self._image is not None else None
+
+    def calibrate_in_background(self, game, wait_s: float = 30.0, **service_args):
+        """Calibrate the projector through the camera (companion/projector_cal.py), as Setup's
+        button does, once the camera has located the table; what came of it goes on the notes."""
+        import threading
+        import time
+
+        from ..projector_cal import LiveFrames, ProjectorCalError, ProjectorService
+
+        def run() -> None:
+            service = ProjectorService(self.display, game.live, **service_args)
+            deadline = time.monotonic() + wait_s
+            while LiveFrames(game.live).pose_and_cars()[0] is None:
+                if time.monotonic() > deadline:
+                    game.note("the demo's projector was not calibrated: the camera did not find the table; "
+                              "calibrate it from Setup", "warn")
+                    return
+                time.sleep(0.2)
+            try:
+                result = service.calibrate_now()
+                game.note(f"the demo's projector was calibrated through the camera: {result.words()}")
+            except ProjectorCalError as exc:
+                game.note(f"the demo's projector was not calibrated: {exc}; calibrate it from Setup", "warn")
+            except Exception as exc:          # the demo runs on without a projector
+                game.note(f"the demo's projector was not calibrated ({type(exc).__name__}: {exc}); calibrate it "
+                          f"from Setup", "warn")
+            finally:
+                self.display.clear_pattern()
+
+        thread = threading.Thread(target=run, name="demo-projector-calibration", daemon=True)
+        thread.start()
+        return thread
 
 
 def live_for_serving(args: argparse.Namespace):
