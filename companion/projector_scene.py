@@ -4,9 +4,9 @@ The scene is made from exactly what the table page is given (no second judgement
 - the game as `TableGame.game_json()` gives it: the board's cells (Stop The Truck's squares,
   bombs, mines), the activation (whose move starts where), the placement the rules wait for
   (`pending.placement`, with `also`);
-- the acting car's overlays as `TableGame.car()` gives them: its move templates and legal
-  regions, its weapons' arcs (none where the book forbids measuring before declaring) and the
-  cells it may reach;
+- the acting car as `TableGame.car()` gives it: its overlays (move templates and legal
+  regions, its weapons' arcs, the cells it may reach) and the lines to the targets in its
+  weapons' reach (neither arcs nor lines where the book forbids measuring before declaring);
 - the camera's snapshot (`LiveTable.snapshot()`): where each car stands now (the live ruler, the
   placement outline's footprint, the masks) and the gates' posts.
 
@@ -195,12 +195,12 @@ def acting_car(game_view: dict) -> int | None:
     return None if a is None else int(a)
 
 
-def build_scene(game_view: dict | None, overlays: dict | None, live: dict, table,
+def build_scene(game_view: dict | None, car: dict | None, live: dict, table,
                 margin_mm: float = MASK_MARGIN_MM) -> list[TableShape]:
     """The table's scene in mm.
 
     `game_view`: `TableGame.game_json()` (None or without a game: only gates and masks);
-    `overlays`: the acting car's overlays as `TableGame.car()` gives them (None: no car acts);
+    `car`: the acting car as `TableGame.car()` gives it (None: no car acts);
     `live`: the camera's snapshot (cars, gates); `table`: the table file (TableSpec)."""
     shapes: list[TableShape] = []
     # The camera's poses to the half millimetre and degree: a still car's jitter leaves the
@@ -215,6 +215,7 @@ def build_scene(game_view: dict | None, overlays: dict | None, live: dict, table
     for g in live.get("gates") or []:
         shapes += _gate_shapes(g)
     active = acting_car(game_view) if playing else None
+    overlays = (car or {}).get("overlays") or {}
     if active is not None and overlays:
         shapes += _cell_shapes(overlays.get("cells"), _reach_role)
         for r in overlays.get("move_regions") or []:
@@ -225,6 +226,13 @@ def build_scene(game_view: dict | None, overlays: dict | None, live: dict, table
         for a in overlays.get("arcs") or []:
             shapes += _outlines("arc", a.get("polygons"), f"{a.get('mount') or 'weapon'} arc",
                                 COLOURS["arc_jammed"] if a.get("jammed") else None)
+    if active is not None:
+        # As the page's drawOverlays: the closest line to each target its weapons reach.
+        for t in (car or {}).get("targets") or []:
+            line, rng = t.get("line"), t.get("range") or {}
+            if line and rng and rng.get("outcome") != "out":
+                shapes.append(TableShape("reach", tuple((float(x), float(y)) for x, y in line), False, False,
+                                         WIDTHS["reach"], COLOURS["reach"], f"in reach: {t.get('name') or 'a target'}"))
     if active is not None:
         act = game_view.get("activation") or {}
         start = (act.get("move_from") or {}).get(str(active)) or (act.get("start") or {}).get(str(active))
@@ -243,13 +251,13 @@ def build_scene(game_view: dict | None, overlays: dict | None, live: dict, table
 
 class SceneSource:
     """Reads a TableGame for `build_scene`: the game as the page has it, asked again only when
-    the game's version changes, and the acting car's overlays, asked again only when the game
+    the game's version changes, and the acting car's, asked again only when the game
     or a car's pose (to the millimetre and degree) changes; the camera's snapshot every time."""
 
     def __init__(self, game) -> None:
         self.game = game
         self._view: tuple | None = None          # (game version, game_json)
-        self._over: tuple | None = None          # (key, overlays)
+        self._car: tuple | None = None           # (key, the acting car as the page has it)
 
     def _game_view(self) -> dict:
         if self._view is None or self._view[0] != self.game.version:
@@ -257,22 +265,22 @@ class SceneSource:
             self._view = (view["version"], view)      # the version it was made at, read under the game's lock
         return self._view[1]
 
-    def _overlays(self, active: int | None, live: dict, version: int) -> dict | None:
+    def _acting(self, active: int | None, live: dict, version: int) -> dict | None:
         if active is None:
             return None
         key = (version, active, tuple(sorted((int(c["id"]), round(c["x_mm"]), round(c["y_mm"]), round(c["heading_deg"]))
                                              for c in live.get("cars") or [])))
-        if self._over is None or self._over[0] != key:
+        if self._car is None or self._car[0] != key:
             try:
-                over = self.game.car(active).get("overlays")
+                car = self.game.car(active)
             except ValueError:                   # GameError: no such car in this game now
-                over = None
-            self._over = (key, over)
-        return self._over[1]
+                car = None
+            self._car = (key, car)
+        return self._car[1]
 
     def scene(self, margin_mm: float = MASK_MARGIN_MM) -> list[TableShape]:
         live = self.game.live.snapshot()
         view = self._game_view()
         active = acting_car(view) if view.get("game") else None
-        overlays = self._overlays(active, live, self._view[0])
-        return build_scene(view, overlays, live, self.game.table, margin_mm)
+        car = self._acting(active, live, self._view[0])
+        return build_scene(view, car, live, self.game.table, margin_mm)

@@ -34,8 +34,8 @@ def _rings(polygons) -> list[tuple]:
     return sorted(_ring(r) for poly in polygons for r in poly)
 
 
-def _shapes(scene, role) -> list[tuple]:
-    return sorted(_ring(s.points_mm) for s in scene if s.role == role)
+def _shapes(scene, role, closed=None) -> list[tuple]:
+    return sorted(_ring(s.points_mm) for s in scene if s.role == role and closed in (None, s.closed))
 
 
 def _inside_by(poly, p) -> float:
@@ -99,6 +99,11 @@ def test_the_acting_cars_templates_regions_and_arcs_are_the_rules_overlays(highw
     assert _shapes(scene, "arc") == _rings([poly for a in expected["arcs"] for poly in a["polygons"]])
     # Outlines, never a flood of light: only the masks are filled.
     assert {s.role for s in scene if s.filled} == {"mask"}
+    # The line to each target in its weapons' reach, as the page draws it: the Rust Bucket's.
+    targets = game.car(10)["targets"]
+    lines = [t["line"] for t in targets if t.get("line") and t["range"]["outcome"] != "out"]
+    assert [t["name"] for t in targets if t.get("line") and t["range"]["outcome"] != "out"] == ["Rust Bucket"]
+    assert _shapes(scene, "reach", closed=False) == sorted(_ring(line) for line in lines)
     # No car has moved: no ruler yet; no board in this system.
     assert not _shapes(scene, "ruler") and not _shapes(scene, "square")
     # The gates, as the page draws them: the line between the posts of each.
@@ -190,7 +195,7 @@ def test_stop_the_trucks_squares_and_the_acting_cars_reach_are_the_boards(truck)
     assert sum(c["kind"] == "square" for c in board["cells"]) >= 100
     assert _shapes(scene, "square") == sorted(_ring(c["polygon"]) for c in board["cells"])
     cells = truck["overlays_11"]["cells"]
-    assert cells and _shapes(scene, "reach") == sorted(_ring(c["polygon"]) for c in cells)
+    assert cells and _shapes(scene, "reach", closed=True) == sorted(_ring(c["polygon"]) for c in cells)
     # Before a round no car acts: the board, gates and masks, nothing car-specific.
     assert {s.role for s in truck["before_round"]} == {"square", "gate", "mask"}
 
@@ -229,6 +234,7 @@ def test_without_a_game_only_gates_and_masks(demo_table, renderer):
     live = _live(demo_table)
     live.process(renderer.render(SH_POSES, np.random.default_rng(3)).image, 0, 0.0)
     scene = build_scene(TableGame(live).game_json(), None, live.snapshot(), demo_table)
+    assert scene == build_scene(None, None, live.snapshot(), demo_table)
     assert {s.role for s in scene} == {"gate", "mask"}
 
 
@@ -244,5 +250,5 @@ def test_no_arcs_where_the_book_forbids_measuring_before_declaring(highways, mon
     assert raw["arcs"]
     monkeypatch.setattr(game.session.rules, "may_premeasure", lambda: False)
     scene = SceneSource(game).scene()
-    assert not [s for s in scene if s.role == "arc"]
+    assert not [s for s in scene if s.role in ("arc", "reach")]
     assert _shapes(scene, "region") == _rings([p for r in raw["move_regions"] for p in r["polygons"]])
