@@ -19,7 +19,7 @@ from companion.game import TableGame
 from companion.live import LiveTable
 from companion.projector import ProjectorDisplay
 from companion.web import create_app
-from tests.test_browser import browser  # noqa: F401 (browser is a fixture)
+from tests.test_browser import browser, snap  # noqa: F401 (browser is a fixture)
 from vision.projector_sim import demo_projector
 from vision.render import CarTruth
 from vision.sources import SyntheticSource
@@ -101,6 +101,7 @@ def test_the_projector_page_draws_the_frame_at_the_projectors_pixels(served, bro
         s, d = by_role["mask"][0]
         pts = np.asarray(s["points"])
         assert np.allclose(d["box"], [pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max()], atol=1.0)
+        snap(page, "projector-page")
         # Nothing is said on the table: no hint, no note.
         assert page.is_hidden("#hint") and page.is_hidden("#note")
         # The page told the companion its size.
@@ -161,6 +162,8 @@ def test_the_setup_tab_chooses_what_the_projector_shows(served, browser):
         # The calibration's state in words (or, if it cannot be read, why).
         main.wait_for_function("(document.getElementById('projector-status').textContent || "
                                "document.getElementById('projector-error').textContent).length > 0", timeout=WAIT_MS)
+        main.locator("#projector-box").scroll_into_view_if_needed()
+        snap(main, "projector-setup")
 
         _choose(main, "placements")
         frame = _frame(main)

@@ -360,7 +360,7 @@
     const parts = [`Calibrated${st.rms_mm != null ? `, within ${fmt(st.rms_mm, 1)} mm` : ""}`];
     if (st.coverage) parts.push(st.coverage);
     if (st.check) parts.push(st.check);
-    return parts.join(". ") + ".";
+    return parts.map((t) => t.charAt(0).toUpperCase() + t.slice(1).replace(/\.$/, "")).join(". ") + ".";
   }
   async function refreshProjector() {
     clearTimeout(projectorTimer);
