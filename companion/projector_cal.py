@@ -533,7 +533,8 @@ class ProjectorService:
 
     display: ProjectorDisplay
     live: object                               # companion.live.LiveTable
-    path: Path | None = None                   # where a calibration is saved (None: kept in memory)
+    #: Where a calibration is saved (None: beside the table file; kept in memory when it has none).
+    path: Path | None = None
     settle_frames: int = SETTLE_FRAMES
     settle_s: float = SETTLE_S
     busy: bool = False
@@ -550,11 +551,20 @@ class ProjectorService:
 
     def status(self) -> dict:
         model = self.display.model
+        error = self.error
+        if model is None and error is None and not self.busy:
+            # A file there that cannot be used (another table's, say) is said, not passed over.
+            path = self.path or projector_file(self.table)
+            if path is not None and path.exists():
+                try:
+                    ProjectorModel.load(path, self.table)
+                except ProjectorFileError as exc:
+                    error = str(exc)
         return {"calibrated": model is not None, "busy": self.busy, "step": self.step,
                 "rms_mm": round(model.rms_mm, 2) if model is not None else None,
                 "coverage": model.coverage(self.table.width_mm, self.table.depth_mm).words()
                 if model is not None else None,
-                "check": self.display.check_text or None, "error": self.error}
+                "check": self.display.check_text or None, "error": error}
 
     def start(self, what: str) -> bool:
         """Start "calibrate" or "check" in the background; False when one is running."""
@@ -611,11 +621,22 @@ class ProjectorService:
         pose, cars = frames.pose_and_cars()
         size = self._size_px()
         pattern = DotPattern.for_size(size)
+        total = pattern.bits + 2 + 1                     # the dots' frames and the check's marks
+        shown = [0]
+        throw_pattern = self._throw("calibrating the projector")
+
+        def throw(shapes):
+            if shapes is not None:
+                shown[0] += 1
+                self.step = (f"the camera reads the projector's numbered dots: frame {min(shown[0], total)} of "
+                             f"{total}")
+            throw_pattern(shapes)
         self.step = f"throwing {pattern.count} numbered dots in {pattern.bits + 2} frames"
-        result = calibrate(table, self._throw("calibrating the projector"), frames.grab, size,
+        result = calibrate(table, throw, frames.grab, size,
                            camera=pose.camera if pose is not None else None, pose=pose, cars=cars)
-        if self.path is not None:
-            self.saved = save_calibration(result.model, self.path, table)
+        path = self.path or projector_file(table)
+        if path is not None:
+            self.saved = save_calibration(result.model, path, table)
         else:
             self.saved = "kept until the companion stops (the table has no file to keep it beside)"
         self.display.set_model(result.model)

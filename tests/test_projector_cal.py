@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 from calibration.projector import ProjectorFileError, ProjectorModel
-from calibration.tablefile import TableSpec
 from companion.cli import main
 from companion.projector import ProjectorDisplay
 from companion.projector_cal import (CHECK_OK_MM, ProjectorCalError, ProjectorService, SyntheticRig,
@@ -199,6 +198,21 @@ def test_another_tables_calibration_is_refused_and_nothing_calibrated_is_lost(ta
     assert ProjectorModel.load(tmp_path / "projector.json.old", table).points == calibrated.model.points
 
 
+def test_the_page_is_told_of_another_tables_calibration_beside_the_table_file(table, calibrated, tmp_path):
+    anchors = list(table.anchors)
+    anchors[1] = dataclasses.replace(anchors[1], y_mm=anchors[1].y_mm + 25)
+    other = dataclasses.replace(table, anchors=tuple(anchors), source=str(tmp_path / "table.toml"))
+    save_calibration(calibrated.model, tmp_path / "projector.json", table)
+
+    class Live:                      # what the status reads of the live table
+        pass
+    live = Live()
+    live.table = other
+    st = ProjectorService(ProjectorDisplay(), live).status()
+    assert not st["calibrated"] and "was made on another table" in st["error"]
+    assert "calibrate the projector again on this table" in st["error"]
+
+
 # --- a running companion ------------------------------------------------------------------------------
 
 class _ProjectedSource(FrameSource):
@@ -217,7 +231,8 @@ class _ProjectedSource(FrameSource):
 
     def read(self):
         shapes = self.display.frame([])["shapes"]
-        image = self.renderer.render(self.cars, self.rng, projected=(self.maps, rasterize(shapes, self.projector.size_px)))
+        thrown = rasterize(shapes, self.projector.size_px)
+        image = self.renderer.render(self.cars, self.rng, projected=(self.maps, thrown))
         time.sleep(0.01)
         self.index += 1
         return Frame(self.index - 1, image.image, self.index / 15.0)

@@ -17,11 +17,13 @@ once the app is made: with a calibration, the check runs once.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from flask import Blueprint, current_app, jsonify
 from werkzeug.exceptions import HTTPException
 
 from ..game import GameError
-from ..projector_cal import ProjectorService, projector_file
+from ..projector_cal import ProjectorService
 from ..rules.base import RulesError
 from . import api
 from .api import BadRequest, game
@@ -44,8 +46,8 @@ def service(app=None) -> ProjectorService:
         if display is None:
             raise GameError("this companion has no projector display")
         live = app.extensions["live_table"]
-        path = app.config.get("PROJECTOR_FILE") or projector_file(live.table)
-        found = ProjectorService(display, live, path,
+        path = app.config.get("PROJECTOR_FILE")         # None: beside the table file in use
+        found = ProjectorService(display, live, Path(path) if path else None,
                                  settle_frames=app.config.get("PROJECTOR_SETTLE_FRAMES", 3),
                                  settle_s=app.config.get("PROJECTOR_SETTLE_S", 0.4))
         found.watch_camera()
