@@ -61,7 +61,8 @@ def frame():
     screen = getattr(d, "screen_px", None)
     # Mapping a board of squares through the lens takes a tenth of a second: a still table's
     # frame (the same scene, display and window) is answered with the one made before.
-    key = (d.version, scene, screen)
+    # (The check's words are set without a new version: they are part of the key too.)
+    key = (d.version, id(d.model), d.mode, d.check_text, d.pattern_why, scene, screen)
     held = current_app.extensions.get("projector_frame")
     if held is None or held[0] != key:
         out = d.frame(list(scene))
