@@ -189,3 +189,22 @@ def test_the_setup_tab_chooses_what_the_projector_shows(served, browser):
         display.set_mode("everything")
         main.close()
         projector.close()
+
+
+def test_the_projector_page_draws_under_its_own_security_policy(served, browser):
+    """As a browser has it, the Content-Security-Policy enforced (the other tests bypass it for
+    Playwright's waits): no directive violated, no script error, the frame drawn."""
+    url, _ = served
+    page = browser.browser.new_page(viewport={"width": 1280, "height": 800})
+    page.add_init_script("window.__violations = []; document.addEventListener('securitypolicyviolation', "
+                         "(e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));")
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        response = page.goto(url + "projector")
+        assert "script-src 'self'" in response.headers["content-security-policy"]
+        page.wait_for_selector('#shapes > polygon[data-role="mask"]', state="attached", timeout=WAIT_MS)
+        assert page.locator('#shapes > [data-role="template"]').count() >= 1
+        assert page.evaluate("window.__violations") == [] and errors == []
+    finally:
+        page.close()
