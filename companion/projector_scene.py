@@ -238,8 +238,9 @@ def build_scene(game_view: dict | None, car: dict | None, live: dict, table,
         start = (act.get("move_from") or {}).get(str(active)) or (act.get("start") or {}).get(str(active))
         now = live_cars.get(active)
         if start and now and math.hypot(now["x_mm"] - start[0], now["y_mm"] - start[1]) > RULER_MIN_MM:
-            shapes.append(TableShape("ruler", ((float(start[0]), float(start[1])), (float(now["x_mm"]), float(now["y_mm"]))),
-                                     False, False, WIDTHS["ruler"], COLOURS["ruler"], "the live ruler: moved so far"))
+            line = ((float(start[0]), float(start[1])), (float(now["x_mm"]), float(now["y_mm"])))
+            shapes.append(TableShape("ruler", line, False, False, WIDTHS["ruler"], COLOURS["ruler"],
+                                     "the live ruler: moved so far"))
     pending = (game_view or {}).get("pending") or {}
     placement = pending.get("placement") if pending.get("waiting") == "placement" else None
     if placement:
