@@ -434,13 +434,19 @@ def check_marks(table: TableSpec, model: ProjectorModel, throw: Throw, grab: Gra
         return CheckResult(False, f"the camera saw none of the projector's {len(targets)} check marks where they "
                                   f"should land: the projector has moved since it was calibrated (or is covered); "
                                   f"calibrate it again", None, len(targets), 0)
-    worst = max(errors)
     missing = len(targets) - seen
-    if worst > CHECK_OK_MM:
+    # A moved projector moves every mark; one mark off alone landed on something standing
+    # on the table (a car the camera did not find, a hand): two thirds must agree.
+    good = [e for e in errors if e <= CHECK_OK_MM]
+    if len(good) * 3 < seen * 2:
         return CheckResult(False, f"the projector has moved since it was calibrated: its check marks land up to "
-                                  f"{worst:.1f} mm from where they should; calibrate it again", worst,
+                                  f"{max(errors):.1f} mm from where they should; calibrate it again", max(errors),
                            len(targets), seen)
+    worst = max(good)
     text = f"projection within {worst:.1f} mm"
+    if len(good) < seen:
+        text += (f" ({seen - len(good)} of {len(targets)} check marks landed elsewhere, on something standing on "
+                 f"the table?)")
     if missing:
         text += f" ({missing} of {len(targets)} check marks not seen: covered?)"
     return CheckResult(missing * 2 <= len(targets), text, worst, len(targets), seen)
