@@ -8,7 +8,8 @@ The scene is made from exactly what the table page is given (no second judgement
   regions, its weapons' arcs, the cells it may reach) and the lines to the targets in its
   weapons' reach (neither arcs nor lines where the book forbids measuring before declaring);
 - the camera's snapshot (`LiveTable.snapshot()`): where each car stands now (the live ruler, the
-  placement outline's footprint, the masks) and the gates' posts.
+  placement outline's footprint, the ghosts of cars moved since the activation began, the
+  masks) and the gates' posts.
 
 A projector draws outlines, never floods: a polygon with holes is drawn ring by ring, each a
 closed stroke. Only the masks are filled (black, drawn last by the display): every roof
@@ -29,15 +30,19 @@ from .projector import TableShape
 MASK_MARGIN_MM = 6.0
 #: The live ruler is drawn once the acting car has moved this far from its move's start (mm).
 RULER_MIN_MM = 1.0
+#: A car's ghost (where it stood when the activation began) is drawn once it has moved this far
+#: or turned this much from there, as the page draws it.
+GHOST_MIN_MM = 3.0
+GHOST_MIN_DEG = 3.0
 #: A car's footprint when neither the camera's snapshot nor the table file gives one (mm).
 DEFAULT_FOOTPRINT = (75.0, 32.0)
 #: Bright, distinct colours, one per role (a projector's light on a grey table).
 COLOURS = {"template": "#00e5ff", "region": "#33ff66", "arc": "#ff40ff", "arc_jammed": "#a0a0a0",
            "reach": "#ffe600", "red": "#ff4040", "blue": "#4da6ff", "ruler": "#ffffff",
            "square": "#6fa8ff", "board_piece": "#ff9d2e", "gate": "#ff9d2e", "placement": "#ffffff",
-           "blast": "#ff5a1f", "mask": "#000000"}
+           "blast": "#ff5a1f", "ghost": "#b0b0b0", "mask": "#000000"}
 WIDTHS = {"template": 2.0, "region": 1.5, "arc": 1.5, "reach": 1.5, "ruler": 2.0, "square": 1.2,
-          "gate": 2.0, "placement": 3.0}
+          "gate": 2.0, "placement": 3.0, "ghost": 1.2}
 
 
 def _rings(polygons) -> list[list[tuple[float, float]]]:
@@ -120,6 +125,24 @@ def _placement_shapes(p: dict, live_cars: dict, table, back: bool) -> list[Table
             TableShape("placement", (at(length / 2 + 5, width / 2 - 3), at(length / 2 + nose, 0.0),
                                      at(length / 2 + 5, -width / 2 + 3)), True, False, width_mm, colour,
                        f"{label}: its front")]
+
+
+def _ghosts(activation: dict, live_cars: dict, table) -> list[TableShape]:
+    """As the page's drawGhosts: where each car stood when the activation began, once the camera
+    sees it moved from there (never while it stands there: that would light the car itself)."""
+    out = []
+    for key, p in sorted((activation.get("start") or {}).items()):
+        now = live_cars.get(int(key))
+        if now is None:
+            continue
+        turned = abs((now["heading_deg"] - p[2] + 540) % 360 - 180)
+        if math.hypot(now["x_mm"] - p[0], now["y_mm"] - p[1]) <= GHOST_MIN_MM and turned <= GHOST_MIN_DEG:
+            continue
+        length, width = _footprint(int(key), live_cars, table)
+        name = (table.car(int(key)).name if table is not None and table.car(int(key)) else f"car {key}")
+        out.append(TableShape("ruler", _box(float(p[0]), float(p[1]), float(p[2]), length / 2, width / 2), True, False,
+                              WIDTHS["ghost"], COLOURS["ghost"], f"where {name} stood when this activation began"))
+    return out
 
 
 def _gate_shapes(g: dict) -> list[TableShape]:
@@ -241,6 +264,8 @@ def build_scene(game_view: dict | None, car: dict | None, live: dict, table,
             line = ((float(start[0]), float(start[1])), (float(now["x_mm"]), float(now["y_mm"])))
             shapes.append(TableShape("ruler", line, False, False, WIDTHS["ruler"], COLOURS["ruler"],
                                      "the live ruler: moved so far"))
+    if playing:
+        shapes += _ghosts(game_view.get("activation") or {}, live_cars, table)
     pending = (game_view or {}).get("pending") or {}
     placement = pending.get("placement") if pending.get("waiting") == "placement" else None
     if placement:

@@ -135,11 +135,18 @@ def test_the_live_ruler_runs_from_where_the_move_began_to_where_the_car_stands(h
         game.live.process(frame.image, k, k / 15)
     seen = next(c for c in game.live.snapshot()["cars"] if c["id"] == 10)
     assert abs(seen["x_mm"] - 240.0) < 2
-    ruler = [s for s in SceneSource(game).scene() if s.role == "ruler"]
-    assert len(ruler) == 1 and not ruler[0].closed
+    scene = SceneSource(game).scene()
+    ruler = [s for s in scene if s.role == "ruler" and not s.closed]
+    assert len(ruler) == 1
     (x0, y0), (x1, y1) = ruler[0].points_mm
     assert math.hypot(x0 - start[0], y0 - start[1]) < 0.01
     assert math.hypot(x1 - seen["x_mm"], y1 - seen["y_mm"]) <= 0.5
+    # And, as the page's ghost, the outline where it stood (the moved car alone: the others stand still).
+    ghosts = [s for s in scene if s.role == "ruler" and s.closed]
+    assert [s.label for s in ghosts] == ["where Interceptor stood when this activation began"]
+    xs, ys = zip(*ghosts[0].points_mm)
+    assert ((max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2) == pytest.approx(start[:2], abs=0.01)
+    assert max(xs) - min(xs) == pytest.approx(75.0, abs=0.5)
 
 
 # --- Stop The Truck: squares, reach, a placement; the modes ------------------------------------
