@@ -281,6 +281,11 @@ def calibrate(table: TableSpec, throw: Throw, grab: Grab, size_px: tuple[int, in
         result = _solve(table, pattern, frames, pose, cars)
         if check:
             checked = check_marks(table, result.model, throw, grab, pose, cars, black=black)
+            if checked.marks < 2:
+                raise ProjectorCalError(
+                    f"the projector lights too little of the table to use: {result.coverage.words()} (the camera "
+                    f"measured {result.dots_used} of its dots there); aim and zoom the projector so its image "
+                    f"covers the whole table, then calibrate again. Nothing was saved")
             if not checked.ok:
                 raise ProjectorCalError(f"the new calibration failed its own check ({checked.words}); nothing "
                                         f"was saved: keep the projector and camera still and calibrate again")
