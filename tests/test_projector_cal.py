@@ -240,6 +240,28 @@ def test_the_page_is_told_of_another_tables_calibration_beside_the_table_file(ta
     assert "calibrate the projector again on this table" in st["error"]
 
 
+def test_a_knocked_camera_has_the_projector_checked_again_at_most_once_a_minute(table, calibrated):
+    from types import SimpleNamespace
+
+    listeners = []
+    live = SimpleNamespace(table=table, add_frame_listener=listeners.append)
+    svc = ProjectorService(ProjectorDisplay(calibrated.model), live)
+    started = []
+    svc.start = started.append                       # what would run in the background
+    svc.watch_camera()
+    frame = lambda moved: SimpleNamespace(located=SimpleNamespace(table_moved=moved))  # noqa: E731
+    listeners[0](frame(False))
+    assert started == []
+    listeners[0](frame(True))
+    assert started == ["check"]
+    listeners[0](frame(True))                         # the same knock seen on the next frame
+    assert started == ["check"]
+    svc.display.set_model(None)
+    svc._checked_at = -float("inf")
+    listeners[0](frame(True))                         # nothing calibrated: nothing to check
+    assert started == ["check"]
+
+
 # --- a running companion ------------------------------------------------------------------------------
 
 class _ProjectedSource(FrameSource):
