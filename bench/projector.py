@@ -23,6 +23,7 @@ by tests/test_projector_accuracy.py too.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import time
@@ -80,22 +81,32 @@ def squares(width_mm: float, depth_mm: float, anchors, side: float = 40.0, nx: i
     return out
 
 
-def masks(table, poses, car_pad_mm: float = 6.0, anchor_pad_mm: float = 8.0) -> list[TableShape]:
-    """Black over every car (its footprint and a little more: the light on a roof comes
-    through other projector pixels than the table's under it) and every anchor."""
-    out = []
-    for p in poses:
-        spec = table.car(p.id)
-        out.append(TableShape("mask", rect(p.x_mm, p.y_mm, p.heading_deg, spec.length_mm + 2 * car_pad_mm,
-                                           spec.width_mm + 2 * car_pad_mm), filled=True, label=f"{spec.name}'s roof"))
-    for a in table.anchors:
-        side = a.size_mm * 1.5 + 2 * anchor_pad_mm          # the sticker's white margin too
-        out.append(TableShape("mask", rect(a.x_mm, a.y_mm, a.rotation_deg, side, side), filled=True,
-                              label=f"anchor {a.id}"))
-    return out
+def masks(table, poses, lift=None) -> list[TableShape]:
+    """The companion's own masks (companion/projector_scene.py: black over every roof
+    marker and anchor, a margin wider), for cars standing at `poses`. With
+    `lift(points_mm, z_mm)` (where on the table the light lands that, thrown toward a
+    point `z_mm` up, would hit it: parallax), a roof marker's mask also covers where the
+    projector's light toward the roof comes from: the hull of the mask and the mask lifted
+    to the roof's height."""
+    from companion.projector_scene import build_scene
+
+    live = {"cars": [{"id": p.id, "x_mm": p.x_mm, "y_mm": p.y_mm, "heading_deg": p.heading_deg} for p in poses]}
+    out = [s for s in build_scene(None, None, live, table) if s.role == "mask"]
+    if lift is None:
+        return out
+    roofs = {table.car(p.id).name: table.car(p.id).roof_mm for p in poses}
+    lifted = []
+    for s in out:
+        name = s.label.removesuffix("'s roof marker")
+        if name in roofs:
+            box = np.asarray(s.points_mm, float)
+            hull = cv2.convexHull(np.vstack([box, lift(box, roofs[name])]).astype(np.float32)).reshape(-1, 2)
+            s = dataclasses.replace(s, points_mm=tuple(map(tuple, hull.astype(float).tolist())))
+        lifted.append(s)
+    return lifted
 
 
-def busy_scene(table, poses, with_masks: bool = True, arcs_every: int = 2) -> list[TableShape]:
+def busy_scene(table, poses, with_masks: bool = True, arcs_every: int = 2, lift=None) -> list[TableShape]:
     """What a busy turn throws: a template ahead of every car, arcs from every other car,
     squares over the whole table, and (normally) the masks."""
     shapes = []
@@ -108,7 +119,7 @@ def busy_scene(table, poses, with_masks: bool = True, arcs_every: int = 2) -> li
             shapes.append(arc(*front, p.heading_deg + 180.0 * (k % 4 == 2), label=f"{spec.name}'s arc"))
     shapes += squares(table.width_mm, table.depth_mm, table.anchors)
     if with_masks:
-        shapes += masks(table, poses)
+        shapes += masks(table, poses, lift=lift)
     return shapes
 
 
@@ -222,7 +233,9 @@ def edge_errors(diff: np.ndarray, pose, shapes, avoid=(), step_mm: float = 10.0,
 
 # --- the benchmark ----------------------------------------------------------------------------
 
-VARIANTS = ("off", "on, masked", "on, no masks")
+#: Without the projector; with the companion's masks (over each marker, on the table);
+#: with those masks lifted to the roof's height (parallax); with no masks at all.
+VARIANTS = ("off", "on, companion's masks", "on, masks at roof height", "on, no masks")
 
 
 def _heading_error(a: float, b: float) -> float:
@@ -239,7 +252,12 @@ def measure(level: str, seeds: list[int], frames: int, cars: int = 12) -> dict:
         table, renderer = scene.table, scene.renderer
         projector = demo_projector(table)
         maps = LightMaps(renderer, projector)
-        display = ProjectorDisplay(exact_model(table, projector))
+        model = exact_model(table, projector)
+        display = ProjectorDisplay(model)
+
+        def lift(pts, z, projector=projector, model=model):
+            # Where the light that hits a point z up lands on the table, were the point not there.
+            return model.projector_to_table(projector.table_to_projector(pts, z))
         locator = Locator(table, renderer.camera)
         rng = np.random.default_rng(seed + 7)
         for i in range(frames):
@@ -249,8 +267,9 @@ def measure(level: str, seeds: list[int], frames: int, cars: int = 12) -> dict:
                 if v == "off":
                     frame = renderer.render(poses, np.random.default_rng(noise))
                 else:
-                    frame, _ = lit_frame(renderer, maps, display, busy_scene(table, poses, with_masks=v == "on, masked"),
-                                         poses, noise)
+                    scene = busy_scene(table, poses, with_masks=v != "on, no masks",
+                                       lift=lift if v == "on, masks at roof height" else None)
+                    frame, _ = lit_frame(renderer, maps, display, scene, poses, noise)
                 located = locator.locate(frame.image)
                 r = rows[v]
                 r["in_view"] += len(frame.visible_cars)

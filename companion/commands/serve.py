@@ -399,6 +399,7 @@ class DemoLight:
         self._image = None
         self.drawn = 0                      # how many times the projector's image was drawn
         self.failed = None                  # why the scene could not be made, said once
+        self._held = _HeldLight(self)
 
     def follow(self, game) -> None:
         """Throw the scene of `game` (companion/projector_scene.py), as /projector draws it."""
@@ -429,7 +430,7 @@ class DemoLight:
                 self._json = text
                 self.drawn += 1
             self._key = key
-        return (self.maps, self._image) if self._image is not None else None
+        return (self._held, self._image) if self._image is not None else None
 
     def calibrate_in_background(self, game, wait_s: float = 30.0, **service_args):
         """Calibrate the projector through the camera (companion/projector_cal.py), as Setup's
@@ -462,6 +463,24 @@ class DemoLight:
         thread = threading.Thread(target=run, name="demo-projector-calibration", daemon=True)
         thread.start()
         return thread
+
+
+class _HeldLight:
+    """The demo projector's light in the camera's view, kept while the projector's image
+    and the cars' roofs stay the same: on a still table a frame costs no light worked out
+    again (the renderer asks `light(image, roofs)` of what it is given as the maps)."""
+
+    def __init__(self, demo: DemoLight) -> None:
+        self.demo = demo
+        self._key = None
+        self._light = None
+
+    def light(self, thrown, regions=()):
+        key = (self.demo.drawn, tuple(regions))
+        if key != self._key:
+            self._light = self.demo.maps.light(thrown, regions)
+            self._key = key
+        return self._light
 
 
 def live_for_serving(args: argparse.Namespace):
