@@ -644,7 +644,7 @@ class ProjectorService:
             throw_pattern(shapes)
         self.step = f"throwing {pattern.count} numbered dots in {pattern.bits + 2} frames"
         result = calibrate(table, throw, frames.grab, size,
-                           camera=pose.camera if pose is not None else None, pose=pose, cars=cars)
+                           camera=pose.camera if pose is not None else self.live.camera_file, pose=pose, cars=cars)
         path = self.path or projector_file(table)
         if path is not None:
             self.saved = save_calibration(result.model, path, table)
@@ -666,7 +666,7 @@ class ProjectorService:
         throw = self._throw("checking the projector")
         if pose is None:
             throw([])
-            located = locate_table(self.table, None, frames.grab())
+            located = locate_table(self.table, self.live.camera_file, frames.grab())
             pose, cars = located.table_pose, located.cars
         try:
             result = check_marks(self.table, model, throw, frames.grab, pose, cars or ())
