@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -26,6 +27,8 @@ from vision.demo import DemoScript, demo_table as _demo_table
 from vision.projector_sim import LightMaps, SyntheticProjector, demo_projector, rasterize
 from vision.render import RenderOptions, TableRenderer, look_at
 from vision.sources import Frame, FrameSource
+
+from tests.conftest import wait_until
 
 SIZE = (960, 540)
 
@@ -380,3 +383,48 @@ def test_calibrate_projector_demo_writes_a_file_that_loads(tmp_path, capsys, tab
 def test_calibrate_projector_needs_a_camera_or_the_demo(capsys):
     assert main(["calibrate", "projector"]) != 0
     assert "--source 0), or --demo" in capsys.readouterr().err
+
+
+def test_calibrate_projector_with_a_camera_serves_the_page_and_calibrates_once_it_is_open(
+        monkeypatch, tmp_path, capsys, table, renderer, projector):
+    """The real-camera path, with the synthetic camera and projector standing in: the
+    command serves the projector page, waits for it to say its size, then calibrates."""
+    import threading
+
+    import companion.web as web
+    import vision.sources
+
+    made = {}
+    real_create_app = web.create_app
+
+    def create_app(live, config=None):
+        app = real_create_app(live, config)
+        made["display"] = app.config["PROJECTOR"]
+        return app
+
+    class Source(_ProjectedSource):
+        def read(self):
+            self.display = made.get("display") or ProjectorDisplay()
+            return super().read()
+
+    monkeypatch.setattr(web, "create_app", create_app)
+    monkeypatch.setattr(vision.sources, "open_source",
+                        lambda spec, table=None: Source(renderer, projector, ProjectorDisplay()))
+
+    def hello():                                    # the projector page opened on the projector
+        assert wait_until(lambda: "display" in made, 30)
+        made["display"].screen_px = projector.size_px
+    threading.Thread(target=hello, daemon=True).start()
+    table_file = tmp_path / "table.toml"
+    table_file.write_text((Path(__file__).resolve().parents[1] / "vision" / "data" / "demo_table.toml")
+                          .read_text(encoding="utf-8"), encoding="utf-8")
+    camera = tmp_path / "webcam.yml"
+    renderer.camera.to_yaml(camera)
+    assert main(["calibrate", "projector", "--source", "0", "--table", str(table_file), "--camera", str(camera),
+                 "--port", "0", "--wait", "30"]) == 0
+    said = capsys.readouterr().out
+    assert "/projector full-screen in a browser on the projector" in said
+    assert "check: projection within" in said
+    saved = tmp_path / "projector.json"                # beside the table file
+    assert f"saved to {saved}" in said
+    assert ProjectorModel.load(saved, table).rms_mm < 0.5
