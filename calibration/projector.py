@@ -134,6 +134,25 @@ class ProjectorModel:
                                              (-jx[:, 1] * err[:, 0] + jx[:, 0] * err[:, 1]) / det])
         return _apply_h(np.linalg.inv(self.homography), ideal)
 
+    def centre_mm(self) -> np.ndarray | None:
+        """Where the projector's lens stands over the table (x, y, z mm), from its
+        homography, or None when the homography is no projector's. A plane's homography
+        alone leaves the lens's focal length and centre open; this assumes square pixels
+        and a lens shifted only up or down (as nearly every projector's is), which fixes
+        them. Good to a few centimetres: enough to know where light aimed at a car's roof
+        comes from (`lifted`)."""
+        return _centre_from_homography(self.homography, self.size_px)
+
+    def lifted(self, xy_mm, z_mm: float) -> np.ndarray:
+        """The table points (N, 2) whose light, on its way down, passes through the points
+        `z_mm` above xy_mm: where the projector must draw to light (or keep dark) a car's
+        roof. Without a known centre, the points themselves."""
+        xy = np.atleast_2d(np.asarray(xy_mm, float))
+        c = self.centre_mm()
+        if c is None or z_mm <= 0 or z_mm >= c[2]:
+            return xy
+        return c[:2] + (xy - c[:2]) * (c[2] / (c[2] - z_mm))
+
     def px_per_mm(self, xy_mm) -> float:
         """How many projector pixels a millimetre of table is, at a point (the mean of both axes)."""
         p = np.asarray(xy_mm, float).reshape(1, 2)
@@ -257,3 +276,50 @@ def fit_projector(table_mm, projector_px, size_px: tuple[int, int], fingerprint:
     return ProjectorModel(model.size_px, model.homography, model.lens, fingerprint,
                           float(np.sqrt(np.mean(np.sum(residual_px ** 2, axis=1)))),
                           float(np.sqrt(np.mean(np.sum(residual_mm ** 2, axis=1)))), len(src))
+
+
+def _centre_from_homography(hom: np.ndarray, size_px: tuple[int, int]) -> np.ndarray | None:
+    """The lens's place from H = K [r1 r2 t], K with one focal length f and its centre at
+    (width / 2, cy): r1 and r2 orthogonal and of one length give f and cy (cy found by
+    bisection over a generous range), then C = -R^T t."""
+    cx = size_px[0] / 2
+    h1, h2, h3 = hom[:, 0], hom[:, 1], hom[:, 2]
+
+    def f2_and_gap(cy: float) -> tuple[float, float]:
+        u1, u2 = h1[0] - cx * h1[2], h2[0] - cx * h2[2]
+        v1, v2 = h1[1] - cy * h1[2], h2[1] - cy * h2[2]
+        if abs(h1[2] * h2[2]) < 1e-18:
+            return math.nan, math.nan
+        f2 = -(u1 * u2 + v1 * v2) / (h1[2] * h2[2])
+        if not f2 > 0:
+            return math.nan, math.nan
+        return f2, (u1 * u1 + v1 * v1 - u2 * u2 - v2 * v2) / f2 + h1[2] ** 2 - h2[2] ** 2
+
+    h = size_px[1]
+    cys = np.linspace(-4 * h, 5 * h, 1801)
+    gaps = np.array([f2_and_gap(c)[1] for c in cys])
+    best = None
+    for i in np.where(np.isfinite(gaps[:-1]) & np.isfinite(gaps[1:]) & (np.sign(gaps[:-1]) != np.sign(gaps[1:])))[0]:
+        a, b = cys[i], cys[i + 1]
+        for _ in range(60):
+            m = (a + b) / 2
+            if np.sign(f2_and_gap(m)[1]) == np.sign(f2_and_gap(a)[1]):
+                a = m
+            else:
+                b = m
+        cy = (a + b) / 2
+        f2, _ = f2_and_gap(cy)
+        if not f2 > 0:
+            continue
+        k = np.array([[math.sqrt(f2), 0, cx], [0, math.sqrt(f2), cy], [0, 0, 1.0]])
+        m3 = np.linalg.inv(k) @ hom
+        lam = 1 / np.linalg.norm(m3[:, 0])
+        r1, r2, t = lam * m3[:, 0], lam * m3[:, 1], lam * m3[:, 2]
+        if t[2] < 0:
+            r1, r2, t = -r1, -r2, -t
+        rot = np.column_stack([r1, r2, np.cross(r1, r2)])
+        c = -rot.T @ t
+        # The lens stands above the table; of two answers, the one nearer the image's middle.
+        if c[2] > 0 and (best is None or abs(cy - h / 2) < abs(best[0] - h / 2)):
+            best = (cy, c)
+    return None if best is None else best[1]

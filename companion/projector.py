@@ -49,6 +49,10 @@ class TableShape:
     width_mm: float = 2.0           # the stroke, on the table
     colour: str = "#ffffff"
     label: str = ""                 # what it is, for people and tests ("Buggy's move template")
+    #: How high above the table it lies (a roof marker's mask: the car's roof height). The
+    #: projector's light toward a roof leaves through other pixels than toward the table
+    #: under it (parallax), so such a mask covers both.
+    z_mm: float = 0.0
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -151,7 +155,11 @@ class ProjectorDisplay:
         keep.sort(key=lambda s: s.role == "mask")
         out = []
         for s in keep:
-            pts = densify(np.asarray(s.points_mm, float), s.closed)
+            pts = np.asarray(s.points_mm, float).reshape(-1, 2)
+            if s.z_mm > 0 and len(pts):
+                up = model.lifted(pts, s.z_mm)
+                pts = _hull(np.vstack([pts, up])) if s.role == "mask" else up
+            pts = densify(pts, s.closed)
             if len(pts) == 0:
                 continue
             px = model.table_to_projector(pts)
@@ -169,3 +177,24 @@ class ProjectorDisplay:
                 "size_px": list(model.size_px) if model is not None else None,
                 "mode": self.mode, "pattern": self.pattern_why or None, "check": self.check_text or None,
                 "shapes": [s.to_json() for s in shapes]}
+
+
+def _hull(points: np.ndarray) -> np.ndarray:
+    """The convex hull of points (N, 2), anticlockwise (Andrew's monotone chain)."""
+    pts = sorted(set(map(tuple, np.round(points, 6).tolist())))
+    if len(pts) < 3:
+        return np.asarray(pts, float)
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower, upper = [], []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return np.asarray(lower[:-1] + upper[:-1], float)

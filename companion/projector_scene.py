@@ -186,8 +186,9 @@ def _masks(live: dict, table, margin_mm: float) -> list[TableShape]:
         mx = float(c["x_mm"]) - spec.forward_offset_mm * fx - spec.left_offset_mm * lx
         my = float(c["y_mm"]) - spec.forward_offset_mm * fy - spec.left_offset_mm * ly
         half = spec.marker_mm / 2 + margin_mm
+        # On the roof, not the table: the display widens it by the parallax of the roof's height.
         out.append(TableShape("mask", _box(mx, my, h, half, half), True, True, 0.0, black,
-                              f"{spec.name}'s roof marker"))
+                              f"{spec.name}'s roof marker", z_mm=spec.roof_mm))
     for a in getattr(table, "anchors", ()) or ():
         half = a.size_mm / 2 + margin_mm
         out.append(TableShape("mask", _box(a.x_mm, a.y_mm, a.rotation_deg, half, half), True, True, 0.0, black,

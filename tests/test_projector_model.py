@@ -5,6 +5,8 @@ masks last."""
 
 import json
 
+import cv2
+
 import numpy as np
 import pytest
 
@@ -149,3 +151,38 @@ def test_a_long_edge_is_cut_so_the_lens_bends_it(table):
     assert len(pts) == 21 and np.allclose(pts[-1], (100, 0))
     ring = densify(np.array([(0.0, 0.0), (10.0, 0.0), (10.0, 10.0)]), closed=True, step_mm=5.0)
     assert len(ring) == 2 + 2 + 3
+
+
+def test_a_roof_mask_keeps_the_roof_dark_though_its_light_leaves_through_other_pixels(table, truth):
+    """Light toward a roof 35 mm up leaves the projector through other pixels than toward
+    the table under it. The model finds the lens's place from its homography (square pixels,
+    a lens shifted up or down only, as projectors are), and a roof's mask covers both."""
+    from calibration.camera import CameraModel
+    from vision.projector_sim import SyntheticProjector
+    k = truth.lens.camera_matrix.copy()
+    k[0, 2] = truth.size_px[0] / 2                     # shifted up or down only
+    k[0, 0] = k[1, 1] = 0.9 * k[0, 0]
+    proj = SyntheticProjector(CameraModel(k, truth.lens.dist_coeffs, truth.size_px), truth.rvec, truth.tvec)
+    pts = grid(table, beyond=30.0)
+    model = fit_projector(pts, proj.table_to_projector(pts), proj.size_px)
+    rot = cv2.Rodrigues(proj.rvec)[0]
+    assert np.linalg.norm(model.centre_mm() - (-rot.T @ proj.tvec)) < 80       # mm, from 1.5 m away
+    roof = np.array([(1000.0, 700.0)])                  # far from the projector: a long shift
+    shift_px = np.hypot(*(proj.table_to_projector(roof, 35.0) - proj.table_to_projector(roof))[0])
+    assert shift_px > 10                                # the parallax is real
+    assert np.hypot(*(model.table_to_projector(model.lifted(roof, 35.0)) - proj.table_to_projector(roof, 35.0))[0]) < 1
+    # A filled region over the car, its roof marker masked at roof height: the roof stays dark.
+    def square(half):
+        return tuple((1000 + dx, 700 + dy) for dx, dy in ((-half, -half), (half, -half), (half, half), (-half, half)))
+
+    marker, box = square(10.0), square(13.0)            # the mask 3 mm wider than the marker
+    region = TableShape("region", ((900, 600), (1100, 600), (1100, 800), (900, 800)), filled=True)
+    shapes = ProjectorDisplay(model).frame([region, TableShape("mask", box, filled=True, z_mm=35.0)])["shapes"]
+    img = rasterize(shapes, model.size_px)
+    corners_on_roof = proj.table_to_projector(np.array(marker + ((1000.0, 700.0),)), 35.0)
+    for x, y in np.round(corners_on_roof).astype(int):
+        assert img[y, x].max() == 0
+    flat = rasterize(ProjectorDisplay(model).frame([region, TableShape("mask", box, filled=True)])["shapes"],
+                     model.size_px)
+    x, y = np.round(corners_on_roof[-1]).astype(int)
+    assert flat[y, x].max() == 255                      # a mask on the table would light the roof
