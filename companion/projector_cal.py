@@ -162,7 +162,8 @@ def _light(black: np.ndarray, lit: np.ndarray) -> _Light:
 
 @dataclass(frozen=True)
 class Blob:
-    """A dot the camera saw: its centre (px), its pixels' bounding box and label."""
+    """A spot of the projector's light the camera saw: its centre (px, weighted by the
+    light), its size and its pixels."""
 
     centre_px: tuple[float, float]
     area_px: int
@@ -183,7 +184,7 @@ def _find_blobs(light: _Light, what: str) -> tuple[list[Blob], np.ndarray, float
     lit = smooth >= 0.5 * MIN_CHANGE_GREY
     peak_ratio = float(np.percentile(ratio[lit], 99)) if lit.any() else float(ratio.max())
     noise = 1.4826 * float(np.median(np.abs(light.ratio - np.median(light.ratio))))
-    thr = max(0.4 * peak_ratio, 6 * noise / 3)
+    thr = max(0.4 * peak_ratio, 2 * noise)        # 6 sigma of the 3 x 3 mean's noise (a third of a pixel's)
     mask = ((ratio >= thr) & (smooth >= 0.5 * MIN_CHANGE_GREY)).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     h, w = mask.shape
@@ -326,10 +327,9 @@ def _solve(table: TableSpec, pattern: DotPattern, frames: list[np.ndarray], pose
                                 f"numbers (the table's light changed between frames?): keep the room's light "
                                 f"steady and calibrate again")
     table_mm = pose.table_from_image(centres)
-    radius_mm = pattern.radius_px * 2.0       # a generous guess at a dot's size on the table
-    if seen:
-        radius_mm = float(np.median([math.sqrt(b.area_px / math.pi) for b, k in zip(blobs, ok) if k])
-                          * pose.mm_per_px(table.width_mm / 2, table.depth_mm / 2))
+    # A dot whose light spills off the table's edge is left out: its centre would be pulled.
+    radius_mm = float(np.median([math.sqrt(b.area_px / math.pi) for b, k in zip(blobs, ok) if k])
+                      * pose.mm_per_px(table.width_mm / 2, table.depth_mm / 2))
     keep = _on_table(table, table_mm, radius_mm) & ~_near_cars(table, table_mm, cars)
     src, dst = table_mm[keep], pattern.centres_px[numbers[keep]]
     on_table = len(src)
