@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calibration.projector import ProjectorModel
+from calibration.projector import ProjectorModel, table_fingerprint
 
 #: What the projector may show, chosen on the page.
 MODES = ("everything", "placements", "nothing")
@@ -106,6 +106,12 @@ class ProjectorDisplay:
         self.pattern_why = ""
         #: The last check's words ("projection within 1.2 mm"), or why it failed.
         self.check_text = ""
+        #: The projector page's own size in its pixels, as it said when it opened (None until
+        #: then): the size a calibration pattern is drawn in when nothing else fixes it.
+        self.screen_px: tuple[int, int] | None = None
+        # Shapes already mapped through the calibration: a board of squares takes a tenth
+        # of a second to map, and only the cars' masks and the ruler move while a car does.
+        self._mapped: dict = {}
 
     @staticmethod
     def _checked_mode(mode: str) -> str:
@@ -121,7 +127,17 @@ class ProjectorDisplay:
     def set_model(self, model: ProjectorModel | None) -> None:
         with self._lock:
             self.model = model
+            self._mapped = {}
             self.version += 1
+
+    def for_table(self, table) -> None:
+        """Drop a calibration made on another table (a new table file was loaded): what it
+        would draw would land in the wrong places. Says so on the check's line."""
+        model = self.model
+        if model is not None and model.table_fingerprint and model.table_fingerprint != table_fingerprint(table):
+            self.set_model(None)
+            self.check_text = ("the projector's calibration was made on another table (this table file's "
+                               "anchors or size differ): calibrate the projector again on this table")
 
     def show_pattern(self, shapes, why: str) -> None:
         """Throw these shapes (projector px) instead of the scene, until cleared."""
@@ -153,8 +169,15 @@ class ProjectorDisplay:
         if not any(s.role != "mask" for s in keep):
             return []
         keep.sort(key=lambda s: s.role == "mask")
+        mapped = self._mapped
+        if len(mapped) > 4000:
+            mapped.clear()
         out = []
         for s in keep:
+            key = (id(model), s)
+            if key in mapped:
+                out.append(mapped[key])
+                continue
             pts = np.asarray(s.points_mm, float).reshape(-1, 2)
             if s.z_mm > 0 and len(pts):
                 up = model.lifted(pts, s.z_mm)
@@ -164,8 +187,9 @@ class ProjectorDisplay:
                 continue
             px = model.table_to_projector(pts)
             scale = model.px_per_mm(pts.mean(axis=0))
-            out.append(ProjectorShape(s.role, tuple(map(tuple, px.tolist())), s.closed, s.filled,
-                                      s.width_mm * scale, s.colour, s.label))
+            mapped[key] = ProjectorShape(s.role, tuple(map(tuple, px.tolist())), s.closed, s.filled,
+                                         s.width_mm * scale, s.colour, s.label)
+            out.append(mapped[key])
         return out
 
     def frame(self, scene: list[TableShape]) -> dict:

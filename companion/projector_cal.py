@@ -618,7 +618,7 @@ class ProjectorService:
     def _size_px(self) -> tuple[int, int]:
         """The size the pattern is drawn in: the projector page's own (told by its hello),
         else the calibration's."""
-        size = getattr(self.display, "screen_px", None)
+        size = self.display.screen_px
         if not size and self.display.model is not None:
             size = self.display.model.size_px
         if not size:

@@ -186,3 +186,15 @@ def test_a_roof_mask_keeps_the_roof_dark_though_its_light_leaves_through_other_p
                      model.size_px)
     x, y = np.round(corners_on_roof[-1]).astype(int)
     assert flat[y, x].max() == 255                      # a mask on the table would light the roof
+
+
+def test_a_new_table_file_drops_a_calibration_made_on_the_old_table_and_says_so(table, truth):
+    pts = grid(table)
+    display = ProjectorDisplay(fit_projector(pts, truth.table_to_projector(pts), truth.size_px,
+                                             table_fingerprint(table)))
+    display.for_table(table)
+    assert display.model is not None and display.check_text == ""
+    wider = table.__class__(**{**table.__dict__, "width_mm": table.width_mm + 300})
+    display.for_table(wider)
+    assert display.model is None and "another table" in display.check_text
+    assert display.frame([TableShape("template", ((0, 0), (10, 0), (10, 10)))])["shapes"] == []

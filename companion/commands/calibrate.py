@@ -191,7 +191,7 @@ def _calibrate_live_projector(args: argparse.Namespace, table, out) -> int:
               f"projector; the calibration starts once it is open", flush=True)
         display = app.config["PROJECTOR"]
         waited = 0.0
-        while not getattr(display, "screen_px", None):
+        while not display.screen_px:
             if waited >= args.wait:
                 raise CommandError(f"the projector page was not opened within {args.wait:g} s: open "
                                    f"http://127.0.0.1:{server.effective_port}/projector on the projector and "

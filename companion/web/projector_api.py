@@ -54,11 +54,12 @@ def page():
 @bp.get("/api/projector/frame")
 def frame():
     d = display()
+    d.for_table(game().table)
     # The scene is made only when something of it can be thrown (no calibration, a pattern
     # shown or "nothing" chosen throw none of it).
     needed = d.model is not None and not d.showing_pattern and d.mode != "nothing"
     scene = tuple(_source().scene()) if needed else ()
-    screen = getattr(d, "screen_px", None)
+    screen = d.screen_px
     # Mapping a board of squares through the lens takes a tenth of a second: a still table's
     # frame (the same scene, display and window) is answered with the one made before.
     # (The check's words are set without a new version: they are part of the key too.)
