@@ -7,10 +7,12 @@ For each level (bench/scenes.py: "hard" is the webcam-like rendering: noise 5, b
 a light gradient, JPEG 75), `--seeds` bench tables with 12 cars, a webcam at a random
 offset and the demo's synthetic projector (vision/projector_sim.py demo_projector:
 off-centre, tilted, lens-shifted, barrel) over each. Every frame of cars at random
-poses is rendered three times with the same sensor noise: without the projector,
+poses is rendered four times with the same sensor noise: without the projector;
 with a busy projected scene (a move template ahead of every car, weapon arcs, a grid
-of squares over the whole table) with the roofs and anchors masked, and the same
-scene with no masks. Each frame is located alone (as bench/accuracy.py and
+of squares over the whole table) and the companion's masks (companion/projector_scene.py:
+every roof marker and anchor, a roof's mask also where the light toward the roof
+leaves the projector); the same with the roof masks laid on the table only (no
+parallax); and with no masks. Each frame is located alone (as bench/accuracy.py and
 bench/sigma.py do) and, per variant: cars found over cars in view, position and
 heading error p95, the share of errors within 2 sigma. The projector draws through a
 model fitted to the synthetic projector itself (what is measured here is tracking
@@ -81,32 +83,21 @@ def squares(width_mm: float, depth_mm: float, anchors, side: float = 40.0, nx: i
     return out
 
 
-def masks(table, poses, lift=None) -> list[TableShape]:
+def masks(table, poses, flat: bool = False) -> list[TableShape]:
     """The companion's own masks (companion/projector_scene.py: black over every roof
-    marker and anchor, a margin wider), for cars standing at `poses`. With
-    `lift(points_mm, z_mm)` (where on the table the light lands that, thrown toward a
-    point `z_mm` up, would hit it: parallax), a roof marker's mask also covers where the
-    projector's light toward the roof comes from: the hull of the mask and the mask lifted
-    to the roof's height."""
+    marker and anchor, a margin wider; a roof's mask carries its height, so the display
+    also covers where the projector's light toward the roof leaves it) for cars standing
+    at `poses`. `flat`: the roof masks laid on the table only (no parallax), to show what
+    that height is for."""
     from companion.projector_scene import build_scene
 
     live = {"cars": [{"id": p.id, "x_mm": p.x_mm, "y_mm": p.y_mm, "heading_deg": p.heading_deg} for p in poses]}
     out = [s for s in build_scene(None, None, live, table) if s.role == "mask"]
-    if lift is None:
-        return out
-    roofs = {table.car(p.id).name: table.car(p.id).roof_mm for p in poses}
-    lifted = []
-    for s in out:
-        name = s.label.removesuffix("'s roof marker")
-        if name in roofs:
-            box = np.asarray(s.points_mm, float)
-            hull = cv2.convexHull(np.vstack([box, lift(box, roofs[name])]).astype(np.float32)).reshape(-1, 2)
-            s = dataclasses.replace(s, points_mm=tuple(map(tuple, hull.astype(float).tolist())))
-        lifted.append(s)
-    return lifted
+    return [dataclasses.replace(s, z_mm=0.0) for s in out] if flat else out
 
 
-def busy_scene(table, poses, with_masks: bool = True, arcs_every: int = 2, lift=None) -> list[TableShape]:
+def busy_scene(table, poses, with_masks: bool = True, arcs_every: int = 2, flat_masks: bool = False
+               ) -> list[TableShape]:
     """What a busy turn throws: a template ahead of every car, arcs from every other car,
     squares over the whole table, and (normally) the masks."""
     shapes = []
@@ -119,7 +110,7 @@ def busy_scene(table, poses, with_masks: bool = True, arcs_every: int = 2, lift=
             shapes.append(arc(*front, p.heading_deg + 180.0 * (k % 4 == 2), label=f"{spec.name}'s arc"))
     shapes += squares(table.width_mm, table.depth_mm, table.anchors)
     if with_masks:
-        shapes += masks(table, poses, lift=lift)
+        shapes += masks(table, poses, flat=flat_masks)
     return shapes
 
 
@@ -233,9 +224,10 @@ def edge_errors(diff: np.ndarray, pose, shapes, avoid=(), step_mm: float = 10.0,
 
 # --- the benchmark ----------------------------------------------------------------------------
 
-#: Without the projector; with the companion's masks (over each marker, on the table);
-#: with those masks lifted to the roof's height (parallax); with no masks at all.
-VARIANTS = ("off", "on, companion's masks", "on, masks at roof height", "on, no masks")
+#: Without the projector; with the companion's masks (over each marker and where the
+#: light toward its roof leaves the projector); with the roof masks on the table only
+#: (no parallax); with no masks at all.
+VARIANTS = ("off", "on, masked", "on, masks on the table only", "on, no masks")
 
 
 def _heading_error(a: float, b: float) -> float:
@@ -252,12 +244,7 @@ def measure(level: str, seeds: list[int], frames: int, cars: int = 12) -> dict:
         table, renderer = scene.table, scene.renderer
         projector = demo_projector(table)
         maps = LightMaps(renderer, projector)
-        model = exact_model(table, projector)
-        display = ProjectorDisplay(model)
-
-        def lift(pts, z, projector=projector, model=model):
-            # Where the light that hits a point z up lands on the table, were the point not there.
-            return model.projector_to_table(projector.table_to_projector(pts, z))
+        display = ProjectorDisplay(exact_model(table, projector))
         locator = Locator(table, renderer.camera)
         rng = np.random.default_rng(seed + 7)
         for i in range(frames):
@@ -268,7 +255,7 @@ def measure(level: str, seeds: list[int], frames: int, cars: int = 12) -> dict:
                     frame = renderer.render(poses, np.random.default_rng(noise))
                 else:
                     scene = busy_scene(table, poses, with_masks=v != "on, no masks",
-                                       lift=lift if v == "on, masks at roof height" else None)
+                                       flat_masks=v == "on, masks on the table only")
                     frame, _ = lit_frame(renderer, maps, display, scene, poses, noise)
                 located = locator.locate(frame.image)
                 r = rows[v]

@@ -14,6 +14,6 @@ def test_the_projector_bench_measures_every_variant_on_one_frame():
         assert row["position_p95_mm"] < 1.0 and row["heading_p95_deg"] < 2.0, (v, row)
         assert all(0.0 <= share <= 1.0 for share in row["within_2_sigma"])
     # The same noise and poses for every variant: the light is the only difference, and with
-    # the masks lifted to the roofs the cars are where they were without it.
-    off, lifted = res["off"], res["on, masks at roof height"]
-    assert abs(off["position_p95_mm"] - lifted["position_p95_mm"]) < 0.05
+    # the companion's masks the cars are where they were without it.
+    off, masked = res["off"], res["on, masked"]
+    assert abs(off["position_p95_mm"] - masked["position_p95_mm"]) < 0.05
