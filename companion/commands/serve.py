@@ -110,12 +110,14 @@ def _check_pin(pin: str) -> str:
 
 def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_rules: str | None = None,
            game_file: str | None = None, demo_cars=None, warnings: tuple[str, ...] = (),
-           host_names: tuple[str, ...] = (), projector=None, demo_light=None) -> int:
+           host_names: tuple[str, ...] = (), projector=None, demo_light=None,
+           projector_file: str | None = None) -> int:
     """Serve the page for `live`. On the demo: `demo_rules` is the game to start (None: none),
     `demo_cars` the playable cars players move from the page (None: the scripted convoy).
     `warnings` (a camera file scaled to fit, ...) are printed and put on the page's notes.
     `projector`: the companion's ProjectorDisplay (None: one with no calibration);
-    `demo_light`: the demo's synthetic projector (DemoLight), calibrated once the camera runs."""
+    `demo_light`: the demo's synthetic projector (DemoLight), calibrated once the camera runs;
+    `projector_file`: where a calibration made from Setup is saved (None: beside the table file)."""
     import secrets
 
     from waitress import create_server
@@ -161,6 +163,8 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
     config = {"PIN": pin if lan else None, "ALLOWED_HOSTS": lan_hosts(host_names) if lan else LOCAL_HOSTS}
     if projector is not None:
         config["PROJECTOR"] = projector
+        # A calibration made from Setup is saved where serve's was read (None: beside the table file).
+        config["PROJECTOR_FILE"] = projector_file
     app = create_app(game, config)
     if demo_light is not None:
         demo_light.follow(game)
@@ -189,8 +193,13 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
                              f"one)") from None
     address = f"http://{'127.0.0.1' if not lan else _lan_address()}:{server.effective_port}/"
     live.start()
-    if demo_light is not None:
-        demo_light.calibrate_in_background(game)
+    if projector is not None:
+        from ..web import projector_cal_api
+        if demo_light is not None:
+            demo_light.calibrate_in_background(game, projector_cal_api.service(app))
+        elif projector.model is not None:
+            # The check marks thrown once at start: a projector moved since is said.
+            projector_cal_api.check_at_start(app)
     if demo_rules and not resumed:
         _start_demo_game(game, demo_rules)
     print(f"Table companion: {address}", flush=True)
@@ -355,7 +364,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     live, warnings = live_for_serving(args)
     projector, said = served_projector(getattr(args, "projector", None), live.table)
     return _serve(live, args.port, lan=args.lan, pin=args.pin, game_file=args.game, warnings=warnings + said,
-                  host_names=tuple(args.host_name), projector=projector)
+                  host_names=tuple(args.host_name), projector=projector,
+                  # A file refused (another table's) is not written over by a calibration made here.
+                  projector_file=getattr(args, "projector", None) if projector.model is not None else None)
 
 
 def served_projector(path, table):
@@ -432,16 +443,17 @@ class DemoLight:
             self._key = key
         return (self._held, self._image) if self._image is not None else None
 
-    def calibrate_in_background(self, game, wait_s: float = 30.0, **service_args):
+    def calibrate_in_background(self, game, service=None, wait_s: float = 30.0, **service_args):
         """Calibrate the projector through the camera (companion/projector_cal.py), as Setup's
-        button does, once the camera has located the table; what came of it goes on the notes."""
+        button does, once the camera has located the table; what came of it goes on the notes.
+        `service`: the app's ProjectorService (so Setup shows it under way); None: one of its own."""
         import threading
         import time
 
-        from ..projector_cal import LiveFrames, ProjectorCalError, ProjectorService
+        from ..projector_cal import LiveFrames, ProjectorService
 
         def run() -> None:
-            service = ProjectorService(self.display, game.live, **service_args)
+            svc = service if service is not None else ProjectorService(self.display, game.live, **service_args)
             deadline = time.monotonic() + wait_s
             while LiveFrames(game.live).pose_and_cars()[0] is None:
                 if time.monotonic() > deadline:
@@ -449,16 +461,14 @@ class DemoLight:
                               "calibrate it from Setup", "warn")
                     return
                 time.sleep(0.2)
-            try:
-                result = service.calibrate_now()
-                game.note(f"the demo's projector was calibrated through the camera: {result.words()}")
-            except ProjectorCalError as exc:
-                game.note(f"the demo's projector was not calibrated: {exc}; calibrate it from Setup", "warn")
-            except Exception as exc:          # the demo runs on without a projector
-                game.note(f"the demo's projector was not calibrated ({type(exc).__name__}: {exc}); calibrate it "
-                          f"from Setup", "warn")
-            finally:
-                self.display.clear_pattern()
+            if not svc.start("calibrate"):
+                return                        # one asked from Setup already runs
+            while svc.busy:
+                time.sleep(0.2)
+            if svc.error or svc.last_result is None:
+                game.note(f"the demo's projector was not calibrated: {svc.error}; calibrate it from Setup", "warn")
+            else:
+                game.note(f"the demo's projector was calibrated through the camera: {svc.last_result.words()}")
 
         thread = threading.Thread(target=run, name="demo-projector-calibration", daemon=True)
         thread.start()
