@@ -57,14 +57,26 @@ def demo_projector(table: TableSpec, width: int = 1280, height: int = 800,
     w, d = table.width_mm, table.depth_mm
     # Off-centre and tilted: 1.4 m up, a fifth of the table to the left of its middle and
     # a third of a table behind the near edge, aimed beyond the middle, so the table lies
-    # off its axis and the lens is shifted to bring the image onto it.
-    rvec, tvec = look_at((0.3 * w, -0.35 * d, 1400.0), (0.55 * w, 0.8 * d, 0.0))
-    r, _ = cv2.Rodrigues(rvec)
+    # off its axis and the lens is shifted (up) to bring the image onto it.
+    # Turned across so the table sits square about its axis left to right (its lens shifts
+    # only up and down), whose aim is found by bisection.
     corners = np.array([[0, 0, 0], [w, 0, 0], [w, d, 0], [0, d, 0]], float)
-    cam = corners @ r.T + tvec
-    xn, yn = cam[:, 0] / cam[:, 2], cam[:, 1] / cam[:, 2]
-    f = min(width / (spill * np.ptp(xn)), height / (spill * np.ptp(yn)))
-    cx = width / 2 - f * (xn.max() + xn.min()) / 2
+
+    def view(aim_x: float):
+        rvec, tvec = look_at((0.3 * w, -0.35 * d, 1400.0), (aim_x, 0.8 * d, 0.0))
+        cam = corners @ cv2.Rodrigues(rvec)[0].T + tvec
+        return rvec, tvec, cam[:, 0] / cam[:, 2], cam[:, 1] / cam[:, 2]
+
+    lo, hi = 0.0, w
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        _, _, xn, _ = view(mid)
+        lo, hi = (mid, hi) if xn.max() + xn.min() > 0 else (lo, mid)
+    rvec, tvec, xn, yn = view((lo + hi) / 2)
+    # The lens shifted up or down only, as nearly every projector's is (the calibration's
+    # estimate of where the lens stands assumes it): its centre at the image's middle across.
+    f = min(width / (2 * spill * np.abs(xn).max()), height / (spill * np.ptp(yn)))
+    cx = width / 2
     cy = height / 2 - f * (yn.max() + yn.min()) / 2
     k = np.array([[f, 0, cx], [0, f, cy], [0, 0, 1.0]])
     lens = CameraModel(k, np.array([-0.04, 0.01, 0.0, 0.0, 0.0]), (width, height),
