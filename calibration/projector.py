@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -141,7 +142,11 @@ class ProjectorModel:
         and a lens shifted only up or down (as nearly every projector's is), which fixes
         them. Good to a few centimetres: enough to know where light aimed at a car's roof
         comes from (`lifted`)."""
-        return _centre_from_homography(self.homography, self.size_px)
+        return self._centre
+
+    @cached_property
+    def _centre(self) -> np.ndarray | None:
+        return _centre_from_homography(self.homography, self.size_px)      # worked out once
 
     def lifted(self, xy_mm, z_mm: float) -> np.ndarray:
         """The table points (N, 2) whose light, on its way down, passes through the points

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -72,7 +73,12 @@ class ProjectorShape:
     label: str = ""
 
     def to_json(self) -> dict:
-        return {"role": self.role, "points": [[round(x, 2), round(y, 2)] for x, y in self.points_px],
+        return self._json
+
+    @cached_property
+    def _json(self) -> dict:
+        # Made once per shape: a still board of squares is answered again and again.
+        return {"role": self.role, "points": np.round(np.asarray(self.points_px, float).reshape(-1, 2), 2).tolist(),
                 "closed": self.closed, "filled": self.filled, "width": round(self.width_px, 2),
                 "colour": self.colour, "label": self.label}
 
