@@ -22,6 +22,8 @@ it, keeping the game's answers while the game and the cars stand still.
 from __future__ import annotations
 
 import math
+import threading
+import time
 
 from .projector import TableShape
 
@@ -42,7 +44,7 @@ COLOURS = {"template": "#00e5ff", "region": "#33ff66", "arc": "#ff40ff", "arc_ja
            "square": "#6fa8ff", "board_piece": "#ff9d2e", "gate": "#ff9d2e", "placement": "#ffffff",
            "blast": "#ff5a1f", "ghost": "#b0b0b0", "mask": "#000000"}
 WIDTHS = {"template": 2.0, "region": 1.5, "arc": 1.5, "reach": 1.5, "ruler": 2.0, "square": 1.2,
-          "gate": 2.0, "placement": 3.0, "ghost": 1.2}
+          "gate": 2.0, "placement": 3.0, "ghost": 1.2, "blast": 2.0}
 
 
 def _rings(polygons) -> list[list[tuple[float, float]]]:
@@ -311,3 +313,104 @@ class SceneSource:
         active = acting_car(view) if view.get("game") else None
         car = self._acting(active, live, self._view[0])
         return build_scene(view, car, live, self.game.table, margin_mm)
+
+
+# --- the players' tools: templates and the ruler each page lays on the table ------------------
+
+#: What a page may send (POST /api/projector/tools): at most this many shapes, each of at most
+#: this many points (a circle is drawn with a few dozen), named in at most this many characters.
+MAX_TOOL_SHAPES = 64
+MAX_TOOL_POINTS = 256
+MAX_TOOL_NAME = 80
+#: A template may hang over the table's edge, not lie across the room (mm beyond each edge).
+TOOL_MARGIN_MM = 400.0
+#: Pages kept at once (the least recently heard from is forgotten first), and how long a page
+#: that sends nothing more keeps its shapes (a page closed or asleep says nothing as it goes;
+#: an open page sends its shapes again well within this).
+MAX_TOOL_PAGES = 32
+TOOLS_FORGET_S = 600.0
+#: What each kind of tool is drawn as, and its label when the page names none.
+TOOL_ROLES = {"template": "blast", "ruler": "ruler"}
+TOOL_LABELS = {"template": "a template", "ruler": "the players' ruler"}
+
+
+def read_tool_shapes(shapes, width_mm: float, depth_mm: float) -> tuple[TableShape, ...]:
+    """A page's tools as TableShapes, or ValueError naming the first thing wrong with them.
+
+    `shapes`: [{"kind": "template"|"ruler", "name", "points": [[x_mm, y_mm], ...], "closed"}]."""
+    if not isinstance(shapes, list):
+        raise ValueError('send "shapes": a list of the tools\' outlines (an empty list clears them)')
+    if len(shapes) > MAX_TOOL_SHAPES:
+        raise ValueError(f"at most {MAX_TOOL_SHAPES} shapes a page, not {len(shapes)}")
+    lo_x, hi_x = -TOOL_MARGIN_MM, width_mm + TOOL_MARGIN_MM
+    lo_y, hi_y = -TOOL_MARGIN_MM, depth_mm + TOOL_MARGIN_MM
+    out = []
+    for k, s in enumerate(shapes):
+        where = f"shape {k + 1}"
+        if not isinstance(s, dict):
+            raise ValueError(f'{where} must be an object with "kind", "name", "points" and "closed"')
+        kind = s.get("kind")
+        if kind not in TOOL_ROLES:
+            raise ValueError(f"{where}: its kind must be {' or '.join(repr(x) for x in TOOL_ROLES)}, not {kind!r}"[:200])
+        name = s.get("name", "")
+        if not isinstance(name, str) or len(name) > MAX_TOOL_NAME:
+            raise ValueError(f"{where}: its name must be text of at most {MAX_TOOL_NAME} characters")
+        closed = s.get("closed", kind == "template")
+        if not isinstance(closed, bool):
+            raise ValueError(f"{where}: closed must be true or false, not {closed!r}"[:200])
+        pts = s.get("points")
+        least = 3 if closed else 2
+        if not isinstance(pts, list) or not least <= len(pts) <= MAX_TOOL_POINTS:
+            raise ValueError(f"{where}: send its points as a list of {least} to {MAX_TOOL_POINTS} [x_mm, y_mm] pairs")
+        points = []
+        for p in pts:
+            if (not isinstance(p, list) or len(p) != 2
+                    or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in p)):
+                raise ValueError(f"{where}: each point must be [x_mm, y_mm], two numbers, not {p!r}"[:200])
+            x, y = float(p[0]), float(p[1])
+            if not (math.isfinite(x) and math.isfinite(y) and lo_x <= x <= hi_x and lo_y <= y <= hi_y):
+                raise ValueError(f"{where}: the point ({p[0]}, {p[1]}) is more than {TOOL_MARGIN_MM:g} mm off the "
+                                 f"{width_mm:g} x {depth_mm:g} mm table"[:200])
+            points.append((round(x, 1), round(y, 1)))    # a tenth of a mm: a still tool maps once
+        role = TOOL_ROLES[kind]
+        out.append(TableShape(role, tuple(points), closed, False, WIDTHS[role], COLOURS[role],
+                              name.strip() or TOOL_LABELS[kind]))
+    return tuple(out)
+
+
+class PlayersTools:
+    """The tools each page has laid on the table, kept per page (a device's page: two pages,
+    or two tabs, never erase each other's), forgotten when the page sends an empty list or
+    has sent nothing for `forget_s`."""
+
+    def __init__(self, forget_s: float = TOOLS_FORGET_S, max_pages: int = MAX_TOOL_PAGES, clock=time.monotonic) -> None:
+        self.forget_s, self.max_pages, self.clock = forget_s, max_pages, clock
+        self._lock = threading.Lock()
+        self._pages: dict[str, tuple[float, tuple[TableShape, ...]]] = {}   # page -> (last heard, shapes)
+
+    def _forget_old(self, now: float) -> None:
+        for page in [p for p, (t, _) in self._pages.items() if now - t > self.forget_s]:
+            del self._pages[page]
+
+    def put(self, page: str, shapes: tuple[TableShape, ...]) -> None:
+        with self._lock:
+            now = self.clock()
+            self._forget_old(now)
+            if not shapes:
+                self._pages.pop(page, None)
+                return
+            while page not in self._pages and len(self._pages) >= self.max_pages:
+                del self._pages[min(self._pages, key=lambda p: self._pages[p][0])]
+            self._pages[page] = (now, tuple(shapes))      # a page sending again keeps its place
+
+    def shapes(self) -> tuple[TableShape, ...]:
+        """Every page's shapes, the pages in the order first heard from (a still scene stays
+        the same tuple, so its frame is answered again)."""
+        with self._lock:
+            self._forget_old(self.clock())
+            return tuple(s for _, shapes in self._pages.values() for s in shapes)
+
+    def pages(self) -> int:
+        with self._lock:
+            self._forget_old(self.clock())
+            return len(self._pages)

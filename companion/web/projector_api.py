@@ -7,6 +7,13 @@
 - `POST /api/projector/mode {"mode"}`: what it shows (everything, only placements, nothing).
 - `POST /api/projector/hello {"width", "height"}`: the projector page's size in its own pixels
   (what a calibration pattern is drawn in when no synthetic projector fixes it).
+- `POST /api/projector/tools {"page", "shapes": [{"kind", "name", "points", "closed"}]}`: the
+  templates and the ruler a table page shows now, in table mm, drawn as "blast" and "ruler"
+  shapes. Kept per page (this browser's device id and the page's own id), so pages never erase
+  each other's; an empty list clears them, and a page silent for ten minutes is forgotten.
+  A template is no change to the game, so nothing is noted in its log; like every POST it
+  needs the page's token and, at a table with a PIN, the PIN (a read-only visitor's
+  templates stay on its own screen).
 
 The display lives in `app.config["PROJECTOR"]`. POSTs pass the same checks as every other
 change (security.py: the page's token, its origin, the table's PIN).
@@ -15,23 +22,33 @@ change (security.py: the page's token, its origin, the table's PIN).
 from __future__ import annotations
 
 import json
+import re
 
 from flask import Blueprint, Response, current_app, jsonify, render_template
 
 from ..projector import MODE_WORDS, MODES, ProjectorDisplay
-from ..projector_scene import SceneSource
+from ..projector_scene import PlayersTools, SceneSource, read_tool_shapes
 from . import api
 from .api import BadRequest, body, game
-from .security import csrf_token
+from .security import csrf_token, device_id
 
 bp = Blueprint("projector", __name__)
 
 #: The largest projector page taken, in its own pixels (an 8K screen is 7680 wide).
 MAX_SCREEN_PX = 16384
+#: A page's own id (tools.js makes one per page load): short, plain letters.
+_PAGE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 
 def display() -> ProjectorDisplay:
     return current_app.config["PROJECTOR"]
+
+
+def players_tools() -> PlayersTools:
+    tools = current_app.extensions.get("projector_tools")
+    if tools is None:
+        tools = current_app.extensions.setdefault("projector_tools", PlayersTools())
+    return tools
 
 
 def _source() -> SceneSource:
@@ -58,7 +75,7 @@ def frame():
     # The scene is made only when something of it can be thrown (no calibration, a pattern
     # shown or "nothing" chosen throw none of it).
     needed = d.model is not None and not d.showing_pattern and d.mode != "nothing"
-    scene = tuple(_source().scene()) if needed else ()
+    scene = tuple(_source().scene()) + players_tools().shapes() if needed else ()
     screen = d.screen_px
     # Mapping a board of squares through the lens takes a tenth of a second: a still table's
     # frame (the same scene, display and window) is answered with the one made before.
@@ -97,3 +114,21 @@ def hello():
     model = d.model
     return jsonify({"screen_px": list(size), "calibrated": model is not None,
                     "size_px": list(model.size_px) if model is not None else None})
+
+
+@bp.post("/api/projector/tools")
+def tools():
+    b = body()
+    page = b.get("page", "page")
+    if not isinstance(page, str) or not _PAGE_ID.fullmatch(page):
+        raise BadRequest("page must be the page's own id: 1 to 40 letters, digits, '-' or '_'")
+    if "shapes" not in b:
+        raise BadRequest('send "shapes": a list of the tools\' outlines (an empty list clears them)')
+    table = game().table
+    try:
+        shapes = read_tool_shapes(b["shapes"], table.width_mm, table.depth_mm)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+    kept = players_tools()
+    kept.put(f"{device_id()}/{page}", shapes)
+    return jsonify({"shapes": len(shapes), "pages": kept.pages()})

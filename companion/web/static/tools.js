@@ -100,6 +100,7 @@
       (r.from.car !== undefined || r.to.car !== undefined ? " (closest edge; follows the car)" : "");
     rulerText.hidden = false;
     $("ruler-clear").hidden = false;
+    toProjector();
   }
 
   function clearRuler() {
@@ -108,6 +109,7 @@
     rulerLayer.replaceChildren();
     rulerText.hidden = true;
     $("ruler-clear").hidden = true;
+    toProjector();
   }
 
   $("ruler-go").addEventListener("click", async () => {
@@ -178,6 +180,7 @@
       html("button", { type: "button", class: "quiet", "data-turn": "right", "aria-label": `turn ${p.template.name} 15° clockwise`, text: "⟳ 15°", onclick: () => turn(p, -15) }),
       html("button", { type: "button", class: "quiet", "data-remove": "", text: "Remove", onclick: () => { placed = placed.filter((x) => x !== p); drawTemplates(); } }),
       html("p", { class: "dim template-rule", text: `${p.template.use}: ${p.template.rule}, "${p.template.quote}"` }))));
+    toProjector();
   }
 
   function turn(p, deg) {
@@ -208,6 +211,7 @@
     drag.p.y = at[1] + drag.dy;
     const g = tplLayer.querySelector(`[data-placed="${drag.p.id}"]`);
     if (g) g.setAttribute("transform", `translate(${drag.p.x} ${Y(drag.p.y)}) rotate(${-drag.p.heading})`);
+    toProjector();
   });
   const endDrag = (ev) => { if (drag && ev.pointerId === drag.pointer) { drag = null; drawTemplates(); } };
   board.addEventListener("pointerup", endDrag);
@@ -223,6 +227,66 @@
     placed.push({ id: nextId++, template: t, x: pt[0], y: pt[1], heading: t.shape === "gauge" ? 90 : 0 });
     drawTemplates();
   });
+
+  // --- the projector: this page's templates and ruler, drawn on the table too ------------------
+  // Sent as outlines in table mm (companion/web/projector_api.py), each page under its own id so
+  // two pages never erase each other's; an empty list clears them. One request at a time, so a
+  // drag's positions cannot arrive out of order.
+  const pageId = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join("");
+  const MAX_PROJECTED = 64;                          // the companion takes at most this many a page
+  let projTimer = null, projSent = "[]", projBusy = false, projError = null;
+  const r1 = (v) => Math.round(v * 10) / 10;
+
+  function outlines(p) {
+    const t = p.template, h = (p.heading * Math.PI) / 180, c = Math.cos(h), s = Math.sin(h);
+    const at = (u, v) => [r1(p.x + u * c - v * s), r1(p.y + u * s + v * c)];   // the template's frame to the table's
+    const name = `${t.name} (${t.size_text})`;
+    if (t.shape === "circle") {
+      const r = t.size_mm.radius_mm;
+      return [{ kind: "template", name, closed: true,
+                points: Array.from({ length: 48 }, (_, k) => at(r * Math.cos((k * Math.PI) / 24), r * Math.sin((k * Math.PI) / 24))) }];
+    }
+    // As shapeOf draws it: a rectangle centred on its point, a gauge from its point along its heading.
+    const L = t.size_mm.length_mm, W = t.shape === "rect" ? t.size_mm.width_mm : 6;
+    const x0 = t.shape === "rect" ? -L / 2 : 0, tick = t.shape === "gauge" ? 4 : 0;
+    return [{ kind: "template", name, closed: true, points: [at(x0, -W / 2), at(x0 + L, -W / 2), at(x0 + L, W / 2), at(x0, W / 2)] },
+            ...t.marks_mm.map((m) => ({ kind: "template", name: `${name}: mark`, closed: false,
+                                        points: [at(x0 + m, -W / 2 - tick), at(x0 + m, W / 2 + tick)] }))];
+  }
+
+  function projected() {
+    const out = [];
+    if (ruler && ruler.result) {
+      const r = ruler.result;
+      out.push({ kind: "ruler", name: `ruler: ${len(r.distance_mm)}`, closed: false, points: r.line.map(([x, y]) => [r1(x), r1(y)]) });
+    }
+    for (const p of placed) out.push(...outlines(p));
+    return out.slice(0, MAX_PROJECTED);
+  }
+
+  function toProjector() {
+    clearTimeout(projTimer);
+    projTimer = setTimeout(sendToProjector, 150);
+  }
+
+  async function sendToProjector(again) {
+    if (projBusy) { toProjector(); return; }
+    // A read-only visitor's POSTs are refused (the table's PIN): its tools stay on its own screen.
+    if (!state.canChange) return;
+    const shapes = projected(), text = JSON.stringify(shapes);
+    if (text === projSent && again !== true) return;
+    projBusy = true;
+    try {
+      await api("projector/tools", { page: pageId, shapes });
+      projSent = text;
+      projError = null;
+    } catch (e) {
+      projError = e.message;                          // the projector is extra: the tools go on as they are
+    } finally { projBusy = false; }
+  }
+  // The companion forgets a page it has not heard from for ten minutes (a closed page says
+  // nothing as it goes): one with tools on the table says them again before then.
+  setInterval(() => { if (projSent !== "[]") sendToProjector(true); }, 120000);
 
   // --- put it back -----------------------------------------------------------------------------
   let backTimer = null;
@@ -288,5 +352,6 @@
   pollBack();
 
   window.companionTools = { get placed() { return placed.map((p) => ({ name: p.template.name, x: p.x, y: p.y, heading: p.heading })); },
-                            get ruler() { return ruler && ruler.result; } };
+                            get ruler() { return ruler && ruler.result; },
+                            get projector() { return { page: pageId, sent: JSON.parse(projSent), error: projError }; } };
 })();
