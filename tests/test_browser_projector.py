@@ -9,6 +9,7 @@ A Shattered Highways game on the demo table, its Interceptor acting, served by w
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -208,3 +209,62 @@ def test_the_projector_page_draws_under_its_own_security_policy(served, browser)
         assert page.evaluate("window.__violations") == [] and errors == []
     finally:
         page.close()
+
+
+def test_a_template_placed_on_the_table_page_is_thrown_by_the_projector(served, browser):
+    """The players' tools reach the projector: a template placed with the table page's tools is
+    in the frame (a "blast" shape, through the calibration, named as the page names it) and on
+    the projector page; turned, it is thrown turned; removed, it is gone."""
+    from tests.test_browser_demo import screen_point
+    url, display = served
+    main = browser.new_page(viewport={"width": 1400, "height": 900})
+    projector = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors = []
+    main.on("pageerror", lambda e: errors.append(str(e)))
+    name = 'Move template (9" x 4")'
+    thrown = f"window.projector.shapes.filter(s => s.role === 'blast' && s.label === {name!r})"
+    try:
+        projector.goto(url + "projector")
+        projector.wait_for_function("window.projector.frames >= 1", timeout=WAIT_MS)
+        main.goto(url)
+        main.wait_for_function("window.companion.csrf && window.companion.game && window.companion.canChange",
+                               timeout=WAIT_MS)
+        main.wait_for_function("document.querySelectorAll('#template-choice option').length > 0", timeout=WAIT_MS)
+        main.evaluate("document.getElementById('board').scrollIntoView()")
+        main.select_option("#template-choice", label=name)
+        main.click("#template-place")
+        main.mouse.click(*screen_point(main, 250.0, 600.0))
+        main.wait_for_function("window.companionTools.placed.length === 1", timeout=WAIT_MS)
+        (placed,) = main.evaluate("window.companionTools.placed")
+        # The projector page draws it once the page has sent it and the frame carries it.
+        projector.wait_for_function(f"{thrown}.length === 1", timeout=WAIT_MS)
+        assert projector.locator(f'#shapes > polygon[data-role="blast"][data-label={name!r}]').count() == 1
+        frame = _frame(projector)
+        (shape,) = [s for s in frame["shapes"] if s["role"] == "blast" and s["label"] == name]
+        assert shape["closed"] and not shape["filled"]
+        # Its first corner (rear right, 9 in by 4 in about where it was put) at the calibration's pixel.
+        corner = np.array([[placed["x"] - 114.3, placed["y"] - 50.8]])
+        assert np.allclose(shape["points"][0], display.model.table_to_projector(corner)[0], atol=0.5)
+        assert main.evaluate("window.companionTools.projector.error") is None
+        # Turned 15 degrees: thrown turned (its first corner moves), still one.
+        first = shape["points"][0]
+        main.locator("#template-list li").first.locator("[data-turn=left]").click()
+        projector.wait_for_function(f"(f => f.length === 1 && (Math.abs(f[0].points[0][0] - {first[0]}) > 1 "
+                                    f"|| Math.abs(f[0].points[0][1] - {first[1]}) > 1))({thrown})", timeout=WAIT_MS)
+        (turned,) = main.evaluate("window.companionTools.placed")
+        h = math.radians(turned["heading"])
+        assert turned["heading"] == 15
+        corner = np.array([[turned["x"] - 114.3 * math.cos(h) + 50.8 * math.sin(h),
+                            turned["y"] - 114.3 * math.sin(h) - 50.8 * math.cos(h)]])
+        projector.wait_for_function(f"(f => f.length === 1 && Math.abs(f[0].points[0][0] - "
+                                    f"{display.model.table_to_projector(corner)[0][0]}) < 0.5)({thrown})", timeout=WAIT_MS)
+        (shape,) = [s for s in _frame(projector)["shapes"] if s["role"] == "blast" and s["label"] == name]
+        assert np.allclose(shape["points"][0], display.model.table_to_projector(corner)[0], atol=0.5)
+        # Removed: gone from the frame and the projector page.
+        main.locator("#template-list li").first.locator("[data-remove]").click()
+        projector.wait_for_function(f"{thrown}.length === 0", timeout=WAIT_MS)
+        assert not any(s["role"] == "blast" for s in _frame(projector)["shapes"])
+        assert errors == []
+    finally:
+        main.close()
+        projector.close()
