@@ -273,8 +273,8 @@ def measure(image: np.ndarray, pose, scene, table, cars=(), model=None, samples=
     """One watch: where the scene's strokes land in the camera's frame against where they
     were drawn. `samples`: stroke_samples(scene), when already made."""
     pts, nrm, who = samples if samples is not None else stroke_samples(scene)
-    if len(pts) == 0:
-        return Reading(None, why="the projector draws no lines to watch")
+    if len(pts) == 0 or len(set(who.tolist())) < MIN_SHAPES:
+        return Reading(None, len(pts), 0, len(set(who.tolist())), "the projector draws too few lines to watch")
     masks = [s for s in scene if s.role == "mask"]
     ok = usable(pts, table, cars, masks, model)
     pts, nrm, who = pts[ok], nrm[ok], who[ok]
