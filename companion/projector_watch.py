@@ -340,12 +340,19 @@ class ProjectorWatch:
         from .projector import PLACEMENT_ROLES
         return [s for s in scene if self.display.mode == "everything" or s.role in PLACEMENT_ROLES]
 
+    @staticmethod
+    def _lines_key(scene) -> tuple:
+        """The watched lines to the millimetre: the camera's jitter moves the masks and the
+        ruler by hundredths of one from frame to frame, which is no change of scene here."""
+        return tuple((s.role, s.closed, tuple((round(x), round(y)) for x, y in s.points_mm))
+                     for s in scene if s.role in WATCHED_ROLES and not s.filled)
+
     def observe(self, image: np.ndarray, pose, cars, scene) -> Reading:
         """One watch of `image` (taken while `scene` was thrown), and what follows from it."""
         scene = self._thrown(scene)
-        key = tuple(s for s in scene if s.role in WATCHED_ROLES)
+        key = self._lines_key(scene)
         if self._samples is None or self._samples[0] != key:
-            self._samples = (key, stroke_samples(key))
+            self._samples = (key, stroke_samples(scene))
         reading = measure(image, pose, scene, self.live.table, cars, self.display.model, self._samples[1])
         self.last = reading
         if reading.off_mm is None:
@@ -380,10 +387,10 @@ class ProjectorWatch:
         if not self.drawing_lines():
             self._held = None
             return None
-        scene = tuple(self.scene())
-        held = (self.display.version, id(self.display.model), self.display.mode, scene)
+        scene = list(self.scene())
+        held = (self.display.version, id(self.display.model), self.display.mode, self._lines_key(scene))
         steady, self._held = held == self._held, held
-        if not steady:
+        if not steady or not held[3]:
             return None
         image, tracked = self.live.last_image()
         if image is None or tracked is None:
@@ -392,7 +399,7 @@ class ProjectorWatch:
         if located.table_pose is None or not located.pose_checked or located.table_moved:
             return None
         # The scene again: one that changed while the frame was taken is not watched.
-        if tuple(self.scene()) != scene or self.display.version != held[0]:
+        if self._lines_key(self.scene()) != held[3] or self.display.version != held[0]:
             return None
         return self.observe(image, located.table_pose, located.cars, scene)
 

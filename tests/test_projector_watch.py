@@ -166,3 +166,31 @@ def test_a_watch_from_the_live_table_waits_for_the_scene_to_hold_still_and_skips
     display.clear_pattern()
     display.set_mode("nothing")
     assert watch.tick() is None and watch.tick() is None
+
+
+def test_serve_s_watch_reads_the_live_tables_frames_and_says_a_knock_on_the_check_line_and_the_notes(rig):
+    """As `serve` wires it (projector_cal_api.watch_lines): the live table's own frames and
+    pose, the game's notes, Setup's status."""
+    from companion.live import LiveTable
+    from companion.web import create_app
+    from companion.web.projector_cal_api import watch_lines
+    from vision.sources import SyntheticSource
+
+    table = rig["table"]
+    live = LiveTable(SyntheticSource(table, paced=False), table, rig["renderer"].camera)
+    display = ProjectorDisplay(rig["model"])
+    app = create_app(live, {"PROJECTOR": display, "TESTING": True})
+    watch = watch_lines(app)
+    watch.stop()                                  # its thread's ticks: driven here instead, one per frame
+    assert watch_lines(app) is watch and watch.display is display
+    assert isinstance(watch.scene(), list)        # the game's own scene (nothing going on yet)
+    scene = _scene(table)
+    watch.scene = lambda: scene
+    game = app.extensions["table_game"]
+    for k in range(IN_A_ROW + 1):
+        live.process(_frame(rig, scene, knocked=True, seed=90 + k), k, k / 15.0)
+        watch.tick()
+    warned = [n for n in game.notes if n["text"].startswith("the projector's lines land ")]
+    assert len(warned) == 1 and warned[0]["kind"] == "warn", game.notes
+    status = app.test_client().get("/api/projector/status").get_json()
+    assert status["check"] == warned[0]["text"]

@@ -200,6 +200,8 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
         elif projector.model is not None:
             # The check marks thrown once at start: a projector moved since is said.
             projector_cal_api.check_at_start(app)
+        # During play its lines are watched in the camera's frames: one knocked later is said too.
+        projector_cal_api.watch_lines(app)
     if demo_rules and not resumed:
         _start_demo_game(game, demo_rules)
     print(f"Table companion: {address}", flush=True)
@@ -219,6 +221,8 @@ def _serve(live, port: int, *, lan: bool = False, pin: str | None = None, demo_r
     finally:
         live.stop()
         server.close()
+        if "projector_watch" in app.extensions:
+            app.extensions["projector_watch"].stop()
         if link is not None:
             link.stop()
         if store is not None:

@@ -12,7 +12,8 @@
 The POSTs are guarded as every other change is (companion/web/security.py: the page's
 token, its origin, the table PIN); mid-game only the host calibrates or checks, as only
 the host changes what the game measures with. `check_at_start(app)` is what `serve` calls
-once the app is made: with a calibration, the check runs once.
+once the app is made: with a calibration, the check runs once; `watch_lines(app)` then
+watches the projector's lines in the camera's frames during play.
 """
 
 from __future__ import annotations
@@ -61,6 +62,26 @@ def check_at_start(app) -> bool:
     with app.app_context():
         svc = service(app)
         return svc.display.model is not None and svc.start("check")
+
+
+def watch_lines(app):
+    """Watch, during play, that the projector's lines land where they should
+    (companion/projector_watch.py: read in the camera's frames every few seconds, no marks
+    thrown); a moved projector is said on the check's line and the game's notes. Once per
+    app; None when it has no projector display."""
+    from ..projector_scene import SceneSource
+    from ..projector_watch import ProjectorWatch
+
+    display = app.config.get("PROJECTOR")
+    if display is None:
+        return None
+    found = app.extensions.get("projector_watch")
+    if found is None:
+        game_ = app.extensions["table_game"]
+        found = ProjectorWatch(display, app.extensions["live_table"], SceneSource(game_).scene,
+                               note=game_.note).start()
+        app.extensions["projector_watch"] = found
+    return found
 
 
 def _host_mid_game(what: str) -> None:
