@@ -264,6 +264,13 @@ def test_a_template_placed_on_the_table_page_is_thrown_by_the_projector(served, 
         main.locator("#template-list li").first.locator("[data-remove]").click()
         projector.wait_for_function(f"{thrown}.length === 0", timeout=WAIT_MS)
         assert not any(s["role"] == "blast" for s in _frame(projector)["shapes"])
+        # Placed again, then the page reloaded: the old page's template leaves the table with it.
+        main.select_option("#template-choice", label=name)
+        main.click("#template-place")
+        main.mouse.click(*screen_point(main, 400.0, 500.0))
+        projector.wait_for_function(f"{thrown}.length === 1", timeout=WAIT_MS)
+        main.reload()
+        projector.wait_for_function(f"{thrown}.length === 0", timeout=WAIT_MS)
         assert errors == []
     finally:
         main.close()

@@ -215,3 +215,30 @@ def test_the_scene_shapes_are_the_pages_outlines():
     with pytest.raises(ValueError, match="off the 1200 x 800 mm table"):
         read_tool_shapes([{**RULER, "points": [[0, 0], [1200 + TOOL_MARGIN_MM + 1, 0]]}], 1200.0, 800.0)
     assert json.dumps(read_tool_shapes([], 1200.0, 800.0)) == "[]"
+
+
+def test_random_bodies_are_taken_or_refused_with_a_reason_never_a_failure(app):
+    """Random shapes (Hypothesis): a 200 keeps exactly what was sent, anything else is a 400
+    saying why and leaves what is kept as it was."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    c = _client(app)
+    numbers = st.integers(-2000, 3000) | st.floats(allow_nan=False, allow_infinity=False, width=32)
+    point = st.lists(numbers, min_size=1, max_size=3) | numbers | st.none()
+    shape = st.fixed_dictionaries({"kind": st.sampled_from(["template", "ruler", "blast"]),
+                                   "points": st.lists(point, max_size=6)},
+                                  optional={"name": st.text(max_size=90) | st.integers(), "closed": st.booleans() | st.none()})
+    body = st.fixed_dictionaries({"shapes": st.lists(shape, max_size=4) | st.none()},
+                                 optional={"page": st.sampled_from(["a", "b", "", "a b"])})
+
+    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(sent=body)
+    def run(sent):
+        before = _kept(app)
+        r = c.post("/api/projector/tools", json=sent, headers=c.headers)
+        assert r.status_code in (200, 400), (sent, r.status_code)
+        if r.status_code == 400:
+            assert r.get_json()["error"] and _kept(app) == before
+        else:
+            assert r.get_json()["shapes"] == len(sent["shapes"])
+    run()

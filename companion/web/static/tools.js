@@ -287,6 +287,13 @@
   // The companion forgets a page it has not heard from for ten minutes (a closed page says
   // nothing as it goes): one with tools on the table says them again before then.
   setInterval(() => { if (projSent !== "[]") sendToProjector(true); }, 120000);
+  // A page reloaded or closed takes its tools off the table at once (the api helper cannot
+  // outlive the page: a keepalive request can).
+  window.addEventListener("pagehide", () => {
+    if (projSent === "[]" || !state.canChange) return;
+    fetch("api/projector/tools", { method: "POST", keepalive: true, body: JSON.stringify({ page: pageId, shapes: [] }),
+                                   headers: { "Content-Type": "application/json", "X-CSRF-Token": state.csrf || "" } }).catch(() => {});
+  });
 
   // --- put it back -----------------------------------------------------------------------------
   let backTimer = null;
