@@ -44,10 +44,13 @@ def display() -> ProjectorDisplay:
     return current_app.config["PROJECTOR"]
 
 
-def players_tools() -> PlayersTools:
-    tools = current_app.extensions.get("projector_tools")
+def players_tools(app=None) -> PlayersTools:
+    """The tools the table pages have sent (`app`: for a caller outside a request, such as the
+    projector's watch, whose scene should carry them too)."""
+    ext = (app or current_app).extensions
+    tools = ext.get("projector_tools")
     if tools is None:
-        tools = current_app.extensions.setdefault("projector_tools", PlayersTools())
+        tools = ext.setdefault("projector_tools", PlayersTools())
     return tools
 
 
