@@ -37,8 +37,10 @@ KEEP_S = 600.0
 #: How long a repeat waits for the first request with its key to be answered.
 WAIT_S = 30.0
 #: Paths whose answers are not kept: a login's answer sets the session cookie, which a
-#: replayed answer would not carry.
-NOT_KEPT = ("/api/login",)
+#: replayed answer would not carry; the players' tools sent to the projector come several
+#: a second while a template is dragged, each replacing the last (sent twice, the same),
+#: and would push the game's own answers out of the store.
+NOT_KEPT = ("/api/login", "/api/projector/tools")
 
 
 @dataclass
