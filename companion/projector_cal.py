@@ -21,9 +21,10 @@ has settled).
 A moved projector is noticed (see ProjectorService): the check runs at every start of
 `serve` with a calibration, when asked (Setup's "Check projector"), and again whenever
 the camera reports the table moved in its view (a knocked camera or table: the marks
-then say whether the projector still lands where it should). A projector knocked on its
-own while the camera stays put is caught at the next start or check: the marks are
-not thrown during play unasked, as they would flash over the game.
+then say whether the projector still lands where it should). The marks are not thrown
+during play unasked, as they would flash over the game: a projector knocked on its own
+while the camera stays put is noticed from the game's own lines instead
+(companion/projector_watch.py).
 """
 
 from __future__ import annotations

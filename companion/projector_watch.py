@@ -328,6 +328,7 @@ class ProjectorWatch:
     _held: tuple | None = None              # the scene seen at the last tick
     _samples: tuple | None = None
     _before: str = ""                       # the check line before the warning
+    _model_id: int | None = None            # the calibration the streak was seen with
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -349,6 +350,13 @@ class ProjectorWatch:
 
     def observe(self, image: np.ndarray, pose, cars, scene) -> Reading:
         """One watch of `image` (taken while `scene` was thrown), and what follows from it."""
+        if id(self.display.model) != self._model_id:
+            # Calibrated again (or another calibration loaded): what was seen before no longer counts.
+            self._model_id, self._streak = id(self.display.model), []
+            if self.warned:
+                self.warned = False
+                if self.display.check_text.startswith("the projector's lines land "):
+                    self.display.check_text = self._before
         scene = self._thrown(scene)
         key = self._lines_key(scene)
         if self._samples is None or self._samples[0] != key:

@@ -109,6 +109,15 @@ def test_a_projector_knocked_after_its_calibration_is_flagged_after_watches_in_a
         assert reading.off_mm < 1.0
     assert not watch.warned and watch.display.check_text == "projection within 0.6 mm"
     assert len(notes) == 2 and notes[1][1] == "info"
+    # Knocked again, then calibrated again: the warning goes with the old calibration, unsaid.
+    knocked = _frame(rig, scene, knocked=True, seed=31)
+    for _ in range(IN_A_ROW):
+        watch.observe(knocked, pose, [], scene)
+    assert watch.warned and len(notes) == 3
+    watch.display.set_model(bp.exact_model(table, rig["knocked"]))
+    watch.observe(knocked, pose, [], scene)       # (a frame of the old drawing: one watch is no streak)
+    assert not watch.warned
+    assert watch.display.check_text == "projection within 0.6 mm" and len(notes) == 3
 
 
 def test_an_unmoved_projector_is_never_flagged_with_noise_jpeg_cars_on_the_lines_and_a_hand(rig):
