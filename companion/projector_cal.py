@@ -323,8 +323,16 @@ def _solve(table: TableSpec, pattern: DotPattern, frames: list[np.ndarray], pose
     seen = int(ok.sum())
     centres = np.array([b.centre_px for b in blobs], float)[ok]
     numbers = numbers[ok]
+    if seen < max(8, pattern.count // 10) and seen < len(blobs) / 2:
+        # A few specks that changed between two frames, most of them unreadable, are the
+        # camera's own noise (or a hand), not a pattern of dots: most likely no dot reached
+        # the table at all.
+        raise ProjectorCalError(
+            f"the camera saw none of the projector's calibration dots on the table (only specks of change, as a "
+            f"camera's noise makes: {len(blobs)}, of which {seen} read as dots): check the projector is on, shows "
+            f"the projector page full-screen, is not covered and points at the table, then try again")
     if seen == 0:
-        raise ProjectorCalError(f"the camera saw {len(blobs)} spots of light but could read none of the dots' "
+        raise ProjectorCalError(f"the camera saw {len(blobs)} dots of light but could read none of their "
                                 f"numbers (the table's light changed between frames?): keep the room's light "
                                 f"steady and calibrate again")
     table_mm = pose.table_from_image(centres)
@@ -477,14 +485,19 @@ def save_calibration(model: ProjectorModel, path: str | Path, table: TableSpec) 
     kept beside it as NAME.old first: nothing calibrated is lost. Says what was done."""
     path = Path(path)
     kept = ""
-    if path.exists():
-        try:
-            ProjectorModel.load(path, table)
-        except ProjectorFileError as exc:
-            old = path.with_name(path.name + ".old")
-            path.replace(old)
-            kept = f" (what was there is kept as {old}: {exc})"
-    model.save(path)
+    try:
+        if path.exists():
+            try:
+                ProjectorModel.load(path, table)
+            except ProjectorFileError as exc:
+                old = path.with_name(path.name + ".old")
+                path.replace(old)
+                kept = f" (what was there is kept as {old}: {exc})"
+        model.save(path)
+    except OSError as exc:
+        raise ProjectorCalError(f"the calibration was measured but cannot be saved to {path} "
+                                f"({exc.strerror or exc}): give a file in a folder that exists and may be "
+                                f"written") from None
     return f"saved to {path}{kept}"
 
 
@@ -648,7 +661,10 @@ class ProjectorService:
                            camera=pose.camera if pose is not None else self.live.camera_file, pose=pose, cars=cars)
         path = self.path or projector_file(table)
         if path is not None:
-            self.saved = save_calibration(result.model, path, table)
+            try:
+                self.saved = save_calibration(result.model, path, table)
+            except ProjectorCalError as exc:      # measured all the same: used until the companion stops
+                self.saved = f"not saved: {exc}; it is used until the companion stops"
         else:
             self.saved = "kept until the companion stops (the table has no file to keep it beside)"
         self.display.set_model(result.model)

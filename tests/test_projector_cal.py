@@ -146,6 +146,21 @@ def test_a_pattern_the_camera_cannot_see_is_said_in_its_words(table, renderer, p
     assert "projector is on" in text and "points at the table" in text
 
 
+def test_a_dark_projector_under_a_noisy_camera_is_said_as_dark_not_as_the_room_light(table, projector, cars):
+    """A webcam's noise and JPEG make a few specks change between two frames of a dark
+    table: that is no pattern, and the player is sent to the projector, not the room's light."""
+    from vision.render import RenderOptions, TableRenderer
+    noisy = TableRenderer.overhead(table, RenderOptions(noise_sigma=7.0, jpeg_quality=60, supersample=1),
+                                   seed=4, width=960, height=540)
+    dark = SyntheticRig(noisy, dataclasses.replace(projector, gain=0.0), cars, seed=9)
+    with pytest.raises(ProjectorCalError) as info:
+        calibrate(table, dark.throw, dark.grab, projector.size_px, camera=noisy.camera)
+    text = str(info.value)
+    assert text.startswith(("the camera saw no change on the table", "the camera saw none of the projector's "
+                                                                      "calibration dots")), text
+    assert "projector is on" in text and "room" not in text
+
+
 def test_a_projector_pointed_off_the_table_is_said(table, renderer, projector, cars):
     rvec, tvec = look_at((0.3 * table.width_mm, -0.35 * table.depth_mm, 1400.0),
                          (-3000.0, -2500.0, 0.0))             # aimed at the floor well away from the table
@@ -378,6 +393,14 @@ def test_calibrate_projector_demo_writes_a_file_that_loads(tmp_path, capsys, tab
     assert "the projector covers the whole table" in said
     assert "check: projection within" in said and f"saved to {out}" in said
     assert json.loads(out.read_text())["table_fingerprint"] == model.table_fingerprint
+
+
+def test_calibrate_projector_to_a_folder_that_does_not_exist_says_so_without_a_traceback(tmp_path, capsys):
+    out = tmp_path / "no such folder" / "projector.json"
+    assert main(["calibrate", "projector", "--demo", "--out", str(out), "--size", "960x540"]) != 0
+    err = capsys.readouterr().err
+    assert f"cannot be saved to {out}" in err and "Traceback" not in err
+    assert not out.parent.exists()
 
 
 def test_calibrate_projector_needs_a_camera_or_the_demo(capsys):

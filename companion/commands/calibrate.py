@@ -147,7 +147,10 @@ def _calibrate_demo_projector(args: argparse.Namespace, table, out) -> int:
     except ProjectorCalError as exc:
         raise CommandError(str(exc)) from None
     _report_projector(result)
-    print(save_calibration(result.model, out, table), flush=True)
+    try:
+        print(save_calibration(result.model, out, table), flush=True)
+    except ProjectorCalError as exc:
+        raise CommandError(str(exc)) from None
     return 0
 
 
