@@ -71,6 +71,7 @@ def watch_lines(app):
     app; None when it has no projector display."""
     from ..projector_scene import SceneSource
     from ..projector_watch import ProjectorWatch
+    from .projector_api import players_tools
 
     display = app.config.get("PROJECTOR")
     if display is None:
@@ -78,8 +79,13 @@ def watch_lines(app):
     found = app.extensions.get("projector_watch")
     if found is None:
         game_ = app.extensions["table_game"]
-        found = ProjectorWatch(display, app.extensions["live_table"], SceneSource(game_).scene,
-                               note=game_.note).start()
+        source = SceneSource(game_)
+
+        def scene():
+            # What /api/projector/frame draws: the game's scene and the tools the players hold out.
+            return list(source.scene()) + list(players_tools(app).shapes())
+
+        found = ProjectorWatch(display, app.extensions["live_table"], scene, note=game_.note).start()
         app.extensions["projector_watch"] = found
     return found
 
