@@ -275,3 +275,27 @@ def test_a_template_placed_on_the_table_page_is_thrown_by_the_projector(served, 
     finally:
         main.close()
         projector.close()
+
+
+def test_the_projector_goes_dark_when_the_companion_stops_answering(served, browser):
+    """A template or "put it here" left lit after the companion stopped would be believed:
+    the page throws black and says it waits, whether its requests fail at once (the
+    companion gone) or hang (the network lost), and draws again once it answers."""
+    url, _ = served
+    for how in ("fail", "hang"):
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        try:
+            page.goto(url + "projector")
+            page.wait_for_function("window.projector.shapes.length > 0", timeout=WAIT_MS)
+            assert page.is_hidden("#hint")
+            held = []
+            page.route("**/api/projector/frame",
+                       (lambda route: route.abort()) if how == "fail" else (lambda route: held.append(route)))
+            page.wait_for_function("window.projector.shapes.length === 0 && "
+                                   "document.querySelectorAll('#shapes > *').length === 0", timeout=WAIT_MS)
+            assert "does not answer" in page.inner_text("#hint"), how
+            page.unroute("**/api/projector/frame")
+            page.wait_for_function("window.projector.shapes.length > 0", timeout=WAIT_MS)
+            assert page.is_hidden("#hint"), how
+        finally:
+            page.close()

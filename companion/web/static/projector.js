@@ -59,22 +59,43 @@
     state.frames += 1;
   }
 
+  // The companion gone quiet (stopped, crashed, the network lost): a template or "put it here"
+  // left lit on the table would be believed, so after LOST_MS without an answer the projector
+  // throws black and says only that it waits.
+  const LOST_MS = 1500;
+  let lastAnswer = performance.now();
+  function lost() {
+    if (drawnKey === "lost") return;
+    drawnKey = "lost";
+    layer.replaceChildren();
+    state.shapes = [];
+    const hint = $("hint");
+    hint.hidden = false;
+    hint.textContent = "The companion does not answer: nothing is drawn until it does";
+  }
+
   async function poll() {
     try {
-      const r = await fetch("api/projector/frame", { cache: "no-store" });
+      // A request the network swallows must not stall the page: it is given up after a while.
+      const r = await fetch("api/projector/frame", { cache: "no-store", signal: AbortSignal.timeout(4000) });
       const text = await r.text();
       state.polls += 1;
       if (!r.ok) throw new Error(`the companion answered ${r.status}`);
       state.error = null;
+      lastAnswer = performance.now();
+      state.lastAnswer = lastAnswer;
       // Redrawn only when the frame changed (or the window did: the note and a hint's viewBox).
       const key = text + windowSize().join("x");
       if (key !== drawnKey) { drawnKey = key; draw(JSON.parse(text)); }
     } catch (e) {
       state.error = e.message;                 // the companion stopped or restarted: keep asking
+      if (performance.now() - lastAnswer > LOST_MS) lost();
     }
     setTimeout(poll, POLL_MS);
   }
 
+  // Watched apart from the polls, so a request that hangs still darkens the table in time.
+  setInterval(() => { if (performance.now() - lastAnswer > LOST_MS) lost(); }, 250);
   window.addEventListener("resize", () => { hello(); });
   hello();
   poll();

@@ -354,6 +354,7 @@
 
   // --- the projector: what it shows, its calibration and check (their words from the companion) ---
   let projectorTimer = null;
+  let refusedAt = -Infinity;          // a press refused: its reason stays a while over the status's older one
   function projectorWords(st) {
     if (st.busy) return `Working: ${st.step || "the camera watches the projector's pattern"}…`;
     if (!st.calibrated) return "Not calibrated yet: press “Calibrate projector” with the projector page open full screen.";
@@ -368,7 +369,7 @@
     try {
       const st = await api("projector/status");
       $("projector-status").textContent = projectorWords(st);
-      $("projector-error").textContent = st.error || "";
+      if (performance.now() - refusedAt > 10000) $("projector-error").textContent = st.error || "";
       $("projector-calibrate").disabled = $("projector-check").disabled = !!st.busy;
       if (st.busy) projectorTimer = setTimeout(refreshProjector, 1000);      // followed while it works
     } catch (e) {
@@ -393,10 +394,23 @@
                                   ["projector-check", "projector/check", "Checking the projector"]]) {
     $(id).addEventListener("click", async () => {
       $("projector-error").textContent = "";
-      try { await api(path, {}); } catch (e) { $("projector-error").textContent = `${what} did not start: ${e.message}`; }
+      try { await api(path, {}); } catch (e) {
+        // The refusal is the answer to this press: the status's older error must not replace it.
+        $("projector-error").textContent = `${what} did not start: ${e.message}`;
+        refusedAt = performance.now();
+        refreshProjector();
+        return;
+      }
       refreshProjector();
     });
   }
+  // Followed while Setup shows (another page may change the mode; a knock has it checked again).
+  setInterval(() => {
+    if ($("projector-box").offsetParent !== null && !projectorTimer) {
+      refreshProjector();
+      if (document.activeElement !== $("projector-mode")) refreshProjectorMode();
+    }
+  }, 5000);
   const setupTabButton = document.querySelector('#tabs button[data-tab="setup"]');
   if (setupTabButton) setupTabButton.addEventListener("click", () => { refreshProjector(); refreshProjectorMode(); });
   refreshProjectorMode();
