@@ -38,10 +38,11 @@ GHOST_MIN_MM = 3.0
 GHOST_MIN_DEG = 3.0
 #: A car's footprint when neither the camera's snapshot nor the table file gives one (mm).
 DEFAULT_FOOTPRINT = (75.0, 32.0)
-#: Bright, distinct colours, one per role (a projector's light on a grey table).
-COLOURS = {"template": "#00e5ff", "region": "#33ff66", "arc": "#ff40ff", "arc_jammed": "#a0a0a0",
-           "reach": "#ffe600", "red": "#ff4040", "blue": "#4da6ff", "ruler": "#ffffff",
-           "square": "#6fa8ff", "board_piece": "#ff9d2e", "gate": "#ff9d2e", "placement": "#ffffff",
+#: One colour per role, the page's own (table.css), at full brightness: what the page draws
+#: in amber is thrown in amber (a projector's light on a mat).
+COLOURS = {"template": "#ffffff", "region": "#7bd88f", "arc": "#f0b429", "arc_jammed": "#a0a0a0",
+           "reach": "#ffe600", "red": "#ff4040", "blue": "#4da6ff", "ruler": "#ff5dc8",
+           "square": "#6fa8ff", "board_piece": "#ff9d2e", "gate": "#ff9d2e", "placement": "#3fe0ff",
            "blast": "#ff5a1f", "ghost": "#b0b0b0", "mask": "#000000"}
 WIDTHS = {"template": 2.0, "region": 1.5, "arc": 1.5, "reach": 1.5, "ruler": 2.0, "square": 1.2,
           "gate": 2.0, "placement": 3.0, "ghost": 1.2, "blast": 2.0}
@@ -191,12 +192,12 @@ def _masks(live: dict, table, margin_mm: float) -> list[TableShape]:
         # On the roof, not the table: the display widens it by the parallax of the roof's height.
         out.append(TableShape("mask", _box(mx, my, h, half, half), True, True, 0.0, black,
                               f"{spec.name}'s roof marker", z_mm=spec.roof_mm))
-    for a in getattr(table, "anchors", ()) or ():
+    for a in (table.anchors if table is not None else ()):
         half = a.size_mm / 2 + margin_mm
         out.append(TableShape("mask", _box(a.x_mm, a.y_mm, a.rotation_deg, half, half), True, True, 0.0, black,
                               f"anchor {a.id}"))
     for g in live.get("gates") or []:
-        spec = table.gate(g.get("name")) if table is not None and hasattr(table, "gate") else None
+        spec = table.gate(g.get("name")) if table is not None else None
         if spec is None or spec.markers is None or not spec.marker_mm:
             continue
         half = spec.marker_mm / math.sqrt(2) + margin_mm
