@@ -88,6 +88,8 @@ class Coverage:
     def words(self) -> str:
         if not self.missed:
             return f"the projector covers the whole table ({self.share:.0%})"
+        if self.share == 0:
+            return "the projector's image does not reach the table at all"
         return f"the projector covers {self.share:.0%} of the table; it leaves out {', '.join(self.missed)}"
 
 

@@ -94,7 +94,7 @@ def register(sub) -> None:
                       help="with a camera: the port the projector page is served on (default 8766)")
     proj.add_argument("--wait", type=float, default=300.0,
                       help="with a camera: how long to wait for the projector page to open (seconds, default 300)")
-    proj.add_argument("--size", type=_squares, default=(1920, 1080), metavar="WxH",
+    proj.add_argument("--size", type=_frame_size, default=(1920, 1080), metavar="WxH",
                       help="with --demo: the synthetic camera's frame size (default 1920x1080)")
     proj.set_defaults(func=cmd_calibrate_projector)
 
@@ -228,6 +228,18 @@ def _report_projector(result) -> None:
         print(note, flush=True)
     if result.check is not None:
         print(f"check: {result.check.words}", flush=True)
+
+
+def _frame_size(text: str) -> tuple[int, int]:
+    parts = text.lower().replace("×", "x").split("x")
+    try:
+        w, h = (int(part) for part in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a frame size in pixels, width x height, "
+                                         f"such as 1920x1080") from None
+    if not (160 <= w <= 8192 and 120 <= h <= 8192):
+        raise argparse.ArgumentTypeError(f"'{text}' is no camera's frame: from 160x120 to 8192x8192") from None
+    return w, h
 
 
 def _squares(text: str) -> tuple[int, int]:
