@@ -70,12 +70,23 @@ def wait_until_seen_at(page, car: int, x_mm: float, y_mm: float, heading_deg: fl
                        timeout_ms: float = 60000) -> dict:
     """Wait for the camera to see the car there (it drives at a hand's pace, slower on a busy
     machine: a minute is allowed, as the test checks where it arrives, not when); its pose."""
-    page.wait_for_function("""([id, x, y, h, mm, deg]) => {
-        const c = window.companion.last.cars.find(c => c.id === id);
-        if (!c || c.stale || Math.hypot(c.x_mm - x, c.y_mm - y) > mm) return false;
-        if (h === null) return true;
-        const d = ((c.heading_deg - h) % 360 + 540) % 360 - 180;
-        return Math.abs(d) <= deg; }""", arg=[car, x_mm, y_mm, heading_deg, ARRIVE_MM, ARRIVE_DEG], timeout=timeout_ms)
+    try:
+        page.wait_for_function("""([id, x, y, h, mm, deg]) => {
+            const c = window.companion.last.cars.find(c => c.id === id);
+            if (!c || c.stale || Math.hypot(c.x_mm - x, c.y_mm - y) > mm) return false;
+            if (h === null) return true;
+            const d = ((c.heading_deg - h) % 360 + 540) % 360 - 180;
+            return Math.abs(d) <= deg; }""", arg=[car, x_mm, y_mm, heading_deg, ARRIVE_MM, ARRIVE_DEG],
+                               timeout=timeout_ms)
+    except Exception as exc:
+        # Say where the car and the others were seen, and where the page sent it: a failure
+        # on a busy CI machine is then read from its log.
+        cars = page.evaluate("window.companion.last.cars.map(c => [c.id, Math.round(c.x_mm), Math.round(c.y_mm), "
+                             "Math.round(c.heading_deg), !!c.stale])")
+        goal = page.evaluate(f"window.companion.demo && window.companion.demo.goal({car})")
+        raise AssertionError(f"car {car} was not seen at ({x_mm:.0f}, {y_mm:.0f}, {heading_deg}) in "
+                             f"{timeout_ms / 1000:.0f} s; cars seen [id, x, y, heading, stale]: {cars}; "
+                             f"the page's goal for it: {goal}") from exc
     return tracked(page, car)
 
 
@@ -249,19 +260,31 @@ def test_the_drag_helper_puts_a_car_where_a_test_asks(server, browser):
     page.close()
 
 
+def free_places(page, car: int, candidates, n: int, clear_mm: float = 130.0) -> list:
+    """The first `n` of `candidates` (table mm) no other car stands within `clear_mm` of."""
+    others = [(c["x_mm"], c["y_mm"]) for c in page.evaluate("window.companion.last.cars") if c["id"] != car]
+    free = [p for p in candidates if all(math.hypot(p[0] - x, p[1] - y) > clear_mm for x, y in others)]
+    assert len(free) >= n, f"the other cars ({others}) leave fewer than {n} of {candidates} free"
+    return free[:n]
+
+
 def test_a_car_moved_by_another_hand_is_dragged_from_where_it_stands(server, browser):
     """A player drags the Buggy; another page (or a hand) puts it elsewhere. This page's dashed
     "sent here" outline goes once the camera sees the car standing still away from it, and the
     next drag moves the car from where it stands, not from where this page last sent it."""
     page, errors = open_demo(browser, server)
-    drag_car_to(page, 13, 300.0, 250.0, 0.0)
-    demo_move(page, 13, 450.0, 650.0, 0.0)             # as another player's page does
+    # Places clear of the other cars, wherever the module's earlier tests left them: a car put
+    # down on another hides its roof marker from the camera, and is never seen arriving.
+    (ax, ay), (bx, by), (cx, cy) = free_places(page, 13, [(300.0, 250.0), (900.0, 250.0), (300.0, 560.0),
+                                                          (900.0, 560.0), (600.0, 120.0), (600.0, 690.0)], 3)
+    drag_car_to(page, 13, ax, ay, 0.0)
+    demo_move(page, 13, bx, by, 0.0)                    # as another player's page does
     # The page takes the car to be where the camera sees it, standing still.
-    page.wait_for_function("() => { const g = window.companion.demo.goal(13);"
-                           " return Math.hypot(g.x - 450, g.y - 650) < 2; }", timeout=30000)
+    page.wait_for_function("([x, y]) => { const g = window.companion.demo.goal(13);"
+                           " return Math.hypot(g.x - x, g.y - y) < 2; }", arg=[bx, by], timeout=30000)
     assert page.locator('#demo-layer .demo-ghost[data-ghost-for="13"]').count() == 0
-    seen = drag_car_to(page, 13, 380.0, 600.0)
-    assert math.hypot(seen["x_mm"] - 380.0, seen["y_mm"] - 600.0) < ARRIVE_MM, seen
+    seen = drag_car_to(page, 13, cx, cy)
+    assert math.hypot(seen["x_mm"] - cx, seen["y_mm"] - cy) < ARRIVE_MM, seen
     assert errors == [], errors
     page.close()
 
