@@ -161,12 +161,8 @@ def edge_samples(shape: TableShape, step_mm: float = 10.0, keep_off_mm: float = 
 
 
 def _segments(shapes) -> np.ndarray:
-    segs = []
-    for s in shapes:
-        pts = np.asarray(s.points_mm, float)
-        ends = np.vstack([pts, pts[:1]]) if s.closed else pts
-        segs += [(a, b) for a, b in zip(ends[:-1], ends[1:])]
-    return np.array(segs, float).reshape(-1, 2, 2)
+    from companion.projector_watch import segments
+    return np.concatenate([segments(s) for s in shapes] or [np.zeros((0, 2, 2))])
 
 
 def _distance_to_segments(p: np.ndarray, segs: np.ndarray) -> np.ndarray:

@@ -25,6 +25,7 @@ import math
 import threading
 import time
 
+from .geometry.pose import Pose
 from .projector import TableShape
 
 #: Around every marker the mask reaches this far beyond the marker's edge (mm): the camera's
@@ -89,15 +90,10 @@ def _reach_role(kind: str) -> tuple[str, str]:
     return ("reach", COLOURS.get(kind, COLOURS["reach"]))
 
 
-def _axes(heading_deg: float) -> tuple[tuple[float, float], tuple[float, float]]:
-    t = math.radians(heading_deg)
-    return (math.cos(t), math.sin(t)), (-math.sin(t), math.cos(t))
-
-
 def _box(cx: float, cy: float, heading_deg: float, half_f: float, half_l: float) -> tuple:
     """A rectangle's corners about (cx, cy), `half_f` along the heading and `half_l` across."""
-    (fx, fy), (lx, ly) = _axes(heading_deg)
-    return tuple((cx + sf * half_f * fx + sl * half_l * lx, cy + sf * half_f * fy + sl * half_l * ly)
+    pose = Pose(cx, cy, heading_deg)
+    return tuple(tuple(pose.to_table(sf * half_f, sl * half_l).tolist())
                  for sf, sl in ((1, 1), (1, -1), (-1, -1), (-1, 1)))
 
 
@@ -118,8 +114,8 @@ def _placement_shapes(p: dict, live_cars: dict, table, back: bool) -> list[Table
     x, y, h = (float(v) for v in p["to"][:3])
     length, width = _footprint(int(p["marker"]), live_cars, table)
     label = f"put {name} {'back ' if back else ''}here"
-    (fx, fy), (lx, ly) = _axes(h)
-    at = lambda f, l: (x + f * fx + l * lx, y + f * fy + l * ly)   # noqa: E731 (car frame to table)
+    pose = Pose(x, y, h)
+    at = lambda f, l: tuple(pose.to_table(f, l).tolist())           # noqa: E731 (car frame to table)
     nose = 5 + width * 0.45
     width_mm, colour = WIDTHS["placement"], COLOURS["placement"]
     return [TableShape("placement", _box(x, y, h, length / 2, width / 2), True, False, width_mm, colour, label),
@@ -184,10 +180,9 @@ def _masks(live: dict, table, margin_mm: float) -> list[TableShape]:
         if spec is None:
             continue
         h = float(c["heading_deg"])
-        (fx, fy), (lx, ly) = _axes(h)
         # The marker's middle, as the renderer and the locator place it on the roof.
-        mx = float(c["x_mm"]) - spec.forward_offset_mm * fx - spec.left_offset_mm * lx
-        my = float(c["y_mm"]) - spec.forward_offset_mm * fy - spec.left_offset_mm * ly
+        mx, my = Pose(float(c["x_mm"]), float(c["y_mm"]), h).to_table(-spec.forward_offset_mm,
+                                                                     -spec.left_offset_mm).tolist()
         half = spec.marker_mm / 2 + margin_mm
         # On the roof, not the table: the display widens it by the parallax of the roof's height.
         out.append(TableShape("mask", _box(mx, my, h, half, half), True, True, 0.0, black,

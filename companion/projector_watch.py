@@ -77,7 +77,8 @@ class Reading:
 
 # --- where to look ------------------------------------------------------------------------------
 
-def _segments(shape) -> np.ndarray:
+def segments(shape) -> np.ndarray:
+    """A shape's straight pieces (N, 2, 2) in mm: its outline closed when it is closed."""
     pts = np.asarray(shape.points_mm, float).reshape(-1, 2)
     ends = np.vstack([pts, pts[:1]]) if shape.closed and len(pts) > 2 else pts
     return np.stack([ends[:-1], ends[1:]], axis=1) if len(ends) > 1 else np.zeros((0, 2, 2))
@@ -92,7 +93,7 @@ def stroke_samples(scene, every_mm: float = SAMPLE_EVERY_MM, max_samples: int = 
     shapes = [s for s in scene if s.role in WATCHED_ROLES and not s.filled]
     segs, owner = [], []
     for i, s in enumerate(shapes):
-        sg = _segments(s)
+        sg = segments(s)
         segs.append(sg)
         owner += [i] * len(sg)
     if not owner:
