@@ -93,3 +93,16 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "through_camera" in item.keywords:
             item.add_marker(skip)
+
+
+def filmer(live, renderer, standing: dict, seed: int = 5):
+    """A camera filming cars where `standing` has them (marker -> [x, y, heading], changed by
+    the caller as the game moves them): each call feeds the live table three frames."""
+    rng = np.random.default_rng(seed)
+    frames = iter(range(10_000))
+
+    def film():
+        for _ in range(3):
+            n = next(frames)
+            live.process(renderer.render([CarTruth(m, *p) for m, p in standing.items()], rng).image, n, n / 30)
+    return film

@@ -21,6 +21,7 @@ from companion.projector_scene import MASK_MARGIN_MM, SceneSource, build_scene
 from companion.rules.base import rule_system
 from vision.render import CarTruth
 from vision.sources import SyntheticSource
+from tests.conftest import filmer
 
 
 def _ring(points) -> tuple:
@@ -159,14 +160,7 @@ def truck(demo_table, renderer):
     layout = rule_system("stop_the_truck").demo_layout(
         [(c.id, c.name, c.length_mm, c.width_mm) for c in demo_table.cars], (demo_table.width_mm, demo_table.depth_mm))
     standing = {m: list(p) for m, p in layout.items()}
-    rng = np.random.default_rng(5)
-    frames = iter(range(10_000))
-
-    def film():
-        for _ in range(3):
-            n = next(frames)
-            live.process(renderer.render([CarTruth(m, *p) for m, p in standing.items()], rng).image, n, n / 30)
-
+    film = filmer(live, renderer, standing)
     film()
     game = TableGame(live, seed=7)
     source = SceneSource(game)

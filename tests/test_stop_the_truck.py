@@ -21,6 +21,7 @@ from companion.scenario import check_expectations, load_scenario, run_scenario
 from companion.scene import parse_scene
 from companion.session import GameSession
 from vision.render import CarTruth
+from tests.conftest import filmer
 
 SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "examples" / "scenarios").glob("st-*.json"))
 
@@ -1820,14 +1821,7 @@ def test_a_turn_on_the_demo_table_through_the_page(demo_table, renderer):
     live = LiveTable(source, demo_table, source.camera)
     layout = rule_system("stop_the_truck").demo_layout(demo_cars(), (demo_table.width_mm, demo_table.depth_mm))
     standing = {m: list(p) for m, p in layout.items()}
-    rng = np.random.default_rng(5)
-    frames = iter(range(10_000))
-
-    def film():
-        for _ in range(3):
-            n = next(frames)
-            live.process(renderer.render([CarTruth(m, *p) for m, p in standing.items()], rng).image, n, n / 30)
-
+    film = filmer(live, renderer, standing)
     film()
     game = TableGame(live, seed=7)
     g = game.start("stop_the_truck", {}, game.starter_rosters("stop_the_truck"))
