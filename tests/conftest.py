@@ -12,6 +12,16 @@ import pytest
 from vision.demo import demo_table as _demo_table
 from vision.render import CarTruth, RenderOptions, TableRenderer
 
+try:
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:             # the test extras not installed: the property tests skip themselves
+    _hypothesis_settings = None
+if _hypothesis_settings is not None:
+    # Tests check correctness, never time: hypothesis's default 200 ms deadline per example
+    # failed a tray property test on a busy CI machine (a slow example is no wrong answer).
+    _hypothesis_settings.register_profile("companion", deadline=None)
+    _hypothesis_settings.load_profile("companion")
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 
