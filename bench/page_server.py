@@ -37,7 +37,7 @@ import numpy as np
 
 from companion.commands.serve import DEMO_RULES, _serve
 from companion.live import LiveTable
-from vision.sources import Frame, FrameSource, PrefetchSource, SourceError, SyntheticSource
+from vision.sources import Frame, FrameSource, PrefetchSource, SourceError, SyntheticSource, gray_from_jpeg
 
 RECORD_FPS = 15.0
 
@@ -110,7 +110,8 @@ class WebcamVideo(FrameSource):
     falls behind is given the next frame in turn (what the camera sent meanwhile waits in
     its buffers), so a frame's wait grows with the backlog. True: the newest frame sent,
     those sent meanwhile dropped undecoded (counted in `dropped`). `gray`: decoded straight
-    to grey (all the locating reads; a webcam's JPEG in grey costs two thirds of colour).
+    to grey, the JPEG kept for colour on demand, as `serve` reads a camera's Motion-JPEG
+    (vision.sources.gray_from_jpeg; a webcam's JPEG in grey costs two thirds of colour).
     A frame's capture time is when it was sent, before it is decoded."""
 
     live = True
@@ -152,11 +153,12 @@ class WebcamVideo(FrameSource):
         self.dropped += k - self._sent - 1
         self._sent = k
         t0, c0 = time.perf_counter(), time.thread_time()
-        image = cv2.imdecode(self.packets[k % len(self.packets)],
-                             cv2.IMREAD_GRAYSCALE if self.gray else cv2.IMREAD_COLOR)
+        packet = self.packets[k % len(self.packets)]
+        # Grey: the product's own decode (what CameraSource does with a V4L2 camera's JPEG).
+        image = gray_from_jpeg(packet) if self.gray else cv2.imdecode(packet, cv2.IMREAD_COLOR)
         self.decode_s[k], self.decode_cpu_s[k] = time.perf_counter() - t0, time.thread_time() - c0
         return Frame(k, image, k / self.fps, f"frame {k}", captured_at=self._wall + due,
-                     gray=image if self.gray else None)
+                     gray=np.asarray(image) if self.gray else None)
 
 
 class NewestPrefetch(PrefetchSource):

@@ -69,9 +69,13 @@ def detections_from_json(data: list[dict]) -> list[MarkerDetection]:
 
 
 def frame_evidence(image: np.ndarray | None, located) -> tuple[bytes | None, list[dict], dict]:
-    """(JPEG, detections, table pose) of a located frame, ready to store."""
+    """(JPEG, detections, table pose) of a located frame, ready to store: a frame that came
+    as the camera's own JPEG (JpegGray) is stored as those very bytes, in colour."""
+    from .sources import JpegGray
     jpeg = None
-    if image is not None:
+    if isinstance(image, JpegGray) and image.jpeg:
+        jpeg = image.jpeg
+    elif image is not None:
         ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
         jpeg = data.tobytes() if ok else None
     return jpeg, detections_to_json(located.detections), pose_to_json(located.table_pose)

@@ -49,6 +49,45 @@ class Frame:
     gray: np.ndarray | None = field(default=None, repr=False)
 
 
+class JpegGray(np.ndarray):
+    """A frame decoded straight to grey from the camera's own JPEG, which it keeps (`jpeg`).
+
+    All the tracker reads is grey, and a webcam's JPEG decodes to grey in two thirds of the
+    time colour takes (a 4K frame: 17 ms of a core against 28): at 30 frames a second that
+    is a third of a core, and the latency of every frame (bench/page.py --video 4k). The
+    colour is decoded only when somebody looks (the Camera tab, a frame kept as evidence:
+    `in_colour`), a few times a minute. Anything that takes an 8-bit grey image takes it."""
+
+    jpeg: bytes | None = None
+
+    def __array_finalize__(self, obj) -> None:
+        # Never inherited by a slice or a copy: a crop's JPEG would be the whole frame's.
+        self.jpeg = None
+
+
+def gray_from_jpeg(data) -> JpegGray | None:
+    """A JPEG (bytes, or OpenCV's buffer of them) decoded to grey, keeping the JPEG; None
+    when it is not one OpenCV can decode (a frame a USB hiccup cut short)."""
+    buf = np.frombuffer(data, np.uint8) if isinstance(data, (bytes, bytearray, memoryview)) \
+        else np.ascontiguousarray(data, np.uint8).reshape(-1)
+    gray = cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE)
+    if gray is None:
+        return None
+    out = gray.view(JpegGray)
+    out.jpeg = buf.tobytes()
+    return out
+
+
+def in_colour(image: np.ndarray) -> np.ndarray:
+    """The image in colour where it can be had: a JpegGray's decoded from its JPEG, any
+    other image as it is (a grey one stays grey: drawing on it converts it)."""
+    if isinstance(image, JpegGray) and image.jpeg:
+        colour = cv2.imdecode(np.frombuffer(image.jpeg, np.uint8), cv2.IMREAD_COLOR)
+        if colour is not None:
+            return colour
+    return image
+
+
 class FrameSource(ABC):
     """Where frames come from."""
 
@@ -91,24 +130,44 @@ class _CaptureSource(FrameSource):
         self._start = time.monotonic()
         fps = capture.get(cv2.CAP_PROP_FPS)
         self.fps = float(fps) if fps and 0 < fps < 1000 else None
+        #: Frames that came but would not decode, skipped.
+        self.skipped = 0
 
-    #: Frames are decoded straight to grey (see VideoSource's `gray`).
+    def _fourcc(self) -> str:
+        code = int(self._cap.get(cv2.CAP_PROP_FOURCC))
+        return code.to_bytes(4, "little").decode("latin-1").upper() if code > 0 else ""
+
+    #: Frames come as the stream's own JPEG and are decoded straight to grey (JpegGray).
     _raw_jpeg = False
+    #: Frames in a row that would not decode before the source gives up on them.
+    BAD_FRAMES_IN_A_ROW = 30
 
     def read(self) -> Frame | None:
         if self._cap is None:
             return None
-        ok, image = self._cap.read()
-        if not ok or image is None:
-            return None
-        gray = None
-        if self._raw_jpeg and image.ndim == 2 and image.shape[0] == 1:
-            # The stream's own JPEG, decoded to grey alone: no colour planes to
-            # build and convert (a 4K frame in 20 ms of a core instead of 32).
-            image = gray = cv2.imdecode(image, cv2.IMREAD_GRAYSCALE)
-            if image is None:
+        bad = 0
+        while True:
+            ok, image = self._cap.read()
+            if not ok or image is None:
                 return None
-        frame = Frame(self._index, image, self._time(), f"{self.description}#{self._index}", gray=gray)
+            if not (self._raw_jpeg and image.ndim == 2 and image.shape[0] == 1):
+                break
+            gray = gray_from_jpeg(image)
+            if gray is not None:
+                # The tracker reads `gray` as a plain array (slices of a JpegGray would each
+                # call back into Python); `image` keeps the JPEG for whoever wants colour.
+                frame = Frame(self._index, gray, self._time(), f"{self.description}#{self._index}",
+                              gray=np.asarray(gray))
+                self._index += 1
+                return frame
+            # A frame cut short (a USB hiccup) is skipped, not taken for the end of the stream.
+            self.skipped += 1
+            self._index += 1
+            bad += 1
+            if bad >= self.BAD_FRAMES_IN_A_ROW:
+                raise SourceError(f"{self.description}: {bad} frames in a row are not JPEG pictures "
+                                  f"OpenCV can decode (is it the camera it was?)")
+        frame = Frame(self._index, image, self._time(), f"{self.description}#{self._index}")
         self._index += 1
         return frame
 
@@ -122,16 +181,25 @@ class _CaptureSource(FrameSource):
 
 
 class CameraSource(_CaptureSource):
-    """A webcam by index (0 is the first), optionally asked for a resolution."""
+    """A webcam by index (0 is the first), optionally asked for a resolution.
+
+    `lazy_colour`: the camera is asked for Motion-JPEG (what a USB webcam sends 1080p and
+    4K at 30 frames a second in) and, where OpenCV hands its JPEG over undecoded (the V4L2
+    driver, Linux's), each frame is decoded straight to grey with its JPEG kept for colour
+    on demand (JpegGray). Elsewhere, or if the camera will not, frames come in colour as
+    OpenCV decodes them."""
 
     live = True
 
-    def __init__(self, index: int, width: int | None = None, height: int | None = None) -> None:
+    def __init__(self, index: int, width: int | None = None, height: int | None = None,
+                 lazy_colour: bool = False) -> None:
         cap = cv2.VideoCapture(index)
         if not cap.isOpened():
             cap.release()
             raise SourceError(f"camera {index}: cannot be opened (is it plugged in, and not in "
                               f"use by another program?)")
+        if lazy_colour:
+            cap.set(cv2.CAP_PROP_FOURCC, cv2.VideoWriter_fourcc(*"MJPG"))
         if width and height:
             cap.set(cv2.CAP_PROP_FRAME_WIDTH, width)
             cap.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
@@ -139,14 +207,19 @@ class CameraSource(_CaptureSource):
         # newest picture of the table, not one from several frames ago.
         cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)
         super().__init__(cap, f"camera {index}")
+        if lazy_colour and self._fourcc() == "MJPG" and cap.get(cv2.CAP_PROP_BACKEND) == cv2.CAP_V4L2:
+            # V4L2 then hands each frame over as the camera's JPEG bytes, one row of them.
+            self._raw_jpeg = bool(cap.set(cv2.CAP_PROP_CONVERT_RGB, 0))
 
 
 class VideoSource(_CaptureSource):
     """A video file, frame by frame."""
 
-    def __init__(self, path: str | Path, gray: bool = False) -> None:
-        """`gray`: frames in 8-bit grey (image and gray alike), all the pipeline
-        reads; an MJPEG video is then decoded straight to grey."""
+    def __init__(self, path: str | Path, gray: bool = False, lazy_colour: bool = False) -> None:
+        """`gray`: frames in 8-bit grey (image and gray alike), all the pipeline reads; an
+        MJPEG video is then decoded straight to grey. `lazy_colour`: an MJPEG video's frames
+        decoded straight to grey with their JPEG kept for colour on demand (JpegGray), any
+        other video's in colour as before."""
         p = Path(path)
         if not p.is_file():
             raise SourceError(f"{p}: no such video file")
@@ -156,8 +229,7 @@ class VideoSource(_CaptureSource):
             raise SourceError(f"{p}: not a video OpenCV can read")
         super().__init__(cap, str(p))
         self._gray = gray
-        fourcc = int(cap.get(cv2.CAP_PROP_FOURCC)).to_bytes(4, "little").decode("latin-1").upper()
-        if gray and fourcc == "MJPG" and cap.get(cv2.CAP_PROP_BACKEND) == cv2.CAP_FFMPEG:
+        if (gray or lazy_colour) and self._fourcc() == "MJPG" and cap.get(cv2.CAP_PROP_BACKEND) == cv2.CAP_FFMPEG:
             # The demuxer's packets, each a whole JPEG, handed over undecoded.
             self._raw_jpeg = bool(cap.set(cv2.CAP_PROP_FORMAT, -1))
 
@@ -429,7 +501,7 @@ class LoopingSource(FrameSource):
                 return None
         time_s = frame.time_s + self._time_offset
         self._last_time = time_s
-        out = Frame(self._index, frame.image, time_s, frame.name, frame.truth, frame.captured_at)
+        out = dataclasses.replace(frame, index=self._index, time_s=time_s)
         self._index += 1
         return out
 
@@ -439,14 +511,16 @@ class LoopingSource(FrameSource):
             self._source = None
 
 
-def open_source(spec: str, table: TableSpec | None = None, **synthetic_kwargs) -> FrameSource:
+def open_source(spec: str, table: TableSpec | None = None, lazy_colour: bool = False,
+                **synthetic_kwargs) -> FrameSource:
     """Open a source from what a player types: `demo`, a camera index, a folder,
-    an image or a video file."""
+    an image or a video file. `lazy_colour`: a camera's or video's Motion-JPEG frames
+    decoded straight to grey, their colour only when asked (JpegGray; what `serve` does)."""
     text = str(spec).strip()
     if text == "demo":
         return SyntheticSource(table, **synthetic_kwargs)
     if text.isdigit():
-        return CameraSource(int(text))
+        return CameraSource(int(text), lazy_colour=lazy_colour)
     p = Path(text).expanduser()
     if p.is_dir():
         return ImageFolderSource(p)
@@ -455,4 +529,4 @@ def open_source(spec: str, table: TableSpec | None = None, **synthetic_kwargs) -
                           f"as 0; the synthetic table is 'demo')")
     if p.suffix.lower() in IMAGE_SUFFIXES:
         return ImageSource(p)
-    return VideoSource(p)
+    return VideoSource(p, lazy_colour=lazy_colour)

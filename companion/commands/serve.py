@@ -634,12 +634,15 @@ def _reopener(first_source, spec: str, table, loop: bool):
 
 def open_source_for_serving(spec: str, table, *, loop: bool = False):
     """The source `serve` plays: as open_source opens it, a video file or a folder
-    of images looped when `loop` says so."""
+    of images looped when `loop` says so. A camera's or video's Motion-JPEG frames are
+    decoded straight to grey, their colour only when a page or the evidence asks
+    (vision.sources.JpegGray): at 4K that is a third of a core, and 20-60 ms of every
+    frame's way to the page (docs/benchmarks.md, "The page at 4K")."""
     from vision.sources import ImageFolderSource, LoopingSource, VideoSource, open_source
 
-    source = open_source(spec, table)
+    source = open_source(spec, table, lazy_colour=True)
     if loop and isinstance(source, (VideoSource, ImageFolderSource)):
-        return LoopingSource(source, lambda: open_source(spec, table))
+        return LoopingSource(source, lambda: open_source(spec, table, lazy_colour=True))
     return source
 
 

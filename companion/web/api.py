@@ -217,6 +217,7 @@ def camera_view():
     """The camera's latest frame with anchors, markers, the table's edge and the cars drawn on it;
     `?camera=N`: camera N's (1, 2, ... as the snapshot's `cameras` name them; the first by default)."""
     from vision.overlay import annotate
+    from vision.sources import in_colour
 
     from ..live import MultiLiveTable
     live = live_table()
@@ -236,17 +237,18 @@ def camera_view():
             return jsonify({"error": f"there is no camera {number}: this table has one camera"}), 404
     if image is None:
         return jsonify({"error": "no frame from the camera yet"}), 404
-    return _jpeg(annotate(image, tracked, live_table().table))
+    return _jpeg(annotate(in_colour(image), tracked, live_table().table))
 
 
 @bp.get("/rectified.jpg")
 def rectified_view():
     """The latest frame mapped onto the table, far edge at the top, 0.5 px per mm."""
+    from vision.sources import in_colour
     live = live_table()
     image, tracked = live.last_image()
     if image is None or tracked.located.table_pose is None:
         return jsonify({"error": "no frame with the table found yet"}), 404
-    return _jpeg(live.rectify(image, tracked.located.table_pose))
+    return _jpeg(live.rectify(in_colour(image), tracked.located.table_pose))
 
 
 @bp.get("/measure")
