@@ -32,7 +32,30 @@ FORMAT = "table-companion projector calibration 1"
 
 
 class ProjectorFileError(ValueError):
-    """A projector calibration that cannot be used, with what is wrong and what to do."""
+    """A projector calibration that cannot be used: `problem` names the file and what is
+    wrong with it, `todo` what to do; the message says both."""
+
+    def __init__(self, problem: str, todo: str = "") -> None:
+        super().__init__(f"{problem}; {todo}" if todo else problem)
+        self.problem, self.todo = problem, todo
+
+
+def calibrate_command(path, table=None, source: str | None = None) -> str:
+    """The command that writes a new calibration to `path`: for the demo's synthetic camera
+    (`source` "demo", or the built-in table), else with the camera and the table file."""
+    table_file = str(table.source) if table is not None else ""
+    is_file = bool(table_file) and not table_file.startswith("<")
+    if (source or "").strip() == "demo" or (table is not None and not is_file):
+        where = f" --table {table_file}" if is_file else ""
+        return f"companion calibrate projector --demo{where} --out {path}"
+    return (f"companion calibrate projector --source {source or '<camera>'} "
+            f"--table {table_file if is_file else '<table file>'} --out {path}")
+
+
+def calibrate_again(path, table=None) -> str:
+    """What to do about an unusable calibration file, in words."""
+    return (f"calibrate the projector again: `{calibrate_command(path, table)}`, or press "
+            f"Setup → Calibrate projector in a running companion")
 
 
 def table_fingerprint(table) -> str:
@@ -217,38 +240,65 @@ class ProjectorModel:
         return path
 
     @classmethod
-    def from_json(cls, data: dict, where: str = "<projector>") -> "ProjectorModel":
+    def from_json(cls, data: dict, where: str = "<projector>", table=None) -> "ProjectorModel":
+        """The model a calibration's JSON describes; ProjectorFileError naming `where` and
+        what is wrong with it (never the parser's own words) when it is not a usable one."""
+        todo = calibrate_again(where, table)
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ProjectorFileError(f"{where} is not a projector calibration (its format line should say "
-                                     f"{FORMAT!r}); make one with `companion calibrate projector`")
+                                     f"{FORMAT!r})", todo)
+
+        def damaged(what: str) -> ProjectorFileError:
+            return ProjectorFileError(f"{where} is damaged: it is not a projector calibration that can be used "
+                                      f"({what})", todo)
         try:
             w, h = (int(v) for v in data["size_px"])
+        except (KeyError, TypeError, ValueError, OverflowError):
+            raise damaged("its size_px is missing or not two whole numbers of pixels") from None
+        try:
             hom = np.asarray(data["homography"], float).reshape(3, 3)
+        except (KeyError, TypeError, ValueError):
+            raise damaged("its homography is missing or not 3 x 3 numbers") from None
+        try:
             lens = np.asarray(data.get("lens", np.zeros((10, 2))), float).reshape(10, 2)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ProjectorFileError(f"{where}: {exc.__class__.__name__} reading it ({exc}); calibrate the "
-                                     f"projector again with `companion calibrate projector`") from None
-        if w <= 0 or h <= 0 or not np.all(np.isfinite(hom)) or abs(np.linalg.det(hom)) < 1e-12:
-            raise ProjectorFileError(f"{where}: its size or mapping is not a projector's; calibrate it again")
-        return cls((w, h), hom, lens, str(data.get("table_fingerprint", "")), float(data.get("rms_px", 0.0)),
-                   float(data.get("rms_mm", 0.0)), int(data.get("points", 0)))
+        except (TypeError, ValueError):
+            raise damaged("its lens is not 10 x 2 numbers") from None
+        try:
+            rms_px, rms_mm = float(data.get("rms_px", 0.0)), float(data.get("rms_mm", 0.0))
+            points = int(data.get("points", 0))
+        except (TypeError, ValueError, OverflowError):
+            raise damaged("its rms_px, rms_mm or points is not a number") from None
+        if w <= 0 or h <= 0 or not np.all(np.isfinite(hom)) or abs(np.linalg.det(hom)) < 1e-12 \
+                or not np.all(np.isfinite(lens)):
+            raise damaged("its size or mapping is not a projector's")
+        return cls((w, h), hom, lens, str(data.get("table_fingerprint", "")), rms_px, rms_mm, points)
 
     @classmethod
     def load(cls, path, table=None) -> "ProjectorModel":
-        """Read a calibration; with `table`, refuse one made on another table."""
+        """Read a calibration; with `table`, refuse one made on another table. Every way it
+        can fail is a ProjectorFileError naming the file, what is wrong and what to do."""
         path = Path(path)
+        todo = calibrate_again(path, table)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_bytes()
         except FileNotFoundError:
-            raise ProjectorFileError(f"{path}: no projector calibration there; make one with "
-                                     f"`companion calibrate projector`") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ProjectorFileError(f"{path}: cannot be read as a projector calibration ({exc})") from None
-        model = cls.from_json(data, str(path))
+            raise ProjectorFileError(f"{path}: no projector calibration there",
+                                     f"make one with `{calibrate_command(path, table)}`") from None
+        except OSError as exc:
+            raise ProjectorFileError(f"{path} cannot be read ({exc.strerror or type(exc).__name__})",
+                                     "check the file is there and may be read, or " + todo) from None
+        try:
+            data = json.loads(text.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            # The parser's own words ("Expecting value: line 1 column 1") tell a player nothing.
+            raise ProjectorFileError(f"{path} is damaged: it cannot be read as a projector calibration "
+                                     f"(it is not the JSON text a calibration is saved as: cut short, "
+                                     f"written over, or another kind of file)", todo) from None
+        model = cls.from_json(data, str(path), table)
         if table is not None and model.table_fingerprint != table_fingerprint(table):
             raise ProjectorFileError(
-                f"{path} was made on another table (its anchors or size differ from {table.source}): "
-                f"calibrate the projector again on this table with `companion calibrate projector`")
+                f"{path} was made on another table (its anchors or size differ from {table.source})",
+                f"calibrate the projector again on this table: `{calibrate_command(path, table)}`")
         return model
 
 

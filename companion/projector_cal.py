@@ -574,12 +574,18 @@ class ProjectorService:
     def table(self) -> TableSpec:
         return self.live.table
 
+    @property
+    def file(self) -> Path | None:
+        """The calibration's file: the one `serve --projector FILE` gave, else the one beside the
+        table file (None: the table has none, and a calibration lasts until the companion stops)."""
+        return self.path or projector_file(self.table)
+
     def status(self) -> dict:
         model = self.display.model
         error = self.error
+        path = self.file
         if model is None and error is None and not self.busy:
             # A file there that cannot be used (another table's, say) is said, not passed over.
-            path = self.path or projector_file(self.table)
             if path is not None and path.exists():
                 try:
                     ProjectorModel.load(path, self.table)
@@ -589,7 +595,9 @@ class ProjectorService:
                 "rms_mm": round(model.rms_mm, 2) if model is not None else None,
                 "coverage": model.coverage(self.table.width_mm, self.table.depth_mm).words()
                 if model is not None else None,
-                "check": self.display.check_text or None, "error": error}
+                "check": self.display.check_text or None, "error": error,
+                # Where the calibration is read from and a new one saved, as the page names it.
+                "file": str(path) if path is not None else None, "saved": self.saved or None}
 
     def start(self, what: str) -> bool:
         """Start "calibrate" or "check" in the background; False when one is running."""
@@ -659,7 +667,7 @@ class ProjectorService:
         self.step = f"throwing {pattern.count} numbered dots in {pattern.bits + 2} frames"
         result = calibrate(table, throw, frames.grab, size,
                            camera=pose.camera if pose is not None else self.live.camera_file, pose=pose, cars=cars)
-        path = self.path or projector_file(table)
+        path = self.file
         if path is not None:
             try:
                 self.saved = save_calibration(result.model, path, table)

@@ -11,6 +11,12 @@ The scene is made from exactly what the table page is given (no second judgement
   placement outline's footprint, the ghosts of cars moved since the activation began, the
   masks) and the gates' posts.
 
+While the rules wait for a piece to be put somewhere (`pending.waiting == "placement"`, what the
+page's showPlacement reads), the page dims the acting car's overlays and lines (table.css:
+`body.placing #overlays, body.placing #lines`, a quarter of their light) and draws no move
+ruler: the scene does the same (those shapes' colours at PLACING_LIGHT, no live ruler), and the
+placement's outline stays at full light.
+
 A projector draws outlines, never floods: a polygon with holes is drawn ring by ring, each a
 closed stroke. Only the masks are filled (black, drawn last by the display): every roof
 marker and every anchor, with a margin, so no marker is ever lit and tracking keeps working.
@@ -21,6 +27,7 @@ it, keeping the game's answers while the game and the cars stand still.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -45,6 +52,9 @@ COLOURS = {"template": "#ffffff", "region": "#7bd88f", "arc": "#f0b429", "arc_ja
            "reach": "#ffe600", "red": "#ff4040", "blue": "#4da6ff", "ruler": "#ff5dc8",
            "square": "#6fa8ff", "board_piece": "#ff9d2e", "gate": "#ff9d2e", "placement": "#3fe0ff",
            "blast": "#ff5a1f", "ghost": "#b0b0b0", "mask": "#000000"}
+#: While a placement waits, the page shows its overlays and lines at this opacity (table.css,
+#: `body.placing #overlays`): a projector's light on a dark table is the colour times it.
+PLACING_LIGHT = 0.25
 WIDTHS = {"template": 2.0, "region": 1.5, "arc": 1.5, "reach": 1.5, "ruler": 2.0, "square": 1.2,
           "gate": 2.0, "placement": 3.0, "ghost": 1.2, "blast": 2.0}
 
@@ -203,6 +213,22 @@ def _masks(live: dict, table, margin_mm: float) -> list[TableShape]:
     return out
 
 
+def _dim(shapes: list[TableShape], light: float) -> list[TableShape]:
+    """The shapes at `light` of their brightness (as the page's opacity over black)."""
+    def scaled(colour: str) -> str:
+        c = colour.lstrip("#")
+        if len(c) == 3:
+            c = "".join(ch * 2 for ch in c)
+        return "#" + "".join(f"{round(int(c[i:i + 2], 16) * light):02x}" for i in (0, 2, 4))
+    return [dataclasses.replace(s, colour=scaled(s.colour)) for s in shapes]
+
+
+def placement_waited(game_view: dict | None) -> dict | None:
+    """The placement the rules wait for, as the page's placementOf reads it (None: none)."""
+    pending = (game_view or {}).get("pending") or {}
+    return pending.get("placement") if pending.get("waiting") == "placement" else None
+
+
 def _half(v) -> float:
     return round(float(v) * 2) / 2
 
@@ -237,25 +263,30 @@ def build_scene(game_view: dict | None, car: dict | None, live: dict, table,
     for g in live.get("gates") or []:
         shapes += _gate_shapes(g)
     active = acting_car(game_view) if playing else None
+    placement = placement_waited(game_view)
     overlays = (car or {}).get("overlays") or {}
+    # What the page draws in #overlays and #lines: dimmed together while a placement waits.
+    acting: list[TableShape] = []
     if active is not None and overlays:
-        shapes += _cell_shapes(overlays.get("cells"), _reach_role)
+        acting += _cell_shapes(overlays.get("cells"), _reach_role)
         for r in overlays.get("move_regions") or []:
             name = r.get("name") or "move"
             if r.get("template"):
-                shapes += _outlines("template", r["template"], f"move template ({name})")
-            shapes += _outlines("region", r.get("polygons"), f"where it may end its move ({name})")
+                acting += _outlines("template", r["template"], f"move template ({name})")
+            acting += _outlines("region", r.get("polygons"), f"where it may end its move ({name})")
         for a in overlays.get("arcs") or []:
-            shapes += _outlines("arc", a.get("polygons"), f"{a.get('mount') or 'weapon'} arc",
+            acting += _outlines("arc", a.get("polygons"), f"{a.get('mount') or 'weapon'} arc",
                                 COLOURS["arc_jammed"] if a.get("jammed") else None)
     if active is not None:
         # As the page's drawOverlays: the closest line to each target its weapons reach.
         for t in (car or {}).get("targets") or []:
             line, rng = t.get("line"), t.get("range") or {}
             if line and rng and rng.get("outcome") != "out":
-                shapes.append(TableShape("reach", tuple((float(x), float(y)) for x, y in line), False, False,
+                acting.append(TableShape("reach", tuple((float(x), float(y)) for x, y in line), False, False,
                                          WIDTHS["reach"], COLOURS["reach"], f"in reach: {t.get('name') or 'a target'}"))
-    if active is not None:
+    shapes += _dim(acting, PLACING_LIGHT) if placement else acting
+    # The page's followRuler draws the placement's words instead of the move ruler meanwhile.
+    if active is not None and not placement:
         act = game_view.get("activation") or {}
         start = (act.get("move_from") or {}).get(str(active)) or (act.get("start") or {}).get(str(active))
         now = live_cars.get(active)
@@ -265,8 +296,6 @@ def build_scene(game_view: dict | None, car: dict | None, live: dict, table,
                                      "the live ruler: moved so far"))
     if playing:
         shapes += _ghosts(game_view.get("activation") or {}, live_cars, table)
-    pending = (game_view or {}).get("pending") or {}
-    placement = pending.get("placement") if pending.get("waiting") == "placement" else None
     if placement:
         for p in [placement, *(placement.get("also") or [])]:
             shapes += _placement_shapes(p, live_cars, table, bool(placement.get("put_back")))
@@ -320,11 +349,14 @@ MAX_TOOL_POINTS = 256
 MAX_TOOL_NAME = 80
 #: A template may hang over the table's edge, not lie across the room (mm beyond each edge).
 TOOL_MARGIN_MM = 400.0
-#: Pages kept at once (the least recently heard from is forgotten first), and how long a page
-#: that sends nothing more keeps its shapes (a page closed or asleep says nothing as it goes;
-#: an open page sends its shapes again well within this).
+#: Pages kept at once (the least recently heard from is forgotten first). A page with tools
+#: out says them again every TOOLS_RESEND_S (the answer to each POST tells it so: tools.js
+#: follows it); one not heard from for TOOLS_FORGET_S is forgotten, so the tools of a page
+#: that died (a crash, a phone gone flat: no unload word) leave the table within seconds,
+#: while a living page's survive two lost re-sends.
 MAX_TOOL_PAGES = 32
-TOOLS_FORGET_S = 600.0
+TOOLS_RESEND_S = 5.0
+TOOLS_FORGET_S = 15.0
 #: What each kind of tool is drawn as, and its label when the page names none.
 TOOL_ROLES = {"template": "blast", "ruler": "ruler"}
 TOOL_LABELS = {"template": "a template", "ruler": "the players' ruler"}
@@ -377,10 +409,16 @@ def read_tool_shapes(shapes, width_mm: float, depth_mm: float) -> tuple[TableSha
 class PlayersTools:
     """The tools each page has laid on the table, kept per page (a device's page: two pages,
     or two tabs, never erase each other's), forgotten when the page sends an empty list or
-    has sent nothing for `forget_s`."""
+    has sent nothing for `forget_s` (a page with tools sends them every `resend_s`)."""
 
-    def __init__(self, forget_s: float = TOOLS_FORGET_S, max_pages: int = MAX_TOOL_PAGES, clock=time.monotonic) -> None:
-        self.forget_s, self.max_pages, self.clock = forget_s, max_pages, clock
+    def __init__(self, forget_s: float = TOOLS_FORGET_S, max_pages: int = MAX_TOOL_PAGES, clock=time.monotonic,
+                 resend_s: float = TOOLS_RESEND_S) -> None:
+        if not 0 < resend_s * 2 < forget_s:
+            # A living page must be heard from at least twice within the time it is forgotten
+            # after, or one late re-send would take its tools off the table.
+            raise ValueError(f"the pages' re-send ({resend_s:g} s) must be under half the time a silent page "
+                             f"is forgotten after ({forget_s:g} s)")
+        self.forget_s, self.max_pages, self.clock, self.resend_s = forget_s, max_pages, clock, resend_s
         self._lock = threading.Lock()
         self._pages: dict[str, tuple[float, tuple[TableShape, ...]]] = {}   # page -> (last heard, shapes)
 

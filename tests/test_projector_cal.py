@@ -330,7 +330,7 @@ def test_the_page_calibrates_and_checks_the_projector_through_the_live_camera(ta
         c = app.test_client()
         st = c.get("/api/projector/status").get_json()
         assert st == {"calibrated": False, "busy": False, "step": None, "rms_mm": None, "coverage": None,
-                      "check": None, "error": None}
+                      "check": None, "error": None, "file": str(path), "saved": None}
         # Protected as every change is: no page token, no calibration.
         assert c.post("/api/projector/calibrate").status_code == 403
         h = {"X-CSRF-Token": c.get("/api/session").get_json()["csrf"]}
@@ -350,6 +350,7 @@ def test_the_page_calibrates_and_checks_the_projector_through_the_live_camera(ta
         assert st["check"].startswith("projection within ")
         assert not display.showing_pattern                # the scene is given back
         assert ProjectorModel.load(path, table).points == display.model.points
+        assert st["file"] == str(path) and st["saved"] == f"saved to {path}"
         # A check at start (what serve calls), then one asked for.
         assert check_at_start(app)
         st = _wait_idle(c)

@@ -536,7 +536,7 @@ def _projector_checks(args, table, seen):
     what it covers, and (on the demo, whose synthetic projector doctor can throw light
     with) its check marks where they should land. With a real projector the marks are
     thrown at every start of `serve`, which serves the projector page."""
-    from calibration.projector import ProjectorFileError, ProjectorModel
+    from calibration.projector import ProjectorFileError, ProjectorModel, calibrate_command
 
     from ..projector_cal import check_marks, projector_file
 
@@ -547,8 +547,11 @@ def _projector_checks(args, table, seen):
     try:
         model = ProjectorModel.load(path, table)
     except ProjectorFileError as exc:
-        yield Check(FAIL, "projector", str(exc), "calibrate it: `companion calibrate projector --source ... "
-                                                 "--table ...` (or Setup → Calibrate projector in `serve`)")
+        # The file and what is wrong with it; what to do, with this doctor's own camera and table.
+        sources = getattr(args, "source", None) or []
+        command = calibrate_command(path, table, sources[0] if sources else None)
+        yield Check(FAIL, "projector", exc.problem, f"calibrate it: `{command}` (or Setup → Calibrate projector "
+                                                    f"in `serve`)")
         return
     cov = model.coverage(table.width_mm, table.depth_mm)
     yield Check(OK if not cov.missed else WARN, "projector",

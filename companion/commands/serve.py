@@ -369,8 +369,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     projector, said = served_projector(getattr(args, "projector", None), live.table)
     return _serve(live, args.port, lan=args.lan, pin=args.pin, game_file=args.game, warnings=warnings + said,
                   host_names=tuple(args.host_name), projector=projector,
-                  # A file refused (another table's) is not written over by a calibration made here.
-                  projector_file=getattr(args, "projector", None) if projector.model is not None else None)
+                  # The file given is the one used: a calibration made from Setup is saved there (one
+                  # refused, another table's or damaged, is kept beside it as FILE.old first).
+                  projector_file=getattr(args, "projector", None))
 
 
 def served_projector(path, table):

@@ -10,7 +10,9 @@
 - `POST /api/projector/tools {"page", "shapes": [{"kind", "name", "points", "closed"}]}`: the
   templates and the ruler a table page shows now, in table mm, drawn as "blast" and "ruler"
   shapes. Kept per page (this browser's device id and the page's own id), so pages never erase
-  each other's; an empty list clears them, and a page silent for ten minutes is forgotten.
+  each other's; an empty list clears them. The answer `{"shapes", "pages", "resend_s",
+  "forget_s"}` tells the page to say its tools again every `resend_s` while it has any: a page
+  not heard from for `forget_s` (one that died without a word) is forgotten.
   A template is no change to the game, so nothing is noted in its log; like every POST it
   needs the page's token and, at a table with a PIN, the PIN (a read-only visitor's
   templates stay on its own screen).
@@ -134,4 +136,7 @@ def tools():
         raise BadRequest(str(exc)) from None
     kept = players_tools()
     kept.put(f"{device_id()}/{page}", shapes)
-    return jsonify({"shapes": len(shapes), "pages": kept.pages()})
+    # How often the page says them again, from the one place that also knows when they are
+    # forgotten (tools.js waits for this, not a number of its own).
+    return jsonify({"shapes": len(shapes), "pages": kept.pages(), "resend_s": kept.resend_s,
+                    "forget_s": kept.forget_s})

@@ -7,7 +7,10 @@
 - `POST api/projector/check`: throws check marks through the calibration and measures
   where they land (202 `{"started": true}`).
 - `GET api/projector/status`: `{"calibrated", "busy", "step", "rms_mm", "coverage",
-  "check", "error"}`, in the players' words.
+  "check", "error", "file", "saved"}`, in the players' words; `file` is the calibration's
+  file in use (`serve --projector FILE`'s, else the one beside the table file; null when the
+  table has no file and a calibration lasts until the companion stops), `saved` what became
+  of the last calibration made here.
 
 The POSTs are guarded as every other change is (companion/web/security.py: the page's
 token, its origin, the table PIN); mid-game only the host calibrates or checks, as only

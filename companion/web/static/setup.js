@@ -363,17 +363,26 @@
     if (st.check) parts.push(st.check);
     return parts.map((t) => t.charAt(0).toUpperCase() + t.slice(1).replace(/\.$/, "")).join(". ") + ".";
   }
+  // The file the companion actually reads and saves (serve --projector FILE's, else the one
+  // beside the table file), as its status names it: never a name guessed here.
+  function projectorFileWords(st) {
+    // No full stop after a file's name: it would read as part of the name.
+    const file = st.file ? `Calibration file: ${st.file}`
+      : "Calibration file: none (the table has no file to keep it beside): a calibration lasts until the companion stops";
+    return st.saved ? `${file} · Last calibration ${st.saved}` : file;
+  }
   async function refreshProjector() {
     clearTimeout(projectorTimer);
     projectorTimer = null;
     try {
       const st = await api("projector/status");
       $("projector-status").textContent = projectorWords(st);
+      $("projector-file").textContent = projectorFileWords(st);
       if (performance.now() - refusedAt > 10000) $("projector-error").textContent = st.error || "";
       $("projector-calibrate").disabled = $("projector-check").disabled = !!st.busy;
       if (st.busy) projectorTimer = setTimeout(refreshProjector, 1000);      // followed while it works
     } catch (e) {
-      $("projector-status").textContent = "";
+      $("projector-status").textContent = $("projector-file").textContent = "";
       $("projector-error").textContent = `The projector's state is not known: ${e.message}`;
     }
   }

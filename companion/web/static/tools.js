@@ -235,6 +235,11 @@
   const pageId = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join("");
   const MAX_PROJECTED = 64;                          // the companion takes at most this many a page
   let projTimer = null, projSent = "[]", projBusy = false, projError = null;
+  // A page that dies says nothing as it goes (a crash, a phone gone flat), so a page with tools
+  // out says them again every resendMs, and the companion forgets a page it has not heard from
+  // for a few of those. The companion's answer says how often (resend_s): this is only the
+  // first wait, until it has.
+  let resendMs = 5000, resendTimer = null, projSends = 0;
   const r1 = (v) => Math.round(v * 10) / 10;
 
   function outlines(p) {
@@ -277,16 +282,26 @@
     if (text === projSent && again !== true) return;
     projBusy = true;
     try {
-      await api("projector/tools", { page: pageId, shapes });
+      const answer = await api("projector/tools", { page: pageId, shapes });
+      if (answer && answer.resend_s > 0) resendMs = answer.resend_s * 1000;
       projSent = text;
       projError = null;
+      projSends += 1;
     } catch (e) {
       projError = e.message;                          // the projector is extra: the tools go on as they are
-    } finally { projBusy = false; }
+    } finally { projBusy = false; keepSaying(); }
   }
-  // The companion forgets a page it has not heard from for ten minutes (a closed page says
-  // nothing as it goes): one with tools on the table says them again before then.
-  setInterval(() => { if (projSent !== "[]") sendToProjector(true); }, 120000);
+  // Said again while there are tools on the table (or a send failed: tried again), from the
+  // last send: a drag's own sends count as being heard from.
+  function keepSaying() {
+    clearTimeout(resendTimer);
+    resendTimer = projSent !== "[]" || projError !== null ? setTimeout(() => sendToProjector(true), resendMs) : null;
+  }
+  // A page hidden a while may have its timers slowed by the browser (and its tools forgotten):
+  // back in view, it says them again at once.
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible" && projSent !== "[]") sendToProjector(true);
+  });
   // A page reloaded or closed takes its tools off the table at once (the api helper cannot
   // outlive the page: a keepalive request can).
   window.addEventListener("pagehide", () => {
@@ -360,5 +375,6 @@
 
   window.companionTools = { get placed() { return placed.map((p) => ({ name: p.template.name, x: p.x, y: p.y, heading: p.heading })); },
                             get ruler() { return ruler && ruler.result; },
-                            get projector() { return { page: pageId, sent: JSON.parse(projSent), error: projError }; } };
+                            get projector() { return { page: pageId, sent: JSON.parse(projSent), error: projError,
+                                                   sends: projSends, resendMs, resending: resendTimer !== null }; } };
 })();
