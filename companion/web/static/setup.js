@@ -369,7 +369,8 @@
     // No full stop after a file's name: it would read as part of the name.
     const file = st.file ? `Calibration file: ${st.file}`
       : "Calibration file: none (the table has no file to keep it beside): a calibration lasts until the companion stops";
-    return st.saved ? `${file} · Last calibration ${st.saved}` : file;
+    // Where the last calibration went says something only beside a file (saved, or why not).
+    return st.file && st.saved ? `${file} · Last calibration ${st.saved}` : file;
   }
   async function refreshProjector() {
     clearTimeout(projectorTimer);
