@@ -1046,7 +1046,7 @@ class TableGame:
             # The pieces the undone event moved, and the held ones, go back where the game has them
             # (any other car's pose is the camera's anyway).
             moved = {p["marker"] for p in (undone.placements if undone is not None else [])} | self.held
-            self._ask_putbacks(f"back where it stood before the undone {str(what).replace('_', ' ')}", moved)
+            self._ask_putbacks(f"where it stood before the undone {str(what).replace('_', ' ')}", moved)
             self._changed()
             return self.game_json()
 

@@ -78,6 +78,8 @@ def test_an_undo_asks_for_the_car_back_where_its_turn_had_it(lost_control):
     game.undo()
     pending = game.game_json()["pending"]
     assert pending["waiting"] == "placement" and pending["placement"]["put_back"]
+    # Asked in one plain sentence (it once said "put the Interceptor back back where it stood").
+    assert pending["asked"].startswith("put the Interceptor back where it stood before the undone "), pending["asked"]
     assert pending["placement"]["to"][:2] == pytest.approx([600.0, 400.0], abs=1.5)
     with pytest.raises(GameError, match="to be put back"):
         game.act({"act": "move", "vehicle": 10})
