@@ -63,6 +63,7 @@ def test_frames_come_grey_with_the_cameras_jpeg_for_colour(table_video):
         # Colour when asked: the same picture the colour source gives (two decoders of one JPEG).
         back = in_colour(g.image)
         assert back.shape == c.image.shape and np.abs(back.astype(int) - c.image).mean() < 1.5
+        assert in_colour(g.image) is back                   # decoded once, however many pages ask
         # A crop is not the whole frame's JPEG: it stays grey.
         crop = g.image[100:200, 100:300]
         assert crop.jpeg is None and in_colour(crop) is crop

@@ -59,10 +59,12 @@ class JpegGray(np.ndarray):
     `in_colour`), a few times a minute. Anything that takes an 8-bit grey image takes it."""
 
     jpeg: bytes | None = None
+    _colour: np.ndarray | None = None       # in_colour's decode, kept with its frame
 
     def __array_finalize__(self, obj) -> None:
         # Never inherited by a slice or a copy: a crop's JPEG would be the whole frame's.
         self.jpeg = None
+        self._colour = None
 
 
 def gray_from_jpeg(data) -> JpegGray | None:
@@ -82,9 +84,12 @@ def in_colour(image: np.ndarray) -> np.ndarray:
     """The image in colour where it can be had: a JpegGray's decoded from its JPEG, any
     other image as it is (a grey one stays grey: drawing on it converts it)."""
     if isinstance(image, JpegGray) and image.jpeg:
-        colour = cv2.imdecode(np.frombuffer(image.jpeg, np.uint8), cv2.IMREAD_COLOR)
-        if colour is not None:
-            return colour
+        # Decoded once a frame, however many pages ask (two threads may both decode it: the
+        # same picture, no harm).
+        if image._colour is None:
+            image._colour = cv2.imdecode(np.frombuffer(image.jpeg, np.uint8), cv2.IMREAD_COLOR)
+        if image._colour is not None:
+            return image._colour
     return image
 
 
