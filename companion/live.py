@@ -162,14 +162,6 @@ class LiveTable:
         grey, when the reader thread made it)."""
         captured = captured_at if captured_at is not None else time.time()
         tracked = self.pipeline.process(image, frame_index, time_s, gray=gray)
-        checks = self._checks_due(tracked)
-        if checks:
-            # Outside the lock: the checks cost 10-25 ms, and pages read the snapshot meanwhile.
-            try:
-                checks = frame_checks(image, tracked.located, self.table, self.camera_file)
-            except Exception:       # a check's bug must not stop the camera
-                log.exception("the frame checks failed")
-                checks = None
         gates = self.gate_locator.update(tracked.located)
         for listener in self._listeners:
             try:
@@ -185,9 +177,20 @@ class LiveTable:
             self._last_image = image
             self._captured_at = captured
             self._error = tracked.located.error
-            if checks:
-                self._quality, self._setup = checks
             self._publish()
+        if self._checks_due(tracked):
+            # After the poses are out, outside the lock: the checks cost 10-25 ms (more at 4K),
+            # which held a frame in thirty that long on its way to the page; they follow in a
+            # snapshot of their own.
+            try:
+                checks = frame_checks(image, tracked.located, self.table, self.camera_file)
+            except Exception:       # a check's bug must not stop the camera
+                log.exception("the frame checks failed")
+                checks = None
+            if checks:
+                with self._cond:
+                    self._quality, self._setup = checks
+                    self._publish()
         if self._on_frame is not None:
             self._on_frame(tracked)
         return tracked
