@@ -882,12 +882,14 @@
     }
     box.hidden = !list.length;
   }
-  // The game's list is asked again (at most every AWAY_MS) while a held car moves.
+  // The game's list is asked again (at most every AWAY_MS) when a car has moved since it was
+  // last asked: a move made just after an ask is asked about once AWAY_MS is up, not lost
+  // (it was, when the ask had to come within a second of the move).
   const AWAY_MS = 1500;
   let awayAt = -Infinity, awayBusy = false;
   function refreshAway(now) {
     const g = state.game;
-    if (!g || !g.game || g.pending || awayBusy || now - awayAt < AWAY_MS || now - lastMoved > 1000) return;
+    if (!g || !g.game || g.pending || awayBusy || now - awayAt < AWAY_MS || lastMoved <= awayAt) return;
     const a = actingCar();
     if (!(g.held || []).some((m) => m !== a) && !(g.out_of_place || []).length) return;
     awayAt = now;
