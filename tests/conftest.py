@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -116,3 +118,17 @@ def filmer(live, renderer, standing: dict, seed: int = 5):
             n = next(frames)
             live.process(renderer.render([CarTruth(m, *p) for m, p in standing.items()], rng).image, n, n / 30)
     return film
+
+
+@contextlib.contextmanager
+def served_app(app, threads: int = 8):
+    """The Flask app under a real waitress server on a free port, on a thread: its base URL
+    (closed when the block ends)."""
+    from waitress import create_server
+
+    server = create_server(app, host="127.0.0.1", port=0, threads=threads)
+    threading.Thread(target=server.run, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.effective_port}/"
+    finally:
+        server.close()

@@ -10,7 +10,6 @@ A Shattered Highways game on the demo table, its Interceptor acting, served by w
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from companion.game import TableGame
 from companion.live import LiveTable
 from companion.projector import ProjectorDisplay
 from companion.web import create_app
+from tests.conftest import served_app
 from tests.test_browser import browser, snap  # noqa: F401 (browser is a fixture)
 from vision.projector_sim import demo_projector
 from vision.render import CarTruth
@@ -34,7 +34,6 @@ POSES = (CarTruth(10, 300.0, 200.0, 0.0), CarTruth(11, 420.0, 200.0, 0.0), CarTr
 
 @pytest.fixture(scope="module")
 def served(demo_table, renderer):
-    from waitress import create_server
     source = SyntheticSource(demo_table, paced=False)
     live = LiveTable(source, demo_table, source.camera)
     live.process(renderer.render(POSES, np.random.default_rng(3)).image, 0, 0.0)
@@ -47,14 +46,8 @@ def served(demo_table, renderer):
     xs, ys = np.meshgrid(np.linspace(0, demo_table.width_mm, 9), np.linspace(0, demo_table.depth_mm, 6))
     mm = np.c_[xs.ravel(), ys.ravel()]
     display = ProjectorDisplay(fit_projector(mm, proj.table_to_projector(mm), proj.size_px))
-    server = create_server(create_app(game, {"PROJECTOR": display, "STREAM_MAX_S": 60.0}),
-                           host="127.0.0.1", port=0, threads=8)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.effective_port}/", display
-    finally:
-        server.close()
+    with served_app(create_app(game, {"PROJECTOR": display, "STREAM_MAX_S": 60.0})) as url:
+        yield url, display
 
 
 def _frame(page) -> dict:

@@ -19,7 +19,6 @@ import argparse
 import dataclasses
 import json
 import re
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +31,7 @@ from companion.projector import ProjectorDisplay
 from companion.projector_scene import (COLOURS, PLACING_LIGHT, TOOLS_FORGET_S, TOOLS_RESEND_S, PlayersTools,
                                        build_scene)
 from companion.web import create_app
+from tests.conftest import served_app
 from tests.test_browser import browser  # noqa: F401 (a fixture)
 from tests.test_doctor import doctor
 from vision.render import CarTruth
@@ -276,19 +276,13 @@ def test_serve_with_a_damaged_file_says_so_and_runs_without_the_projector(demo_t
 
 @pytest.fixture(scope="module")
 def served(demo_table, renderer, tmp_path_factory):
-    from waitress import create_server
     given = tmp_path_factory.mktemp("rig") / "overhead-projector.json"
     game = _game(demo_table, renderer)
     game.start("shattered_highways", {}, game.starter_rosters("shattered_highways"))
     display = _display(demo_table)
-    server = create_server(create_app(game, {"PROJECTOR": display, "PROJECTOR_FILE": str(given),
-                                             "STREAM_MAX_S": 60.0}), host="127.0.0.1", port=0, threads=8)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.effective_port}/", given
-    finally:
-        server.close()
+    app = create_app(game, {"PROJECTOR": display, "PROJECTOR_FILE": str(given), "STREAM_MAX_S": 60.0})
+    with served_app(app) as url:
+        yield url, given
 
 
 WAIT_MS = 30000
