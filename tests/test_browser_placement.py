@@ -217,6 +217,12 @@ def test_a_held_car_away_from_where_the_game_has_it_is_drawn_and_said(server, br
     # Put back (the demo's button): the warning goes.
     page.click(f'#out-of-place [data-away-back="{RUST_BUCKET}"]')
     page.wait_for_selector("#out-of-place", state="hidden", timeout=WAIT_MS)
+    # The table's notes are their own list under their own heading, not the log's oldest lines.
+    page.click('[data-tab="round"]')
+    page.wait_for_selector("#notes-head", state="visible", timeout=WAIT_MS)
+    assert page.text_content("#notes-head") == "Notes from the table (newest first)"
+    assert page.locator("#notes li").count() >= 1
+    page.click('[data-tab="car"]')
     assert post(page, "hold", {"vehicle": RUST_BUCKET, "held": False})["status"] == 200
     assert errors == [], errors
     page.close()

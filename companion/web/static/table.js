@@ -1086,7 +1086,10 @@
     $("turn").textContent = describeTurn(g);
     const now = $("round-now");
     const orders = $("round-orders");
+    // The table's notes (a car put back, a camera knocked) are a list of their own, under a
+    // heading of their own: read as the log's oldest lines, they seemed to come before round 1.
     $("notes").replaceChildren(...(g.notes || []).slice(-8).reverse().map((n) => html("li", { class: n.kind, text: n.text })));
+    $("notes-head").hidden = !(g.notes || []).length;
     if (!g.game) { now.replaceChildren(html("p", { class: "dim", text: "No game yet: start one in Setup." })); orders.replaceChildren(); $("log").replaceChildren(); return; }
     const kids = [html("p", { class: "turn-now", text: describeTurn(g) })];
     const active = g.game.active;
