@@ -26,7 +26,16 @@ def open_page(browser, url, name):
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url)
     page.wait_for_function("window.companion.csrf && window.companion.game && window.companion.last", timeout=20000)
-    page.click("#tabs button[data-tab=setup]")
+    # On a busy machine the phone's page may still be laying itself out (the actions move under
+    # the board as the scripts finish), and a click aimed at the tab can land elsewhere: the tab
+    # is asked for until it shows (CI once waited 10 s on a Setup tab that never opened).
+    for _ in range(5):
+        page.click("#tabs button[data-tab=setup]")
+        try:
+            page.wait_for_selector("#tab-setup:not([hidden])", timeout=2000)
+            break
+        except Exception:
+            continue
     page.wait_for_selector("#roster-form fieldset.roster", timeout=10000)
     return page, errors
 
